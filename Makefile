@@ -1,0 +1,35 @@
+# Two entry points a fresh machine needs: `make run` and `make test` (each creates .venv itself).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+
+.PHONY: run test bench check clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# Stamps re-install when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(PY)
+	$(PIP) install -q -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+run: $(VENV)/.installed
+	$(VENV)/bin/attend run
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed-test
+	$(PY) -m benchmarks
+
+check: $(VENV)/.installed
+	$(VENV)/bin/attend compile --check
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache

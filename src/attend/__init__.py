@@ -1,0 +1,29 @@
+"""attend: a sensor host for coding agents.
+
+The public Python API (DESIGN.md, Trigger semantics) is exactly these four names; they are imported
+lazily so that `import attend` stays cheap for the CLI:
+
+- `compile_path(expr)`: a callable mapping a document to the list of values the JSONPath selects.
+- `compile_trigger(definition, name=...)`: a trigger whose `.step(state, result)` returns `(fires, state)`.
+- `PathSyntaxError`: raised by `compile_path` for an invalid expression (`.column` says where).
+- `CompileError`: raised by `compile_trigger` for an invalid trigger (`.field` and `.column` say where).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from attend.errors import CompileError, PathSyntaxError
+
+if TYPE_CHECKING:
+    from attend.compiler import compile_path, compile_trigger
+
+__all__ = ["CompileError", "PathSyntaxError", "compile_path", "compile_trigger"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("compile_path", "compile_trigger"):
+        from attend import compiler
+
+        return getattr(compiler, name)
+    raise AttributeError(f"module 'attend' has no attribute {name!r}")

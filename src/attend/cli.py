@@ -1,0 +1,197 @@
+"""The argparse front of the `attend` command (DESIGN.md, CLI).
+
+This module only parses arguments and dispatches; each command's code lives with the concept it
+belongs to and is imported when that command runs, so `attend compile --check` never imports trio or
+mcp. Exit codes: 0 done, 1 problems found (check, test), 2 usage; settings add 3 rejected,
+4 overridden by a higher layer, 5 write failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+__all__ = ["build_parser", "main"]
+
+#: Exit code for a bug in attend itself (EX_SOFTWARE); bad input never ends here.
+EXIT_INTERNAL = 70
+
+
+def _project_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--project",
+        nargs="?",
+        const=".",
+        default=None,
+        metavar="DIR",
+        help="the project directory (default: the working directory); on commands that write a layer, "
+        "naming it also chooses the project layer",
+    )
+    return parent
+
+
+def _handler(target: str) -> str:
+    """Handlers are 'module:function' strings, imported only when their command runs."""
+    return target
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command-line grammar of attend."""
+    common = _project_parent()
+    parser = argparse.ArgumentParser(
+        prog="attend",
+        description="A sensor host for coding agents: YAML sensors, compiled triggers, one line when it matters.",
+    )
+    parser.add_argument("--version", action="version", version=f"attend {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("run", parents=[common], help="run the daemon (stdout is the Monitor stream)")
+    p.set_defaults(handler=_handler("attend.runtime.daemon:main"))
+
+    p = sub.add_parser("compile", parents=[common], help="check sensor files and their triggers")
+    p.add_argument("--check", action="store_true", required=True, help="check only (the one mode today)")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: every layer)")
+    p.add_argument("--format", choices=("text", "json", "github"), default="text")
+    p.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    p.set_defaults(handler=_handler("attend.compiler.check:main"))
+
+    p = sub.add_parser("explain", parents=[common], help="a merged sensor with provenance and compiled plans")
+    p.add_argument("target", metavar="NAME[/TRIGGER]")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_handler("attend.compiler.explain:main"))
+
+    p = sub.add_parser("test", parents=[common], help="run sensor test files")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="test files or folders (default: every layer)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_handler("attend.compiler.testfiles:main"))
+
+    _add_sensors(sub, common)
+    _add_settings(sub, common)
+
+    p = sub.add_parser("drain", parents=[common], help="print undelivered message-lane notifications")
+    p.add_argument("--format", choices=("hook", "plain"), default="plain")
+    p.set_defaults(handler=_handler("attend.runtime.commands:drain"))
+
+    p = sub.add_parser("spec", parents=[common], help="the sensor spec")
+    spec_sub = p.add_subparsers(dest="spec_command", metavar="WHAT", required=True)
+    q = spec_sub.add_parser("schema", parents=[common], help="print the JSON Schema of spec v1")
+    q.set_defaults(handler=_handler("attend.spec.jsonschema:main"))
+    return parser
+
+
+def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("sensors", parents=[common], help="list, poll, probe, fire and manage sensors")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_handler("attend.runtime.commands:sensors_list"))
+    s = p.add_subparsers(dest="sensors_command", metavar="ACTION")
+
+    q = s.add_parser("list", parents=[common], help="every sensor with its live state")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(handler=_handler("attend.runtime.commands:sensors_list"))
+
+    q = s.add_parser("poll", parents=[common], help="one real poll and each trigger's verdict")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--dry-run", action="store_true", help="stop before delivery; store nothing")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(handler=_handler("attend.runtime.commands:sensors_poll"))
+
+    q = s.add_parser("probe", parents=[common], help="the MCP read-only probe; writes the probe record")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--confirm", action="store_true", help="record the operator's confirmation without a prompt")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(handler=_handler("attend.runtime.probe:main"))
+
+    q = s.add_parser("fire", parents=[common], help="a synthetic result through the real evaluation and delivery")
+    q.add_argument("target", metavar="NAME[/TRIGGER]")
+    q.add_argument("--input", metavar="FILE|-", help="the poll result (JSON or YAML); - reads standard input")
+    q.add_argument("--dry-run", action="store_true", help="stop before delivery")
+    q.add_argument("--commit", action="store_true", help="store the resulting trigger state")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(handler=_handler("attend.runtime.commands:sensors_fire"))
+
+    q = s.add_parser("copy", parents=[common], help="copy a sensor to a new name")
+    q.add_argument("source", metavar="SRC")
+    q.add_argument("dest", metavar="DST")
+    q.set_defaults(handler=_handler("attend.settings.manage:copy"))
+
+    q = s.add_parser("rename", parents=[common], help="rename a user or project sensor")
+    q.add_argument("source", metavar="OLD")
+    q.add_argument("dest", metavar="NEW")
+    q.set_defaults(handler=_handler("attend.settings.manage:rename"))
+
+    q = s.add_parser("delete", parents=[common], help="delete a user or project sensor file")
+    q.add_argument("source", metavar="NAME")
+    q.set_defaults(handler=_handler("attend.settings.manage:delete"))
+
+
+def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("settings", parents=[common], help="every sensor field as a key, with provenance")
+    s = p.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
+    for action, helptext in (
+        ("get", "a key's effective value, default, layer and file"),
+        ("set", "validate and write a value"),
+        ("unset", "remove a key from a layer's file"),
+        ("list", "the stored and the effective view"),
+        ("help", "a key's description, type and allowed values"),
+        ("lint", "old config keys that sensor files replace"),
+    ):
+        q = s.add_parser(action, parents=[common], help=helptext)
+        if action in ("get", "set", "unset", "help"):
+            q.add_argument("key", metavar="KEY")
+        if action == "list":
+            q.add_argument("key", metavar="PREFIX", nargs="?", default=None)
+        if action == "set":
+            q.add_argument("value", metavar="VALUE")
+        q.add_argument("--json", action="store_true")
+        q.set_defaults(handler=_handler(f"attend.settings.commands:{action}"))
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("attend")
+    except Exception:  # noqa: BLE001 - running from a source tree without metadata
+        return "0+unknown"
+
+
+def _resolve(target: str):  # noqa: ANN202
+    module, _, func = target.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse `argv`, run the chosen command and return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Whether --project was named (it chooses the project layer for writes), and the directory itself.
+    args.project_layer = args.project is not None
+    args.project_dir = os.path.abspath(args.project or os.getcwd())
+    try:
+        code = _resolve(args.handler)(args)
+        sys.stdout.flush()
+        return int(code or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`attend sensors | head`); nothing left to say.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against a traceback
+        if os.environ.get("ATTEND_DEBUG"):
+            raise
+        print(
+            f"attend: internal error: {type(exc).__name__}: {exc} (a bug in attend; "
+            "set ATTEND_DEBUG=1 to see the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""Source positions, diagnostics with stable codes, and the error hierarchy.
+
+A leaf module: it imports nothing from attend. Every problem attend reports about a user's input is
+either a `Diagnostic` (collected, many per run: `compile --check`) or an `AttendError` (raised, one at a
+time: the public API). Both print as ``file:line:col: error: [code] message``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+__all__ = [
+    "CODES",
+    "AttendError",
+    "AttendSyntaxError",
+    "CompileError",
+    "Diagnostic",
+    "PathSyntaxError",
+    "RuntimeFailure",
+    "Severity",
+    "Span",
+    "SpecError",
+    "caret_excerpt",
+    "line_col",
+]
+
+
+class Severity(enum.StrEnum):
+    """How bad a diagnostic is. `--strict` makes warnings fail too."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+#: Every stable diagnostic code, with a one-line summary (docs/diagnostics.md lists them with examples).
+#: Codes never change meaning once released; new problems get new codes.
+CODES: dict[str, str] = {
+    # Reading a file (spec/loading.py)
+    "io": "the file could not be read",
+    "encoding": "the file is not valid UTF-8 text",
+    "file-too-large": "the file is larger than a sensor file may be",
+    "yaml-syntax": "the file is not valid YAML",
+    "duplicate-key": "a mapping holds the same key twice",
+    "alias-limit": "YAML aliases expand past the allowed size",
+    "too-deep": "the document nests deeper than allowed",
+    "not-a-mapping": "the document (or a block) must be a mapping",
+    # The schema (spec/schema.py, spec/validate.py)
+    "spec-version": "the `spec` field is missing or names an unknown version",
+    "unknown-field": "a field the spec does not define",
+    "wrong-type": "a field holds a value of the wrong type",
+    "bad-value": "a field holds a value outside its allowed set or range",
+    "required": "a required field is missing",
+    "bad-name": "the sensor name breaks the naming rule or differs from the file stem",
+    "bad-duration": "a duration that is not seconds or 500ms/30s/5m/1h",
+    "interval-order": "min_interval is above interval",
+    "kind-block-missing": "the block named after the sensor's kind is missing",
+    "kind-block-mismatch": "a kind block that belongs to another kind",
+    "on-rules": "the `on`/`key`/`where` combination is not allowed",
+    "lane-author": "a message-lane trigger without `author`",
+    "project-refused": "a project file that chooses what runs, from a project not listed in project_sensors",
+    "legacy-key": "an old `sensors:` key that sensor files replace",
+    "layer-override": "an override file for a sensor no lower layer defines, with fields missing",
+    # Expressions (grammar/, compiler/)
+    "path-syntax": "an invalid JSONPath expression",
+    "template-syntax": "an invalid description template",
+    "pattern-syntax": "an invalid where property or value pattern",
+    "regex-syntax": "an invalid regular expression",
+    "operator": "an unknown where operator or an operand of the wrong type",
+    # Sensor test files (compiler/testfiles.py)
+    "test-file": "a sensor test file that does not follow the test-file format",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where something stands in its source: 1-based line and column, 0-based offsets.
+
+    `file` is None for an expression that did not come from a file (the public API). A span never
+    takes part in the equality of the node that carries it (IR nodes declare it `compare=False`).
+    """
+
+    file: str | None = None
+    line: int = 1
+    col: int = 1
+    offset: int = 0
+    end_offset: int | None = None
+
+    def shifted(self, text: str, offset: int, *, quote: int = 0) -> Span:
+        """The span of character `offset` of an expression `text` that starts at this span.
+
+        Used to point inside a YAML scalar: the scalar's start, plus lark's offset into the
+        expression, plus one for an opening quote. Newlines inside `text` move to later lines.
+        """
+        line, col = line_col(text, offset)
+        if line == 1:
+            return Span(self.file, self.line, self.col + quote + col - 1, self.offset + quote + offset)
+        return Span(self.file, self.line + line - 1, col, self.offset + quote + offset)
+
+    def __str__(self) -> str:
+        return f"{self.file or '<expr>'}:{self.line}:{self.col}"
+
+
+def line_col(text: str, offset: int) -> tuple[int, int]:
+    """Turn a 0-based character offset into a 1-based (line, column) pair.
+
+    The one place this conversion happens; offsets past the end clamp to the end of the text.
+    """
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
+def caret_excerpt(text: str, line: int, col: int, label: str = "") -> str:
+    """A two-line excerpt: the source line and a caret under column `col` (python-jsonpath style)."""
+    lines = text.splitlines() or [""]
+    source = lines[min(max(line, 1), len(lines)) - 1]
+    gutter = f"{line} | "
+    pad = " " * (len(gutter) - 2) + "| "
+    marker = " " * max(col - 1, 0) + "^" + (f" {label}" if label else "")
+    return f"{gutter}{source}\n{pad}{marker}"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem found in one place. `str()` is the `compile --check` text line."""
+
+    file: str
+    line: int
+    col: int
+    code: str
+    message: str
+    severity: Severity = Severity.ERROR
+    #: Optional extra lines shown under the main line in text output (a caret excerpt, a hint).
+    detail: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {self.severity}: [{self.code}] {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        """The `--format json` form of this diagnostic."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "severity": str(self.severity),
+            "code": self.code,
+            "message": self.message,
+        }
+
+
+class AttendError(Exception):
+    """The root of every error attend raises about a user's input.
+
+    Carries a stable `code` and a position; `str(err)` is ``file:line:col: error: [code] message``.
+    """
+
+    default_code = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        file: str | None = None,
+        line: int = 1,
+        col: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.default_code
+        self.file = file
+        self.line = line
+        self.col = col
+
+    @property
+    def column(self) -> int:
+        """The 1-based column of the problem (alias of `col`)."""
+        return self.col
+
+    def to_diagnostic(self) -> Diagnostic:
+        """This error as a diagnostic, for commands that collect problems instead of raising."""
+        return Diagnostic(self.file or "<expr>", self.line, self.col, self.code, self.message)
+
+    def __str__(self) -> str:
+        return f"{self.file or '<expr>'}:{self.line}:{self.col}: error: [{self.code}] {self.message}"
+
+
+class AttendSyntaxError(AttendError):
+    """An expression (path, template, pattern) that does not parse."""
+
+    default_code = "syntax"
+
+    def __init__(self, message: str, *, expression: str = "", **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.expression = expression
+
+
+class PathSyntaxError(AttendSyntaxError):
+    """An invalid JSONPath expression; `.column` is the 1-based column inside the expression."""
+
+    default_code = "path-syntax"
+
+
+class SpecError(AttendError):
+    """A sensor file that breaks spec v1."""
+
+    default_code = "spec"
+
+
+class CompileError(AttendError):
+    """A trigger that cannot be compiled; `.field` names the trigger field at fault (e.g. ``where``)."""
+
+    default_code = "compile"
+
+    def __init__(self, message: str, *, field: str | None = None, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.field = field
+
+
+class RuntimeFailure(AttendError):
+    """A poll that failed; `state` is one of the failure-state names of DESIGN.md."""
+
+    default_code = "runtime"
+
+    def __init__(self, state: str, message: str) -> None:
+        super().__init__(message, code=state)
+        self.state = state

@@ -1,0 +1,298 @@
+"""The IR: frozen dataclasses for paths, where conditions, templates and triggers (ADR-403 §3, §8).
+
+The shared vocabulary between `grammar` (strings → IR), `compiler` (IR → closures) and `explain`.
+A leaf module. Every node is immutable, its children are tuples, its `span` never takes part in
+equality or hashing, and `str(node)` gives the canonical source form, so that
+``parse(str(node)) == node`` holds for every node the grammar produces.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from attend.errors import Span
+
+__all__ = [
+    "OPERATORS",
+    "ON_VALUES",
+    "ChildSegment",
+    "Condition",
+    "DescendantSegment",
+    "FieldRef",
+    "IndexSelector",
+    "Literal_",
+    "NameSelector",
+    "Path",
+    "PropertyPattern",
+    "Selector",
+    "Template",
+    "TemplatePart",
+    "Test",
+    "Trigger",
+    "ValuePattern",
+    "Where",
+    "WildcardSelector",
+]
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def _span() -> Any:
+    """A span field: keyword-only, optional, and outside equality, hashing and repr."""
+    return field(default=None, compare=False, hash=False, repr=False)
+
+
+def _quote_name(name: str) -> str:
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# --------------------------------------------------------------------------------------------- paths
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NameSelector:
+    """`.field` or `['field']`: the member of a mapping with this name."""
+
+    name: str
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return f".{self.name}" if _IDENT.match(self.name) else f"[{_quote_name(self.name)}]"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexSelector:
+    """`[n]`: the n-th element of a list; negative counts from the end."""
+
+    index: int
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return f"[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WildcardSelector:
+    """`[*]` or `.*`: every member of a mapping (in order) or element of a list."""
+
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return "[*]"
+
+
+Selector: TypeAlias = NameSelector | IndexSelector | WildcardSelector
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildSegment:
+    """One selector applied to each node of the current node list."""
+
+    selector: Selector
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return str(self.selector)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescendantSegment:
+    """`..field` or `..*`: the selector applied to each node and all of its descendants."""
+
+    selector: NameSelector | WildcardSelector
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        inner = str(self.selector)
+        if isinstance(self.selector, WildcardSelector):
+            return "..*"
+        return ".." + (inner[1:] if inner.startswith(".") else inner)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Path:
+    """A JSONPath of the spec's subset: `$` followed by segments. Selects a node list."""
+
+    segments: tuple[ChildSegment | DescendantSegment, ...] = ()
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return "$" + "".join(str(s) for s in self.segments)
+
+
+# --------------------------------------------------------------------------------------- templates
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Literal_:
+    """Literal template text (`{{` and `}}` already unescaped)."""
+
+    text: str
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return self.text.replace("{", "{{").replace("}", "}}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldRef:
+    """`{field.sub}`, `{value}`, `{key}`, `{previous}` or `{previous.field}`.
+
+    `root` says what the reference starts from: the item's fields (`item`), the whole selected value
+    (`value`), the item's key (`key`) or the item's previous value (`previous`). `fields` is the dotted
+    path below that root (empty for `{value}`, `{key}`, `{previous}`).
+    """
+
+    root: Literal["item", "value", "key", "previous"]
+    fields: tuple[str, ...] = ()
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        parts = ([] if self.root == "item" else [self.root]) + list(self.fields)
+        return "{" + ".".join(parts) + "}"
+
+
+TemplatePart: TypeAlias = Literal_ | FieldRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Template:
+    """A description template: literal text and field references."""
+
+    parts: tuple[TemplatePart, ...] = ()
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return "".join(str(p) for p in self.parts)
+
+
+# ------------------------------------------------------------------------------------------- where
+
+#: The where operators (ADR-403 §8), in the order explain lists them.
+OPERATORS: tuple[str, ...] = ("equals", "not", "in", "contains", "like", "matches", "above", "below")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PropertyPattern:
+    """A where property: a dotted field path whose parts may hold glob characters (`wind_*`).
+
+    A part with glob characters holds when any matching field satisfies the tests.
+    """
+
+    parts: tuple[str, ...]
+    globbed: tuple[bool, ...]
+    span: Span | None = _span()
+
+    @property
+    def is_glob(self) -> bool:
+        """True when any part is a glob."""
+        return any(self.globbed)
+
+    def __str__(self) -> str:
+        return ".".join(self.parts)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValuePattern:
+    """A string operand and how it matches: `exact`, `glob` (wcmatch) or `regex` (the regex module)."""
+
+    text: str
+    mode: Literal["exact", "glob", "regex"]
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Test:
+    """One operator applied to a property's value: `{above: 40}` is `Test(op="above", operand=40)`.
+
+    `operand` is the YAML value (a number, string, bool, null or list); string operands of `like`
+    and `matches`, and bare glob strings, are `ValuePattern`s. `bare` is True when the operator was
+    implied by a bare value rather than written out.
+    """
+
+    op: Literal["equals", "not", "in", "contains", "like", "matches", "above", "below"]
+    operand: Any
+    bare: bool = False
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        operand = self.operand
+        if isinstance(operand, ValuePattern):
+            operand = operand.text
+        if isinstance(operand, tuple):
+            operand = list(operand)
+        return f"{self.op}: {json.dumps(operand, ensure_ascii=False, default=str)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Condition:
+    """A property and the tests its value must all pass."""
+
+    prop: PropertyPattern
+    tests: tuple[Test, ...]
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        return f"{self.prop}: {{{', '.join(str(t) for t in self.tests)}}}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Where:
+    """Conditions combined by `match: all` (default) or `any`. No nesting (ADR-403 §8)."""
+
+    conditions: tuple[Condition, ...]
+    match: Literal["all", "any"] = "all"
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        body = ", ".join(str(c) for c in self.conditions)
+        return f"{self.match}({body})"
+
+
+# ----------------------------------------------------------------------------------------- trigger
+
+#: The transitions a trigger fires on (DESIGN.md, Trigger semantics).
+ON_VALUES: tuple[str, ...] = ("added", "removed", "changed", "enters", "leaves")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trigger:
+    """One trigger of a sensor, parsed. The compiler turns it into a step function.
+
+    `key` and `author` are dotted field paths. `hold` (`for:`) and `clear_where` are reserved for the
+    next spec version (DESIGN.md, Coming next) and are always None today; the state format keeps room
+    for the pending state they will need.
+    """
+
+    name: str
+    path: Path
+    on: Literal["added", "removed", "changed", "enters", "leaves"]
+    key: tuple[str, ...] | None = None
+    where: Where | None = None
+    magnitude: float = 1.0
+    description: Template = field(default_factory=Template)
+    author: tuple[str, ...] | None = None
+    initial: Literal["baseline", "fire"] = "baseline"
+    hold: None = None
+    clear_where: None = None
+    span: Span | None = _span()
+
+    def __str__(self) -> str:
+        bits = [f"path: {self.path}", f"on: {self.on}"]
+        if self.key is not None:
+            bits.append(f"key: {'.'.join(self.key)}")
+        if self.where is not None:
+            bits.append(f"where: {self.where}")
+        bits.append(f"magnitude: {self.magnitude:g}")
+        bits.append(f"description: {json.dumps(str(self.description), ensure_ascii=False)}")
+        if self.author is not None:
+            bits.append(f"author: {'.'.join(self.author)}")
+        if self.initial != "baseline":
+            bits.append(f"initial: {self.initial}")
+        return f"{self.name}: {{{'; '.join(bits)}}}"

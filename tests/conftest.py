@@ -1,0 +1,94 @@
+"""Fixtures shared by every test package: a temporary XDG home and a way to run the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class Home:
+    """A temporary XDG home: every XDG variable and HOME point inside `root`."""
+
+    root: Path
+    config: Path
+    data: Path
+    state: Path
+    cache: Path
+    project: Path
+
+    @property
+    def user_sensors(self) -> Path:
+        return self.config / "attend" / "sensors"
+
+    @property
+    def project_sensors(self) -> Path:
+        return self.project / ".claude" / "attend" / "sensors"
+
+    @property
+    def config_file(self) -> Path:
+        return self.config / "attend" / "config.yaml"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment a subprocess of attend should see in this home."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+        env.update(
+            HOME=str(self.root),
+            XDG_CONFIG_HOME=str(self.config),
+            XDG_DATA_HOME=str(self.data),
+            XDG_STATE_HOME=str(self.state),
+            XDG_CACHE_HOME=str(self.cache),
+            PYTHONUNBUFFERED="1",
+        )
+        env.update(extra)
+        return env
+
+    def write_user_sensor(self, name: str, text: str) -> Path:
+        path = self.user_sensors / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def write_project_sensor(self, name: str, text: str) -> Path:
+        path = self.project_sensors / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    def attend(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run the real `attend` command (as `python -m attend`) in this home and the project folder."""
+        return subprocess.run(
+            [sys.executable, "-m", "attend", *args],
+            cwd=self.project,
+            env=self.env(),
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    """A fresh XDG home and project folder; the test process's own environment points at it too."""
+    root = tmp_path / "home"
+    h = Home(
+        root=root,
+        config=root / ".config",
+        data=root / ".local" / "share",
+        state=root / ".local" / "state",
+        cache=root / ".cache",
+        project=tmp_path / "project",
+    )
+    for p in (h.config, h.data, h.state, h.cache, h.project):
+        p.mkdir(parents=True, exist_ok=True)
+    for key, value in h.env().items():
+        if key.startswith("XDG_") or key == "HOME":
+            monkeypatch.setenv(key, value)
+    monkeypatch.chdir(h.project)
+    return h
