@@ -1,0 +1,1 @@
+"""Runtime: the trio daemon, the kinds, engagement, governor, delivery and the store."""

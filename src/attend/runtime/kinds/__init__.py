@@ -1,0 +1,93 @@
+"""The sensor kinds: one poll of a compiled sensor, whatever its source (ADR-403 §1).
+
+Each kind lives in its own module (`command`, `mcp`, `crate`) with `async def poll(compiled, ctx)`.
+A kind never raises for a failed poll: it returns a `PollOutcome` whose `state` names the failure
+(DESIGN.md, Failure states), so the caller can leave trigger state untouched.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+    from attend.spec.model import LayerPaths
+
+__all__ = ["FAILURE_STATES", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
+
+#: Every state a sensor can be in, as `attend sensors` shows it. `ok` is the only healthy one.
+FAILURE_STATES: tuple[str, ...] = (
+    "timeout",
+    "exit",
+    "malformed",
+    "exec_failed",
+    "auth_failed",
+    "refused",
+    "unprobed",
+    "invalid",
+    "unsupported",
+    "unavailable",
+)
+
+#: The module that polls each kind.
+KIND_MODULES: dict[str, str] = {
+    "command": "attend.runtime.kinds.command",
+    "mcp": "attend.runtime.kinds.mcp",
+    "crate": "attend.runtime.kinds.crate",
+}
+
+
+@dataclass(slots=True)
+class PollOutcome:
+    """What one poll produced: a result on success, or a failure state with its message.
+
+    `line_errors` lists the lines of a `lines` output that did not parse (the valid ones still count).
+    `meta` carries kind-specific facts for notifications and `sensors poll` (e.g. the MCP server name).
+    """
+
+    result: Any = None
+    state: str = "ok"
+    message: str = ""
+    line_errors: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when the poll succeeded and `result` holds its result."""
+        return self.state == "ok"
+
+    @classmethod
+    def failed(cls, state: str, message: str, **meta: Any) -> PollOutcome:
+        """A failed poll in `state` (one of FAILURE_STATES)."""
+        if state not in FAILURE_STATES:
+            raise ValueError(f"`state` must be one of {FAILURE_STATES}, not {state!r}")
+        return cls(result=None, state=state, message=message, meta=dict(meta))
+
+
+@dataclass(slots=True)
+class PollContext:
+    """What a kind may use during a poll. One per daemon (or per one-shot CLI command).
+
+    `mcp_pool` is the shared MCP session pool (kinds/mcp.py), started only when an mcp sensor exists.
+    `crate_instances` keeps each crate sensor's object alive between polls, keyed by sensor name.
+    """
+
+    project_dir: Path
+    env: dict[str, str]
+    paths: LayerPaths
+    store: Any = None
+    mcp_pool: Any = None
+    crate_instances: dict[str, Any] = field(default_factory=dict)
+    stdout_cap: int = 1 << 20
+
+
+async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
+    """Poll `compiled` once through the module of its kind."""
+    module_name = KIND_MODULES.get(compiled.kind or "")
+    if module_name is None:
+        return PollOutcome.failed("invalid", f"unknown kind {compiled.kind!r}")
+    module = importlib.import_module(module_name)
+    return await module.poll(compiled, ctx)
