@@ -1,1 +1,1 @@
-"""Compiled (\"crate\") sensors written in Python, registered through the attend.sensors entry points."""
+"""Compiled ("crate") sensors written in Python, registered through the attend.sensors entry points."""
