@@ -1,0 +1,142 @@
+"""The SQLite store: one transaction per poll and per disclosure, durable across reopen."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from attend.runtime.store import SCHEMA_VERSION, Observation, Store
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with Store(tmp_path / "attend.db") as s:
+        yield s
+
+
+def test_the_database_is_in_wal_mode_and_versioned(store: Store, tmp_path: Path) -> None:
+    assert store.schema_version == SCHEMA_VERSION
+    with sqlite3.connect(tmp_path / "attend.db") as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    raw.close()
+
+
+def test_a_poll_commits_trigger_states_and_observations_together(store: Store) -> None:
+    ids = store.commit_poll(
+        "git",
+        states={"h1": {"value": [1, 2]}},
+        observations=[Observation("branch", 3.0, "branch changed", key="main")],
+        status={"state": "ok", "last_poll": 10.0},
+    )
+    assert len(ids) == 1
+    assert store.trigger_states("git") == {"h1": {"value": [1, 2]}}
+    [obs] = store.pending("git")
+    assert (obs.trigger, obs.magnitude, obs.description, obs.key) == ("branch", 3.0, "branch changed", "main")
+    assert store.status("git").last_poll == 10.0
+
+
+def test_a_poll_that_fails_midway_commits_nothing(store: Store) -> None:
+    store.commit_poll("git", states={"h1": {"v": 1}})
+    with pytest.raises(ValueError):
+        store.commit_poll(
+            "git",
+            states={"h1": {"v": 2}},
+            observations=[Observation("t", 1.0, "x")],
+            status={"no_such_field": 1},
+        )
+    assert store.trigger_states("git") == {"h1": {"v": 1}}
+    assert store.pending("git") == []
+
+
+def test_replacing_states_drops_the_states_of_edited_triggers(store: Store) -> None:
+    store.commit_poll("s", states={"old": 1, "keep": 2})
+    store.commit_poll("s", states={"keep": 3, "new": 4})
+    assert store.trigger_states("s") == {"keep": 3, "new": 4}
+    store.put_trigger_states("s", {"other": 5})
+    assert store.trigger_states("s") == {"keep": 3, "new": 4, "other": 5}
+
+
+def test_a_failed_poll_with_no_states_leaves_trigger_state_untouched(store: Store) -> None:
+    store.commit_poll("s", states={"h": {"v": 1}})
+    store.commit_poll("s", states=None, status={"state": "timeout", "message": "took 10 s"})
+    assert store.trigger_states("s") == {"h": {"v": 1}}
+    status = store.status("s")
+    assert (status.state, status.message) == ("timeout", "took 10 s")
+
+
+def test_status_since_moves_only_when_the_state_changes(tmp_path: Path) -> None:
+    now = [100.0]
+    with Store(tmp_path / "db", clock=lambda: now[0]) as store:
+        store.update_status("s", state="ok")
+        now[0] = 200.0
+        store.update_status("s", state="ok", last_poll=200.0)
+        assert store.status("s").since == 100.0
+        now[0] = 300.0
+        store.update_status("s", state="exit", message="exit code 1")
+        assert store.status("s").since == 300.0
+
+
+def test_a_disclosure_moves_pending_observations_to_the_journal(store: Store) -> None:
+    store.commit_poll("s", states={}, observations=[Observation("t", 2.0, "a"), Observation("t", 1.5, "b")])
+    pending = store.pending("s")
+    entries = store.disclose("s", pending, lane="event", priority="medium", fires=[5.0])
+    assert store.pending("s") == []
+    assert [e.description for e in entries] == ["a", "b"]
+    assert len({e.disclosure for e in entries}) == 1
+    assert [e.description for e in store.journal()] == ["a", "b"]
+    assert all(not e.printed and not e.test for e in store.journal())
+    assert store.status("s").fires == [5.0]
+
+
+def test_printed_and_drained_marks_persist_across_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "attend.db"
+    with Store(path) as store:
+        store.commit_poll("s", states={}, observations=[Observation("t", 3.0, "hello")])
+        [entry] = store.disclose("s", store.pending("s"), lane="message", priority="medium")
+        assert [e.id for e in store.unprinted()] == [entry.id]
+        store.mark_printed([entry.id])
+    with Store(path) as store:
+        assert store.unprinted() == []
+        assert [e.description for e in store.undrained("message")] == ["hello"]
+        store.mark_drained([entry.id])
+        assert store.undrained("message") == []
+
+
+def test_test_fires_go_straight_to_the_journal_marked_test(store: Store) -> None:
+    store.journal_test("s", [Observation("t", 3.0, "synthetic")], lane="event", priority="medium")
+    [entry] = store.unprinted(test=True)
+    assert entry.test and entry.description == "synthetic"
+    assert store.disclosure_times("event", since=0) == []
+
+
+def test_disclosure_times_count_each_disclosure_once(store: Store) -> None:
+    store.commit_poll("s", states={}, observations=[Observation("t", 1, "a"), Observation("t", 1, "b")])
+    store.disclose("s", store.pending("s"), lane="event", priority="low", time_=50.0)
+    store.commit_poll("s", states={}, observations=[Observation("t", 1, "c")])
+    store.disclose("s", store.pending("s"), lane="event", priority="low", time_=60.0)
+    assert store.disclosure_times("event", since=0) == [50.0, 60.0]
+    assert store.disclosure_times("event", since=55) == [60.0]
+    assert store.disclosure_times("message", since=0) == []
+
+
+def test_probe_records_and_crate_state_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "attend.db"
+    with Store(path) as store:
+        assert store.get_probe("slack") is None
+        assert store.get_crate_state("git") is None
+        store.put_probe("slack", {"server": "slack", "confirmed": True})
+        store.put_crate_state("git", {"head": "abc"})
+    with Store(path) as store:
+        assert store.get_probe("slack") == {"confirmed": True, "server": "slack"}
+        assert store.get_crate_state("git") == {"head": "abc"}
+        store.delete_probe("slack")
+        assert store.get_probe("slack") is None
+
+
+def test_two_connections_share_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "attend.db"
+    with Store(path) as daemon, Store(path) as cli:
+        cli.journal_test("s", [Observation("t", 3.0, "from the cli")], lane="event", priority="medium")
+        assert [e.description for e in daemon.unprinted(test=True)] == ["from the cli"]
