@@ -1,0 +1,85 @@
+"""Poll cadence: how long a sensor waits before its next poll (DESIGN.md, Runtime: Cadence).
+
+Decision: every sensor polls at start, at its slowest `interval`. A poll with observations halves the
+interval (not below `min_interval`); after `decay_threshold` quiet polls in a row each further quiet
+poll multiplies it by 1.5 (not above `interval`). A failed poll counts as a quiet poll, and repeated
+failures may back off further, up to `FAILURE_BACKOFF_LIMIT` × `interval`, so a broken sensor costs
+little while it stays broken; its first good poll brings it back within `interval`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DECAY_FACTOR", "FAILURE_BACKOFF_LIMIT", "SPEEDUP_FACTOR", "Cadence", "CadenceParams", "next_cadence"]
+
+#: A poll with observations divides the interval by this.
+SPEEDUP_FACTOR = 2.0
+
+#: Each quiet poll after `decay_threshold` quiet ones multiplies the interval by this.
+DECAY_FACTOR = 1.5
+
+#: Repeated failures back off up to this multiple of the sensor's `interval`.
+FAILURE_BACKOFF_LIMIT = 4.0
+
+
+@dataclass(frozen=True, slots=True)
+class CadenceParams:
+    """A sensor's cadence fields, in seconds."""
+
+    interval: float
+    min_interval: float
+    decay_threshold: int
+
+    @classmethod
+    def from_sensor_data(cls, data: dict) -> CadenceParams:
+        """The cadence fields of a merged sensor document (durations already in seconds)."""
+        interval = float(data.get("interval", 60.0))
+        min_interval = float(data.get("min_interval", interval))
+        return cls(
+            interval=interval,
+            min_interval=min(min_interval, interval),
+            decay_threshold=int(data.get("decay_threshold", 3)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Cadence:
+    """Where a sensor stands: its current interval and how many quiet polls (or failures) in a row."""
+
+    interval: float
+    quiet_polls: int = 0
+    failures: int = 0
+
+    @classmethod
+    def start(cls, params: CadenceParams) -> Cadence:
+        """The cadence before the first poll (which happens at start)."""
+        return cls(interval=params.interval)
+
+
+def next_cadence(params: CadenceParams, cadence: Cadence, *, observed: bool, failed: bool = False) -> Cadence:
+    """The cadence after one poll.
+
+    Args:
+        params: the sensor's cadence fields.
+        cadence: the cadence before the poll.
+        observed: the poll produced observations.
+        failed: the poll failed (its state is not `ok`).
+
+    Returns:
+        The new cadence; wait `.interval` seconds before the next poll.
+    """
+    if failed:
+        failures = cadence.failures + 1
+        interval = cadence.interval
+        if failures > params.decay_threshold:
+            interval = min(interval * DECAY_FACTOR, params.interval * FAILURE_BACKOFF_LIMIT)
+        return Cadence(interval=interval, quiet_polls=cadence.quiet_polls + 1, failures=failures)
+    # Back from a failure streak: never wait longer than the sensor's own slowest interval.
+    interval = min(cadence.interval, params.interval)
+    if observed:
+        return Cadence(interval=max(interval / SPEEDUP_FACTOR, params.min_interval))
+    quiet = cadence.quiet_polls + 1
+    if quiet > params.decay_threshold:
+        interval = min(interval * DECAY_FACTOR, params.interval)
+    return Cadence(interval=interval, quiet_polls=quiet)

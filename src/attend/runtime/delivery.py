@@ -1,0 +1,69 @@
+"""Delivery: priority, the one-line stdout form, and the streams each priority goes to (DESIGN.md, Runtime).
+
+Decision: a disclosure's accumulated magnitude ≥ 5 is `high`, ≥ 3 `medium`, else `low`; every event of
+the disclosure carries that priority. High and medium go to stdout (the Monitor stream), one line per
+event, `[attend sensor=<name> priority=<p>] <description>`, flushed per line; low ones go to stderr.
+Newlines inside a description are folded to spaces so that one event is always one line. A test fire
+reads `[attend sensor=<name> priority=<p>] [test] <description>`. An event from an MCP sensor names
+the server and the item's key: `<description> (server=<s>, key=<k>)`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+__all__ = ["HIGH_AT", "MEDIUM_AT", "format_line", "is_stdout_priority", "priority", "write_entries"]
+
+#: Accumulated magnitude at or above which a disclosure is `high`.
+HIGH_AT = 5.0
+#: Accumulated magnitude at or above which a disclosure is `medium`.
+MEDIUM_AT = 3.0
+
+_LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
+
+
+def priority(total: float) -> str:
+    """The priority of a disclosure whose observations sum to `total`."""
+    if total >= HIGH_AT:
+        return "high"
+    if total >= MEDIUM_AT:
+        return "medium"
+    return "low"
+
+
+def is_stdout_priority(prio: str) -> bool:
+    """High and medium notifications go to stdout; low ones to stderr."""
+    return prio in ("high", "medium")
+
+
+def format_line(
+    sensor: str,
+    prio: str,
+    description: str,
+    *,
+    test: bool = False,
+    key: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> str:
+    """One notification as one line (without the trailing newline)."""
+    text = description
+    server = (meta or {}).get("server")
+    if server:
+        text = f"{text} (server={server}, key={key})" if key is not None else f"{text} (server={server})"
+    text = _LINE_BREAKS.sub(" ", text).strip()
+    marker = "[test] " if test else ""
+    return f"[attend sensor={sensor} priority={prio}] {marker}{text}"
+
+
+def write_entries(entries, stdout: TextIO, stderr: TextIO) -> list[int]:  # noqa: ANN001 - JournalEntry list
+    """Print journal entries to their stream, one flushed line each; return the ids printed."""
+    printed = []
+    for entry in entries:
+        stream = stdout if is_stdout_priority(entry.priority) else stderr
+        line = format_line(entry.sensor, entry.priority, entry.description, test=entry.test, key=entry.key, meta=entry.meta)
+        stream.write(line + "\n")
+        stream.flush()
+        printed.append(entry.id)
+    return printed

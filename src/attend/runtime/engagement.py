@@ -1,0 +1,131 @@
+"""Engagement (ADR-123): the accumulator, the threshold and the absolute and relative refractory.
+
+Decision: per sensor, observations add to an accumulator that is ready at `threshold × multiplier`.
+After a disclosure ("fire") the sensor is in absolute refractory for 60 s: observations keep
+accumulating, nothing fires. After that, while 3 or more recent fires are live, a relative refractory
+raises the threshold by `max(1, 1 + (2.25 − 1) · 0.5^(Δ/395 s))`, Δ the time since the last fire.
+
+"Live": a fire is live for `live_window` seconds (default 4 half-lives, 1580 s, when the multiplier
+has decayed to within 8 % of 1), so a burst of three or more fires within about 26 minutes makes the
+sensor harder to wake, and an occasional fire never does. The message lane skips all of this: it is
+ready whenever something is pending.
+
+Every function here is pure: times are plain floats, so the daemon and the tests share them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["EngagementParams", "Readiness", "multiplier", "readiness", "record_fire"]
+
+
+@dataclass(frozen=True, slots=True)
+class EngagementParams:
+    """The engagement model's parameters (`engagement:` in config.yaml)."""
+
+    #: Seconds after a fire during which nothing fires.
+    absolute_refractory: float = 60.0
+    #: The relative-refractory multiplier right after a fire (2.25: the threshold more than doubles).
+    relative_peak: float = 2.25
+    #: Seconds for the extra multiplier to halve.
+    relative_half_life: float = 395.0
+    #: How many live fires turn the relative refractory on.
+    relative_after: int = 3
+    #: Seconds a fire stays live (counts toward `relative_after`).
+    live_window: float = 4 * 395.0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> EngagementParams:
+        """The parameters from the `engagement:` mapping of config.yaml, over the defaults."""
+        base = cls()
+        given = dict(config or {})
+        return cls(
+            absolute_refractory=float(given.get("absolute_refractory", base.absolute_refractory)),
+            relative_peak=float(given.get("relative_peak", base.relative_peak)),
+            relative_half_life=float(given.get("relative_half_life", base.relative_half_life)),
+            relative_after=int(given.get("relative_after", base.relative_after)),
+            live_window=float(given.get("live_window", base.live_window)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    """Whether a sensor's accumulator may disclose now, and if not, when to look again.
+
+    `retry_at` is None when only new observations can make it ready.
+    """
+
+    ready: bool
+    retry_at: float | None = None
+    multiplier: float = 1.0
+    reason: str = ""
+
+
+def _live(fires: Sequence[float], now: float, params: EngagementParams) -> list[float]:
+    return sorted(f for f in fires if now - f < params.live_window)
+
+
+def multiplier(fires: Sequence[float], now: float, params: EngagementParams) -> float:
+    """The relative-refractory threshold multiplier at `now` (1.0 when fewer fires are live)."""
+    live = _live(fires, now, params)
+    if len(live) < params.relative_after:
+        return 1.0
+    delta = max(0.0, now - live[-1])
+    return max(1.0, 1.0 + (params.relative_peak - 1.0) * 0.5 ** (delta / params.relative_half_life))
+
+
+def readiness(
+    *,
+    total: float,
+    count: int,
+    threshold: float,
+    fires: Sequence[float],
+    now: float,
+    params: EngagementParams,
+    lane: str = "event",
+) -> Readiness:
+    """Decide whether an accumulator holding `count` observations summing to `total` is ready.
+
+    Args:
+        total: the accumulated magnitude.
+        count: how many observations are pending (nothing pending is never ready).
+        threshold: the sensor's emission threshold.
+        fires: the sensor's earlier fire times.
+        now: the current time.
+        params: the engagement parameters.
+        lane: `message` skips threshold and refractory.
+    """
+    if count <= 0:
+        return Readiness(False, None, reason="nothing pending")
+    if lane == "message":
+        return Readiness(True, reason="message lane")
+    live = _live(fires, now, params)
+    if live and now - live[-1] < params.absolute_refractory:
+        return Readiness(False, live[-1] + params.absolute_refractory, reason="absolute refractory")
+    factor = multiplier(live, now, params)
+    if total >= threshold * factor:
+        return Readiness(True, multiplier=factor, reason="threshold reached")
+    if total < threshold or threshold <= 0:
+        return Readiness(False, None, multiplier=factor, reason="below threshold")
+    return Readiness(False, _relief_at(total, threshold, live, params), multiplier=factor, reason="relative refractory")
+
+
+def _relief_at(total: float, threshold: float, live: list[float], params: EngagementParams) -> float:
+    """When the relative refractory has decayed enough for `total` to reach the raised threshold."""
+    # Fewer than `relative_after` live fires ends the relative refractory altogether.
+    ends = live[len(live) - params.relative_after] + params.live_window
+    ratio = total / threshold
+    extra = params.relative_peak - 1.0
+    if ratio > 1.0 and extra > 0:
+        delta = params.relative_half_life * math.log2(extra / (ratio - 1.0))
+        return min(ends, live[-1] + max(delta, 0.0))
+    return ends
+
+
+def record_fire(fires: Sequence[float], now: float, params: EngagementParams) -> list[float]:
+    """The fire times after a fire at `now`, keeping only the live ones (what the store holds)."""
+    return [*_live(fires, now, params), now]

@@ -1,0 +1,90 @@
+"""The disclosure governor: a rate limit on disclosures across the whole loop, per lane (DESIGN.md, Runtime).
+
+Decision: the event lane allows one disclosure every 15 s and at most 3 in any rolling 120 s; the
+message lane is permissive (3 s, 30 per 60 s). A disclosure the governor holds stays in its sensor's
+accumulator and is retried at `next_slot`; nothing is dropped. The window is rebuilt from the journal's
+disclosure times after a restart, so restarting attend does not reset the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["DEFAULT_GOVERNORS", "Governor", "GovernorParams", "governor_params", "next_slot"]
+
+
+@dataclass(frozen=True, slots=True)
+class GovernorParams:
+    """One lane's limits: `cooldown` seconds between disclosures, at most `limit` per `window` seconds."""
+
+    cooldown: float
+    limit: int
+    window: float
+
+
+#: The defaults of DESIGN.md, per lane.
+DEFAULT_GOVERNORS: dict[str, GovernorParams] = {
+    "event": GovernorParams(cooldown=15.0, limit=3, window=120.0),
+    "message": GovernorParams(cooldown=3.0, limit=30, window=60.0),
+}
+
+
+def governor_params(config: Mapping[str, Any] | None) -> dict[str, GovernorParams]:
+    """Each lane's limits from the `governor:` mapping of config.yaml, over the defaults.
+
+    Accepts `{event: {cooldown, limit, window}, message: {...}}`; durations in seconds.
+    """
+    out = dict(DEFAULT_GOVERNORS)
+    for lane, base in DEFAULT_GOVERNORS.items():
+        given = (config or {}).get(lane) or {}
+        if isinstance(given, Mapping):
+            out[lane] = GovernorParams(
+                cooldown=float(given.get("cooldown", base.cooldown)),
+                limit=int(given.get("limit", base.limit)),
+                window=float(given.get("window", base.window)),
+            )
+    return out
+
+
+def next_slot(times: Iterable[float], now: float, params: GovernorParams) -> float:
+    """The earliest moment at or after `now` when one more disclosure is allowed.
+
+    Args:
+        times: the lane's earlier disclosure times.
+        now: the current time.
+        params: the lane's limits.
+    """
+    times = sorted(times)
+    slot = now
+    if times:
+        slot = max(slot, times[-1] + params.cooldown)
+    if params.limit <= 0:
+        return float("inf")
+    if len(times) >= params.limit:
+        # The window holds `limit` disclosures until the oldest of the last `limit` leaves it.
+        slot = max(slot, times[-params.limit] + params.window)
+    return slot
+
+
+@dataclass(slots=True)
+class Governor:
+    """The disclosure times of one lane, and the decision whether one more is allowed now."""
+
+    params: GovernorParams
+    times: list[float] = field(default_factory=list)
+
+    def next_slot(self, now: float) -> float:
+        """When the next disclosure may happen (`now` when it may happen now)."""
+        return next_slot(self.times, now, self.params)
+
+    def allows(self, now: float) -> bool:
+        """True when a disclosure may happen at `now`."""
+        return self.next_slot(now) <= now
+
+    def record(self, at: float) -> None:
+        """Count a disclosure made at `at`, and forget the ones that left every window."""
+        self.times.append(at)
+        horizon = at - max(self.params.window, self.params.cooldown)
+        self.times = [t for t in self.times if t > horizon]

@@ -1,0 +1,186 @@
+"""The command kind: one poll runs an argv without a shell (ADR-403 §1; DESIGN.md, Runtime).
+
+Decisions:
+- argv is executed directly, never through a shell; `env` is merged over the daemon's environment;
+  `cwd` is relative to the project directory.
+- The child runs in its own session (so its own process group). On timeout the whole group gets
+  SIGTERM, then SIGKILL after `KILL_GRACE` seconds, so a script's own children die with it.
+- stdout is capped (`max_output`, 1 MiB by default): more is a `malformed` failure, and the group is
+  killed as soon as the cap is passed, so a flooding command costs no more than the cap.
+- stderr is kept (its last `STDERR_TAIL` bytes) for the failure message.
+- Failure states: `timeout`, `exit` (non-zero, with the code and the stderr tail), `malformed`
+  (invalid JSON, invalid UTF-8, over the cap), `exec_failed` (no such program, not executable, no
+  such cwd). A failure never raises: it is a `PollOutcome` the caller records.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import trio
+
+from attend.runtime.kinds import PollContext, PollOutcome
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+
+__all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "STDERR_TAIL", "CommandRun", "poll", "run_command"]
+
+#: Seconds a command may run when its file sets no `timeout`.
+DEFAULT_TIMEOUT = 10.0
+
+#: Seconds between SIGTERM and SIGKILL for a command that timed out.
+KILL_GRACE = 2.0
+
+#: Bytes of stderr kept for a failure message.
+STDERR_TAIL = 2048
+
+_READ_CHUNK = 65536
+
+
+@dataclass(slots=True)
+class CommandRun:
+    """What running one argv produced. `state` is `ok` or a failure state name."""
+
+    state: str
+    stdout: bytes = b""
+    stderr: str = ""
+    returncode: int | None = None
+    message: str = ""
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+
+
+async def run_command(
+    argv: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_output: int = 1 << 20,
+    kill_grace: float = KILL_GRACE,
+) -> CommandRun:
+    """Run `argv` once, capture its (capped) stdout and the tail of its stderr.
+
+    Args:
+        argv: the program and its arguments (no shell).
+        env: the full environment of the child.
+        cwd: the child's working directory.
+        timeout: seconds before the child's process group is terminated.
+        max_output: the most stdout bytes accepted.
+        kill_grace: seconds between SIGTERM and SIGKILL.
+
+    Returns:
+        A `CommandRun`; never raises for a failing command.
+    """
+    if not argv:
+        return CommandRun("exec_failed", message="empty argv")
+    try:
+        proc = await trio.lowlevel.open_process(
+            [str(a) for a in argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=str(cwd) if cwd is not None else None,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return CommandRun("exec_failed", message=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+
+    out = bytearray()
+    err = bytearray()
+    over_cap = False
+
+    async def read_stdout() -> None:
+        nonlocal over_cap
+        while chunk := await proc.stdout.receive_some(_READ_CHUNK):
+            out.extend(chunk)
+            if len(out) > max_output:
+                over_cap = True
+                _signal_group(proc.pid, signal.SIGKILL)
+                return
+
+    async def read_stderr() -> None:
+        while chunk := await proc.stderr.receive_some(_READ_CHUNK):
+            err.extend(chunk)
+            del err[:-STDERR_TAIL]
+
+    timed_out = False
+    try:
+        with trio.move_on_after(timeout) as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read_stdout)
+                nursery.start_soon(read_stderr)
+            await proc.wait()
+        if scope.cancelled_caught:
+            timed_out = True
+            _signal_group(proc.pid, signal.SIGTERM)
+            with trio.move_on_after(kill_grace):
+                await proc.wait()
+            _signal_group(proc.pid, signal.SIGKILL)
+            await proc.wait()
+    finally:
+        # Cancelled from outside (daemon shutdown, reload): the group dies with the poll.
+        if proc.returncode is None:
+            _signal_group(proc.pid, signal.SIGKILL)
+            with trio.CancelScope(shield=True):
+                await proc.wait()
+        with trio.CancelScope(shield=True):
+            await proc.stdout.aclose()
+            await proc.stderr.aclose()
+
+    stderr_tail = err.decode("utf-8", "replace").strip()
+    if timed_out:
+        return CommandRun("timeout", bytes(out), stderr_tail, proc.returncode, f"no result after {timeout:g} s; killed")
+    if over_cap:
+        return CommandRun(
+            "malformed", b"", stderr_tail, proc.returncode, f"output larger than {max_output} bytes; killed"
+        )
+    if proc.returncode != 0:
+        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
+        message = f"{how}: {stderr_tail.splitlines()[-1]}" if stderr_tail else how
+        return CommandRun("exit", bytes(out), stderr_tail, proc.returncode, message)
+    return CommandRun("ok", bytes(out), stderr_tail, 0)
+
+
+def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict:
+    """The argv, environment, cwd, timeout and output cap of a command sensor, resolved."""
+    block = dict(compiled.sensor.data.get("command") or {})
+    env = dict(ctx.env)
+    env.update({str(k): str(v) for k, v in (block.get("env") or {}).items()})
+    return {
+        "argv": list(block.get("argv") or []),
+        "env": env,
+        "cwd": Path(ctx.project_dir) / str(block.get("cwd") or "."),
+        "timeout": float(block.get("timeout") or DEFAULT_TIMEOUT),
+        "max_output": int(block.get("max_output") or ctx.stdout_cap),
+    }
+
+
+async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
+    """Poll a command sensor once: run it and turn its stdout into a result (or a failure)."""
+    run = await run_command(**command_settings(compiled, ctx))
+    if run.state != "ok":
+        return PollOutcome.failed(run.state, run.message, returncode=run.returncode, stderr=run.stderr)
+    try:
+        text = run.stdout.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return PollOutcome.failed("malformed", f"output is not valid UTF-8 (byte {exc.start})")
+    from attend.compiler import MalformedOutput
+
+    try:
+        result, line_errors = compiled.result_from_output(text)
+    except MalformedOutput as exc:
+        return PollOutcome.failed("malformed", str(exc))
+    return PollOutcome(result=result, line_errors=list(line_errors))

@@ -1,0 +1,107 @@
+"""The command runner: real child processes, each fault ending in its failure state."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import trio
+
+from attend.runtime.kinds.command import run_command
+
+PY = sys.executable
+
+
+async def test_a_command_prints_its_output() -> None:
+    run = await run_command([PY, "-c", "print('{\"a\": 1}')"], timeout=5)
+    assert run.state == "ok"
+    assert run.stdout == b'{"a": 1}\n'
+
+
+async def test_env_and_cwd_reach_the_child(tmp_path: Path) -> None:
+    env = {**os.environ, "ATTEND_PROBE": "here"}
+    run = await run_command(
+        [PY, "-c", "import os; print(os.environ['ATTEND_PROBE'], os.getcwd())"], env=env, cwd=tmp_path
+    )
+    assert run.stdout.decode().split() == ["here", str(tmp_path)]
+
+
+async def test_argv_is_never_given_to_a_shell(tmp_path: Path) -> None:
+    run = await run_command([PY, "-c", "import sys; print(sys.argv[1])", "$HOME; echo hi"], timeout=5)
+    assert run.stdout == b"$HOME; echo hi\n"
+
+
+async def test_a_hanging_command_and_its_children_are_killed_on_timeout(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    script = (
+        "import subprocess, sys, time\n"
+        f"c = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(c.pid))\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    run = await run_command([PY, "-c", script], timeout=1.5, kill_grace=0.5)
+    assert run.state == "timeout"
+    assert "1.5 s" in run.message
+    assert time.monotonic() - started < 10
+    grandchild = int(pidfile.read_text())
+    await trio.sleep(0.2)
+    assert not _alive(grandchild)
+
+
+async def test_a_command_that_ignores_sigterm_gets_sigkill() -> None:
+    script = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)"
+    run = await run_command([PY, "-c", script], timeout=1.0, kill_grace=0.3)
+    assert run.state == "timeout"
+    assert run.returncode == -9
+
+
+async def test_a_command_flooding_stdout_is_cut_at_the_cap() -> None:
+    script = "import sys\nwhile True: sys.stdout.write('x' * 65536)"
+    run = await run_command([PY, "-c", script], timeout=10, max_output=100_000)
+    assert run.state == "malformed"
+    assert "larger than 100000 bytes" in run.message
+
+
+async def test_a_non_zero_exit_reports_the_code_and_stderr_tail() -> None:
+    script = "import sys\nprint('partial')\nprint('boom: no token', file=sys.stderr)\nsys.exit(3)"
+    run = await run_command([PY, "-c", script], timeout=5)
+    assert run.state == "exit"
+    assert run.returncode == 3
+    assert run.message == "exit code 3: boom: no token"
+
+
+async def test_a_missing_program_is_an_exec_failure() -> None:
+    run = await run_command(["/nonexistent/attend-no-such-program"], timeout=5)
+    assert run.state == "exec_failed"
+    assert "attend-no-such-program" in run.message
+
+
+async def test_a_file_that_is_not_executable_is_an_exec_failure(tmp_path: Path) -> None:
+    script = tmp_path / "sensor.sh"
+    script.write_text("#!/bin/sh\necho 1\n")
+    run = await run_command([str(script)], timeout=5)
+    assert run.state == "exec_failed"
+    assert "ermission" in run.message
+
+
+async def test_a_poll_cancelled_from_outside_kills_the_child(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    script = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)"
+    with trio.move_on_after(1.0):
+        await run_command([PY, "-c", script], timeout=30)
+    assert not _alive(int(pidfile.read_text()))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purpose: check its state.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,46 @@
+"""The governor: cooldown between disclosures and a rolling window limit, per lane."""
+
+from __future__ import annotations
+
+from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams, governor_params, next_slot
+
+EVENT = DEFAULT_GOVERNORS["event"]
+
+
+def test_an_idle_lane_allows_a_disclosure_now() -> None:
+    assert next_slot([], 100.0, EVENT) == 100.0
+
+
+def test_the_event_lane_waits_15_seconds_between_disclosures() -> None:
+    assert next_slot([100.0], 101.0, EVENT) == 115.0
+    assert next_slot([100.0], 116.0, EVENT) == 116.0
+
+
+def test_the_event_lane_allows_at_most_3_in_a_rolling_120_seconds() -> None:
+    times = [0.0, 15.0, 30.0]
+    assert next_slot(times, 45.0, EVENT) == 120.0
+    assert next_slot([*times, 120.0], 135.0, EVENT) == 135.0
+
+
+def test_the_message_lane_is_permissive() -> None:
+    msg = DEFAULT_GOVERNORS["message"]
+    assert msg == GovernorParams(cooldown=3.0, limit=30, window=60.0)
+    assert next_slot([10.0], 13.0, msg) == 13.0
+    assert next_slot([float(t) for t in range(0, 90, 3)], 90.0, msg) == 90.0
+
+
+def test_a_governor_forgets_disclosures_that_left_the_window() -> None:
+    g = Governor(EVENT)
+    for t in (0.0, 15.0, 30.0):
+        assert g.allows(t)
+        g.record(t)
+    assert not g.allows(60.0)
+    assert g.allows(120.0)
+    g.record(500.0)
+    assert g.times == [500.0]
+
+
+def test_governor_parameters_come_from_config_over_the_defaults() -> None:
+    params = governor_params({"event": {"cooldown": 1, "limit": 10}})
+    assert params["event"] == GovernorParams(cooldown=1.0, limit=10, window=120.0)
+    assert params["message"] == DEFAULT_GOVERNORS["message"]
