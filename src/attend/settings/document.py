@@ -1,0 +1,204 @@
+"""Round-trip editing of one YAML file: change one key, keep every other byte (ADR-403 §5).
+
+`settings set` and `unset` edit files people also edit by hand, so an edit must keep their comments, key
+order, quoting and indentation. ruamel.yaml's round-trip mode is the well-kept library for that; pyyaml
+stays the loader everywhere else. ruamel re-indents a whole document to one style, so before editing we
+find the indentation style that reproduces the file exactly (`detect_style`) and dump with that one.
+
+Values come in as plain Python data (parsed the way the spec's loader parses, YAML 1.2 core schema);
+`to_node` turns them into ruamel nodes that dump in a way the loader reads back to the same data (a
+string that the loader would read as a boolean or a number is quoted).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError as RuamelError
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
+
+from attend.spec.loading import parse_yaml
+
+__all__ = ["DocumentError", "EditableDocument", "IndentStyle", "PathIntoScalar", "detect_style", "to_node"]
+
+#: Wide enough that ruamel never re-wraps a long line (sensor descriptions, argv URLs).
+LINE_WIDTH = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class IndentStyle:
+    """ruamel's three indentation parameters (mapping, sequence, dash offset) and the `---` marker."""
+
+    mapping: int = 2
+    sequence: int = 2
+    offset: int = 0
+    explicit_start: bool = False
+
+
+#: The styles tried, most common first: ruamel's default, block sequences indented under their key, and
+#: four-space files.
+CANDIDATE_STYLES: tuple[tuple[int, int, int], ...] = ((2, 2, 0), (2, 4, 2), (4, 4, 0), (4, 4, 2), (4, 6, 4), (3, 3, 0))
+
+
+class DocumentError(ValueError):
+    """A file that cannot be edited: not YAML, or not a mapping at the top."""
+
+
+class PathIntoScalar(DocumentError):
+    """A key path that goes through a value that is not a mapping."""
+
+    def __init__(self, prefix: tuple[str, ...], value: Any) -> None:
+        super().__init__(f"{'.'.join(prefix) or 'the document'} holds a {type(value).__name__}, not a mapping")
+        self.prefix = prefix
+        self.value = value
+
+
+def _yaml(style: IndentStyle) -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = LINE_WIDTH
+    y.indent(mapping=style.mapping, sequence=style.sequence, offset=style.offset)
+    y.explicit_start = style.explicit_start
+    return y
+
+
+def _dump(y: YAML, data: Any) -> str:
+    out = io.StringIO()
+    y.dump(data, out)
+    return out.getvalue()
+
+
+def detect_style(text: str, data: Any) -> IndentStyle:
+    """The indentation style whose dump of `data` reproduces `text` (or comes closest to it)."""
+    explicit = text.lstrip().startswith("---")
+    best: tuple[int, IndentStyle] | None = None
+    for mapping, sequence, offset in CANDIDATE_STYLES:
+        style = IndentStyle(mapping, sequence, offset, explicit)
+        try:
+            dumped = _dump(_yaml(style), data)
+        except RuamelError:  # pragma: no cover - a style ruamel rejects for this document
+            continue
+        if dumped == text:
+            return style
+        differing = sum(a != b for a, b in zip(dumped.splitlines(), text.splitlines(), strict=False))
+        if best is None or differing < best[0]:
+            best = (differing, style)
+    return best[1] if best else IndentStyle(explicit_start=explicit)
+
+
+def _reads_back_as_itself(text: str) -> bool:
+    """Whether the loader reads `text`, written plain, back as the same string."""
+    parsed = parse_yaml(text, "<value>")
+    return not parsed.diagnostics and parsed.data == text
+
+
+def to_node(value: Any, *, flow: bool = False) -> Any:
+    """Plain data as ruamel round-trip nodes; `flow` keeps `{…}` / `[…]` written inline."""
+    if isinstance(value, Mapping):
+        node = CommentedMap()
+        for k, v in value.items():
+            node[k] = to_node(v, flow=flow)
+        if flow:
+            node.fa.set_flow_style()
+        return node
+    if isinstance(value, list):
+        seq = CommentedSeq(to_node(v, flow=flow) for v in value)
+        if flow:
+            seq.fa.set_flow_style()
+        return seq
+    if isinstance(value, str) and "\n" not in value and not _reads_back_as_itself(value):
+        return SingleQuotedScalarString(value)
+    return value
+
+
+class EditableDocument:
+    """One YAML mapping document held for editing; `text()` gives it back with untouched parts intact."""
+
+    def __init__(self, text: str | None = None) -> None:
+        """Parse `text` (None or blank: a new, empty document).
+
+        Raises:
+            DocumentError: when the text is not YAML or its top level is not a mapping.
+        """
+        self.original = text or ""
+        self._prefix = ""
+        try:
+            loaded = _yaml(IndentStyle()).load(self.original) if self.original.strip() else None
+        except RuamelError as exc:
+            raise DocumentError(f"not valid YAML: {exc}") from None
+        if loaded is None:
+            # Blank or only comments: keep what is there and add the new keys below it.
+            self._prefix = self.original if self.original.endswith("\n") or not self.original else self.original + "\n"
+            loaded = CommentedMap()
+        if not isinstance(loaded, CommentedMap):
+            raise DocumentError(f"the document is a {type(loaded).__name__}, not a mapping")
+        self.data: CommentedMap = loaded
+        self.style = detect_style(self.original, loaded) if not self._prefix and self.original else IndentStyle()
+
+    def _parent(self, path: tuple[str, ...], *, create: bool) -> CommentedMap | None:
+        node: Any = self.data
+        for depth, segment in enumerate(path):
+            if not isinstance(node, CommentedMap):
+                raise PathIntoScalar(path[:depth], node)
+            if segment not in node:
+                if not create:
+                    return None
+                node[segment] = CommentedMap()
+            node = node[segment]
+        if not isinstance(node, CommentedMap):
+            raise PathIntoScalar(path, node)
+        return node
+
+    def has(self, path: tuple[str, ...]) -> bool:
+        """Whether the document sets `path` (raises PathIntoScalar when a prefix is not a mapping)."""
+        parent = self._parent(path[:-1], create=False)
+        return parent is not None and path[-1] in parent
+
+    def set(self, path: tuple[str, ...], value: Any, *, flow: bool = False) -> None:
+        """Set `path` to plain `value`, creating missing parent mappings at the end of their parent.
+
+        Raises:
+            PathIntoScalar: when a prefix of `path` holds a scalar or a list.
+        """
+        parent = self._parent(path[:-1], create=True)
+        assert parent is not None
+        parent[path[-1]] = to_node(value, flow=flow)
+
+    def delete(self, path: tuple[str, ...]) -> bool:
+        """Remove `path` and every parent mapping it leaves empty; False when it was not set."""
+        try:
+            parent = self._parent(path[:-1], create=False)
+        except PathIntoScalar:
+            return False
+        if parent is None or path[-1] not in parent:
+            return False
+        del parent[path[-1]]
+        for depth in range(len(path) - 1, 0, -1):
+            holder = self._parent(path[: depth - 1], create=False)
+            if holder is None or holder.get(path[depth - 1]) != {}:
+                break
+            del holder[path[depth - 1]]
+        return True
+
+    def is_empty(self) -> bool:
+        """Whether no key is left."""
+        return len(self.data) == 0
+
+    def keys(self) -> list[str]:
+        """The top-level keys, in file order."""
+        return [str(k) for k in self.data]
+
+    def text(self) -> str:
+        """The document as text: the original bytes wherever the edit did not reach."""
+        if not self.data:
+            return self._prefix
+        return self._prefix + _dump(_yaml(self.style), self.data)
+
+    def plain(self) -> Any:
+        """The document as plain data, read back the way the loader will read it."""
+        return parse_yaml(self.text(), "<document>").data or {}
