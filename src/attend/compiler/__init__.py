@@ -1,0 +1,70 @@
+"""IR → closures: compiled paths, triggers and sensors, and the expression diagnostics (ADR-403 §3, §8).
+
+The public API of DESIGN.md lives here (`compile_path`, `compile_trigger`), with what the runtime and
+the CLI build on: `compile_sensor` (a validated spec sensor → `CompiledSensor`), `diagnose` (every
+expression problem of a sensor, positioned inside its YAML scalars, for `compile --check`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from attend.compiler.sensors import CompiledSensor, MalformedOutput, SensorStep, compile_sensor
+from attend.compiler.diagnostics import diagnose
+from attend.compiler.paths import compile_path_ir
+from attend.compiler.triggers import CompiledTrigger, Evaluation, Fire
+from attend.errors import CompileError
+
+__all__ = [
+    "CompiledSensor",
+    "CompiledTrigger",
+    "Evaluation",
+    "Fire",
+    "MalformedOutput",
+    "SensorStep",
+    "compile_path",
+    "compile_sensor",
+    "compile_trigger",
+    "diagnose",
+]
+
+
+def compile_path(expr: str) -> Callable[[Any], list[Any]]:
+    """Compile a JSONPath of attend's subset into a selector.
+
+    Args:
+        expr: e.g. ``$.items[*].name`` (`$`, `.field`, `['field']`, `[n]`, `[*]`, `.*`, `..field`, `..*`).
+
+    Returns:
+        A callable mapping a document to the list of selected values, in document order.
+
+    Raises:
+        attend.PathSyntaxError: the expression is invalid; `.column` is the 1-based column.
+    """
+    from attend.grammar import parse_path
+
+    return compile_path_ir(parse_path(expr))
+
+
+def compile_trigger(
+    definition: Mapping[str, Any], name: str = "trigger", *, origins: Mapping[tuple[str, ...], Any] | None = None
+) -> CompiledTrigger:
+    """Compile one trigger definition (the mapping under `triggers.<name>` in a sensor file).
+
+    Args:
+        definition: `path`, `key`, `on`, `where`, `match`, `magnitude`, `description`, `author`, `initial`.
+        name: the trigger's name; it appears in every `Fire`.
+        origins: optional positions keyed by key path inside the trigger (see `grammar.parse_trigger`).
+
+    Returns:
+        The `CompiledTrigger`; `.step(state, result)` returns ``(fires, new_state)``.
+
+    Raises:
+        attend.CompileError: with `.field`, `.code` and `.column` for the first problem found.
+    """
+    from attend.grammar import parse_trigger
+
+    if not isinstance(definition, Mapping):
+        raise CompileError("a trigger must be a mapping", field="", code="wrong-type")
+    return CompiledTrigger(parse_trigger(definition, name, origins))

@@ -1,0 +1,250 @@
+"""Where conditions → predicate closures (DESIGN.md, Trigger semantics: `where`, ADR-403 §8).
+
+Each test (`equals`, `not`, `in`, `contains`, `like`, `matches`, `above`, `below`) becomes a closure
+specialised on its operand's type; each condition pairs a property getter (direct for a plain dotted
+property, a walk over matching members for a glob property) with its tests; a where combines its
+conditions with `all` or `any`. Predicates take `(item, warn)`: `warn(message)` records a warning
+(a type mismatch in `above`/`below`, a regex that timed out) without touching the decision.
+
+Decisions: a missing field satisfies only `not`; a glob property holds when any matching field
+satisfies every test; `like` and `matches` apply to strings (and to numbers, through their JSON text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from attend import ir
+from attend.compiler import ops
+
+__all__ = ["Predicate", "compile_condition", "compile_test", "compile_where", "property_getter"]
+
+Warn = Callable[[str], None]
+#: A compiled condition or where: (item, warn) → holds?
+Predicate = Callable[[Any, Warn], bool]
+#: A compiled test on one property value (never MISSING): (value, warn) → passes?
+ValueTest = Callable[[Any, Warn], bool]
+
+
+def _pattern_subject(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ops.render_value(value)
+    return None
+
+
+def compile_test(test: ir.Test, prop: str) -> ValueTest:
+    """The closure for one operator on one property's (present) value."""
+    op, operand = test.op, test.operand
+    same = ops.same
+    if op in ("equals", "not"):
+        if isinstance(operand, str):
+
+            def eq(v: Any, warn: Warn) -> bool:
+                return v == operand
+
+        elif isinstance(operand, bool) or operand is None:
+
+            def eq(v: Any, warn: Warn) -> bool:
+                return v is operand
+
+        elif isinstance(operand, (int, float)):
+
+            def eq(v: Any, warn: Warn) -> bool:
+                return v == operand and not isinstance(v, bool)
+
+        else:
+            expected = list(operand) if isinstance(operand, tuple) else operand
+
+            def eq(v: Any, warn: Warn) -> bool:
+                return same(v, expected)
+
+        if op == "equals":
+            return eq
+
+        def ne(v: Any, warn: Warn) -> bool:
+            return not eq(v, warn)
+
+        return ne
+    if op == "in":
+        if all(isinstance(o, str) for o in operand):
+            members = frozenset(operand)
+
+            def in_strings(v: Any, warn: Warn) -> bool:
+                return isinstance(v, str) and v in members
+
+            return in_strings
+        options = tuple(operand)
+
+        def in_any(v: Any, warn: Warn) -> bool:
+            return any(same(v, o) for o in options)
+
+        return in_any
+    if op == "contains":
+        contains = ops.contains
+
+        def has(v: Any, warn: Warn) -> bool:
+            return contains(v, operand)
+
+        return has
+    if op == "like":
+        match = ops.compile_glob(operand.text)
+
+        def like(v: Any, warn: Warn) -> bool:
+            if v.__class__ is str:
+                return match(v) is not None
+            subject = _pattern_subject(v)
+            return subject is not None and match(subject) is not None
+
+        return like
+    if op == "matches":
+        search = ops.compile_regex(operand.text).search
+        timeout = ops.REGEX_TIMEOUT
+
+        def matches(v: Any, warn: Warn) -> bool:
+            subject = v if v.__class__ is str else _pattern_subject(v)
+            if subject is None:
+                return False
+            try:
+                return search(subject, timeout=timeout) is not None
+            except TimeoutError:
+                warn(f"{prop}: the regex {operand.text!r} timed out after {timeout} s; counted as no match")
+                return False
+
+        return matches
+    bound = operand
+    as_number = ops.as_number
+    if op == "above":
+
+        def above(v: Any, warn: Warn) -> bool:
+            if v.__class__ is int or v.__class__ is float:
+                return v > bound
+            n = as_number(v)
+            if n is None:
+                warn(f"{prop}: {ops.render_value(v)!r} is not a number (above: {bound})")
+                return False
+            return n > bound
+
+        return above
+
+    def below(v: Any, warn: Warn) -> bool:
+        if v.__class__ is int or v.__class__ is float:
+            return v < bound
+        n = as_number(v)
+        if n is None:
+            warn(f"{prop}: {ops.render_value(v)!r} is not a number (below: {bound})")
+            return False
+        return n < bound
+
+    return below
+
+
+def property_getter(prop: ir.PropertyPattern) -> Callable[[Any], list[Any]]:
+    """For a glob property: the closure listing every value whose path matches, in document order."""
+    steps: list[tuple[bool, Any]] = []
+    for part, globbed in zip(prop.parts, prop.globbed, strict=True):
+        steps.append((True, ops.compile_glob(part)) if globbed else (False, part))
+    frozen = tuple(steps)
+
+    def values(item: Any) -> list[Any]:
+        nodes = [item]
+        for globbed, sel in frozen:
+            nxt: list[Any] = []
+            for node in nodes:
+                if not isinstance(node, dict):
+                    continue
+                if globbed:
+                    nxt.extend(v for k, v in node.items() if isinstance(k, str) and sel(k) is not None)
+                elif sel in node:
+                    nxt.append(node[sel])
+            nodes = nxt
+        return nodes
+
+    return values
+
+
+def compile_condition(condition: ir.Condition) -> Predicate:
+    """One property and its tests as a predicate on an item."""
+    prop = condition.prop
+    name = str(prop)
+    tests = tuple(compile_test(t, name) for t in condition.tests)
+    missing_holds = all(t.op == "not" for t in condition.tests)
+    missing = ops.MISSING
+
+    check: ValueTest
+    if len(tests) == 1:
+        check = tests[0]
+    else:
+
+        def check(v: Any, warn: Warn) -> bool:
+            for t in tests:
+                if not t(v, warn):
+                    return False
+            return True
+
+    if prop.is_glob:
+        values = property_getter(prop)
+
+        def glob_condition(item: Any, warn: Warn) -> bool:
+            found = values(item)
+            if not found:
+                return missing_holds
+            return any(check(v, warn) for v in found)
+
+        return glob_condition
+
+    if len(prop.parts) == 1:
+        (field,) = prop.parts
+        def plain(item: Any, warn: Warn) -> bool:
+            v = item.get(field, missing) if isinstance(item, dict) else missing
+            if v is missing:
+                return missing_holds
+            return check(v, warn)
+
+        return plain
+
+    fields = prop.parts
+    get_dotted = ops.get_dotted
+
+    def dotted(item: Any, warn: Warn) -> bool:
+        v = get_dotted(item, fields)
+        if v is missing:
+            return missing_holds
+        return check(v, warn)
+
+    return dotted
+
+
+def compile_where(where: ir.Where | None) -> Predicate | None:
+    """A where as one predicate (None when the trigger has no where: every item holds)."""
+    if where is None or not where.conditions:
+        return None
+    preds = tuple(compile_condition(c) for c in where.conditions)
+    if len(preds) == 1:
+        return preds[0]
+    if where.match == "any":
+
+        def any_of(item: Any, warn: Warn) -> bool:
+            for p in preds:
+                if p(item, warn):
+                    return True
+            return False
+
+        return any_of
+    if len(preds) == 2:
+        first, second = preds
+
+        def both(item: Any, warn: Warn) -> bool:
+            return first(item, warn) and second(item, warn)
+
+        return both
+
+    def all_of(item: Any, warn: Warn) -> bool:
+        for p in preds:
+            if not p(item, warn):
+                return False
+        return True
+
+    return all_of

@@ -1,0 +1,68 @@
+"""Every expression problem of a sensor, positioned inside its YAML scalars (`compile --check`).
+
+Spec-level trigger rules (`on`/`key`/`where`, the message lane's `author`) are `spec`'s to report;
+this module reports what only the grammar and compiler can see: paths, templates, property patterns,
+regexes and operator operands. Each diagnostic points at the offending character inside the scalar
+(the scalar's start, plus the offset into the expression, plus one for an opening quote) and carries a
+caret excerpt of the file's line in `detail`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from attend.errors import CompileError, Diagnostic, caret_excerpt
+
+__all__ = ["EXPRESSION_CODES", "diagnose"]
+
+#: The codes `diagnose` reports (the rest of a trigger's rules belong to the spec's validation).
+EXPRESSION_CODES = frozenset({"path-syntax", "template-syntax", "pattern-syntax", "regex-syntax", "operator"})
+
+
+@lru_cache(maxsize=64)
+def _file_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _diagnostic(err: CompileError, fallback_file: str) -> Diagnostic:
+    file = err.file or fallback_file
+    text = _file_text(file) if err.file else ""
+    if text:
+        detail = caret_excerpt(text, err.line, err.col)
+    else:
+        expression = getattr(err, "expression", "")
+        detail = caret_excerpt(expression, 1, getattr(err, "offset", 0) + 1) if expression else ""
+    return Diagnostic(file, err.line, err.col, err.code, err.message, detail=detail)
+
+
+def diagnose(sensor: Any) -> list[Diagnostic]:
+    """Every expression problem in `sensor`'s triggers.
+
+    Args:
+        sensor: an `attend.spec.model.Sensor` (merged; its `origins` give the positions).
+
+    Returns:
+        Diagnostics with codes `path-syntax`, `template-syntax`, `pattern-syntax`, `regex-syntax` and
+        `operator`, in trigger order.
+    """
+    from attend.grammar import parse_trigger_collecting
+
+    _file_text.cache_clear()
+    triggers = sensor.data.get("triggers") or {}
+    if not isinstance(triggers, dict):
+        return []
+    fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
+    out: list[Diagnostic] = []
+    for name, definition in triggers.items():
+        if not isinstance(definition, dict):
+            continue
+        prefix = ("triggers", str(name))
+        origins = {k[2:]: v for k, v in sensor.origins.items() if k[:2] == prefix}
+        _, errors = parse_trigger_collecting(definition, str(name), origins)
+        out.extend(_diagnostic(e, fallback) for e in errors if e.code in EXPRESSION_CODES)
+    return out

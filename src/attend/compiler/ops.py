@@ -1,0 +1,163 @@
+"""The runtime operations compiled closures call (the one module they reach into; Jinja's discipline).
+
+Every closure the compiler builds for a path, condition or template calls only names from this
+module, so what an evaluator can do at poll time is exactly what is listed here: field access with a
+`MISSING` marker, the where comparisons (equality that keeps booleans apart from numbers, numeric
+strings compared as numbers in `above`/`below`, `contains` over strings, lists and mappings), the
+glob and regex matchers, and the rendering of a value into a description.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "GLOB_FLAGS",
+    "MISSING",
+    "REGEX_TIMEOUT",
+    "as_number",
+    "compile_glob",
+    "compile_regex",
+    "contains",
+    "descendants",
+    "get_dotted",
+    "key_text",
+    "render_value",
+    "same",
+]
+
+
+class _Missing:
+    """The value of a field that is not there (distinct from JSON null)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: The marker for a field the item does not have.
+MISSING: Any = _Missing()
+
+#: Seconds a single `matches` search may take before it counts as not matching (and warns):
+#: a catastrophic pattern must never hang a poll.
+REGEX_TIMEOUT = 0.25
+
+
+def _glob_flags() -> int:
+    from wcmatch import fnmatch
+
+    # CASE: case-sensitive everywhere (a where value is data, not a file name on a case-folding system);
+    # DOTMATCH: `*` also matches a leading dot. No BRACE/EXTMATCH/NEGATE: `{`, `(` and `!` are literal.
+    return fnmatch.CASE | fnmatch.DOTMATCH
+
+
+#: wcmatch fnmatch flags of every `like` pattern and glob property part (documented in docs/triggers.md).
+GLOB_FLAGS: int = 0
+
+
+def compile_glob(pattern: str) -> Callable[[str], Any]:
+    """A matcher for a glob (`*`, `?`, `[…]`, `[!…]`) as a compiled-regex `fullmatch`-style callable."""
+    import re
+
+    from wcmatch import fnmatch
+
+    global GLOB_FLAGS
+    if not GLOB_FLAGS:
+        GLOB_FLAGS = _glob_flags()
+    include, _exclude = fnmatch.translate(pattern, flags=GLOB_FLAGS)
+    return re.compile(include[0]).match
+
+
+def compile_regex(pattern: str) -> Any:
+    """The compiled `regex` pattern for a `matches` operand (checked valid at parse time)."""
+    import regex
+
+    return regex.compile(pattern)
+
+
+def get_dotted(value: Any, fields: tuple[str, ...]) -> Any:
+    """The value at a dotted field path inside mappings (a numeric part also indexes a list), or MISSING."""
+    for name in fields:
+        if isinstance(value, dict):
+            value = value.get(name, MISSING)
+            if value is MISSING:
+                return MISSING
+        elif isinstance(value, list) and name.lstrip("-").isdigit():
+            index = int(name)
+            if -len(value) <= index < len(value):
+                value = value[index]
+            else:
+                return MISSING
+        else:
+            return MISSING
+    return value
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality: booleans are never equal to numbers (`true` ≠ `1`), 1 equals 1.0."""
+    if isinstance(a, bool) is not isinstance(b, bool):
+        return False
+    return bool(a == b)
+
+
+def as_number(value: Any) -> float | None:
+    """A number (not a boolean) or a numeric string as a float; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def contains(value: Any, needle: Any) -> bool:
+    """`contains`: a substring of a string, an element of a list, or a key of a mapping."""
+    if isinstance(value, str):
+        return isinstance(needle, str) and needle in value
+    if isinstance(value, list):
+        return any(same(element, needle) for element in value)
+    if isinstance(value, dict):
+        return isinstance(needle, str) and needle in value
+    return False
+
+
+def descendants(node: Any, out: list[Any]) -> None:
+    """Append `node` and every container below it, each before its own descendants (RFC 9535 order).
+
+    Only mappings and lists are appended: a descendant segment's selector selects nothing from a scalar.
+    """
+    out.append(node)
+    children = node.values() if isinstance(node, dict) else node
+    for child in children:
+        if isinstance(child, (dict, list)):
+            descendants(child, out)
+
+
+def render_value(value: Any) -> str:
+    """A selected value as description text: strings as they are, JSON for everything else."""
+    if isinstance(value, str):
+        return value
+    if value is MISSING:
+        return ""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+def key_text(value: Any) -> str:
+    """An item's key as the string the state and `Fire.key` use (JSON for non-strings)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)

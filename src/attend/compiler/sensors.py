@@ -1,0 +1,168 @@
+"""A spec sensor compiled: its triggers, effective lane and output reading (DESIGN.md, Runtime).
+
+`CompiledSensor` is what the runtime runs: `result_from_output` turns a command's stdout into the poll
+result (JSON, or the legacy `magnitude|description` lines), and `step` runs every trigger on it,
+keyed by definition hash so an edited trigger re-baselines. A `lines` sensor without triggers turns
+each valid line into one fire of the pseudo-trigger `lines`.
+
+The effective lane is `message` only when every trigger names its `author`; otherwise the sensor runs
+on the event lane and `lane_note` says why. The one exception is a shipped file carrying
+`lane_exception` (the keepwarm floor, ADR-182), honoured only in the shipped layer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from attend.compiler.triggers import CompiledTrigger, Fire
+from attend.errors import AttendError, CompileError
+
+__all__ = ["LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "parse_lines"]
+
+#: The trigger name of a fire made from a `lines` output line when the sensor has no triggers.
+LINES_TRIGGER = "lines"
+
+
+class MalformedOutput(AttendError):
+    """A poll's output that cannot be read as the sensor's `output` format (the `malformed` state)."""
+
+    default_code = "malformed"
+
+
+@dataclass(slots=True)
+class SensorStep:
+    """One poll's outcome across a sensor's triggers: fires, the new states by definition hash, warnings."""
+
+    fires: list[Fire]
+    states: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_lines(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+    """The legacy `magnitude|description` lines: valid items, and (line number, message) for the rest.
+
+    Whitespace around the pipe is trimmed; blank lines are skipped; the magnitude is a float ≥ 0.
+    """
+    items: list[dict[str, Any]] = []
+    errors: list[tuple[int, str]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        head, sep, tail = line.partition("|")
+        if not sep:
+            errors.append((number, f"line {number}: expected `magnitude|description`, got {line[:80]!r}"))
+            continue
+        try:
+            magnitude = float(head.strip())
+        except ValueError:
+            errors.append((number, f"line {number}: the magnitude {head.strip()[:40]!r} is not a number"))
+            continue
+        if not magnitude >= 0 or magnitude == float("inf"):
+            errors.append((number, f"line {number}: the magnitude must be a finite number ≥ 0, not {head.strip()}"))
+            continue
+        items.append({"magnitude": magnitude, "description": tail.strip()})
+    return items, errors
+
+
+class CompiledSensor:
+    """A validated spec sensor with its triggers compiled. Build with `compile_sensor`."""
+
+    def __init__(self, sensor: Any, triggers: dict[str, CompiledTrigger]) -> None:
+        self.name: str = sensor.name
+        self.sensor = sensor
+        self.kind: str | None = sensor.data.get("kind")
+        self.triggers = triggers
+        block = sensor.data.get("command") if self.kind == "command" else None
+        self.output: str | None = (block or {}).get("output", "json") if self.kind == "command" else None
+        self.lane, self.lane_note = _effective_lane(sensor, triggers)
+
+    def __repr__(self) -> str:
+        return f"CompiledSensor({self.name!r}, triggers={list(self.triggers)})"
+
+    def result_from_output(self, text: str) -> tuple[Any, list[tuple[int, str]]]:
+        """A command's stdout as the poll result, and the lines that did not parse (for `lines`).
+
+        Raises:
+            MalformedOutput: the output is not valid JSON (for `output: json`).
+        """
+        if self.output == "lines":
+            return parse_lines(text)
+        try:
+            return json.loads(text), []
+        except (ValueError, RecursionError) as exc:
+            where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise MalformedOutput(f"the output is not valid JSON{where}: {reason}") from None
+
+    def step(self, states: dict[str, Any] | None, result: Any, *, test: bool = False) -> SensorStep:
+        """Run every trigger on one poll result.
+
+        Args:
+            states: stored state by definition hash (states of other hashes are ignored and dropped).
+            result: the poll result (`result_from_output`'s first value, or a crate/mcp result).
+            test: a test fire (see `CompiledTrigger.evaluate`).
+
+        Returns:
+            The fires of all triggers in trigger order, the new states keyed by definition hash,
+            and warnings prefixed with the trigger's name.
+        """
+        states = states or {}
+        if not self.triggers and self.output == "lines":
+            fires = [
+                Fire(LINES_TRIGGER, None, float(item["magnitude"]), str(item["description"]), item, None)
+                for item in (result if isinstance(result, list) else [])
+                if isinstance(item, dict)
+            ]
+            return SensorStep(fires, {}, [])
+        out = SensorStep([], {})
+        for name, trigger in self.triggers.items():
+            evaluation = trigger.evaluate(states.get(trigger.definition_hash), result, test=test)
+            out.fires.extend(evaluation.fires)
+            out.states[trigger.definition_hash] = evaluation.state
+            out.warnings.extend(f"{name}: {w}" for w in evaluation.warnings)
+            out.verdicts.append(evaluation.verdict)
+        return out
+
+
+def _effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[str, str]:
+    declared = sensor.data.get("lane", "event")
+    if declared != "message":
+        return declared, ""
+    if sensor.data.get("lane_exception"):
+        origin = sensor.origin("lane_exception")
+        if origin is None or origin.layer == "shipped":
+            return "message", f"message lane without author by {sensor.data['lane_exception']} (shipped exception)"
+        return "event", "lane_exception is honoured in shipped files only; running on the event lane"
+    missing = [name for name, t in triggers.items() if t.ir.author is None]
+    if not triggers:
+        return "event", "lane: message needs triggers with `author`; this sensor has none, so it runs on the event lane"
+    if missing:
+        return "event", f"lane: message needs `author` in every trigger; {', '.join(missing)} has none, so it runs on the event lane"
+    return "message", ""
+
+
+def _trigger_origins(sensor: Any, name: str) -> dict[tuple[str, ...], Any]:
+    prefix = ("triggers", name)
+    return {k[2:]: v for k, v in sensor.origins.items() if k[:2] == prefix}
+
+
+def compile_sensor(sensor: Any) -> CompiledSensor:
+    """Compile a validated spec sensor (`attend.spec.model.Sensor`).
+
+    Raises:
+        CompileError: the first trigger problem, positioned in the sensor's file.
+    """
+    from attend.grammar import parse_trigger
+
+    raw = sensor.data.get("triggers") or {}
+    if not isinstance(raw, dict):
+        raise CompileError("`triggers` must be a mapping of trigger name → trigger", field="triggers", code="wrong-type")
+    triggers = {
+        str(name): CompiledTrigger(parse_trigger(definition, str(name), _trigger_origins(sensor, str(name))))
+        for name, definition in raw.items()
+    }
+    return CompiledSensor(sensor, triggers)

@@ -1,0 +1,530 @@
+"""Expression strings → IR: paths, templates, where properties and whole triggers (ADR-403 §3, §8).
+
+One lark grammar (`attend.lark`) with a start rule per expression kind, parsed with LALR and built
+once per process on first use (the lint path never pays for it unless a sensor has expressions).
+Every parse failure becomes an `attend` error that says what was expected and where; no lark
+exception ever reaches a caller. `parse_trigger` turns one trigger's YAML mapping into an
+`ir.Trigger`, applying the bare-value rules of DESIGN.md ("Trigger semantics").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path as _FsPath
+from typing import Any
+
+from attend import ir
+from attend.errors import AttendSyntaxError, CompileError, PathSyntaxError, Span, line_col
+from attend.grammar.messages import describe_failure
+
+__all__ = [
+    "GLOB_CHARS",
+    "TriggerProblem",
+    "has_glob",
+    "parse_path",
+    "parse_property",
+    "parse_template",
+    "parse_trigger",
+    "parse_trigger_collecting",
+    "split_dotted",
+]
+
+#: Characters that make a where string (or a property part) a glob (DESIGN.md, Trigger semantics).
+GLOB_CHARS = frozenset("*?[")
+
+_GRAMMAR_FILE = _FsPath(__file__).with_name("attend.lark")
+_parser: Any = None
+
+
+def _lark() -> Any:
+    """The one LALR parser for all three start rules, built on first use."""
+    global _parser
+    if _parser is None:
+        from lark import Lark
+
+        _parser = Lark(
+            _GRAMMAR_FILE.read_text(encoding="utf-8"),
+            parser="lalr",
+            start=["path", "template", "property"],
+            propagate_positions=True,
+            maybe_placeholders=False,
+        )
+    return _parser
+
+
+def has_glob(text: str) -> bool:
+    """True when `text` holds a glob character (`*`, `?` or `[`)."""
+    return any(c in GLOB_CHARS for c in text)
+
+
+def split_dotted(text: str) -> tuple[str, ...]:
+    """A dotted field path (`key`, `author`) as its parts: ``"a.b"`` → ``("a", "b")``."""
+    return tuple(text.split("."))
+
+
+# ------------------------------------------------------------------------------------ expressions
+
+
+def _unquote(token: str, offset: int, text: str) -> str:
+    """The value of a quoted path name: backslash escapes as in JSON, plus ``\\'``."""
+    body = token[1:-1]
+    out: list[str] = []
+    i = 0
+    simple = {"\\": "\\", "'": "'", '"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in simple:
+            out.append(simple[nxt])
+            i += 2
+        elif nxt == "u" and len(body) >= i + 6 and all(c in "0123456789abcdefABCDEF" for c in body[i + 2 : i + 6]):
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            i += 6
+        else:
+            raise _Failure(f"unknown escape '\\{nxt}' in a quoted name", offset + 1 + i, text)
+    return "".join(out)
+
+
+class _Failure(Exception):
+    """A positioned parse failure inside one expression (0-based offset)."""
+
+    def __init__(self, message: str, offset: int, text: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.text = text
+
+
+def _span_of(meta: Any, base: Span | None, text: str) -> Span | None:
+    if getattr(meta, "empty", True):
+        return None
+    start = meta.start_pos
+    if base is None:
+        line, col = line_col(text, start)
+        return Span(None, line, col, start, meta.end_pos)
+    return base.shifted(text, start)
+
+
+def _build_transformer(text: str, base: Span | None) -> Any:
+    from lark import Transformer, v_args
+
+    def sp(meta: Any) -> Span | None:
+        return _span_of(meta, base, text)
+
+    @v_args(meta=True)
+    class ToIR(Transformer):  # type: ignore[misc]
+        """Parse tree → IR nodes, with spans from lark's positions."""
+
+        def path(self, meta: Any, children: list[Any]) -> ir.Path:
+            return ir.Path(segments=tuple(children[1:]), span=sp(meta))
+
+        def child_name(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
+            name = children[1]
+            return ir.ChildSegment(selector=ir.NameSelector(name=str(name), span=sp(meta)), span=sp(meta))
+
+        def child_wild(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
+            return ir.ChildSegment(selector=ir.WildcardSelector(span=sp(meta)), span=sp(meta))
+
+        def child_bracket(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
+            return ir.ChildSegment(selector=children[0], span=sp(meta))
+
+        def desc_name(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
+            return ir.DescendantSegment(selector=ir.NameSelector(name=str(children[1]), span=sp(meta)), span=sp(meta))
+
+        def desc_wild(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
+            return ir.DescendantSegment(selector=ir.WildcardSelector(span=sp(meta)), span=sp(meta))
+
+        def desc_bracket(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
+            selector = children[1]
+            if isinstance(selector, ir.IndexSelector):
+                raise _Failure("'..' takes a name or '*', not an index", meta.start_pos + 3, text)
+            return ir.DescendantSegment(selector=selector, span=sp(meta))
+
+        def sel_name(self, meta: Any, children: list[Any]) -> ir.NameSelector:
+            token = children[0]
+            return ir.NameSelector(name=_unquote(str(token), token.start_pos, text), span=sp(meta))
+
+        def sel_index(self, meta: Any, children: list[Any]) -> ir.IndexSelector:
+            return ir.IndexSelector(index=int(children[0]), span=sp(meta))
+
+        def sel_wild(self, meta: Any, children: list[Any]) -> ir.WildcardSelector:
+            return ir.WildcardSelector(span=sp(meta))
+
+        def template(self, meta: Any, children: list[Any]) -> ir.Template:
+            parts: list[ir.TemplatePart] = []
+            for part in children:
+                # adjacent literal pieces (text, `{{`, `}}`) merge into one Literal_
+                if isinstance(part, ir.Literal_) and parts and isinstance(parts[-1], ir.Literal_):
+                    parts[-1] = ir.Literal_(text=parts[-1].text + part.text, span=parts[-1].span)
+                else:
+                    parts.append(part)
+            return ir.Template(parts=tuple(parts), span=sp(meta))
+
+        def text(self, meta: Any, children: list[Any]) -> ir.Literal_:
+            return ir.Literal_(text=str(children[0]), span=sp(meta))
+
+        def lbrace(self, meta: Any, children: list[Any]) -> ir.Literal_:
+            return ir.Literal_(text="{", span=sp(meta))
+
+        def rbrace(self, meta: Any, children: list[Any]) -> ir.Literal_:
+            return ir.Literal_(text="}", span=sp(meta))
+
+        def ref(self, meta: Any, children: list[Any]) -> ir.FieldRef:
+            names = [str(c) for c in children if c.type == "FIELD"]
+            if names[0] in ("value", "key") and len(names) > 1:
+                raise _Failure(
+                    f"{{{names[0]}}} takes no fields; to read a field of the item write {{{'.'.join(names[1:])}}}",
+                    meta.start_pos,
+                    text,
+                )
+            if names[0] in ("value", "key", "previous"):
+                return ir.FieldRef(root=names[0], fields=tuple(names[1:]), span=sp(meta))
+            return ir.FieldRef(root="item", fields=tuple(names), span=sp(meta))
+
+        def property(self, meta: Any, children: list[Any]) -> ir.PropertyPattern:
+            parts = tuple(str(c) for c in children if c.type == "PART")
+            return ir.PropertyPattern(parts=parts, globbed=tuple(has_glob(p) for p in parts), span=sp(meta))
+
+    return ToIR()
+
+
+def _parse(
+    text: str,
+    start: str,
+    span: Span | None,
+    error: type[AttendSyntaxError],
+    code: str,
+) -> Any:
+    from lark.exceptions import LarkError, VisitError
+
+    try:
+        tree = _lark().parse(text, start=start)
+        return _build_transformer(text, span).transform(tree)
+    except VisitError as exc:
+        failure = exc.orig_exc
+        if not isinstance(failure, _Failure):
+            raise
+        message, offset = failure.message, failure.offset
+    except _Failure as failure:
+        message, offset = failure.message, failure.offset
+    except LarkError as exc:
+        message, offset = describe_failure(exc, text, start)
+    raise _positioned(error, code, message, text, offset, span)
+
+
+def _positioned(
+    error: type[AttendSyntaxError], code: str, message: str, text: str, offset: int, span: Span | None
+) -> AttendSyntaxError:
+    """An error at character `offset` of `text`, shifted into the file when `span` is given."""
+    if span is None:
+        line, col = line_col(text, offset)
+        exc = error(message, code=code, line=line, col=col, expression=text)
+    else:
+        at = span.shifted(text, offset)
+        exc = error(message, code=code, file=at.file, line=at.line, col=at.col, expression=text)
+    exc.offset = offset  # type: ignore[attr-defined]
+    return exc
+
+
+def parse_path(text: str, span: Span | None = None) -> ir.Path:
+    """Parse a JSONPath of the spec's subset.
+
+    Args:
+        text: the expression, e.g. ``$.items[*]``.
+        span: where the expression's first character stands in its file (for positioned errors).
+
+    Returns:
+        The `ir.Path`.
+
+    Raises:
+        PathSyntaxError: `.column` is 1-based inside the expression (or the file column when `span`
+            is given); `.offset` is always the 0-based offset inside the expression.
+    """
+    if not isinstance(text, str):
+        raise PathSyntaxError(f"a path must be a string, not {type(text).__name__}", expression=str(text))
+    return _parse(text, "path", span, PathSyntaxError, "path-syntax")
+
+
+def parse_template(text: str, span: Span | None = None) -> ir.Template:
+    """Parse a description template (`{field}`, `{value}`, `{key}`, `{previous.field}`, `{{`, `}}`).
+
+    Raises:
+        AttendSyntaxError: code ``template-syntax``, positioned like `parse_path`.
+    """
+    return _parse(text, "template", span, AttendSyntaxError, "template-syntax")
+
+
+def parse_property(text: str, span: Span | None = None) -> ir.PropertyPattern:
+    """Parse a where property: dotted parts, each possibly a glob (`wind_*`, `tags.[ab]*`).
+
+    Raises:
+        AttendSyntaxError: code ``pattern-syntax``, positioned like `parse_path`.
+    """
+    return _parse(text, "property", span, AttendSyntaxError, "pattern-syntax")
+
+
+# --------------------------------------------------------------------------------------- triggers
+
+#: The trigger fields that hold an expression, and the parser for each.
+_EXPRESSION_FIELDS: dict[str, Callable[[str, Span | None], Any]] = {
+    "path": parse_path,
+    "description": parse_template,
+}
+
+#: Operators whose operand must be a number.
+_NUMERIC_OPERATORS = ("above", "below")
+
+
+class TriggerProblem(Exception):
+    """One problem in a trigger definition, before it is positioned (collected by `diagnose`)."""
+
+
+class _TriggerReader:
+    """Reads one trigger mapping into IR, collecting (or raising) positioned CompileErrors."""
+
+    def __init__(self, name: str, origins: Mapping[tuple[str, ...], Any] | None, collect: bool) -> None:
+        self.name = name
+        self.origins = origins or {}
+        self.collect = collect
+        self.errors: list[CompileError] = []
+
+    # -- positions
+
+    def _base(self, keypath: tuple[str, ...], *, key: bool = False) -> tuple[Span | None, int]:
+        origin = self.origins.get(keypath)
+        if origin is None:
+            return None, 0
+        if key:
+            return origin.key_span, 0
+        if origin.style in ("|", ">"):
+            # a block scalar's text starts on the next line; point at its indicator
+            return None, 0
+        return origin.span, origin.quote
+
+    def fail(self, message: str, *, field: str, code: str, keypath: tuple[str, ...], key: bool = False) -> None:
+        origin = self.origins.get(keypath)
+        if origin is not None:
+            span = origin.key_span if key else origin.span
+            exc = CompileError(message, field=field, code=code, file=span.file, line=span.line, col=span.col)
+        else:
+            exc = CompileError(message, field=field, code=code)
+        exc.keypath = keypath  # type: ignore[attr-defined]
+        self._raise(exc)
+
+    def _raise(self, exc: CompileError) -> None:
+        if not self.collect:
+            raise exc
+        self.errors.append(exc)
+
+    def expression(self, parser: Callable[..., Any], text: str, *, field: str, keypath: tuple[str, ...], key: bool = False) -> Any:
+        """Parse one expression; on failure record a CompileError positioned inside the scalar."""
+        base, quote = self._base(keypath, key=key)
+        try:
+            return parser(text)
+        except AttendSyntaxError as exc:
+            offset = getattr(exc, "offset", 0)
+            if base is not None:
+                at = base.shifted(text, offset, quote=quote)
+                file, line, col = at.file, at.line, at.col
+            else:
+                origin = self.origins.get(keypath)
+                file = origin.file if origin else None
+                line = origin.line if origin else exc.line
+                col = origin.col if origin else exc.col
+            err = CompileError(exc.message, field=field, code=exc.code, file=file, line=line, col=col)
+            err.keypath = keypath  # type: ignore[attr-defined]
+            err.expression = text  # type: ignore[attr-defined]
+            err.offset = offset  # type: ignore[attr-defined]
+            self._raise(err)
+            return None
+
+    # -- the trigger
+
+    def read(self, d: Mapping[str, Any]) -> ir.Trigger | None:
+        if not isinstance(d, Mapping):
+            self.fail("a trigger must be a mapping", field="", code="wrong-type", keypath=())
+            return None
+        path = self._path(d)
+        on = d.get("on")
+        if on is None:
+            self.fail("`on` is required (added, removed, changed, enters or leaves)", field="on", code="required", keypath=())
+        elif on not in ir.ON_VALUES:
+            self.fail(f"`on` must be one of {', '.join(ir.ON_VALUES)}, not {on!r}", field="on", code="bad-value", keypath=("on",))
+        key = self._dotted(d, "key")
+        author = self._dotted(d, "author")
+        where = self._where(d)
+        if on in ("added", "removed") and key is None:
+            self.fail(f"`on: {on}` needs a `key` to tell items apart across polls", field="key", code="on-rules", keypath=("on",))
+        if on in ("enters", "leaves") and where is None and "where" not in d:
+            self.fail(f"`on: {on}` needs a `where` (the condition an item enters or leaves)", field="where", code="on-rules", keypath=("on",))
+        magnitude = d.get("magnitude", 1.0)
+        if isinstance(magnitude, bool) or not isinstance(magnitude, (int, float)) or magnitude < 0:
+            self.fail(f"`magnitude` must be a number ≥ 0, not {magnitude!r}", field="magnitude", code="bad-value", keypath=("magnitude",))
+            magnitude = 1.0
+        description = d.get("description", "")
+        template = ir.Template()
+        if not isinstance(description, str):
+            self.fail("`description` must be a string", field="description", code="wrong-type", keypath=("description",))
+        else:
+            template = self.expression(parse_template, description, field="description", keypath=("description",)) or template
+        initial = d.get("initial", "baseline")
+        if initial not in ("baseline", "fire"):
+            self.fail(f"`initial` must be `baseline` or `fire`, not {initial!r}", field="initial", code="bad-value", keypath=("initial",))
+            initial = "baseline"
+        if path is None or on not in ir.ON_VALUES or self.errors:
+            return None
+        return ir.Trigger(
+            name=self.name,
+            path=path,
+            on=on,
+            key=key,
+            where=where,
+            magnitude=float(magnitude),
+            description=template,
+            author=author,
+            initial=initial,
+        )
+
+    def _path(self, d: Mapping[str, Any]) -> ir.Path | None:
+        text = d.get("path", "$")
+        if not isinstance(text, str):
+            self.fail("`path` must be a string", field="path", code="wrong-type", keypath=("path",))
+            return None
+        return self.expression(parse_path, text, field="path", keypath=("path",))
+
+    def _dotted(self, d: Mapping[str, Any], name: str) -> tuple[str, ...] | None:
+        value = d.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value or any(not part for part in value.split(".")):
+            self.fail(f"`{name}` must be a field name (dotted allowed), not {value!r}", field=name, code="bad-value", keypath=(name,))
+            return None
+        return split_dotted(value)
+
+    def _where(self, d: Mapping[str, Any]) -> ir.Where | None:
+        raw = d.get("where")
+        match = d.get("match", "all")
+        if match not in ("all", "any"):
+            self.fail(f"`match` must be `all` or `any`, not {match!r}", field="match", code="bad-value", keypath=("match",))
+            match = "all"
+        if raw is None:
+            return None
+        if not isinstance(raw, Mapping):
+            self.fail("`where` must be a mapping of property → value or operator object", field="where", code="wrong-type", keypath=("where",))
+            return None
+        conditions = []
+        for prop_text, value in raw.items():
+            prop_text = str(prop_text)
+            keypath = ("where", prop_text)
+            prop = self.expression(parse_property, prop_text, field="where", keypath=keypath, key=True)
+            tests = self._tests(prop_text, value)
+            if prop is not None and tests is not None:
+                conditions.append(ir.Condition(prop=prop, tests=tests))
+        if not conditions and raw:
+            return None
+        return ir.Where(conditions=tuple(conditions), match=match)
+
+    def _tests(self, prop: str, value: Any) -> tuple[ir.Test, ...] | None:
+        keypath = ("where", prop)
+        if isinstance(value, Mapping):
+            if not value:
+                self.fail(f"the operator object of `{prop}` is empty", field="where", code="operator", keypath=keypath)
+                return None
+            tests = []
+            for op, operand in value.items():
+                test = self._test(str(op), operand, keypath + (str(op),), bare=False)
+                if test is not None:
+                    tests.append(test)
+            return tuple(tests) if len(tests) == len(value) else None
+        if isinstance(value, list):
+            test = self._test("in", value, keypath, bare=True)
+        elif isinstance(value, str) and has_glob(value):
+            test = self._test("like", value, keypath, bare=True)
+        else:
+            test = self._test("equals", value, keypath, bare=True)
+        return None if test is None else (test,)
+
+    def _test(self, op: str, operand: Any, keypath: tuple[str, ...], *, bare: bool) -> ir.Test | None:
+        if op not in ir.OPERATORS:
+            self.fail(f"unknown operator `{op}` (expected one of {', '.join(ir.OPERATORS)})", field="where", code="operator", keypath=keypath, key=True)
+            return None
+        if op in _NUMERIC_OPERATORS:
+            if isinstance(operand, bool) or not isinstance(operand, (int, float)):
+                self.fail(f"`{op}` needs a number, not {operand!r}", field="where", code="operator", keypath=keypath)
+                return None
+        elif op == "in":
+            if not isinstance(operand, list):
+                self.fail(f"`in` needs a list, not {operand!r}", field="where", code="operator", keypath=keypath)
+                return None
+            operand = tuple(operand)
+        elif op in ("like", "matches"):
+            if not isinstance(operand, str):
+                self.fail(f"`{op}` needs a string pattern, not {operand!r}", field="where", code="operator", keypath=keypath)
+                return None
+            if op == "matches":
+                problem = regex_problem(operand)
+                if problem is not None:
+                    message, offset = problem
+                    self._regex_error(message, operand, offset, keypath)
+                    return None
+            operand = ir.ValuePattern(text=operand, mode="glob" if op == "like" else "regex")
+        elif isinstance(operand, list):
+            operand = tuple(operand)
+        return ir.Test(op=op, operand=operand, bare=bare)
+
+    def _regex_error(self, message: str, text: str, offset: int, keypath: tuple[str, ...]) -> None:
+        base, quote = self._base(keypath)
+        if base is not None:
+            at = base.shifted(text, offset, quote=quote)
+            err = CompileError(message, field="where", code="regex-syntax", file=at.file, line=at.line, col=at.col)
+        else:
+            line, col = line_col(text, offset)
+            err = CompileError(message, field="where", code="regex-syntax", line=line, col=col)
+        err.keypath = keypath  # type: ignore[attr-defined]
+        err.expression = text  # type: ignore[attr-defined]
+        err.offset = offset  # type: ignore[attr-defined]
+        self._raise(err)
+
+
+def regex_problem(pattern: str) -> tuple[str, int] | None:
+    """Why `pattern` is not a valid regular expression (message, 0-based offset), or None."""
+    import regex
+
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        pos = exc.pos if isinstance(exc.pos, int) else 0
+        return f"invalid regular expression: {exc.msg}", min(pos, len(pattern))
+    return None
+
+
+def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins: Mapping[tuple[str, ...], Any] | None = None) -> ir.Trigger:
+    """Turn one trigger's mapping into an `ir.Trigger`.
+
+    Args:
+        definition: the trigger's fields as loaded from YAML (`path`, `key`, `on`, `where`, ...).
+        name: the trigger's name (its key under `triggers:`).
+        origins: optional positions, keyed by key path *inside the trigger* (``("where", "x", "above")``)
+            → an object with `span`, `key_span` and `quote` (a `spec.model.Origin`).
+
+    Raises:
+        CompileError: the first problem, with `.field`, `.code` and a position (file:line:col when
+            origins are given, else the column inside the offending expression).
+    """
+    reader = _TriggerReader(name, origins, collect=False)
+    trigger = reader.read(definition)
+    assert trigger is not None  # a reader that does not collect raises before returning None
+    return trigger
+
+
+def parse_trigger_collecting(
+    definition: Mapping[str, Any], name: str, origins: Mapping[tuple[str, ...], Any] | None = None
+) -> tuple[ir.Trigger | None, list[CompileError]]:
+    """Like `parse_trigger`, but collect every problem instead of raising the first."""
+    reader = _TriggerReader(name, origins, collect=True)
+    trigger = reader.read(definition)
+    return trigger, reader.errors
