@@ -1,0 +1,103 @@
+"""The mcp kind: one read-only tool call on a stdio MCP server per poll (ADR-403 §4).
+
+A poll resolves the sensor's server (`mcp_config`), refuses to run without a valid, confirmed probe
+record (`unprobed`), then calls the tool through the shared session pool (`mcp_pool.McpPool`, the
+`ctx.mcp_pool` of the daemon or CLI command), which applies the read-only gate. Every outcome carries
+`meta={"server": <name>, "tool": <tool>}` so notifications can name the server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from attend.errors import RuntimeFailure
+from attend.runtime.kinds import PollContext, PollOutcome
+from attend.runtime.mcp_config import ServerDefinition, fingerprint, resolve_server, server_label
+from attend.runtime.mcp_policy import probe_problem
+from attend.runtime.mcp_pool import McpPool, ToolCall
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+
+__all__ = ["DEFAULT_TIMEOUT", "McpPool", "McpSettings", "call_tool", "poll", "sensor_settings"]
+
+#: Seconds for a connect and for a call when the sensor's `mcp.timeout` is not set. Servers started
+#: through npx/uvx may download themselves on first start, so this is longer than a command's default.
+DEFAULT_TIMEOUT = 20.0
+
+
+class McpSettings:
+    """A sensor's `mcp:` block, read once: server (as configured), tool, args, gate override, timeout."""
+
+    __slots__ = ("allow_unannotated", "args", "server", "timeout", "tool")
+
+    def __init__(self, block: Any) -> None:
+        block = block if isinstance(block, dict) else {}
+        self.server: Any = block.get("server")
+        self.tool: Any = block.get("tool")
+        args = block.get("args")
+        self.args: dict[str, Any] = dict(args) if isinstance(args, dict) else {}
+        self.allow_unannotated = bool(block.get("allow_unannotated", False))
+        timeout = block.get("timeout")
+        self.timeout = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else DEFAULT_TIMEOUT
+
+    @property
+    def label(self) -> str:
+        """The server's name as notifications and states show it."""
+        return server_label(self.server)
+
+    @property
+    def fingerprint(self) -> str:
+        """What a probe record must have been taken with (server as configured, tool, args)."""
+        return fingerprint(self.server, self.tool, self.args)
+
+
+def sensor_settings(compiled: CompiledSensor) -> McpSettings:
+    """The `mcp:` block of a compiled sensor."""
+    return McpSettings(compiled.sensor.data.get("mcp"))
+
+
+async def call_tool(settings: McpSettings, ctx: PollContext) -> tuple[ServerDefinition, ToolCall]:
+    """Resolve the server and call the tool through `ctx.mcp_pool` (the gate applies; the probe does not).
+
+    Raises:
+        RuntimeFailure: any failure state, with its message.
+    """
+    definition = resolve_server(settings.server, ctx.project_dir, ctx.env)
+    return definition, await _pool_call(definition, settings, ctx)
+
+
+async def _pool_call(definition: ServerDefinition, settings: McpSettings, ctx: PollContext) -> ToolCall:
+    if not isinstance(settings.tool, str) or not settings.tool:
+        raise RuntimeFailure("invalid", "mcp.tool must name the tool to call")
+    pool = ctx.mcp_pool
+    if pool is None:
+        raise RuntimeFailure("unavailable", "no MCP session pool is running")
+    return await pool.call(
+        definition,
+        settings.tool,
+        settings.args,
+        allow_unannotated=settings.allow_unannotated,
+        timeout=settings.timeout,
+    )
+
+
+async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
+    """Poll an mcp sensor once; a failure is a `PollOutcome` in its failure state, never an exception.
+
+    Order: resolve the server (`invalid`, `unsupported`), check the probe record (`unprobed`, before any
+    server starts), then call through the pool (gate, connect, call).
+    """
+    settings = sensor_settings(compiled)
+    meta = {"server": settings.label, "tool": settings.tool}
+    try:
+        definition = resolve_server(settings.server, ctx.project_dir, ctx.env)
+        meta["server"] = definition.name
+        record = ctx.store.get_probe(compiled.name) if ctx.store is not None else None
+        problem = probe_problem(record, settings.fingerprint)
+        if problem is not None:
+            raise RuntimeFailure("unprobed", f"{problem}; run `attend sensors probe {compiled.name}`")
+        call = await _pool_call(definition, settings, ctx)
+    except RuntimeFailure as failure:
+        return PollOutcome.failed(failure.state, failure.message, **meta)
+    return PollOutcome(result=call.document, meta=meta)

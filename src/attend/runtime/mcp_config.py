@@ -1,0 +1,277 @@
+"""Which stdio MCP server an mcp sensor names, resolved from Claude Code's configuration (ADR-403 §4).
+
+A sensor's `mcp.server` is either a name or an inline `{command, args, env}` mapping. A name is looked up
+in the scopes Claude Code itself uses, highest first:
+
+1. local   — `~/.claude.json` → `projects.<absolute project dir>.mcpServers`
+2. project — `<project dir>/.mcp.json` → `mcpServers`
+3. user    — `~/.claude.json` → top-level `mcpServers`
+
+`~/.claude.json` lives in `$CLAUDE_CONFIG_DIR` when that variable is set (as Claude Code does), else in
+`$HOME`. Both files are read tolerantly (missing, invalid JSON or wrong shapes are skipped with a note)
+and never written. `${VAR}` and `${VAR:-default}` are expanded in `command`, `args` and `env` values as
+Claude Code expands them; a variable without a value and without a default makes the server `invalid`.
+A remote server (`type: http`/`sse`, or a `url`) is `unsupported`: attend runs stdio servers only.
+
+Everything here is pure apart from reading the two JSON files; no trio, no mcp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attend.errors import RuntimeFailure
+
+__all__ = [
+    "CLAUDE_JSON",
+    "PROJECT_MCP_JSON",
+    "REMOTE_TYPES",
+    "ServerDefinition",
+    "claude_json_path",
+    "expand_vars",
+    "fingerprint",
+    "resolve_server",
+    "server_label",
+]
+
+#: Claude Code's user configuration file, in `$CLAUDE_CONFIG_DIR` or the home directory.
+CLAUDE_JSON = ".claude.json"
+
+#: The project-scoped MCP configuration file, at the project directory's root.
+PROJECT_MCP_JSON = ".mcp.json"
+
+#: Transport types that are not stdio; attend refuses them as `unsupported` (remote servers wait for #845).
+REMOTE_TYPES = frozenset({"http", "sse", "streamable-http", "streamable_http", "ws", "websocket"})
+
+#: Commands that start another program named in their arguments (an inline server is named after that).
+_LAUNCHER = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|npx|uvx|uv|bunx|bun|deno|pipx|pnpm|yarn|docker)(\.exe)?$")
+
+#: Launcher arguments that are verbs, not the program (`uv run`, `pipx run`, `docker run`, `pnpm dlx`).
+_LAUNCHER_VERBS = frozenset({"run", "dlx", "exec", "tool"})
+
+#: `${NAME}` or `${NAME:-default}`; the default may be empty and runs to the first closing brace.
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerDefinition:
+    """A stdio server, resolved and expanded: what attend starts, and the key of its shared session.
+
+    Two sensors share one session exactly when their definitions are equal, so `name`, `source` and
+    `configured` (which say where it came from) stay out of equality and hashing.
+    """
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    name: str = field(default="", compare=False)
+    source: str = field(default="inline", compare=False)
+    configured: Any = field(default=None, compare=False, hash=False)
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        """The server's extra environment as a mapping."""
+        return dict(self.env)
+
+
+def claude_json_path(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps its user configuration: `$CLAUDE_CONFIG_DIR/.claude.json` or `~/.claude.json`."""
+    config_dir = env.get("CLAUDE_CONFIG_DIR")
+    if config_dir:
+        return Path(config_dir) / CLAUDE_JSON
+    home = env.get("HOME") or str(Path.home())
+    return Path(home) / CLAUDE_JSON
+
+
+def expand_vars(text: str, env: Mapping[str, str], *, where: str) -> str:
+    """Expand `${VAR}` and `${VAR:-default}` in `text` the way Claude Code expands its MCP config.
+
+    Args:
+        text: the configured string.
+        env: the variables to expand from.
+        where: what the string is (for the error message), e.g. `server "git" args[1]`.
+
+    Raises:
+        RuntimeFailure: state `invalid`, when a variable has no value and no default.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = env.get(name)
+        if value is not None:
+            return value
+        if default is not None:
+            return default
+        raise RuntimeFailure("invalid", f"{where}: ${{{name}}} is not set and has no default (${{{name}:-…}})")
+
+    return _VAR.sub(replace, text)
+
+
+def server_label(server: Any) -> str:
+    """The name notifications, states and log files use for a sensor's `mcp.server` value.
+
+    A named server is its name. An inline one is named after its command, or, when the command is a
+    launcher (`python`, `node`, `npx`, `uvx`, …), after the first argument that is not an option
+    (`python -m mcp_server_git` → `mcp_server_git`, `npx -y @scope/server-x` → `server-x`).
+    """
+    if isinstance(server, str):
+        return server
+    if not isinstance(server, Mapping):
+        return "inline"
+    command = server.get("command")
+    if not isinstance(command, str) or not command:
+        return "inline"
+    label = Path(command).name
+    args = server.get("args")
+    if _LAUNCHER.match(label) and isinstance(args, list):
+        for arg in args:
+            if isinstance(arg, str) and arg and not arg.startswith("-") and arg not in _LAUNCHER_VERBS:
+                return arg.rstrip("/").rsplit("/", 1)[-1] or label
+    return label
+
+
+def fingerprint(server: Any, tool: Any, args: Any) -> str:
+    """The probe record's fingerprint: a hash of the server (as configured), tool and args.
+
+    The server enters as the sensor names it (a name, or the inline mapping before expansion), so a
+    rotated token in the environment does not void a probe, but pointing the sensor elsewhere does.
+    """
+    canonical = json.dumps({"server": server, "tool": tool, "args": args}, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def resolve_server(server: Any, project_dir: Path, env: Mapping[str, str]) -> ServerDefinition:
+    """Resolve a sensor's `mcp.server` (a name or an inline mapping) to a stdio server definition.
+
+    Args:
+        server: the `mcp.server` value of the sensor.
+        project_dir: the absolute project directory (selects `projects.<dir>` and `<dir>/.mcp.json`).
+        env: the environment `${VAR}` expands from (also locates `~/.claude.json`).
+
+    Returns:
+        The expanded definition.
+
+    Raises:
+        RuntimeFailure: `invalid` (unknown name, malformed entry, unset variable) or `unsupported`
+            (a remote server), with a message saying where attend looked.
+    """
+    if isinstance(server, Mapping):
+        return _definition(server, name=server_label(server), source="inline", env=env)
+    if not isinstance(server, str) or not server:
+        raise RuntimeFailure("invalid", "mcp.server must be a server name or a mapping with `command`")
+
+    claude_json = claude_json_path(env)
+    mcp_json = Path(project_dir) / PROJECT_MCP_JSON
+    user_doc, user_note = _read_json(claude_json)
+    project_doc, project_note = _read_json(mcp_json)
+
+    scopes = (
+        (f"{claude_json} (projects.{project_dir}.mcpServers, local scope)", _local_servers(user_doc, project_dir)),
+        (f"{mcp_json} (project scope)", _servers_of(project_doc)),
+        (f"{claude_json} (mcpServers, user scope)", _servers_of(user_doc)),
+    )
+    for source, servers in scopes:
+        if server in servers:
+            entry = servers[server]
+            if not isinstance(entry, Mapping):
+                raise RuntimeFailure("invalid", f"MCP server {server!r} in {source} is not a mapping")
+            if source.startswith(str(mcp_json)) and server in _disabled_project_servers(user_doc, project_dir):
+                raise RuntimeFailure(
+                    "refused", f"MCP server {server!r} of {mcp_json} is disabled for this project in {claude_json}"
+                )
+            return _definition(entry, name=server, source=source, env=env)
+
+    looked = "; ".join(
+        f"{path}{f' ({note})' if note else ''}"
+        for path, note in ((claude_json, user_note), (mcp_json, project_note))
+    )
+    raise RuntimeFailure(
+        "invalid",
+        f"no MCP server named {server!r}: looked in projects.{project_dir}.mcpServers and mcpServers of "
+        f"{claude_json}, and mcpServers of {mcp_json} [{looked}]",
+    )
+
+
+def _read_json(path: Path) -> tuple[dict[str, Any], str]:
+    """A JSON file as a mapping, and a note when it could not be used (never raises)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, "missing"
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, f"unreadable: {exc}"
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, f"invalid JSON at line {exc.lineno} column {exc.colno}"
+    if not isinstance(doc, dict):
+        return {}, "not a JSON object"
+    return doc, ""
+
+
+def _servers_of(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    servers = doc.get("mcpServers")
+    return servers if isinstance(servers, Mapping) else {}
+
+
+def _project_entry(doc: Mapping[str, Any], project_dir: Path) -> Mapping[str, Any]:
+    projects = doc.get("projects")
+    if not isinstance(projects, Mapping):
+        return {}
+    # Claude Code keys projects by the absolute directory; try it as given and with symlinks resolved.
+    for key in (str(project_dir), os.path.realpath(project_dir)):
+        entry = projects.get(key)
+        if isinstance(entry, Mapping):
+            return entry
+    return {}
+
+
+def _local_servers(doc: Mapping[str, Any], project_dir: Path) -> Mapping[str, Any]:
+    return _servers_of(_project_entry(doc, project_dir))
+
+
+def _disabled_project_servers(doc: Mapping[str, Any], project_dir: Path) -> set[str]:
+    disabled = _project_entry(doc, project_dir).get("disabledMcpjsonServers")
+    return {name for name in disabled if isinstance(name, str)} if isinstance(disabled, list) else set()
+
+
+def _definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mapping[str, str]) -> ServerDefinition:
+    """Check one server entry's shape and expand it; remote entries are `unsupported`."""
+    kind = entry.get("type")
+    if (isinstance(kind, str) and kind.lower() in REMOTE_TYPES) or "url" in entry:
+        raise RuntimeFailure(
+            "unsupported",
+            f"MCP server {name!r} ({source}) is a remote server ({kind or 'url'}); attend runs stdio servers only",
+        )
+    if kind not in (None, "stdio"):
+        raise RuntimeFailure("unsupported", f"MCP server {name!r} ({source}) has transport type {kind!r}")
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise RuntimeFailure("invalid", f"MCP server {name!r} ({source}) has no `command`")
+    args = entry.get("args", [])
+    if args is None:
+        args = []
+    if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
+        raise RuntimeFailure("invalid", f"MCP server {name!r} ({source}): `args` must be a list of strings")
+    extra = entry.get("env", {})
+    if extra is None:
+        extra = {}
+    if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
+        raise RuntimeFailure("invalid", f"MCP server {name!r} ({source}): `env` must be a mapping of strings")
+
+    label = f"MCP server {name!r} ({source})"
+    return ServerDefinition(
+        command=expand_vars(command, env, where=f"{label} command"),
+        args=tuple(expand_vars(str(a), env, where=f"{label} args[{i}]") for i, a in enumerate(args)),
+        env=tuple(sorted((k, expand_vars(str(v), env, where=f"{label} env.{k}")) for k, v in extra.items())),
+        name=name,
+        source=source,
+        configured=dict(entry),
+    )

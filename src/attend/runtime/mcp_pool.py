@@ -1,0 +1,278 @@
+"""One long-lived stdio MCP session per server, shared by every sensor that names it (ADR-403 §4).
+
+The pool runs inside a nursery (`await nursery.start(pool.run)`). A session is opened lazily, by the
+first call that needs its server, in a task of the pool's own nursery: the mcp `Client` must be entered
+and left by one task, while calls come from every sensor's task. Sessions are keyed by the resolved
+`ServerDefinition` (command, args, env), so two sensors naming the same server share one process.
+
+A session that dies (the process exits, a call finds the connection closed, the start fails or times out)
+is dropped; the next call starts the server again, but not before the restart backoff of
+`mcp_policy.restart_delay` has passed. Until then the call fails as `unavailable` with the last error.
+The server's stderr is appended to `<state dir>/mcp/<server>.log`. Every connect and every call runs
+under the caller's deadline.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import trio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from attend.errors import RuntimeFailure
+from attend.runtime.mcp_config import ServerDefinition
+from attend.runtime.mcp_policy import gate_refusal, restart_delay, result_document, tool_error_state
+
+if TYPE_CHECKING:
+    from attend.runtime.kinds import PollContext
+
+__all__ = ["LOG_DIR", "McpPool", "ToolCall", "log_path"]
+
+#: The folder under the state directory that holds one stderr log per server.
+LOG_DIR = "mcp"
+
+#: tools/list pages read at most; a server that paginates forever cannot hang a connect.
+MAX_TOOL_PAGES = 50
+
+
+def log_path(state_dir: Path, server_name: str) -> Path:
+    """The file a server's stderr is appended to: `<state dir>/mcp/<server>.log` (name made file-safe)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", server_name) or "server"
+    return Path(state_dir) / LOG_DIR / f"{safe}.log"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """What one successful tool call returned: the poll document and the raw result parts."""
+
+    document: Any
+    structured: Any
+    texts: list[str]
+
+
+@dataclass(eq=False)
+class _Session:
+    """One server's session, from the start attempt until it ends."""
+
+    definition: ServerDefinition
+    ready: trio.Event = field(default_factory=trio.Event)
+    stop: trio.Event = field(default_factory=trio.Event)
+    client: Client | None = None
+    tools: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    failure: RuntimeFailure | None = None
+    finished: bool = False
+
+
+@dataclass(slots=True)
+class _History:
+    """Consecutive failures of one server, kept across its sessions for the restart backoff."""
+
+    failures: int = 0
+    retry_at: float = -math.inf
+    last: RuntimeFailure | None = None
+
+
+class McpPool:
+    """The shared MCP sessions of one daemon (or one CLI command).
+
+    Args:
+        ctx: the poll context; servers log to `ctx.paths.state_dir/mcp/<server>.log` and start in
+            `ctx.project_dir`.
+    """
+
+    def __init__(self, ctx: PollContext) -> None:
+        self._state_dir = Path(ctx.paths.state_dir)
+        self._cwd = Path(ctx.project_dir)
+        self._sessions: dict[ServerDefinition, _Session] = {}
+        self._history: dict[ServerDefinition, _History] = {}
+        self._nursery: trio.Nursery | None = None
+        #: The restart backoff after n consecutive failures; a test may shorten it.
+        self.restart_delay = restart_delay
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Host the sessions until cancelled; every server process is stopped on the way out."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._nursery = None
+                for session in self._sessions.values():
+                    session.stop.set()
+
+    def live_servers(self) -> list[str]:
+        """The names of the servers with an open session (for `sensors` and tests)."""
+        return [s.definition.name for s in self._sessions.values() if s.client is not None and not s.finished]
+
+    async def call(
+        self,
+        definition: ServerDefinition,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        allow_unannotated: bool,
+        timeout: float,
+    ) -> ToolCall:
+        """Call `tool` on the server through its shared session, after the read-only gate.
+
+        Args:
+            definition: the resolved server.
+            tool: the tool's name.
+            args: the tool's arguments.
+            allow_unannotated: the sensor's override of the gate for a tool without `readOnlyHint`.
+            timeout: seconds for the connect (when the session must start) and, separately, for the call.
+
+        Returns:
+            The call's result.
+
+        Raises:
+            RuntimeFailure: `timeout`, `exec_failed` (the server would not start or died), `unavailable`
+                (waiting out the restart backoff), `refused` (the gate), `exit` (the tool reported an error)
+                or `auth_failed` (the error reports a missing or expired credential).
+        """
+        session = await self._connected(definition, timeout)
+        refusal = gate_refusal(
+            tool, session.tools.get(tool), listed=tool in session.tools, allow_unannotated=allow_unannotated
+        )
+        if refusal is not None:
+            raise RuntimeFailure("refused", f"MCP server {definition.name!r}: {refusal}")
+        client = session.client
+        assert client is not None  # _connected returns only a session with a client
+        result = None
+        with trio.move_on_after(timeout):
+            try:
+                result = await client.call_tool(tool, args)
+            except Exception as exc:  # noqa: BLE001 - any transport failure means the session is gone
+                failure = RuntimeFailure(
+                    "exec_failed",
+                    f"MCP server {definition.name!r} failed during {tool}: {_describe(exc)} "
+                    f"(stderr: {log_path(self._state_dir, definition.name)})",
+                )
+                self._end(session, failure)
+                raise failure from None
+        if result is None:
+            raise RuntimeFailure("timeout", f"MCP tool {tool} on {definition.name!r} did not answer within {timeout:g}s")
+        texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+        if result.is_error:
+            message = "\n".join(texts).strip() or "the tool reported an error without a message"
+            raise RuntimeFailure(tool_error_state(message), f"MCP tool {tool} on {definition.name!r}: {message}")
+        structured = result.structured_content
+        return ToolCall(document=result_document(structured, texts), structured=structured, texts=texts)
+
+    async def _connected(self, definition: ServerDefinition, timeout: float) -> _Session:
+        """The live session of `definition`, starting one when there is none (and the backoff allows)."""
+        if self._nursery is None:
+            raise RuntimeFailure("unavailable", "the MCP session pool is not running")
+        session = self._sessions.get(definition)
+        if session is None or session.finished:
+            history = self._history.setdefault(definition, _History())
+            wait = history.retry_at - time.monotonic()
+            if wait > 0 and history.last is not None:
+                raise RuntimeFailure(
+                    "unavailable",
+                    f"{history.last.message} — next start attempt in {wait:.0f}s "
+                    f"(after {history.failures} failure{'s' if history.failures > 1 else ''})",
+                )
+            session = _Session(definition)
+            self._sessions[definition] = session
+            self._nursery.start_soon(self._serve, session, timeout, name=f"mcp:{definition.name}")
+        with trio.move_on_after(timeout):
+            await session.ready.wait()
+        if not session.ready.is_set():
+            raise RuntimeFailure("timeout", f"MCP server {definition.name!r} did not start within {timeout:g}s")
+        if session.client is None or session.finished:
+            raise session.failure or RuntimeFailure("exec_failed", f"MCP server {definition.name!r} stopped")
+        return session
+
+    async def _serve(self, session: _Session, timeout: float) -> None:
+        """Run one session: start the server, list its tools, hold the session open until told to stop."""
+        definition = session.definition
+        log = log_path(self._state_dir, definition.name)
+        failure: RuntimeFailure | None = None
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as errlog:
+                _log_start(errlog, definition)
+                failure = await self._hold(session, errlog, timeout)
+        except OSError as exc:
+            failure = RuntimeFailure("exec_failed", f"MCP server {definition.name!r} could not start: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a failed start or a dying server is a state, not a crash
+            failure = RuntimeFailure(
+                "exec_failed", f"MCP server {definition.name!r} stopped: {_describe(exc)} (stderr: {log})"
+            )
+        finally:
+            self._end(session, failure)
+
+    async def _hold(self, session: _Session, errlog: TextIO, timeout: float) -> RuntimeFailure | None:
+        """Open the client under the connect deadline, publish it, and wait for the stop signal."""
+        definition = session.definition
+        params = StdioServerParameters(
+            command=definition.command,
+            args=list(definition.args),
+            env=definition.env_dict or None,
+            cwd=self._cwd,
+        )
+        # One scope for the whole session: the connect deadline applies until the tools are listed and is
+        # lifted then (the client's task group must be left inside the scope it was entered in).
+        with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
+            async with Client(stdio_client(params, errlog=errlog), cache=None) as client:
+                session.tools = await _list_tools(client)
+                scope.deadline = math.inf
+                session.client = client
+                self._history[definition] = _History()
+                session.ready.set()
+                await session.stop.wait()
+        if scope.cancelled_caught and session.client is None:
+            return RuntimeFailure("timeout", f"MCP server {definition.name!r} did not start within {timeout:g}s")
+        return None
+
+    def _end(self, session: _Session, failure: RuntimeFailure | None) -> None:
+        """Mark `session` finished; a failure counts towards its server's restart backoff."""
+        if session.finished:
+            return
+        session.finished = True
+        session.client = None
+        session.stop.set()
+        if failure is not None:
+            session.failure = failure
+            history = self._history.setdefault(session.definition, _History())
+            history.failures += 1
+            history.last = failure
+            history.retry_at = time.monotonic() + self.restart_delay(history.failures)
+        session.ready.set()
+
+
+async def _list_tools(client: Client) -> dict[str, dict[str, Any] | None]:
+    """Every tool the server lists, name → annotations (snake_case mapping) or None."""
+    tools: dict[str, dict[str, Any] | None] = {}
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            tools[tool.name] = tool.annotations.model_dump() if tool.annotations is not None else None
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _log_start(errlog: TextIO, definition: ServerDefinition) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    errlog.write(f"--- {stamp} attend starts {definition.command} {' '.join(definition.args)}\n")
+    errlog.flush()
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line description of an exception, unwrapping single-member exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0] if text else type(exc).__name__
+

@@ -1,0 +1,25 @@
+"""A server that dies in the middle of a call while the test's crash marker file exists."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from common import READ_ONLY, listing_text, record_start
+from mcp.server import MCPServer
+
+server = MCPServer("crashing")
+
+
+@server.tool(annotations=READ_ONLY, structured_output=False)
+def list_items() -> str:
+    """The items; the process exits instead while `ATTEND_TEST_CRASH` names an existing file."""
+    marker = os.environ.get("ATTEND_TEST_CRASH")
+    if marker and Path(marker).exists():
+        os._exit(3)
+    return listing_text()
+
+
+if __name__ == "__main__":
+    record_start("crashing")
+    server.run()

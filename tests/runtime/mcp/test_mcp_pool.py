@@ -1,0 +1,171 @@
+"""The shared session pool against real stdio servers: results, the gate, failures, restarts, deadlines."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+import trio
+from conftest import GENEROUS, Behind
+
+from attend.errors import RuntimeFailure
+from attend.runtime.kinds import PollContext
+from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
+from attend.runtime.mcp_pool import log_path
+
+
+def settings(server: Any, tool: str = "list_items", **fields: Any) -> McpSettings:
+    return McpSettings({"server": server, "tool": tool, "timeout": GENEROUS, **fields})
+
+
+async def document(ctx: PollContext, server: Any, tool: str = "list_items", **fields: Any) -> Any:
+    _, call = await call_tool(settings(server, tool, **fields), ctx)
+    return call.document
+
+
+async def failure(ctx: PollContext, server: Any, tool: str = "list_items", **fields: Any) -> RuntimeFailure:
+    with pytest.raises(RuntimeFailure) as caught:
+        await call_tool(settings(server, tool, **fields), ctx)
+    return caught.value
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_clean_tool_answers_with_its_text_parsed_as_json_and_sees_changes_behind_it(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    server = behind.inline("clean")
+    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
+    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
+    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}, {"id": "b", "title": "second"}]}
+
+
+async def test_structured_content_is_preferred_over_the_text(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
+    _, call = await call_tool(settings(behind.inline("clean"), "list_structured"), ctx)
+    assert call.structured == {"items": [{"id": "a", "title": "first"}]}
+    assert call.document == call.structured
+
+
+async def test_text_that_is_not_json_becomes_a_text_field(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
+    assert await document(ctx, behind.inline("clean"), "greet") == {"text": "hello there"}
+
+
+async def test_a_tool_error_reporting_an_expired_credential_is_auth_failed(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    failed = await failure(ctx, behind.inline("clean"), "expired")
+    assert failed.state == "auth_failed"
+    assert "access token expired" in failed.message
+
+
+async def test_any_other_tool_error_is_the_exit_state_with_the_servers_message(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    failed = await failure(ctx, behind.inline("clean"), "broken")
+    assert failed.state == "exit"
+    assert "internal error" in failed.message
+
+
+async def test_sensors_naming_the_same_server_share_one_process(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
+    server = behind.inline("clean")
+    async with trio.open_nursery() as nursery:
+        for tool in ("list_items", "list_structured", "greet"):
+            nursery.start_soon(document, ctx, server, tool)
+    await document(ctx, server)
+    assert len(behind.starts()) == 1
+    assert pool.live_servers() == ["clean.py"]
+
+
+async def test_the_servers_stderr_goes_to_a_log_file_under_the_state_directory(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    config = {"mcpServers": {"tracker": behind.inline("clean")}}
+    (ctx.project_dir / ".mcp.json").write_text(__import__("json").dumps(config))
+    await document(ctx, "tracker")
+    log = log_path(ctx.paths.state_dir, "tracker")
+    assert log == ctx.paths.state_dir / "mcp" / "tracker.log"
+    assert "clean server starting" in log.read_text()
+
+
+async def test_a_tool_without_a_read_only_hint_is_refused(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
+    failed = await failure(ctx, behind.inline("unannotated"))
+    assert failed.state == "refused"
+    assert "readOnlyHint" in failed.message and "allow_unannotated" in failed.message
+
+
+async def test_allow_unannotated_lets_a_tool_without_a_hint_through(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    got = await document(ctx, behind.inline("unannotated"), allow_unannotated=True)
+    assert got == {"items": [{"id": "a", "title": "first"}]}
+
+
+async def test_a_tool_declaring_it_writes_is_refused_even_with_the_override(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    failed = await failure(ctx, behind.inline("unannotated"), "purge", allow_unannotated=True)
+    assert failed.state == "refused"
+    assert "readOnlyHint: false" in failed.message
+
+
+async def test_a_tool_the_server_does_not_offer_is_refused(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
+    failed = await failure(ctx, behind.inline("clean"), "no_such_tool")
+    assert failed.state == "refused"
+    assert "no tool named 'no_such_tool'" in failed.message
+
+
+async def test_a_command_that_does_not_exist_is_exec_failed(ctx: PollContext, pool: McpPool) -> None:
+    failed = await failure(ctx, {"command": "/nonexistent/attend-test-server"})
+    assert failed.state == "exec_failed"
+    assert "could not start" in failed.message
+
+
+async def test_a_slow_tool_past_its_deadline_is_a_timeout(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
+    server = behind.inline("slow", ATTEND_TEST_DELAY="60")
+    await failure(ctx, server, "no_such_tool")  # start the server under the generous deadline first
+    with pytest.raises(RuntimeFailure) as caught:
+        await call_tool(McpSettings({"server": server, "tool": "list_items", "timeout": 1.0}), ctx)
+    assert caught.value.state == "timeout"
+    assert "within 1s" in caught.value.message
+
+
+async def test_a_crashed_server_is_recorded_and_restarted_after_the_backoff(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    pool.restart_delay = lambda failures: 0.5 * failures
+    server = behind.inline("crashing")
+    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
+
+    behind.crash_marker.touch()
+    crashed = await failure(ctx, server)
+    assert crashed.state == "exec_failed"
+    assert "crashing.py" in crashed.message
+
+    behind.crash_marker.unlink()
+    waiting = await failure(ctx, server)
+    assert waiting.state == "unavailable"
+    assert "next start attempt" in waiting.message
+
+    await trio.sleep(0.6)
+    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
+    assert len(behind.starts()) == 2
+
+
+async def test_cancelling_the_pool_stops_every_server_process(ctx: PollContext, behind: Behind) -> None:
+    async with trio.open_nursery() as nursery:
+        pool = McpPool(ctx)
+        await nursery.start(pool.run)
+        ctx.mcp_pool = pool
+        await document(ctx, behind.inline("clean"))
+        nursery.cancel_scope.cancel()
+    pid = int(behind.starts()[0].split()[1])
+    with trio.fail_after(10):
+        while alive(pid):
+            await trio.sleep(0.05)
