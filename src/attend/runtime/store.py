@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS sensor_status (
     lane         TEXT,
     lane_note    TEXT NOT NULL DEFAULT '',
     fires        TEXT NOT NULL DEFAULT '[]',
+    file_error   TEXT NOT NULL DEFAULT '',
     updated      REAL
 );
 CREATE TABLE IF NOT EXISTS pending (
@@ -189,6 +190,8 @@ class SensorStatus:
     lane: str | None = None
     lane_note: str = ""
     fires: list[float] = field(default_factory=list)
+    #: The error of a file that stopped validating while its last good version keeps running.
+    file_error: str = ""
 
 
 _STATUS_COLUMNS = (
@@ -204,6 +207,7 @@ _STATUS_COLUMNS = (
     "lane",
     "lane_note",
     "fires",
+    "file_error",
 )
 _JSON_STATUS_COLUMNS = frozenset({"line_errors", "fires"})
 
@@ -386,8 +390,10 @@ class Store:
         return [_observation_from_row(row) for row in rows]
 
     def pending_sensors(self) -> list[str]:
-        """The names of the sensors that hold pending observations."""
-        return [r[0] for r in self._db.execute("SELECT DISTINCT sensor FROM pending ORDER BY sensor")]
+        """The names of the sensors that hold pending observations, the longest-waiting first."""
+        # Oldest first, so a sensor that has waited longest meets the governor first.
+        rows = self._db.execute("SELECT sensor FROM pending GROUP BY sensor ORDER BY MIN(id)")
+        return [r[0] for r in rows]
 
     def disclose(
         self,
@@ -586,6 +592,7 @@ def _status_from_row(row: sqlite3.Row) -> SensorStatus:
         lane=row["lane"],
         lane_note=row["lane_note"],
         fires=json.loads(row["fires"]),
+        file_error=row["file_error"],
     )
 
 

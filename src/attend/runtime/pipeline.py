@@ -1,0 +1,270 @@
+"""The observation pipeline after a poll: evaluate, store, accumulate, govern, disclose (DESIGN.md, Runtime).
+
+Two stages, shared by the daemon and the one-shot commands (`sensors poll`, `sensors fire`):
+
+1. `record_poll` — a poll outcome through the sensor's compiled triggers (the one step function), then
+   ONE store transaction holding the new trigger states, the fires as pending observations, and the
+   sensor's status and cadence. A failed poll stores only its status: trigger state stays untouched
+   and no observation is added, so a broken sensor never reads as "every item removed".
+2. `Discloser.run_once` — for each sensor holding pending observations: engagement (threshold and
+   refractory, skipped on the message lane), then the lane's governor; a ready, allowed accumulator
+   moves to the journal in one transaction and is printed (stdout/stderr by priority) after the
+   commit. A held accumulator stays pending and `run_once` says when to look again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import trio
+
+from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
+from attend.runtime.delivery import priority, write_entries
+from attend.runtime.engagement import EngagementParams, readiness, record_fire
+from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
+from attend.runtime.kinds import PollOutcome
+from attend.runtime.store import Observation, Store
+
+__all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "observations_from", "record_poll"]
+
+#: The emission threshold of a sensor whose document has none (the spec's default).
+DEFAULT_THRESHOLD = 2.0
+
+#: The longest the discloser sleeps: how soon it sees what another process (`sensors poll`, a
+#: `sensors fire` test line) put into the store.
+EXTERNAL_CHECK = 0.5
+
+#: The shortest sleep between two rounds, so a retry time that floating point puts a hair in the past
+#: cannot spin the loop.
+MIN_SLEEP = 0.01
+
+#: How many line errors of a `lines` output the status keeps.
+LINE_ERRORS_KEPT = 20
+
+
+def _key_text(key: Any) -> str | None:
+    if key is None:
+        return None
+    return key if isinstance(key, str) else json.dumps(key, sort_keys=True, default=str)
+
+
+def observations_from(fires: list[Any], outcome: PollOutcome, now: float) -> list[Observation]:
+    """The fires of one poll as observations; an MCP outcome's server rides along in `meta`."""
+    meta = {"server": outcome.meta["server"]} if outcome.meta.get("server") else {}
+    return [
+        Observation(
+            trigger=str(fire.trigger),
+            magnitude=float(fire.magnitude),
+            description=str(fire.description),
+            key=_key_text(fire.key),
+            meta=dict(meta),
+            time=now,
+        )
+        for fire in fires
+    ]
+
+
+@dataclass(slots=True)
+class PollRecord:
+    """What recording one poll did: the step (None after a failed poll), the observations, the cadence."""
+
+    outcome: PollOutcome
+    step: Any = None
+    observations: list[Observation] = field(default_factory=list)
+    cadence: Cadence | None = None
+    state: str = "ok"
+    message: str = ""
+
+
+def _line_error_text(error: Any) -> str:
+    if isinstance(error, (tuple, list)) and len(error) == 2:
+        return str(error[1])
+    return str(error)
+
+
+def record_poll(
+    store: Store | None,
+    compiled: Any,
+    outcome: PollOutcome,
+    *,
+    now: float,
+    cadence_params: CadenceParams | None = None,
+    cadence: Cadence | None = None,
+    test: bool = False,
+) -> PollRecord:
+    """Evaluate one poll outcome and (unless `store` is None: a dry run) commit it in one transaction.
+
+    Args:
+        store: the store, or None to evaluate without storing anything.
+        compiled: the `CompiledSensor`.
+        outcome: what the kind's poll returned.
+        now: the poll's time (wall clock seconds).
+        cadence_params: the sensor's cadence; with `cadence`, the next poll is scheduled and stored.
+        cadence: the cadence before this poll.
+        test: evaluate as a test fire.
+
+    Returns:
+        The `PollRecord`.
+    """
+    record = PollRecord(outcome=outcome, state=outcome.state, message=outcome.message)
+    states = None
+    if outcome.ok:
+        stored = store.trigger_states(compiled.name) if store is not None else {}
+        try:
+            record.step = compiled.step(stored, outcome.result, test=test)
+        except Exception as exc:  # noqa: BLE001 - an evaluator failure is the sensor's state, not a crash
+            record.state = "malformed"
+            record.message = f"the result could not be evaluated: {type(exc).__name__}: {exc}"
+        else:
+            states = record.step.states
+            record.observations = observations_from(record.step.fires, outcome, now)
+            notes = []
+            if outcome.line_errors:
+                notes.append(f"{len(outcome.line_errors)} output line(s) did not parse")
+            notes.extend(record.step.warnings[:3])
+            record.message = "; ".join(notes)
+    failed = record.state != "ok"
+    status: dict[str, Any] = {
+        "state": record.state,
+        "message": record.message,
+        "last_poll": now,
+        "lane": getattr(compiled, "lane", None),
+        "lane_note": getattr(compiled, "lane_note", "") or "",
+    }
+    if outcome.ok:
+        status["line_errors"] = [_line_error_text(e) for e in outcome.line_errors[:LINE_ERRORS_KEPT]]
+    if cadence_params is not None and cadence is not None:
+        record.cadence = next_cadence(cadence_params, cadence, observed=bool(record.observations), failed=failed)
+        status.update(
+            interval=record.cadence.interval,
+            next_poll=now + record.cadence.interval,
+            quiet_polls=record.cadence.quiet_polls,
+            failures=record.cadence.failures,
+        )
+    if store is not None:
+        store.commit_poll(compiled.name, states=states, observations=record.observations, status=status)
+    return record
+
+
+@dataclass(frozen=True, slots=True)
+class SensorTerms:
+    """What the discloser needs to know about a sensor: its lane and its emission threshold."""
+
+    lane: str = "event"
+    threshold: float = DEFAULT_THRESHOLD
+
+
+class Discloser:
+    """Turns pending accumulations into journal entries and printed lines, under engagement and governor.
+
+    Args:
+        store: the store.
+        terms: maps a sensor name to its `SensorTerms`, or None for a sensor that is not loaded (its
+            pending observations wait for it to come back).
+        stdout: the Monitor stream (high and medium).
+        stderr: where low-priority lines go.
+        engagement: the engagement parameters.
+        governors: each lane's governor limits.
+        clock: wall-clock seconds.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        terms: Callable[[str], SensorTerms | None],
+        *,
+        stdout: TextIO,
+        stderr: TextIO,
+        engagement: EngagementParams | None = None,
+        governors: dict[str, GovernorParams] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.terms = terms
+        self.stdout = stdout
+        self.stderr = stderr
+        self.engagement = engagement or EngagementParams()
+        self.clock = clock
+        self.governors: dict[str, Governor] = {}
+        self._wake = trio.Event()
+        self.configure(engagement=self.engagement, governors=governors or DEFAULT_GOVERNORS)
+
+    def configure(self, *, engagement: EngagementParams, governors: dict[str, GovernorParams]) -> None:
+        """Apply (new) parameters; each lane's window is rebuilt from the journal's disclosures."""
+        self.engagement = engagement
+        now = self.clock()
+        for lane, params in governors.items():
+            since = now - max(params.window, params.cooldown)
+            self.governors[lane] = Governor(params, self.store.disclosure_times(lane, since))
+
+    def wake(self) -> None:
+        """Ask the running loop for a round now (new observations were stored)."""
+        self._wake.set()
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The disclosure loop: print what is unprinted, disclose what is ready, sleep until due."""
+        task_status.started()
+        while True:
+            self.print_unprinted()
+            due = self.run_once()
+            delay = EXTERNAL_CHECK if due is None else min(max(due - self.clock(), MIN_SLEEP), EXTERNAL_CHECK)
+            with trio.move_on_after(delay):
+                await self._wake.wait()
+            self._wake = trio.Event()
+
+    def print_unprinted(self) -> int:
+        """Print every journal entry not printed yet (after a crash, or a test fire from another process)."""
+        entries = self.store.unprinted()
+        if entries:
+            self.store.mark_printed(write_entries(entries, self.stdout, self.stderr))
+        return len(entries)
+
+    def run_once(self) -> float | None:
+        """Disclose every ready, allowed accumulation now; return when a held one may be ready (or None)."""
+        next_wake: float | None = None
+        for name in self.store.pending_sensors():
+            terms = self.terms(name)
+            if terms is None:
+                continue
+            now = self.clock()
+            pending = self.store.pending(name)
+            status = self.store.status(name)
+            fires = status.fires if status is not None else []
+            total = sum(o.magnitude for o in pending)
+            ready = readiness(
+                total=total,
+                count=len(pending),
+                threshold=terms.threshold,
+                fires=fires,
+                now=now,
+                params=self.engagement,
+                lane=terms.lane,
+            )
+            if not ready.ready:
+                next_wake = _earliest(next_wake, ready.retry_at)
+                continue
+            governor = self.governors.get(terms.lane) or self.governors["event"]
+            slot = governor.next_slot(now)
+            if slot > now:
+                next_wake = _earliest(next_wake, slot)
+                continue
+            new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
+            entries = self.store.disclose(
+                name, pending, lane=terms.lane, priority=priority(total), fires=new_fires, time_=now
+            )
+            governor.record(now)
+            # Printed after the commit: the journal holds it exactly once, the stream at least once.
+            self.store.mark_printed(write_entries(entries, self.stdout, self.stderr))
+        return next_wake
+
+
+def _earliest(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)

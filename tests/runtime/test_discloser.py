@@ -1,0 +1,164 @@
+"""The discloser under trio's autojump clock: threshold, refractory and governor over virtual hours."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from attend.runtime.engagement import EngagementParams
+from attend.runtime.pipeline import Discloser, SensorTerms
+from attend.runtime.store import Observation, Store
+
+
+class Rig:
+    """A discloser over a real store whose clock is trio's (virtual) clock."""
+
+    def __init__(self, tmp_path: Path, terms: dict[str, SensorTerms], **kwargs) -> None:
+        self.store = Store(tmp_path / "attend.db", clock=trio.current_time)
+        self.out = io.StringIO()
+        self.err = io.StringIO()
+        self.discloser = Discloser(
+            self.store, terms.get, stdout=self.out, stderr=self.err, clock=trio.current_time, **kwargs
+        )
+
+    def observe(self, sensor: str, *magnitudes: float, text: str = "obs") -> None:
+        self.store.commit_poll(
+            sensor, states={}, observations=[Observation("t", m, f"{text} {m}") for m in magnitudes]
+        )
+        self.discloser.wake()
+
+    def times(self, sensor: str | None = None) -> list[float]:
+        return [round(e.time - self.t0) for e in self.store.journal(sensor=sensor)]
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.getvalue().splitlines()
+
+
+@pytest.fixture
+async def rig(tmp_path: Path, nursery: trio.Nursery):
+    terms = {
+        "a": SensorTerms("event", 2.0),
+        "b": SensorTerms("event", 2.0),
+        "c": SensorTerms("event", 2.0),
+        "d": SensorTerms("event", 2.0),
+        "chat": SensorTerms("message", 2.0),
+    }
+    r = Rig(tmp_path, terms)
+    r.t0 = trio.current_time()
+    await nursery.start(r.discloser.run)
+    yield r
+    r.store.close()
+
+
+async def test_observations_below_threshold_accumulate_silently(rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 0.8)
+    await trio.sleep(30)
+    rig.observe("a", 0.8)
+    await trio.sleep(30)
+    assert rig.store.journal() == []
+    rig.observe("a", 0.8)
+    await trio.sleep(1)
+    assert [e.description for e in rig.store.journal()] == ["obs 0.8"] * 3
+    assert all(e.priority == "low" for e in rig.store.journal())
+    assert rig.err.getvalue().count("\n") == 3 and rig.lines == []
+
+
+async def test_a_disclosure_is_printed_once_per_event_with_the_accumulated_priority(rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 2.0, 1.5)
+    await trio.sleep(1)
+    assert rig.lines == ["[attend sensor=a priority=medium] obs 2.0", "[attend sensor=a priority=medium] obs 1.5"]
+    assert rig.store.unprinted() == []
+
+
+async def test_absolute_refractory_holds_a_sensor_for_60_seconds(rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 3.0)
+    await trio.sleep(10)
+    rig.observe("a", 9.0)
+    await trio.sleep(40)
+    assert rig.times("a") == [0]
+    await trio.sleep(20)
+    assert rig.times("a") == [0, 60]
+
+
+async def test_the_relative_refractory_swallows_weak_follow_ups_after_a_burst(tmp_path: Path, autojump_clock) -> None:
+    r = Rig(tmp_path, {"a": SensorTerms("event", 2.0)}, engagement=EngagementParams(absolute_refractory=1.0))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(r.discloser.run)
+        for _ in range(3):
+            r.observe("a", 2.0)
+            await trio.sleep(20)
+        assert len(r.store.journal()) == 3
+        # Three live fires: a 2.0 observation no longer reaches 2.0 × ~2.2; it waits for the decay.
+        r.observe("a", 2.0)
+        await trio.sleep(300)
+        assert len(r.store.journal()) == 3
+        # A strong one breaks through at once.
+        r.observe("a", 5.0)
+        await trio.sleep(1)
+        assert len(r.store.journal()) == 5
+        nursery.cancel_scope.cancel()
+    r.store.close()
+
+
+async def test_the_event_governor_spaces_disclosures_15_seconds_and_3_per_120(rig: Rig, autojump_clock) -> None:
+    rig.t0 = trio.current_time()
+    for name in ("a", "b", "c", "d"):
+        rig.observe(name, 3.0, text=name)
+    await trio.sleep(200)
+    assert [(e.sensor, round(e.time - rig.t0)) for e in rig.store.journal()] == [
+        ("a", 0),
+        ("b", 15),
+        ("c", 30),
+        ("d", 120),
+    ]
+
+
+async def test_a_held_disclosure_keeps_accumulating_and_nothing_is_dropped(rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 3.0)
+    rig.observe("b", 3.0, text="first")
+    await trio.sleep(5)
+    rig.observe("b", 1.0, text="second")
+    await trio.sleep(20)
+    b = rig.store.journal(sensor="b")
+    assert [e.description for e in b] == ["first 3.0", "second 1.0"]
+    assert {e.priority for e in b} == {"medium"}
+    assert round(b[0].time - rig.t0) == 15
+
+
+async def test_the_message_lane_skips_threshold_and_refractory_with_a_permissive_governor(
+    rig: Rig, autojump_clock
+) -> None:
+    for _ in range(5):
+        rig.observe("chat", 0.5)
+        await trio.sleep(0.1)
+    await trio.sleep(30)
+    times = rig.times("chat")
+    # The first goes at once; the four that came within the 3 s cooldown go together after it.
+    assert times == [0, 3, 3, 3, 3]
+    assert len({e.disclosure for e in rig.store.journal()}) == 2
+
+
+async def test_the_governor_window_survives_a_restart(tmp_path: Path, autojump_clock) -> None:
+    terms = {"a": SensorTerms("event", 0.0), "b": SensorTerms("event", 0.0)}
+    first = Rig(tmp_path, terms)
+    first.observe("a", 3.0)
+    first.discloser.run_once()
+    first.store.close()
+    await trio.sleep(1)
+    second = Rig(tmp_path, terms)
+    second.observe("b", 3.0)
+    assert second.discloser.run_once() == pytest.approx(trio.current_time() + 14)
+    assert len(second.store.journal()) == 1
+    second.store.close()
+
+
+async def test_observations_of_a_sensor_that_is_not_loaded_wait(rig: Rig, autojump_clock) -> None:
+    rig.observe("gone", 9.0)
+    await trio.sleep(5)
+    assert rig.store.journal() == []
+    assert len(rig.store.pending("gone")) == 1
