@@ -29,9 +29,33 @@ def _file_text(path: str) -> str:
         return ""
 
 
-def _diagnostic(err: CompileError, fallback_file: str) -> Diagnostic:
+def block_scalar_position(file_text: str, indicator_line: int, offset: int) -> tuple[int, int] | None:
+    """Line and column of character `offset` of a block scalar (`|` or `>`) whose indicator is on
+    `indicator_line`: its content lines follow, each contributing its text plus one joining character
+    (a newline for `|`, a space for `>`), so the walk is the same for both styles."""
+    lines = file_text.splitlines()
+    remaining = offset
+    for number in range(indicator_line + 1, len(lines) + 1):
+        line = lines[number - 1]
+        if not line.strip():
+            remaining -= 1
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        content = line[indent:]
+        if remaining <= len(content):
+            return number, indent + remaining + 1
+        remaining -= len(content) + 1
+    return None
+
+
+def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, ...], Any]) -> Diagnostic:
     file = err.file or fallback_file
     text = _file_text(file) if err.file else ""
+    origin = origins.get(getattr(err, "keypath", ()))
+    if text and origin is not None and origin.style in ("|", ">") and hasattr(err, "offset"):
+        moved = block_scalar_position(text, origin.line, err.offset)
+        if moved is not None:
+            err.line, err.col = moved
     if text:
         detail = caret_excerpt(text, err.line, err.col)
     else:
@@ -64,5 +88,5 @@ def diagnose(sensor: Any) -> list[Diagnostic]:
         prefix = ("triggers", str(name))
         origins = {k[2:]: v for k, v in sensor.origins.items() if k[:2] == prefix}
         _, errors = parse_trigger_collecting(definition, str(name), origins)
-        out.extend(_diagnostic(e, fallback) for e in errors if e.code in EXPRESSION_CODES)
+        out.extend(_diagnostic(e, fallback, origins) for e in errors if e.code in EXPRESSION_CODES)
     return out

@@ -320,26 +320,34 @@ class _TriggerReader:
             raise exc
         self.errors.append(exc)
 
+    def _locate(self, keypath: tuple[str, ...], text: str, offset: int, *, key: bool = False) -> tuple[str | None, int, int]:
+        """File, line and column of character `offset` of expression `text` found at `keypath`."""
+        base, quote = self._base(keypath, key=key)
+        if base is not None:
+            at = base.shifted(text, offset, quote=quote)
+            return at.file, at.line, at.col
+        origin = self.origins.get(keypath)
+        if origin is not None:
+            # a block scalar: its indicator (compiler.diagnostics moves it onto the content)
+            return origin.file, origin.line, origin.col
+        line, col = line_col(text, offset)
+        return None, line, col
+
+    def positioned(self, message: str, code: str, field: str, keypath: tuple[str, ...], text: str, offset: int, *, key: bool = False) -> None:
+        """Record (or raise) an error at character `offset` of the expression `text`."""
+        file, line, col = self._locate(keypath, text, offset, key=key)
+        err = CompileError(message, field=field, code=code, file=file, line=line, col=col)
+        err.keypath = keypath  # type: ignore[attr-defined]
+        err.expression = text  # type: ignore[attr-defined]
+        err.offset = offset  # type: ignore[attr-defined]
+        self._raise(err)
+
     def expression(self, parser: Callable[..., Any], text: str, *, field: str, keypath: tuple[str, ...], key: bool = False) -> Any:
         """Parse one expression; on failure record a CompileError positioned inside the scalar."""
-        base, quote = self._base(keypath, key=key)
         try:
             return parser(text)
         except AttendSyntaxError as exc:
-            offset = getattr(exc, "offset", 0)
-            if base is not None:
-                at = base.shifted(text, offset, quote=quote)
-                file, line, col = at.file, at.line, at.col
-            else:
-                origin = self.origins.get(keypath)
-                file = origin.file if origin else None
-                line = origin.line if origin else exc.line
-                col = origin.col if origin else exc.col
-            err = CompileError(exc.message, field=field, code=exc.code, file=file, line=line, col=col)
-            err.keypath = keypath  # type: ignore[attr-defined]
-            err.expression = text  # type: ignore[attr-defined]
-            err.offset = offset  # type: ignore[attr-defined]
-            self._raise(err)
+            self.positioned(exc.message, exc.code, field, keypath, text, getattr(exc, "offset", 0), key=key)
             return None
 
     # -- the trigger
@@ -469,26 +477,12 @@ class _TriggerReader:
                 problem = regex_problem(operand)
                 if problem is not None:
                     message, offset = problem
-                    self._regex_error(message, operand, offset, keypath)
+                    self.positioned(message, "regex-syntax", "where", keypath, operand, offset)
                     return None
             operand = ir.ValuePattern(text=operand, mode="glob" if op == "like" else "regex")
         elif isinstance(operand, list):
             operand = tuple(operand)
         return ir.Test(op=op, operand=operand, bare=bare)
-
-    def _regex_error(self, message: str, text: str, offset: int, keypath: tuple[str, ...]) -> None:
-        base, quote = self._base(keypath)
-        if base is not None:
-            at = base.shifted(text, offset, quote=quote)
-            err = CompileError(message, field="where", code="regex-syntax", file=at.file, line=at.line, col=at.col)
-        else:
-            line, col = line_col(text, offset)
-            err = CompileError(message, field="where", code="regex-syntax", line=line, col=col)
-        err.keypath = keypath  # type: ignore[attr-defined]
-        err.expression = text  # type: ignore[attr-defined]
-        err.offset = offset  # type: ignore[attr-defined]
-        self._raise(err)
-
 
 def regex_problem(pattern: str) -> tuple[str, int] | None:
     """Why `pattern` is not a valid regular expression (message, 0-based offset), or None."""

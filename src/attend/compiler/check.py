@@ -1,0 +1,124 @@
+"""`attend compile --check [PATH...]`: every problem of every sensor file, positioned (DESIGN.md, CLI).
+
+With no path it checks every layer of the project and config.yaml's old keys; with paths, those files
+and folders. Spec problems come from `attend.spec`; expression problems (paths, templates, patterns,
+regexes) from `attend.compiler.diagnose`, run on each sensor whose structure is sound enough to compile.
+Imports stay light on purpose: never trio, never mcp (benchmarks/bench_check.py measures start-up).
+
+Exit codes: 0 clean, 1 any error (or any warning with `--strict`), 2 usage (argparse).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from attend.errors import Diagnostic, Severity
+from attend.spec import SensorSet, load_paths, load_set
+from attend.spec.model import Sensor
+
+__all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main"]
+
+#: Spec problems after which a sensor's triggers are not handed to the compiler: the file did not
+#: parse, or a field has a type or value the compiler cannot even begin to read.
+BLOCKING_CODES = frozenset({
+    "io", "encoding", "file-too-large", "yaml-syntax", "alias-limit", "too-deep", "not-a-mapping",
+    "spec-version", "wrong-type", "bad-value", "on-rules", "required", "layer-override",
+})
+
+Diagnose = Callable[[Sensor], list[Diagnostic]]
+
+
+def check(sensor_set: SensorSet, diagnose: Diagnose | None = None) -> list[Diagnostic]:
+    """Every diagnostic of a loaded sensor set, expression checks included, sorted and without repeats.
+
+    Args:
+        sensor_set: what `load_set` or `load_paths` returned.
+        diagnose: the expression checker (default `attend.compiler.diagnose`).
+    """
+    if diagnose is None:
+        from attend.compiler import diagnose
+    found: list[Diagnostic] = list(sensor_set.all_diagnostics())
+    for sensor in sensor_set.sensors.values():
+        if _compilable(sensor):
+            found.extend(diagnose(sensor))
+    seen: set[tuple[str, int, int, str, str]] = set()
+    unique = []
+    for d in found:
+        identity = (d.file, d.line, d.col, d.code, d.message)
+        if identity not in seen:
+            seen.add(identity)
+            unique.append(d)
+    return sorted(unique, key=lambda d: (d.file, d.line, d.col, d.code))
+
+
+def _compilable(sensor: Sensor) -> bool:
+    if not sensor.files or any(f.data is None for f in sensor.files):
+        return False
+    if not isinstance(sensor.data.get("triggers"), dict):
+        return False
+    return not any(d.code in BLOCKING_CODES and d.severity == Severity.ERROR for d in sensor.diagnostics)
+
+
+def exit_code(diagnostics: Iterable[Diagnostic], *, strict: bool = False) -> int:
+    """1 when an error (or, with `strict`, a warning) was found, else 0."""
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    return 1 if any(d.severity in failing for d in diagnostics) else 0
+
+
+def _github_escape(text: str, *, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
+    """The diagnostics in one of the output formats: `text`, `json` or `github`.
+
+    text: `file:line:col: severity: [code] message`, its detail indented beneath; json: an array of
+    `Diagnostic.to_json()` objects; github: one workflow command per diagnostic (Actions annotations).
+    """
+    if fmt == "json":
+        return json.dumps([d.to_json() for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+    lines = []
+    for d in diagnostics:
+        if fmt == "github":
+            lines.append(f"::{d.severity} file={_github_escape(d.file, prop=True)},line={d.line},col={d.col},"
+                         f"title={_github_escape(f'[{d.code}]', prop=True)}::{_github_escape(d.message)}")
+        else:
+            lines.append(str(d))
+            lines.extend("    " + line for line in d.detail.splitlines())
+    return "".join(line + "\n" for line in lines)
+
+
+def _summary(sensor_set: SensorSet, diagnostics: list[Diagnostic]) -> str:
+    files = {str(f.path) for s in sensor_set.sensors.values() for f in s.files}
+    errors = sum(d.severity == Severity.ERROR for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    plural = lambda n, word: f"{n} {word}{'' if n == 1 else 's'}"  # noqa: E731
+    return (f"checked {plural(len(files), 'file')} ({plural(len(sensor_set.sensors), 'sensor')}): "
+            f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
+
+
+def run(paths: list[str], project_dir: str, *, env: Mapping[str, str] | None = None, fmt: str = "text",
+        strict: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """The whole command, in-process: load, check, print, and return the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    env = os.environ if env is None else env
+    sensor_set = load_paths([Path(p) for p in paths], project_dir, env) if paths else load_set(project_dir, env)
+    diagnostics = check(sensor_set)
+    out.write(format_diagnostics(diagnostics, fmt))
+    if fmt == "text":
+        err.write(_summary(sensor_set, diagnostics) + "\n")
+    return exit_code(diagnostics, strict=strict)
+
+
+def main(args: Any) -> int:
+    """The `attend compile --check` handler (args: paths, format, strict, project_dir)."""
+    return run(list(args.paths), args.project_dir, fmt=args.format, strict=args.strict)
