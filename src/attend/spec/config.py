@@ -1,0 +1,214 @@
+"""config.yaml: the trust list, engagement and governor parameters, and the old `sensors:` keys (ADR-403 §2, §7).
+
+Two files: the user's `$XDG_CONFIG_HOME/attend/config.yaml` and the project's `.claude/attend.yaml`.
+Their keys may stand at the top level or under one `attend:` mapping (the settings key prefix).
+`project_sensors` is read from the user file only: a project file cannot grant trust to itself, so
+the key there is ignored and reported. The old `sensors:` section (and its inline `script:` form) has
+no reader any more: `legacy_keys` reports each key with the sensor file to write and the field to set.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attend.errors import Diagnostic, Severity
+from attend.spec.loading import ParsedYaml, read_yaml_file
+from attend.spec.model import LayerPaths, Origin
+
+__all__ = ["CONFIG_KEYS", "Config", "legacy_keys", "load_config", "project_trusted"]
+
+#: The keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).
+CONFIG_KEYS = ("project_sensors", "engagement", "governor")
+#: Old per-sensor fields that keep their name in a sensor file.
+_SAME_FIELD = ("interval", "min_interval", "threshold", "decay_threshold", "requires", "enabled", "description",
+               "lane")
+
+
+@dataclass(slots=True)
+class Config:
+    """What config.yaml and .claude/attend.yaml say, merged (project over user, except trust)."""
+
+    project_sensors: tuple[Path, ...] = ()
+    engagement: dict[str, Any] = field(default_factory=dict)
+    governor: dict[str, Any] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def trusts(self, project_dir: Path | str) -> bool:
+        """Whether `project_dir` is listed in `project_sensors`."""
+        return project_trusted(self.project_sensors, project_dir)
+
+
+def project_trusted(listed: tuple[Path, ...], project_dir: Path | str) -> bool:
+    """True when the resolved `project_dir` equals one resolved entry of `listed`."""
+    wanted = Path(project_dir).expanduser().resolve()
+    return any(entry == wanted for entry in listed)
+
+
+def _section(parsed: ParsedYaml) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The mapping that holds attend's keys, and its key-path prefix (`("attend",)` when nested)."""
+    data = parsed.data
+    if isinstance(data, dict) and set(data) == {"attend"} and isinstance(data["attend"], dict):
+        return data["attend"], ("attend",)
+    return (data if isinstance(data, dict) else {}), ()
+
+
+def _read(path: Path, layer: str) -> ParsedYaml | None:
+    if not path.is_file():
+        return None
+    return read_yaml_file(path, layer)
+
+
+def _at(parsed: ParsedYaml, path: tuple[str, ...], file: str) -> tuple[str, int, int]:
+    origin: Origin | None = parsed.origins.get(path)
+    if origin is None:
+        return file, 1, 1
+    return origin.file, origin.key_line or origin.line, origin.key_col or origin.col
+
+
+def load_config(paths: LayerPaths) -> Config:
+    """Read the user's config.yaml and the project's .claude/attend.yaml.
+
+    Args:
+        paths: the layer paths (`config_file`, `project_config_file`).
+
+    Returns:
+        A `Config`; unreadable files, wrong types, a `project_sensors` in the project file and the old
+        `sensors:` keys are in `diagnostics` (never raised).
+    """
+    config = Config()
+    for layer, path in (("user", paths.config_file), ("project", paths.project_config_file)):
+        parsed = _read(path, layer)
+        if parsed is None:
+            continue
+        config.diagnostics.extend(parsed.diagnostics)
+        if parsed.data is None:
+            continue
+        file = str(path)
+        if not isinstance(parsed.data, dict):
+            config.diagnostics.append(Diagnostic(file, 1, 1, "not-a-mapping", "a config file is a mapping of keys"))
+            continue
+        section, prefix = _section(parsed)
+        for key, value in section.items():
+            where = _at(parsed, (*prefix, key), file)
+            if key == "project_sensors":
+                if layer == "project":
+                    config.diagnostics.append(Diagnostic(
+                        *where, "untrusted-key",
+                        "project_sensors in a project file is ignored: a project cannot grant trust to itself; "
+                        f"list the project in {paths.config_file} instead", Severity.WARNING))
+                    continue
+                config.project_sensors, problems = _trust_list(value, parsed, (*prefix, key), file)
+                config.diagnostics.extend(problems)
+            elif key in ("engagement", "governor"):
+                if not isinstance(value, dict):
+                    config.diagnostics.append(Diagnostic(*where, "wrong-type", f"`{key}` must be a mapping"))
+                    continue
+                getattr(config, key).update(value)
+            elif key != "sensors":
+                close = difflib.get_close_matches(key, [*CONFIG_KEYS, "sensors"], n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else f" (known: {', '.join(CONFIG_KEYS)})"
+                config.diagnostics.append(Diagnostic(*where, "unknown-field", f"unknown config key `{key}`{hint}",
+                                                     Severity.WARNING))
+        config.diagnostics.extend(_legacy_from(parsed, layer, file, paths))
+    return config
+
+
+def _trust_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: str
+                ) -> tuple[tuple[Path, ...], list[Diagnostic]]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return (), [Diagnostic(*_at(parsed, path, file), "wrong-type",
+                               "`project_sensors` must be a list of project directories")]
+    listed, problems = [], []
+    for index, entry in enumerate(value):
+        if not isinstance(entry, str) or not entry:
+            problems.append(Diagnostic(*_at(parsed, (*path, str(index)), file), "wrong-type",
+                                       "each `project_sensors` entry is a directory path"))
+            continue
+        expanded = Path(os.path.expanduser(entry))
+        if not expanded.is_absolute():
+            problems.append(Diagnostic(*_at(parsed, (*path, str(index)), file), "bad-value",
+                                       f"project_sensors entry {entry!r} is not an absolute path; it is ignored",
+                                       Severity.WARNING))
+            continue
+        listed.append(expanded.resolve())
+    return tuple(listed), problems
+
+
+def legacy_keys(paths: LayerPaths) -> list[Diagnostic]:
+    """Each old `sensors:` key of config.yaml and .claude/attend.yaml, with the file and field replacing it.
+
+    Used by `attend compile --check` (through `load_config`) and `attend settings lint`.
+    """
+    out: list[Diagnostic] = []
+    for layer, path in (("user", paths.config_file), ("project", paths.project_config_file)):
+        parsed = _read(path, layer)
+        if parsed is not None and isinstance(parsed.data, dict):
+            out.extend(_legacy_from(parsed, layer, str(path), paths))
+    return out
+
+
+def _display(path: Path) -> str:
+    home = Path(os.path.expanduser("~"))
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)
+
+
+def _legacy_from(parsed: ParsedYaml, layer: str, file: str, paths: LayerPaths) -> list[Diagnostic]:
+    section, prefix = _section(parsed)
+    sensors = section.get("sensors")
+    if sensors is None:
+        return []
+    folder = paths.user if layer == "user" else paths.project
+    if not isinstance(sensors, dict):
+        return [Diagnostic(*_at(parsed, (*prefix, "sensors"), file), "legacy-key",
+                           f"the old `sensors:` section is not read any more: write one file per sensor in "
+                           f"{_display(folder)}/", Severity.WARNING)]
+    out = []
+    for raw_name, fields in sensors.items():
+        name = raw_name.lstrip("+")
+        target = f"{_display(folder / f'{name}.yaml')}"
+        key_path = (*prefix, "sensors", raw_name)
+        if not isinstance(fields, dict):
+            out.append(Diagnostic(*_at(parsed, key_path, file), "legacy-key",
+                                  f"old key attend.sensors.{name} is not read any more: write {target}",
+                                  Severity.WARNING))
+            continue
+        for key, value in fields.items():
+            out.append(Diagnostic(*_at(parsed, (*key_path, key), file), "legacy-key",
+                                  _legacy_message(name, key, value, target, layer), Severity.WARNING))
+    return out
+
+
+def _legacy_message(name: str, key: str, value: Any, target: str, layer: str) -> str:
+    """The advice for one old key: which sensor file to write and which field to set there."""
+    old = f"old key attend.sensors.{name}.{key} is not read any more"
+    if key == "script":
+        trust = " (a project command sensor also needs the project listed in project_sensors)" \
+            if layer == "project" else ""
+        return (f"{old}: the inline script form becomes a command sensor; write {target} with `kind: command` "
+                f"and `command: {{argv: [bash, {value}], output: lines}}`{trust}")
+    if key == "timeout":
+        return f"{old}: move it to {target} as `command: {{timeout: {_yaml_value(value)}}}`"
+    if key in _SAME_FIELD:
+        return f"{old}: move it to {target} as `{key}: {_yaml_value(value)}`"
+    return f"{old}: spec v1 has no `{key}` field; see docs/spec.md for the fields of {target}"
+
+
+def _yaml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml_value(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    if isinstance(value, str) and any(c in value for c in ":{}[],#&*!|>'\"%@`"):
+        return '"' + value.replace('"', '\\"') + '"'
+    return str(value)

@@ -1,0 +1,283 @@
+"""Layers: where sensor files live, how a name's files merge, and the project-trust gate (ADR-403 §2).
+
+Three layers, lowest first: shipped (the package's `sensors.d/`), user (`$XDG_CONFIG_HOME/attend/
+sensors/`) and project (`<project>/.claude/attend/sensors/`). Files layer by name: a higher file
+deep-merges over a lower one by key (triggers by name; lists are replaced whole), every merged key
+path keeps the origin of the file that supplied it, and validation runs on the merged sensor.
+
+Trust: a project file that chooses what runs (sets `kind`, or any part of a `command:` or `mcp:`
+block) loads only when the project is listed in `project_sensors` of the user's config.yaml. If it
+would define the sensor, the sensor is `refused`; if it only tried to change a lower layer's command,
+the file is left out, the lower version stays, and the refusal is a warning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attend.errors import Diagnostic, Severity
+from attend.spec.config import Config, load_config
+from attend.spec.loading import file_stem, read_sensor_file
+from attend.spec.model import LAYERS, KeyPath, LayerPaths, Origin, Sensor, SensorFile, SensorSet
+from attend.spec.validate import normalise, validate_sensor
+
+__all__ = [
+    "STANDALONE_LAYER",
+    "build_sensor",
+    "chooses_what_runs",
+    "discover",
+    "layer_paths",
+    "load_paths",
+    "load_set",
+    "merge_data",
+    "merge_sensor",
+]
+
+#: The layer name of a file checked outside any layer folder (`compile --check some/file.yaml`).
+STANDALONE_LAYER = "file"
+#: Top-level fields through which a file chooses what code runs.
+_RUN_CHOOSING = ("kind", "command", "mcp")
+
+
+def _xdg(env: Mapping[str, str], variable: str, default: str) -> Path:
+    """An XDG base directory: the variable when set to an absolute path, else its standard default."""
+    value = env.get(variable, "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / default
+
+
+def layer_paths(project_dir: str | Path, env: Mapping[str, str] | None = None) -> LayerPaths:
+    """The folders and files each layer reads, from the XDG variables (with their defaults) and the project.
+
+    Args:
+        project_dir: the project directory (`--project DIR`, else the working directory).
+        env: the environment to read XDG variables from (default `os.environ`).
+    """
+    env = os.environ if env is None else env
+    config = _xdg(env, "XDG_CONFIG_HOME", ".config")
+    data = _xdg(env, "XDG_DATA_HOME", ".local/share")
+    state = _xdg(env, "XDG_STATE_HOME", ".local/state")
+    project = Path(project_dir).absolute()
+    return LayerPaths(
+        shipped=Path(__file__).resolve().parent.parent / "sensors.d",
+        shipped_projection=data / "agent-ways" / "attend" / "sensors",
+        user=config / "attend" / "sensors",
+        project=project / ".claude" / "attend" / "sensors",
+        project_dir=project,
+        config_file=config / "attend" / "config.yaml",
+        project_config_file=project / ".claude" / "attend.yaml",
+        state_dir=state / "attend",
+    )
+
+
+def discover(folder: Path) -> list[Path]:
+    """The sensor files of one layer folder: `*.yaml`, not `*.test.yaml`, not hidden, sorted by name."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if _is_sensor_file(p) and p.is_file()]
+
+
+def _is_sensor_file(path: Path) -> bool:
+    name = path.name
+    return name.endswith(".yaml") and not name.endswith(".test.yaml") and not name.startswith(".")
+
+
+def chooses_what_runs(sensor_file: SensorFile) -> KeyPath | None:
+    """The first key path through which a file chooses what code runs (`kind`, `command…`, `mcp…`), or None."""
+    data = sensor_file.data or {}
+    for field in _RUN_CHOOSING:
+        if field in data:
+            value = data[field]
+            if isinstance(value, dict) and value:
+                return (field, next(iter(value)))
+            return (field,)
+    return None
+
+
+def merge_data(files: Sequence[SensorFile]) -> tuple[dict[str, Any], dict[KeyPath, Origin]]:
+    """Deep-merge the parsed files (lowest first): mappings merge by key, anything else is replaced.
+
+    Returns:
+        The merged document and, for every key path in it, the origin of the file that supplied it.
+        The files' own data is never modified.
+    """
+    data: dict[str, Any] = {}
+    origins: dict[KeyPath, Origin] = {}
+    for sensor_file in files:
+        if sensor_file.data is None:
+            continue
+        if not data:
+            data = dict(sensor_file.data)
+            origins.update(sensor_file.origins)
+            continue
+        data = _merge(data, sensor_file.data, (), origins, sensor_file.origins)
+    return data, origins
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any], path: KeyPath, origins: dict[KeyPath, Origin],
+           over_origins: Mapping[KeyPath, Origin]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        child = (*path, key)
+        if key in merged and isinstance(merged[key], dict) and isinstance(value, dict):
+            if child in over_origins:
+                origins[child] = over_origins[child]
+            merged[key] = _merge(merged[key], value, child, origins, over_origins)
+            continue
+        for stale in [p for p in origins if len(p) > len(child) and p[: len(child)] == child]:
+            del origins[stale]
+        merged[key] = value
+        for p, origin in over_origins.items():
+            if p[: len(child)] == child:
+                origins[p] = origin
+    return merged
+
+
+def merge_sensor(files: Sequence[SensorFile], name: str | None = None) -> Sensor:
+    """Merge one sensor's files (lowest layer first), validate the result and normalise it.
+
+    No trust gate here (see `build_sensor`). A file that failed to parse contributes its diagnostics;
+    when the lowest file failed, the rest is not validated (its problems would only be noise).
+    """
+    files = tuple(files)
+    name = name or (files[0].name if files else "")
+    diagnostics: list[Diagnostic] = [d for f in files for d in f.diagnostics]
+    data, origins = merge_data(files)
+    good = tuple(f for f in files if f.data is not None)
+    if files and files[0].data is not None:
+        diagnostics.extend(validate_sensor(name, data, origins, good, fallback_file=str(files[0].path)))
+    status = "invalid" if any(d.severity == Severity.ERROR for d in diagnostics) or not good else "ok"
+    normalised = normalise(data) if good else {}
+    normalised["name"] = name
+    return Sensor(name=name, data=normalised, origins=origins, files=files, diagnostics=diagnostics,
+                  status=status)  # type: ignore[arg-type]
+
+
+def build_sensor(name: str, files: Sequence[SensorFile], *, trusted: bool, config_file: Path | None = None
+                 ) -> Sensor:
+    """One sensor from its layers' files, with the project-trust gate applied.
+
+    Args:
+        name: the sensor's name.
+        files: its files, lowest layer first.
+        trusted: whether the project is listed in `project_sensors`.
+        config_file: the user's config.yaml, named in the refusal message.
+    """
+    files = tuple(files)
+    project = [f for f in files if f.layer == "project"]
+    chosen = chooses_what_runs(project[0]) if project and project[0].data is not None else None
+    if trusted or chosen is None:
+        return merge_sensor(files, name)
+    project_file = project[0]
+    origin = project_file.origins.get(chosen) or project_file.origins.get(chosen[:1])
+    line, col = (origin.key_line, origin.key_col) if origin and origin.key_line else (1, 1)
+    where = f"the project is not listed in project_sensors of {config_file or 'the user config.yaml'}"
+    lower = tuple(f for f in files if f.layer != "project")
+    if lower:
+        sensor = merge_sensor(lower, name)
+        sensor.diagnostics.append(Diagnostic(
+            str(project_file.path), line, col, "project-refused",
+            f"this project file changes what sensor {name!r} runs (`{'.'.join(chosen)}`) and {where}; "
+            f"the file is left out and the {lower[-1].layer} version runs", Severity.WARNING))
+        return sensor
+    sensor = merge_sensor(files, name)
+    sensor.diagnostics.append(Diagnostic(
+        str(project_file.path), line, col, "project-refused",
+        f"project sensor {name!r} runs code chosen by the repository (`{'.'.join(chosen)}`) and {where}: "
+        "it is refused until you add the project there", Severity.WARNING))
+    sensor.status = "refused"
+    return sensor
+
+
+def _grouped(files: Iterable[SensorFile]) -> dict[str, list[SensorFile]]:
+    groups: dict[str, list[SensorFile]] = {}
+    for sensor_file in files:
+        groups.setdefault(sensor_file.name, []).append(sensor_file)
+    order = {layer: i for i, layer in enumerate(LAYERS)}
+    for group in groups.values():
+        group.sort(key=lambda f: order.get(f.layer, -1))
+    return groups
+
+
+def _layer_files(paths: LayerPaths) -> list[SensorFile]:
+    return [read_sensor_file(p, layer) for layer in LAYERS for p in discover(paths.folder(layer))]
+
+
+def load_set(project_dir: str | Path, env: Mapping[str, str] | None = None) -> SensorSet:
+    """Every sensor of every layer, merged, validated and trust-gated, plus config.yaml's problems.
+
+    A broken file never stops the others: its problems land on its sensor (status `invalid`).
+    """
+    paths = layer_paths(project_dir, env)
+    config = load_config(paths)
+    trusted = config.trusts(paths.project_dir)
+    sensors = {name: build_sensor(name, files, trusted=trusted, config_file=paths.config_file)
+               for name, files in sorted(_grouped(_layer_files(paths)).items())}
+    return SensorSet(sensors=sensors, diagnostics=list(config.diagnostics), paths=paths)
+
+
+def _layer_of(path: Path, paths: LayerPaths) -> str | None:
+    parent = path.absolute().parent.resolve()
+    for layer in LAYERS:
+        try:
+            if paths.folder(layer).resolve() == parent:
+                return layer
+        except OSError:
+            continue
+    return None
+
+
+def _expand(targets: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
+    files: list[Path] = []
+    problems: list[Diagnostic] = []
+    for target in targets:
+        if target.is_dir():
+            files.extend(p for p in sorted(target.rglob("*.yaml")) if _is_sensor_file(p) and p.is_file())
+        elif target.exists():
+            files.append(target)
+        else:
+            problems.append(Diagnostic(str(target), 1, 1, "io", "no such file or directory"))
+    return files, problems
+
+
+def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapping[str, str] | None = None,
+               config: Config | None = None) -> SensorSet:
+    """The sensors of the named files and folders (folders are searched recursively).
+
+    A file inside a layer folder is checked as that layer's file, merged with the same name's files of
+    the other layers (trust gate included). A file anywhere else is checked on its own, as a complete
+    sensor definition. Naming config.yaml or .claude/attend.yaml checks that config file.
+    Sensors are keyed by name; a standalone file whose name is taken is keyed by its path.
+    """
+    paths = layer_paths(project_dir, env)
+    config = config or load_config(paths)
+    files, problems = _expand(Path(t) for t in targets)
+    config_files = {paths.config_file.resolve(), paths.project_config_file.resolve()}
+    sensors: dict[str, Sensor] = {}
+    layered: set[str] = set()
+    set_diagnostics = list(problems)
+    for path in files:
+        if path.resolve() in config_files:
+            set_diagnostics.extend(d for d in config.diagnostics if Path(d.file).resolve() == path.resolve())
+            continue
+        layer = _layer_of(path, paths)
+        if layer is None:
+            sensor_file = read_sensor_file(path, STANDALONE_LAYER)
+            key = sensor_file.name if sensor_file.name not in sensors else str(path)
+            sensors[key] = merge_sensor([sensor_file], sensor_file.name)
+        else:
+            layered.add(file_stem(path))
+    if layered:
+        trusted = config.trusts(paths.project_dir)
+        groups = _grouped(f for f in _layer_files(paths) if f.name in layered)
+        for name, group in sorted(groups.items()):
+            key = name if name not in sensors else f"{name} (layers)"
+            sensors[key] = build_sensor(name, group, trusted=trusted, config_file=paths.config_file)
+    return SensorSet(sensors=sensors, diagnostics=set_diagnostics, paths=paths)

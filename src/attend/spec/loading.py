@@ -1,0 +1,460 @@
+"""Reading one YAML file safely, keeping the line and column of every key and value (ADR-403 §2).
+
+PyYAML's loaders silently keep the last of two equal keys, resolve `on:` to True (YAML 1.1), expand
+aliases without bound and recurse once per nesting level. So this module reads the parser's *event
+stream* (libyaml's CParser when available) and builds plain Python data itself, iteratively:
+
+- bytes first: a file over `MAX_FILE_BYTES`, a NUL byte or invalid UTF-8 is refused before parsing;
+- nesting deeper than `MAX_DEPTH` is refused while the events arrive (no recursion on input depth);
+- aliases are counted as the nodes they would materialise, refused past `MAX_NODES` (alias bombs);
+- a repeated key is an error at the second key, naming the first's line;
+- only the YAML core tags (str, int, float, bool, null, seq, map) are accepted; scalars resolve by the
+  YAML 1.2 core schema, so `on`, `yes` and `no` stay strings and keys are always their own text;
+- every key path gets an `Origin` (value and key position, scalar style).
+
+Every problem becomes a positioned `Diagnostic`; nothing here raises for bad input.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from attend.errors import Diagnostic, caret_excerpt, line_col
+from attend.spec.model import KeyPath, Origin, SensorFile
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "ParsedYaml",
+    "file_stem",
+    "parse_yaml",
+    "read_sensor_file",
+    "read_source",
+    "read_yaml_file",
+]
+
+#: The largest sensor or config file attend reads (1 MiB); a sensor file is a few hundred bytes.
+MAX_FILE_BYTES = 1 << 20
+#: How many nodes a document may materialise, aliases expanded (refuses "billion laughs" files fast).
+MAX_NODES = 100_000
+#: How deep mappings and sequences may nest (a sensor file needs about six levels).
+MAX_DEPTH = 64
+
+try:  # libyaml when present: the same events, an order of magnitude faster
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+_TAG = "tag:yaml.org,2002:"
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_INT_OCT = re.compile(r"^0o[0-7]+$")
+_INT_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+#: `first_line` marker for a key that came from a `<<` merge (an explicit key may override it).
+_MERGED = -1
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+
+
+class _Refused(Exception):
+    """Stops reading a document; carries the diagnostic that says why."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+class _Node:
+    """One node of the document as composed from events (positions 1-based)."""
+
+    __slots__ = ("anchor", "children", "is_open", "kind", "line", "col", "size", "style", "tag", "target", "value")
+
+    def __init__(self, kind: str, line: int, col: int, *, value: str = "", style: str | None = None,
+                 tag: str | None = None, anchor: str | None = None) -> None:
+        self.kind = kind  # "scalar" | "seq" | "map" | "alias"
+        self.line = line
+        self.col = col
+        self.value = value
+        self.style = style
+        self.tag = tag
+        self.anchor = anchor
+        self.children: list[_Node] = []
+        self.is_open = kind in ("seq", "map")
+        self.size = 1
+        self.target: _Node | None = None
+
+
+class ParsedYaml:
+    """The plain data of one YAML document, the origin of each key path, and the problems found."""
+
+    __slots__ = ("data", "diagnostics", "origins")
+
+    def __init__(self, data: Any, origins: dict[KeyPath, Origin], diagnostics: list[Diagnostic]) -> None:
+        self.data = data
+        self.origins = origins
+        self.diagnostics = diagnostics
+
+
+def read_source(path: Path, file: str | None = None) -> tuple[str | None, list[Diagnostic]]:
+    """Read a file as UTF-8 text, refusing what cannot be a sensor file.
+
+    Args:
+        path: the file to read.
+        file: the name diagnostics use for it (default `str(path)`).
+
+    Returns:
+        `(text, [])`, or `(None, [diagnostic])` for an unreadable, too large, binary or non-UTF-8 file.
+    """
+    name = file or str(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return None, [Diagnostic(name, 1, 1, "io", f"cannot read the file: {exc.strerror or exc}")]
+    if len(raw) > MAX_FILE_BYTES:
+        try:
+            size = f"{path.stat().st_size:,} bytes"
+        except OSError:
+            size = "more than that"
+        return None, [Diagnostic(name, 1, 1, "file-too-large",
+                                 f"the file holds {size}; a sensor or config file may hold at most 1 MiB")]
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    nul = raw.find(b"\0")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = line_col(raw[: exc.start].decode("utf-8", "replace"), exc.start)
+        if 0 <= nul < exc.start or nul >= 0:
+            return None, [_binary(name, raw, nul)]
+        return None, [Diagnostic(name, line, col, "encoding",
+                                 f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): sensor files are UTF-8 text")]
+    if nul >= 0:
+        return None, [_binary(name, raw, nul)]
+    return text, []
+
+
+def _binary(name: str, raw: bytes, nul: int) -> Diagnostic:
+    prefix = raw[:nul].decode("utf-8", "replace")
+    line, col = line_col(prefix, len(prefix))
+    return Diagnostic(name, line, col, "encoding", "binary data (a NUL byte): sensor files are UTF-8 text")
+
+
+def parse_yaml(text: str, file: str, layer: str = "") -> ParsedYaml:
+    """Parse one YAML document into plain data with an origin per key path.
+
+    Args:
+        text: the document.
+        file: the name its diagnostics and origins carry.
+        layer: the layer its origins carry.
+
+    Returns:
+        A `ParsedYaml`; `data` is None when the document could not be read at all (see `diagnostics`).
+    """
+    diagnostics: list[Diagnostic] = []
+    try:
+        root = _compose(text, file)
+    except _Refused as refused:
+        return ParsedYaml(None, {}, [_with_excerpt(refused.diagnostic, text)])
+    except yaml.YAMLError as exc:
+        return ParsedYaml(None, {}, [_with_excerpt(_yaml_error(exc, text, file), text)])
+    if root is None:
+        return ParsedYaml(None, {}, diagnostics)
+    builder = _Builder(file, layer, diagnostics)
+    try:
+        data = builder.convert(root, (), 0)
+    except _Refused as refused:
+        return ParsedYaml(None, {}, [_with_excerpt(refused.diagnostic, text)])
+    builder.origins[()] = Origin(layer, file, root.line, root.col, style=root.style)
+    return ParsedYaml(data, builder.origins, [_with_excerpt(d, text) for d in diagnostics])
+
+
+def read_yaml_file(path: Path, layer: str = "", file: str | None = None) -> ParsedYaml:
+    """Read and parse one YAML file; every problem is a positioned diagnostic."""
+    name = file or str(path)
+    text, problems = read_source(path, name)
+    if text is None:
+        return ParsedYaml(None, {}, problems)
+    return parse_yaml(text, name, layer)
+
+
+def read_sensor_file(path: Path, layer: str, file: str | None = None) -> SensorFile:
+    """Read one sensor file of `layer` into a `SensorFile` (named after the file's stem).
+
+    The document must be a mapping; anything else is a `not-a-mapping` error and `data` stays None.
+    """
+    path = Path(path)
+    name = file or str(path)
+    parsed = read_yaml_file(path, layer, name)
+    sensor_file = SensorFile(name=file_stem(path), layer=layer, path=path, origins=parsed.origins,
+                             diagnostics=list(parsed.diagnostics))
+    if parsed.data is None and not parsed.diagnostics:
+        sensor_file.diagnostics.append(Diagnostic(name, 1, 1, "not-a-mapping",
+                                                  "the file is empty: a sensor file is a mapping of fields"))
+    elif parsed.data is not None and not isinstance(parsed.data, dict):
+        root = parsed.origins.get(())
+        sensor_file.diagnostics.append(Diagnostic(
+            name, root.line if root else 1, root.col if root else 1, "not-a-mapping",
+            f"a sensor file is a mapping of fields, not {_type_name(parsed.data)}"))
+    else:
+        sensor_file.data = parsed.data
+    return sensor_file
+
+
+def file_stem(path: Path) -> str:
+    """A sensor file's name without `.yaml` (or `.yml`): the sensor name it defines."""
+    name = path.name
+    for suffix in (".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _with_excerpt(diagnostic: Diagnostic, text: str) -> Diagnostic:
+    if diagnostic.detail or diagnostic.line > text.count("\n") + 1:
+        return diagnostic
+    detail = caret_excerpt(text, diagnostic.line, diagnostic.col)
+    return Diagnostic(diagnostic.file, diagnostic.line, diagnostic.col, diagnostic.code, diagnostic.message,
+                      diagnostic.severity, detail)
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Diagnostic:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is not None:
+        line, col = mark.line + 1, mark.column + 1
+    elif isinstance(getattr(exc, "position", None), int):
+        line, col = line_col(text, exc.position)  # type: ignore[attr-defined]
+    else:
+        line, col = 1, 1
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    message = f"{context}: {problem}" if context and getattr(exc, "problem", None) else str(problem)
+    if isinstance(exc, yaml.reader.ReaderError):
+        message = "a character YAML does not allow in a document"
+    if "nesting depth" in message or "maximum depth" in message:  # libyaml's own nesting limit
+        return Diagnostic(file, line, col, "too-deep", f"the document nests deeper than {MAX_DEPTH} levels")
+    return Diagnostic(file, line, col, "yaml-syntax", message.strip())
+
+
+def _compose(text: str, file: str) -> _Node | None:
+    """Build the node tree from parser events, with no recursion on the input's depth."""
+    loader = _Loader(text)
+    try:
+        stack: list[_Node] = []
+        anchors: dict[str, _Node] = {}
+        root: _Node | None = None
+        documents = 0
+        while True:
+            event = loader.get_event()
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return root
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    mark = event.start_mark
+                    raise _Refused(Diagnostic(file, mark.line + 1, mark.column + 1, "yaml-syntax",
+                                              "a second YAML document: a sensor file holds exactly one"))
+                continue
+            if isinstance(event, yaml.StreamStartEvent | yaml.DocumentEndEvent):
+                continue
+            mark = event.start_mark
+            line, col = mark.line + 1, mark.column + 1
+            if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                node = stack.pop()
+                node.is_open = False
+                if stack:
+                    stack[-1].size += node.size
+                continue
+            if isinstance(event, yaml.AliasEvent):
+                target = anchors.get(event.anchor)
+                if target is None:
+                    raise _Refused(Diagnostic(file, line, col, "yaml-syntax",
+                                              f"alias *{event.anchor} names no anchor defined before it"))
+                if target.is_open:
+                    raise _Refused(Diagnostic(file, line, col, "alias-limit",
+                                              f"alias *{event.anchor} refers to a node that contains it"))
+                node = _Node("alias", line, col)
+                node.target = target
+                node.size = target.size
+            elif isinstance(event, yaml.ScalarEvent):
+                node = _Node("scalar", line, col, value=event.value, style=event.style or None,
+                             tag=event.tag, anchor=event.anchor)
+            else:
+                kind = "map" if isinstance(event, yaml.MappingStartEvent) else "seq"
+                node = _Node(kind, line, col, tag=event.tag, anchor=event.anchor)
+                if len(stack) >= MAX_DEPTH:
+                    raise _Refused(Diagnostic(file, line, col, "too-deep",
+                                              f"the document nests deeper than {MAX_DEPTH} levels"))
+            if node.anchor:
+                anchors[node.anchor] = node
+            if stack:
+                parent = stack[-1]
+                parent.children.append(node)
+                if node.kind != "map" and node.kind != "seq":
+                    parent.size += node.size
+                if _materialised(stack) + node.size > MAX_NODES:
+                    raise _Refused(Diagnostic(file, line, col, "alias-limit",
+                                              f"the document expands past {MAX_NODES:,} nodes (aliases included)"))
+            else:
+                root = node
+            if node.kind in ("map", "seq"):
+                stack.append(node)
+    finally:
+        loader.dispose()
+
+
+def _materialised(stack: list[_Node]) -> int:
+    """Nodes materialised so far: the sizes along the open path (each already counts its closed children)."""
+    return sum(n.size for n in stack)
+
+
+class _Builder:
+    """Turns the node tree into plain data and origins; depth is bounded, so recursion is safe here."""
+
+    def __init__(self, file: str, layer: str, diagnostics: list[Diagnostic]) -> None:
+        self.file = file
+        self.layer = layer
+        self.diagnostics = diagnostics
+        self.origins: dict[KeyPath, Origin] = {}
+
+    def convert(self, node: _Node, path: KeyPath, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise _Refused(Diagnostic(self.file, node.line, node.col, "too-deep",
+                                      f"the document nests deeper than {MAX_DEPTH} levels (aliases expanded)"))
+        if node.kind == "alias":
+            assert node.target is not None
+            return self.convert(node.target, path, depth)
+        self._check_tag(node)
+        if node.kind == "scalar":
+            return self._scalar(node)
+        if node.kind == "seq":
+            items = []
+            for index, child in enumerate(node.children):
+                child_path = (*path, str(index))
+                self.origins[child_path] = Origin(self.layer, self.file, child.line, child.col,
+                                                  style=_style(child))
+                items.append(self.convert(child, child_path, depth + 1))
+            return items
+        return self._mapping(node, path, depth)
+
+    def _mapping(self, node: _Node, path: KeyPath, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        first_line: dict[str, int] = {}
+        pairs = node.children
+        for index in range(0, len(pairs) - 1, 2):
+            key_node, value_node = pairs[index], pairs[index + 1]
+            if key_node.kind == "alias" and key_node.target is not None:
+                key_node = key_node.target
+            if key_node.kind != "scalar":
+                self.diagnostics.append(Diagnostic(self.file, key_node.line, key_node.col, "wrong-type",
+                                                   "a mapping key must be a plain value, not a mapping or list"))
+                continue
+            key = key_node.value
+            if key == "<<" and key_node.style is None:
+                self._merge_key(result, first_line, value_node, path, depth)
+                continue
+            if key in first_line and first_line[key] != _MERGED:
+                self.diagnostics.append(Diagnostic(
+                    self.file, key_node.line, key_node.col, "duplicate-key",
+                    f"duplicate key {key!r}: first defined at line {first_line[key]}"
+                    " (YAML would silently keep only the last)"))
+                continue
+            first_line[key] = key_node.line
+            child_path = (*path, key)
+            self.origins[child_path] = Origin(self.layer, self.file, value_node.line, value_node.col,
+                                              key_line=key_node.line, key_col=key_node.col,
+                                              style=_style(value_node))
+            result[key] = self.convert(value_node, child_path, depth + 1)
+        return result
+
+    def _merge_key(self, result: dict[str, Any], first_line: dict[str, int], value_node: _Node,
+                   path: KeyPath, depth: int) -> None:
+        """YAML's `<<: *anchor` merge: keys not already present come from the merged mapping(s)."""
+        sources = value_node.target.children if value_node.kind == "alias" and value_node.target and \
+            value_node.target.kind == "seq" else (value_node.children if value_node.kind == "seq" else [value_node])
+        for source in sources:
+            target = source.target if source.kind == "alias" else source
+            if target is None or target.kind != "map":
+                self.diagnostics.append(Diagnostic(self.file, source.line, source.col, "wrong-type",
+                                                   "`<<` merges mappings only"))
+                continue
+            merged = self._mapping(target, path, depth)
+            for key, value in merged.items():
+                if key not in result:
+                    result[key] = value
+                    first_line.setdefault(key, _MERGED)
+
+    def _check_tag(self, node: _Node) -> None:
+        tag = node.tag
+        if tag is None or tag == "!":
+            return
+        allowed = {"scalar": ("str", "int", "float", "bool", "null"), "seq": ("seq",), "map": ("map",)}[node.kind]
+        if tag.startswith(_TAG) and tag[len(_TAG):] in allowed:
+            return
+        shown = "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else tag
+        raise _Refused(Diagnostic(self.file, node.line, node.col, "yaml-syntax",
+                                  f"tag {shown} is not allowed here: sensor files use plain YAML (safe tags only)"))
+
+    def _scalar(self, node: _Node) -> Any:
+        text = node.value
+        tag = node.tag[len(_TAG):] if node.tag and node.tag.startswith(_TAG) else None
+        if tag == "str" or (tag is None and (node.style is not None or node.tag == "!")):
+            return text
+        value = _resolve_plain(text)
+        if tag is None:
+            return value
+        expected = {"int": int, "float": (int, float), "bool": bool, "null": type(None)}[tag]
+        if tag == "float" and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, expected) and not (tag == "int" and isinstance(value, bool)):
+            return value
+        raise _Refused(Diagnostic(self.file, node.line, node.col, "wrong-type", f"{text!r} is not a valid !!{tag}"))
+
+
+def _style(node: _Node) -> str | None:
+    return node.style if node.kind == "scalar" else None
+
+
+def _resolve_plain(text: str) -> Any:
+    """The YAML 1.2 core schema for a plain scalar: null, bool, int, float, else the string itself."""
+    if _NULL.match(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.match(text):
+        return int(text)
+    if _INT_OCT.match(text):
+        return int(text[2:], 8)
+    if _INT_HEX.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text)
+    if _INF.match(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _NAN.match(text):
+        return math.nan
+    return text

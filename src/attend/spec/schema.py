@@ -1,0 +1,257 @@
+"""The spec v1 schema: every field of a sensor file, its type, default and one-line description (ADR-403 §1).
+
+The schema is a cerberus schema (validated by `spec/validate.py`, exported by `spec/jsonschema.py`);
+each field's `meta` holds its description and default, which `describe(keypath)` returns for
+`attend settings help`. Trigger names, where-property names and the crate block's fields are wildcards.
+
+Defaults (docs/spec.md): interval 60 s, min_interval 15 s (capped at interval), decay_threshold 3,
+threshold 2.0, lane event, enabled true; a command's cwd `.`, timeout 10 s, output json, max_output
+1 MiB; an mcp tool call's timeout 30 s, allow_unannotated false; a trigger's path `$`, match all,
+magnitude 1.0, initial baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "DEFAULT_MIN_INTERVAL",
+    "DURATION_FIELDS",
+    "KINDS",
+    "LANES",
+    "NAME_PATTERN",
+    "ON_VALUES",
+    "OPERATORS",
+    "SENSOR_SCHEMA",
+    "SPEC_VERSION",
+    "TRIGGER_SCHEMA",
+    "FieldDoc",
+    "describe",
+    "field_rules",
+    "known_fields",
+]
+
+#: The one spec version this attend reads.
+SPEC_VERSION = 1
+#: The sensor-name rule (also trigger names): lower-case letters, digits, `_` and `-`.
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
+#: Trigger names: like sensor names, upper case allowed; never a dot (settings keys split on dots).
+TRIGGER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
+KINDS = ("crate", "command", "mcp")
+LANES = ("event", "message")
+ON_VALUES = ("added", "removed", "changed", "enters", "leaves")
+#: The where operators (DESIGN.md, Trigger semantics), each with its description.
+OPERATORS: dict[str, str] = {
+    "equals": "the field equals this value",
+    "not": "the field does not equal this value (a missing field satisfies `not`)",
+    "in": "the field equals one of these values",
+    "contains": "the field contains this: a substring, a list element or a mapping key",
+    "like": "the field matches this glob (`*`, `?`, `[…]`)",
+    "matches": "the field matches this regular expression",
+    "above": "the field is a number (or numeric string) above this",
+    "below": "the field is a number (or numeric string) below this",
+}
+#: The slowest cadence when no file says otherwise, in seconds.
+DEFAULT_INTERVAL = 60.0
+#: The fastest cadence when no file says otherwise, in seconds (never above the interval).
+DEFAULT_MIN_INTERVAL = 15.0
+#: Key paths (with `*` wildcards) that hold durations; normalised to float seconds.
+DURATION_FIELDS = (("interval",), ("min_interval",), ("command", "timeout"), ("mcp", "timeout"))
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDoc:
+    """What `attend settings help KEY` shows for one field."""
+
+    description: str
+    type: str
+    allowed: tuple[Any, ...] | None = None
+    default: Any = None
+
+
+def _f(type_: str | list[str], description: str, default: Any = None, **rules: Any) -> dict[str, Any]:
+    """One field's cerberus rules, with its description and default kept in `meta`.
+
+    A `duration` field also carries the `duration` rule (spec/validate.py checks the string form).
+    """
+    if type_ == "duration":
+        rules["duration"] = True
+    return {"type": type_, "meta": {"description": description, "default": default}, **rules}
+
+
+_STR_LIST = {"type": "string", "meta": {"description": "one entry of the list"}}
+_STR_MAP = {"keysrules": {"type": "string"}, "valuesrules": {"type": "string"}}
+
+#: A where property's value: a bare value (equals, or like for a glob string), a list (in), or an
+#: operator mapping. Operators and operands are checked by the compiler (`compiler.diagnose`).
+WHERE_VALUE = _f(["string", "number", "boolean", "list", "dict"],
+                 "a condition on this property: a bare value (equals; like for a glob), a list (in), or "
+                 "an operator mapping such as {above: 40}", nullable=True)
+
+_OPERATOR_RULES = {op: {"type": ["string", "number", "boolean", "list"], "meta": {"description": text}}
+                   for op, text in OPERATORS.items()}
+
+TRIGGER_SCHEMA: dict[str, Any] = {
+    "path": _f("string", "where to look in the poll result (JSONPath subset: $, .field, [n], [*], ..field)", "$"),
+    "key": _f("string", "the field (dotted allowed) that identifies each selected item across polls"),
+    "on": _f("string", "the transition that fires: added, removed, changed, enters or leaves", None,
+             allowed=list(ON_VALUES)),
+    "where": _f("dict", "property → value or operator mapping; the condition items enter and leave", None,
+                keysrules={"type": "string"}, valuesrules=WHERE_VALUE),
+    "match": _f("string", "how where's properties combine: all (every one holds) or any", "all",
+                allowed=["all", "any"]),
+    "magnitude": _f("number", "how much one fire weighs in the sensor's accumulator (a number ≥ 0)", 1.0, min=0),
+    "description": _f("string", "the notification text: a template with {field}, {value}, {key}, {previous}"),
+    "author": _f("string", "the item field holding who composed the item (required on the message lane)"),
+    "initial": _f("string", "what the first poll does: baseline (record, fire nothing) or fire", "baseline",
+                  allowed=["baseline", "fire"]),
+}
+
+COMMAND_SCHEMA: dict[str, Any] = {
+    "argv": _f("list", "the program and its arguments, run directly (never through a shell)", None,
+               required=True, minlength=1, schema=_STR_LIST),
+    "env": _f("dict", "environment variables merged over the daemon's environment", {}, **_STR_MAP),
+    "cwd": _f("string", "the working directory, relative to the project directory", "."),
+    "timeout": _f("duration", "how long one run may take before its process group is killed", 10.0),
+    "output": _f("string", "how stdout is read: json (the poll result) or lines (magnitude|description)",
+                 "json", allowed=["json", "lines"]),
+    "max_output": _f("integer", "the most stdout bytes one run may print; more is a failed poll", 1 << 20, min=1),
+}
+
+MCP_SERVER_SCHEMA: dict[str, Any] = {
+    "command": _f("string", "the server's program", None, required=True),
+    "args": _f("list", "the server's arguments", [], schema=_STR_LIST),
+    "env": _f("dict", "environment variables for the server", {}, **_STR_MAP),
+}
+
+MCP_SCHEMA: dict[str, Any] = {
+    "server": _f(["string", "dict"], "a server name from Claude Code's MCP config, or an inline "
+                 "{command, args, env}", None, required=True, schema=MCP_SERVER_SCHEMA),
+    "tool": _f("string", "the tool to call (it must declare readOnlyHint: true)", None, required=True),
+    "args": _f("dict", "the tool call's fixed arguments", {}, keysrules={"type": "string"}),
+    "allow_unannotated": _f("boolean", "allow a tool that does not declare readOnlyHint (shown as an override)",
+                            False),
+    "timeout": _f("duration", "how long one tool call may take", 30.0),
+}
+
+SENSOR_SCHEMA: dict[str, Any] = {
+    "spec": _f("integer", "the spec version this file follows (1)", None),
+    "name": _f("string", "the sensor's name: ^[a-z0-9][a-z0-9_-]*$, equal to the file's stem", None),
+    "description": _f("string", "what the sensor watches, in a few words", ""),
+    "kind": _f("string", "how the sensor polls: crate (compiled code), command or mcp", None,
+               allowed=list(KINDS)),
+    "enabled": _f("boolean", "whether the sensor runs", True),
+    "source": _f("string", "a crate sensor's entry-point name in the attend.sensors group", None),
+    "version": _f("string", "the version of a crate sensor's code", None),
+    "interval": _f("duration", "the slowest polling interval (seconds, or 500ms/30s/5m/1h)", DEFAULT_INTERVAL),
+    "min_interval": _f("duration", "the fastest polling interval while changes keep coming (≤ interval)",
+                       DEFAULT_MIN_INTERVAL),
+    "decay_threshold": _f("integer", "quiet polls before the cadence slows back down", 3, min=0),
+    "threshold": _f("number", "the accumulated magnitude at which the sensor fires", 2.0, min=0),
+    "lane": _f("string", "the delivery lane: event (engagement and governor) or message", "event",
+               allowed=list(LANES)),
+    "lane_exception": _f("string", "the decision record that lets a shipped message-lane sensor go without "
+                         "`author` (honoured in shipped files only)", None),
+    "requires": _f("list", "tool permissions the sensor needs (informational, shown and audited)", [],
+                   schema=_STR_LIST),
+    "triggers": _f("dict", "the triggers, keyed by name", {},
+                   keysrules={"type": "string", "regex": TRIGGER_NAME_PATTERN},
+                   valuesrules={"type": "dict", "schema": TRIGGER_SCHEMA}),
+    "command": _f("dict", "the command kind's block", None, schema=COMMAND_SCHEMA),
+    "mcp": _f("dict", "the mcp kind's block", None, schema=MCP_SCHEMA),
+    "crate": _f("dict", "the crate kind's block: the compiled sensor's own fields", {}, allow_unknown=True),
+}
+
+_TYPE_NAMES = {"dict": "mapping", "list": "list", "string": "string", "integer": "integer",
+               "number": "number", "boolean": "boolean", "duration": "duration"}
+
+
+def field_rules(keypath: tuple[str, ...]) -> dict[str, Any] | None:
+    """The cerberus rules of the field at `keypath` (wildcards resolved), or None for no such field.
+
+    Trigger names, where-property names and any key inside `crate`, `env`, `args` match anything.
+    """
+    rules: dict[str, Any] | None = {"type": "dict", "schema": SENSOR_SCHEMA}
+    for part in keypath:
+        if rules is None:
+            return None
+        if "schema" in rules and isinstance(rules["schema"], dict) and rules.get("type") != "list":
+            schema = rules["schema"]
+            if part in schema:
+                rules = schema[part]
+                continue
+            return None
+        if rules is WHERE_VALUE:
+            rules = _OPERATOR_RULES.get(part)
+            continue
+        if "valuesrules" in rules:
+            rules = rules["valuesrules"]
+            continue
+        if rules.get("type") == "list" or "list" in _as_list(rules.get("type")):
+            rules = rules.get("schema") if part.isdigit() else None
+            continue
+        if rules.get("allow_unknown"):
+            return {"type": ["string", "number", "boolean", "list", "dict"],
+                    "meta": {"description": "a field of the compiled sensor (see its documentation)"}}
+        return None
+    return rules
+
+
+def known_fields(keypath: tuple[str, ...]) -> tuple[str, ...]:
+    """The field names allowed inside the mapping at `keypath` (for did-you-mean); () for wildcards."""
+    rules = field_rules(keypath)
+    if rules is None:
+        return ()
+    if rules is WHERE_VALUE:
+        return tuple(OPERATORS)
+    schema = rules.get("schema")
+    if isinstance(schema, dict) and rules.get("type") != "list":
+        return tuple(schema)
+    return ()
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def type_name(rules: dict[str, Any]) -> str:
+    """A field's type as a user reads it: `duration`, `mapping`, `list of string`, `string or mapping`."""
+    names = []
+    for t in _as_list(rules.get("type", "any")):
+        name = _TYPE_NAMES.get(t, t)
+        if t == "list" and isinstance(rules.get("schema"), dict) and "type" in rules["schema"]:
+            name = f"list of {_TYPE_NAMES.get(rules['schema']['type'], rules['schema']['type'])}"
+        names.append(name)
+    return " or ".join(names)
+
+
+def describe(keypath: tuple[str, ...] | str) -> FieldDoc | None:
+    """The description, type, allowed values and default of a sensor field.
+
+    Args:
+        keypath: a tuple (`("triggers", "high-wind", "where", "wind_*", "above")`) or a dotted string
+            relative to the sensor (`"triggers.high-wind.magnitude"`). In a dotted string the parts
+            between `where.` and a trailing operator are one (dotted) property name.
+
+    Returns:
+        A `FieldDoc`, or None when the spec defines no such field.
+    """
+    path = _split(keypath) if isinstance(keypath, str) else tuple(keypath)
+    rules = field_rules(path)
+    if rules is None:
+        return None
+    meta = rules.get("meta", {})
+    allowed = tuple(rules["allowed"]) if "allowed" in rules else None
+    return FieldDoc(meta.get("description", ""), type_name(rules), allowed, meta.get("default"))
+
+
+def _split(dotted: str) -> tuple[str, ...]:
+    parts = dotted.split(".") if dotted else []
+    if len(parts) >= 4 and parts[0] == "triggers" and parts[2] == "where":
+        rest = parts[3:]
+        if len(rest) > 1 and rest[-1] in OPERATORS:
+            return (*parts[:3], ".".join(rest[:-1]), rest[-1])
+        return (*parts[:3], ".".join(rest))
+    return tuple(parts)

@@ -1,0 +1,384 @@
+"""Validating a merged sensor against spec v1 and normalising it (ADR-403 §1–§3a, DESIGN.md Spec v1).
+
+Validation runs on the *merged* sensor (a higher layer may hold only the fields it overrides), and each
+problem is reported at the file, line and column of the layer that supplied the offending key or
+value, found through the sensor's origins. Cerberus checks the shape (`spec/schema.py`); the rules
+cerberus cannot say (spec version, name, kind blocks, interval order, on/key/where, message lane)
+are pure functions below. `normalise` fills defaults and turns durations into float seconds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from attend.errors import Diagnostic, Severity
+from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
+from attend.spec.model import KeyPath, Origin, SensorFile
+from attend.spec.schema import (
+    COMMAND_SCHEMA,
+    DEFAULT_MIN_INTERVAL,
+    KINDS,
+    MCP_SCHEMA,
+    NAME_PATTERN,
+    SENSOR_SCHEMA,
+    SPEC_VERSION,
+    TRIGGER_SCHEMA,
+    field_rules,
+    known_fields,
+    type_name,
+)
+
+__all__ = ["Locator", "normalise", "validate_sensor"]
+
+_NAME = re.compile(NAME_PATTERN)
+#: Where `lane_exception` is honoured: only a file attend itself ships may waive `author`.
+LANE_EXCEPTION_LAYER = "shipped"
+
+_validator = None
+#: The custom cerberus error a malformed duration string raises (mapped to `bad-duration`).
+_BAD_DURATION = "bad-duration"
+#: cerberus.errors.UNKNOWN_FIELD.code and CUSTOM.code, without importing cerberus at module load.
+_UNKNOWN_FIELD, _CUSTOM = 0x03, 0x00
+
+
+def _cerberus():  # noqa: ANN202 - the Validator class is built lazily (cerberus costs ~50 ms to import)
+    global _validator
+    if _validator is None:
+        import cerberus
+
+        class SpecValidator(cerberus.Validator):
+            """Cerberus with the spec's `duration` type (a number or a string) and rule (its form)."""
+
+            types_mapping = {
+                **cerberus.Validator.types_mapping,
+                "duration": cerberus.TypeDefinition("duration", (int, float, str), (bool,)),
+            }
+
+            def _validate_duration(self, constraint: bool, field: str, value: object) -> None:
+                """{'type': 'boolean'}"""
+                if constraint and not is_duration(value):
+                    self._error(field, _BAD_DURATION)
+
+        _validator = SpecValidator(SENSOR_SCHEMA)
+    return _validator
+
+
+class Locator:
+    """Finds where a key path of a merged sensor stands: the origin of the path or its nearest ancestor."""
+
+    def __init__(self, origins: Mapping[KeyPath, Origin], fallback_file: str) -> None:
+        self.origins = origins
+        self.fallback_file = fallback_file
+
+    def origin(self, path: KeyPath) -> Origin | None:
+        """The origin of `path` or of its nearest ancestor that has one."""
+        path = tuple(path)
+        while path:
+            found = self.origins.get(path)
+            if found is not None:
+                return found
+            path = path[:-1]
+        return self.origins.get(())
+
+    def at_value(self, path: Iterable[Any], code: str, message: str,
+                 severity: Severity = Severity.ERROR) -> Diagnostic:
+        """A diagnostic pointing at the value of `path`."""
+        origin = self.origin(tuple(str(p) for p in path))
+        if origin is None:
+            return Diagnostic(self.fallback_file, 1, 1, code, message, severity)
+        return Diagnostic(origin.file, origin.line, origin.col, code, message, severity)
+
+    def at_key(self, path: Iterable[Any], code: str, message: str,
+               severity: Severity = Severity.ERROR) -> Diagnostic:
+        """A diagnostic pointing at the key of `path` (its value when it has no key)."""
+        path = tuple(str(p) for p in path)
+        origin = self.origins.get(path) if path else None
+        if origin is None:
+            return self.at_value(path, code, message, severity)
+        span = origin.key_span
+        return Diagnostic(origin.file, span.line, span.col, code, message, severity)
+
+
+def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, Origin],
+                    files: tuple[SensorFile, ...] = (), *, fallback_file: str = "") -> list[Diagnostic]:
+    """Every spec v1 problem of a merged sensor, each at the file and line that supplied it.
+
+    Args:
+        name: the sensor's name (its files' stem).
+        data: the merged document.
+        origins: the merged origins (key path → origin).
+        files: the files merged, lowest layer first (for per-file rules: name, spec version).
+        fallback_file: where to report problems no key points at (default: the lowest file).
+
+    Returns:
+        The diagnostics, errors and warnings, in no particular order.
+    """
+    fallback = fallback_file or (str(files[0].path) if files else name)
+    loc = Locator(origins, fallback)
+    out: list[Diagnostic] = []
+    out.extend(_file_rules(name, files, data))
+    version = data.get("spec")
+    if "spec" not in data and files and all(f.layer in ("user", "project") for f in files):
+        missing = ", ".join(f for f in ("spec", "name", "kind") if f not in data)
+        out.append(Diagnostic(fallback, 1, 1, "layer-override",
+                              f"no lower layer defines sensor {name!r}, so this file must define it completely "
+                              f"(missing: {missing}); an override file only works over a shipped or user sensor"))
+        out.extend(_schema_errors(data, loc))
+        return out
+    if "spec" not in data:
+        out.append(Diagnostic(fallback, 1, 1, "spec-version",
+                              f"missing `spec: {SPEC_VERSION}`: every sensor file states the spec version it follows"))
+    elif version != SPEC_VERSION or isinstance(version, bool):
+        out.append(loc.at_value(("spec",), "spec-version",
+                                f"spec {version!r} is not a version this attend reads (it reads spec {SPEC_VERSION})"))
+        return out
+    out.extend(_schema_errors(data, loc))
+    out.extend(_required_core(data, fallback))
+    out.extend(_kind_rules(data, loc))
+    out.extend(_interval_order(data, loc))
+    out.extend(_trigger_rules(data, loc))
+    out.extend(_lane_rules(data, loc))
+    return out
+
+
+def _file_rules(name: str, files: tuple[SensorFile, ...], data: dict[str, Any]) -> list[Diagnostic]:
+    """The name rule, per file: a `name:` must follow the rule and equal the file's stem."""
+    out = []
+    for sensor_file in files:
+        if sensor_file.data is None:
+            continue
+        origin = sensor_file.origins.get(("name",))
+        file = origin.file if origin else str(sensor_file.path)
+        if not _NAME.match(sensor_file.name):
+            out.append(Diagnostic(file, 1, 1, "bad-name",
+                                  f"the file name {sensor_file.name!r} breaks the sensor-name rule {NAME_PATTERN} "
+                                  "(lower-case letters, digits, _ and -)"))
+        given = sensor_file.data.get("name")
+        if "name" not in sensor_file.data or not isinstance(given, str) or origin is None:
+            continue
+        if not _NAME.match(given):
+            out.append(Diagnostic(file, origin.line, origin.col, "bad-name",
+                                  f"name {given!r} breaks the rule {NAME_PATTERN} (lower-case letters, digits, _ and -)"))
+        elif given != sensor_file.name:
+            out.append(Diagnostic(file, origin.line, origin.col, "bad-name",
+                                  f"name {given!r} differs from the file's stem {sensor_file.name!r}: "
+                                  f"rename the file to {given}.yaml or set `name: {sensor_file.name}`"))
+    return out
+
+
+def _required_core(data: dict[str, Any], fallback: str) -> list[Diagnostic]:
+    """`name` and `kind` must come from some file (an override file may leave them to a lower layer)."""
+    missing = [f for f in ("name", "kind") if f not in data]
+    if not missing:
+        return []
+    hints = {"name": "the sensor's name, equal to the file's stem", "kind": "crate, command or mcp"}
+    return [Diagnostic(fallback, 1, 1, "required", f"missing required field `{f}` ({hints[f]})") for f in missing]
+
+
+_RULE_CODES = {"allowed": "bad-value", "min": "bad-value", "max": "bad-value", "minlength": "bad-value",
+               "empty": "bad-value", "regex": "bad-value", "required": "required"}
+
+
+def _schema_errors(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """Cerberus's findings, each mapped to a stable code, a readable message and a position."""
+    validator = _cerberus()
+    if validator.validate(data):
+        return []
+    out = []
+    for error in _leaves(validator._errors):
+        path = tuple(str(p) for p in error.document_path)
+        out.append(_from_cerberus(error, path, loc))
+    return out
+
+
+def _leaves(errors: Iterable[Any]) -> Iterable[Any]:
+    for error in errors:
+        if error.is_group_error and error.child_errors:
+            yield from _leaves(error.child_errors)
+        else:
+            yield error
+
+
+def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
+    rule, value, constraint = error.rule, error.value, error.constraint
+    field = ".".join(path)
+    if error.code == _CUSTOM and error.info and error.info[0] == _BAD_DURATION:
+        return loc.at_value(path, "bad-duration", f"`{'.'.join(path)}`: {value!r} is not a duration: "
+                            f"use {ACCEPTED_FORMS}")
+    if error.code == _UNKNOWN_FIELD:
+        options = known_fields(path[:-1])
+        close = difflib.get_close_matches(path[-1], options, n=1, cutoff=0.6)
+        hint = f" (did you mean `{close[0]}`?)" if close else (
+            f" (known here: {', '.join(options)})" if options else "")
+        return loc.at_key(path, "unknown-field", f"unknown field `{field}`{hint}")
+    rules = field_rules(path) or {}
+    if rule == "type" and constraint == "duration" or (rule == "type" and "duration" in _listed(constraint)):
+        return loc.at_value(path, "bad-duration", f"`{field}`: {value!r} is not a duration: use {ACCEPTED_FORMS}")
+    if rule == "type":
+        return loc.at_value(path, "wrong-type",
+                            f"`{field}` must be a {type_name(rules) if rules else constraint}, not {_describe(value)}")
+    if rule == "nullable":
+        return loc.at_value(path, "wrong-type",
+                            f"`{field}` is empty: it must be a {type_name(rules) if rules else 'value'}")
+    if rule == "required":
+        return loc.at_key(path[:-1], "required", f"missing required field `{field}`"
+                          + (f" ({rules['meta']['description']})" if rules.get("meta") else ""))
+    if rule == "allowed":
+        return loc.at_value(path, "bad-value", f"`{field}`: {value!r} is not one of: "
+                            + ", ".join(str(c) for c in constraint))
+    if rule == "min":
+        return loc.at_value(path, "bad-value", f"`{field}` must be at least {constraint}, not {value!r}")
+    if rule == "minlength":
+        return loc.at_value(path, "bad-value", f"`{field}` must not be empty")
+    if rule == "regex":
+        return loc.at_key(path, "bad-value",
+                          f"trigger name {path[-1]!r} breaks the rule {constraint} (letters, digits, _ and -)")
+    return loc.at_value(path, _RULE_CODES.get(rule, "bad-value"), f"`{field}`: {value!r} breaks rule {rule}")
+
+
+def _listed(constraint: Any) -> list[Any]:
+    return constraint if isinstance(constraint, list) else [constraint]
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}" if len(value) < 40 else "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _kind_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """A command or mcp sensor needs its block; no sensor may carry another kind's block."""
+    kind = data.get("kind")
+    if kind not in KINDS:
+        return []
+    out = []
+    if kind in ("command", "mcp") and kind not in data:
+        need = "argv at least" if kind == "command" else "server and tool at least"
+        out.append(loc.at_value(("kind",), "kind-block-missing",
+                                f"a {kind} sensor needs a `{kind}:` block ({need})"))
+    for other in KINDS:
+        if other != kind and other in data:
+            out.append(loc.at_key((other,), "kind-block-mismatch",
+                                  f"a `{other}:` block in a {kind} sensor: a sensor carries only its own kind's "
+                                  f"block (`{kind}:`)"))
+    return out
+
+
+def _interval_order(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    interval, minimum = data.get("interval"), data.get("min_interval")
+    if not (is_duration(interval) and is_duration(minimum)):
+        return []
+    if parse_duration(minimum) > parse_duration(interval):
+        return [loc.at_value(("min_interval",), "interval-order",
+                             f"min_interval ({minimum}) is above interval ({interval}): the fastest cadence "
+                             "cannot be slower than the slowest")]
+    return []
+
+
+def _trigger_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """DESIGN.md: `on` is required; added/removed need a key; enters/leaves need a where."""
+    triggers = data.get("triggers")
+    if not isinstance(triggers, dict):
+        return []
+    out = []
+    for name, trigger in triggers.items():
+        if not isinstance(trigger, dict):
+            continue
+        on = trigger.get("on")
+        if "on" not in trigger:
+            out.append(loc.at_key(("triggers", name), "on-rules",
+                                  f"trigger {name!r} needs `on:` (added, removed, changed, enters or leaves)"))
+        elif on in ("added", "removed") and "key" not in trigger:
+            out.append(loc.at_value(("triggers", name, "on"), "on-rules",
+                                    f"trigger {name!r}: `on: {on}` needs a `key` that identifies items across polls"))
+        elif on in ("enters", "leaves") and "where" not in trigger:
+            out.append(loc.at_value(("triggers", name, "on"), "on-rules",
+                                    f"trigger {name!r}: `on: {on}` needs a `where` condition to {on[:-1]}"))
+    return out
+
+
+def _lane_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """A message-lane trigger needs `author`, unless a shipped file records the exception."""
+    out = []
+    exception = loc.origins.get(("lane_exception",))
+    if exception is not None and exception.layer != LANE_EXCEPTION_LAYER:
+        out.append(loc.at_key(("lane_exception",), "lane-author",
+                              "`lane_exception` is honoured only in sensor files attend ships; "
+                              "give each trigger an `author` instead"))
+        exception = None
+    if data.get("lane") != "message" or exception is not None:
+        return out
+    triggers = data.get("triggers")
+    if not isinstance(triggers, dict):
+        return out
+    for name, trigger in triggers.items():
+        if isinstance(trigger, dict) and "author" not in trigger:
+            out.append(loc.at_key(("triggers", name), "lane-author",
+                                  f"trigger {name!r} is on the message lane but has no `author` (the item field "
+                                  "naming who composed it); without it the daemon runs the sensor on the event lane"))
+    return out
+
+
+def normalise(data: dict[str, Any]) -> dict[str, Any]:
+    """The merged sensor with defaults filled in and durations as float seconds.
+
+    Values that do not validate are kept as written (the sensor is invalid anyway). Trigger
+    `key`, `where`, `description` and `author` get no default: absent means absent.
+    """
+    out = {k: v for k, v in data.items()}
+    for field, rules in SENSOR_SCHEMA.items():
+        default = rules["meta"]["default"]
+        if field not in out and default is not None and field != "min_interval":
+            out[field] = _fresh(default)
+    for field in ("interval", "min_interval"):
+        if field in out and is_duration(out[field]):
+            out[field] = parse_duration(out[field])
+    if "min_interval" not in out:
+        interval = out.get("interval")
+        out["min_interval"] = min(DEFAULT_MIN_INTERVAL, interval) if isinstance(interval, float) else \
+            DEFAULT_MIN_INTERVAL
+    kind = out.get("kind")
+    for block, schema in (("command", COMMAND_SCHEMA), ("mcp", MCP_SCHEMA)):
+        if isinstance(out.get(block), dict):
+            out[block] = _with_defaults(out[block], schema)
+            if "timeout" in out[block] and is_duration(out[block]["timeout"]):
+                out[block]["timeout"] = parse_duration(out[block]["timeout"])
+    if kind != "crate" and out.get("crate") == {}:
+        del out["crate"]
+    triggers = out.get("triggers")
+    if isinstance(triggers, dict):
+        out["triggers"] = {name: _with_defaults(t, TRIGGER_SCHEMA) if isinstance(t, dict) else t
+                           for name, t in triggers.items()}
+        for trigger in out["triggers"].values():
+            if isinstance(trigger, dict) and isinstance(trigger.get("magnitude"), int) \
+                    and not isinstance(trigger["magnitude"], bool):
+                trigger["magnitude"] = float(trigger["magnitude"])
+    if isinstance(out.get("threshold"), int) and not isinstance(out["threshold"], bool):
+        out["threshold"] = float(out["threshold"])
+    return out
+
+
+def _with_defaults(block: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    filled = dict(block)
+    for field, rules in schema.items():
+        default = rules["meta"]["default"]
+        if field not in filled and default is not None:
+            filled[field] = _fresh(default)
+    return filled
+
+
+def _fresh(default: Any) -> Any:
+    return type(default)() if isinstance(default, dict | list) else default

@@ -1,0 +1,84 @@
+"""YAML loading: positions for every key path, duplicate keys, safe tags, size, depth and alias limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attend.spec.loading import MAX_FILE_BYTES, parse_yaml, read_sensor_file
+
+
+def codes(parsed) -> list[str]:
+    return [d.code for d in parsed.diagnostics]
+
+
+def test_every_key_path_records_the_position_of_its_key_and_value() -> None:
+    parsed = parse_yaml("a: 1\nb:\n  c: 'x'\n  d: [p, q]\n", "f.yaml", "user")
+    assert parsed.data == {"a": 1, "b": {"c": "x", "d": ["p", "q"]}}
+    c = parsed.origins[("b", "c")]
+    assert (c.line, c.col, c.key_line, c.key_col, c.style, c.layer) == (3, 6, 3, 3, "'", "user")
+    assert c.quote == 1
+    assert (parsed.origins[("b", "d", "1")].line, parsed.origins[("b", "d", "1")].col) == (4, 10)
+
+
+def test_a_duplicate_key_is_an_error_at_the_second_key_naming_the_first_line() -> None:
+    parsed = parse_yaml("interval: 5\nname: x\ninterval: 6\n", "f.yaml")
+    [d] = parsed.diagnostics
+    assert (d.code, d.line, d.col) == ("duplicate-key", 3, 1)
+    assert "line 1" in d.message
+    assert parsed.data["interval"] == 5
+
+
+def test_on_yes_and_no_stay_strings_under_the_yaml_1_2_core_schema() -> None:
+    parsed = parse_yaml("on: added\nx: yes\ny: no\nz: true\nn: ~\nh: 0x1f\n", "f.yaml")
+    assert parsed.data == {"on": "added", "x": "yes", "y": "no", "z": True, "n": None, "h": 31}
+
+
+def test_a_python_tag_is_refused_with_its_position() -> None:
+    parsed = parse_yaml("a: !!python/object/apply:os.system ['true']\n", "f.yaml")
+    [d] = parsed.diagnostics
+    assert (d.code, d.line, d.col) == ("yaml-syntax", 1, 4)
+    assert parsed.data is None
+
+
+def test_an_alias_bomb_is_refused_before_it_expands() -> None:
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 10):
+        prev, cur = chr(96 + i), chr(97 + i)
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+    parsed = parse_yaml("\n".join(lines) + "\n", "bomb.yaml")
+    assert codes(parsed) == ["alias-limit"]
+    assert parsed.diagnostics[0].line > 1
+
+
+def test_merge_keys_and_small_aliases_still_work() -> None:
+    parsed = parse_yaml("base: &b {path: $, on: changed}\nt:\n  <<: *b\n  on: added\n", "f.yaml")
+    assert parsed.diagnostics == []
+    assert parsed.data["t"] == {"path": "$", "on": "added"}
+
+
+@pytest.mark.parametrize("text", ["[" * 10_000 + "]" * 10_000, "".join("  " * i + "a:\n" for i in range(200))])
+def test_deep_nesting_is_refused_as_too_deep(text: str) -> None:
+    parsed = parse_yaml(text, "deep.yaml")
+    assert codes(parsed) == ["too-deep"]
+
+
+def test_a_syntax_error_carries_line_column_and_a_caret_excerpt() -> None:
+    parsed = parse_yaml("a: 1\nb: [1, 2\n", "f.yaml")
+    [d] = parsed.diagnostics
+    assert d.code == "yaml-syntax" and d.line >= 2
+    assert "^" in d.detail
+
+
+def test_binary_invalid_utf8_and_oversized_files_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "bin.yaml").write_bytes(b"a: 1\n\x00\x01\x02")
+    (tmp_path / "latin.yaml").write_bytes(b"name: caf\xe9\n")
+    (tmp_path / "big.yaml").write_bytes(b"# " + b"x" * MAX_FILE_BYTES + b"\n")
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    found = {p: read_sensor_file(tmp_path / p, "user").diagnostics for p in
+             ("bin.yaml", "latin.yaml", "big.yaml", "list.yaml")}
+    assert [(d.code, d.line, d.col) for d in found["bin.yaml"]] == [("encoding", 2, 1)]
+    assert [(d.code, d.line, d.col) for d in found["latin.yaml"]] == [("encoding", 1, 10)]
+    assert [d.code for d in found["big.yaml"]] == ["file-too-large"]
+    assert [d.code for d in found["list.yaml"]] == ["not-a-mapping"]
