@@ -1,0 +1,336 @@
+"""`attend test`: sensor test files, a sequence of poll results and the notifications each must produce.
+
+The format (DESIGN.md, CLI): `<name>.test.yaml` beside `<name>.yaml` (then `sensor:` is optional),
+`polls:` a list, each with one of `result:` (the poll result inline), `result_file:` (a JSON file
+relative to the test file) or `lines:` (the raw output of an `output: lines` sensor), and `expect:` a
+list of `{trigger, description, magnitude}` matched against the poll's fires regardless of order
+(`trigger` and `magnitude` checked when given, `description` exactly when given). A poll without
+`expect` must fire nothing. The first poll starts from no stored state, and each poll's state feeds
+the next through the same `CompiledSensor.step` the daemon runs.
+
+Without paths every `*.test.yaml` of every layer folder runs (the shipped `sensors.d` included).
+The sensor is loaded through the layers: the file beside the test file merged with the other layers'
+files of the same name. Exit codes: 0 every test passed (or none was found), 1 a failure or a
+malformed test file (code `test-file`, positioned).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attend.errors import AttendError, Diagnostic
+
+__all__ = ["PollOutcome", "TestFileResult", "main", "match_fires", "run_test_file"]
+
+#: The suffix that marks a sensor test file.
+TEST_SUFFIX = ".test.yaml"
+
+#: The fields a poll entry may hold.
+_POLL_FIELDS = frozenset({"result", "result_file", "lines", "expect"})
+#: The fields an expect entry may hold.
+_EXPECT_FIELDS = frozenset({"trigger", "description", "magnitude"})
+
+
+@dataclass(slots=True)
+class PollOutcome:
+    """One poll of a test file: what was expected, what fired, and whether they match."""
+
+    index: int
+    line: int
+    expected: list[dict[str, Any]]
+    got: list[dict[str, Any]]
+    ok: bool
+    warnings: list[str] = field(default_factory=list)
+    line_errors: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TestFileResult:
+    """One test file's outcome: per-poll results, or the diagnostics that kept it from running."""
+
+    file: str
+    sensor: str | None
+    polls: list[PollOutcome] = field(default_factory=list)
+    problems: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the file ran and every poll matched."""
+        return not self.problems and all(p.ok for p in self.polls)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` form."""
+        return {
+            "file": self.file,
+            "sensor": self.sensor,
+            "ok": self.ok,
+            "problems": [dict(d.to_json(), detail=d.detail) for d in self.problems],
+            "polls": [
+                {
+                    "poll": p.index,
+                    "line": p.line,
+                    "ok": p.ok,
+                    "expected": p.expected,
+                    "got": p.got,
+                    "warnings": p.warnings,
+                    "line_errors": p.line_errors,
+                }
+                for p in self.polls
+            ],
+        }
+
+
+class _Malformed(AttendError):
+    default_code = "test-file"
+
+
+def _fire_json(fire: Any) -> dict[str, Any]:
+    return {"trigger": fire.trigger, "key": fire.key, "magnitude": fire.magnitude, "description": fire.description}
+
+
+def _satisfies(fire: dict[str, Any], expect: dict[str, Any]) -> bool:
+    if "trigger" in expect and fire["trigger"] != expect["trigger"]:
+        return False
+    if "description" in expect and fire["description"] != expect["description"]:
+        return False
+    if "magnitude" in expect and abs(float(fire["magnitude"]) - float(expect["magnitude"])) > 1e-9:
+        return False
+    return True
+
+
+def match_fires(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> bool:
+    """True when the fires match the expectations one to one, in any order (a bipartite matching)."""
+    if len(expected) != len(got):
+        return False
+    owner: dict[int, int] = {}  # fire index → expect index
+
+    def assign(e: int, seen: set[int]) -> bool:
+        for g, fire in enumerate(got):
+            if g in seen or not _satisfies(fire, expected[e]):
+                continue
+            seen.add(g)
+            if g not in owner or assign(owner[g], seen):
+                owner[g] = e
+                return True
+        return False
+
+    return all(assign(e, set()) for e in range(len(expected)))
+
+
+class _Reader:
+    """Reads one test file, raising positioned `test-file` errors."""
+
+    def __init__(self, path: Path, origins: dict[tuple[str, ...], Any]) -> None:
+        self.path = path
+        self.origins = origins
+
+    def fail(self, message: str, *keypath: str, key: bool = False) -> _Malformed:
+        origin = None
+        for depth in range(len(keypath), -1, -1):
+            origin = self.origins.get(tuple(keypath[:depth]))
+            if origin is not None:
+                break
+        span = (origin.key_span if key else origin.span) if origin is not None else None
+        return _Malformed(message, file=str(self.path), line=span.line if span else 1, col=span.col if span else 1)
+
+    def line_of(self, *keypath: str) -> int:
+        origin = self.origins.get(tuple(keypath))
+        return origin.line if origin is not None else 0
+
+    def poll_input(self, poll: Any, index: int, compiled: Any) -> tuple[Any, list[str]]:
+        at = ("polls", str(index))
+        if not isinstance(poll, dict):
+            raise self.fail("a poll must be a mapping with `result`, `result_file` or `lines`", *at)
+        for name in poll:
+            if name not in _POLL_FIELDS:
+                raise self.fail(f"unknown poll field `{name}` (expected result, result_file, lines or expect)", *at, str(name), key=True)
+        given = [name for name in ("result", "result_file", "lines") if name in poll]
+        if len(given) != 1:
+            raise self.fail("a poll needs exactly one of `result`, `result_file` or `lines`", *at)
+        if "result" in poll:
+            return poll["result"], []
+        if "result_file" in poll:
+            name = poll["result_file"]
+            if not isinstance(name, str):
+                raise self.fail("`result_file` must be a file name", *at, "result_file")
+            target = self.path.parent / name
+            try:
+                return json.loads(target.read_text(encoding="utf-8")), []
+            except (OSError, UnicodeDecodeError) as exc:
+                raise self.fail(f"cannot read result_file {name}: {exc.__class__.__name__}: {exc}", *at, "result_file") from None
+            except ValueError as exc:
+                raise self.fail(f"result_file {name} is not valid JSON: {exc}", *at, "result_file") from None
+        text = poll["lines"]
+        if not isinstance(text, str):
+            raise self.fail("`lines` must be a string of `magnitude|description` lines", *at, "lines")
+        from attend.compiler.sensors import parse_lines
+
+        items, errors = parse_lines(text)
+        return items, [message for _, message in errors]
+
+    def expectations(self, poll: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        at = ("polls", str(index), "expect")
+        expect = poll.get("expect") or []
+        if not isinstance(expect, list):
+            raise self.fail("`expect` must be a list of {trigger, description, magnitude}", *at)
+        for n, entry in enumerate(expect):
+            if not isinstance(entry, dict):
+                raise self.fail("an expect entry must be a mapping of trigger, description, magnitude", *at, str(n))
+            for name, value in entry.items():
+                if name not in _EXPECT_FIELDS:
+                    raise self.fail(f"unknown expect field `{name}` (expected trigger, description or magnitude)", *at, str(n), str(name), key=True)
+                if name == "magnitude" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                    raise self.fail("`magnitude` must be a number", *at, str(n), "magnitude")
+                if name in ("trigger", "description") and not isinstance(value, str):
+                    raise self.fail(f"`{name}` must be a string", *at, str(n), name)
+        return expect
+
+
+def _load_sensor(name: str, beside: Path, project_dir: Path, env: dict[str, str]) -> Any:
+    from attend.spec import load_paths, load_set
+
+    if beside.exists():
+        sset = load_paths([beside], project_dir, env)
+        sensor = sset.sensors.get(name)
+        if sensor is not None:
+            return sensor
+    return load_set(project_dir, env).sensors.get(name)
+
+
+def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = None) -> TestFileResult:
+    """Run one sensor test file against its sensor, loaded through the layers.
+
+    Args:
+        path: the `.test.yaml` file.
+        project_dir: the project (for the project layer and trust).
+        env: the environment the layers are resolved from (default `os.environ`).
+
+    Returns:
+        The per-poll outcome, or the problems that kept the file from running.
+    """
+    from attend.compiler import compile_sensor
+    from attend.spec.loading import read_yaml_file
+
+    env = dict(os.environ if env is None else env)
+    parsed = read_yaml_file(path, "", str(path))
+    result = TestFileResult(str(path), None)
+    if parsed.diagnostics:
+        result.problems.extend(parsed.diagnostics)
+        return result
+    reader = _Reader(path, parsed.origins)
+    try:
+        doc = parsed.data
+        if not isinstance(doc, dict):
+            raise reader.fail("a test file is a mapping with `polls:` (and `sensor:` unless it sits beside the sensor)")
+        for name in doc:
+            if name not in ("sensor", "polls"):
+                raise reader.fail(f"unknown field `{name}` (a test file holds `sensor` and `polls`)", str(name), key=True)
+        stem = path.name[: -len(TEST_SUFFIX)] if path.name.endswith(TEST_SUFFIX) else path.stem
+        name = doc.get("sensor", stem)
+        if not isinstance(name, str) or not name:
+            raise reader.fail("`sensor` must be a sensor name", "sensor")
+        result.sensor = name
+        polls = doc.get("polls")
+        if not isinstance(polls, list) or not polls:
+            raise reader.fail("`polls` must be a non-empty list of polls", "polls")
+        sensor = _load_sensor(name, path.with_name(f"{name}.yaml"), project_dir, env)
+        if sensor is None:
+            raise reader.fail(f"no sensor named {name!r} beside the test file or in any layer", *(("sensor",) if "sensor" in doc else ()))
+        if sensor.status != "ok":
+            result.problems.extend(sensor.diagnostics or [Diagnostic(str(path), 1, 1, "test-file", f"the sensor {name!r} is {sensor.status}")])
+            return result
+        compiled = compile_sensor(sensor)
+        states: dict[str, Any] | None = None
+        for index, poll in enumerate(polls):
+            poll_result, line_errors = reader.poll_input(poll, index, compiled)
+            expected = reader.expectations(poll, index)
+            step = compiled.step(states, poll_result)
+            states = step.states
+            got = [_fire_json(f) for f in step.fires]
+            result.polls.append(
+                PollOutcome(index + 1, reader.line_of("polls", str(index)), expected, got,
+                            match_fires(expected, got), step.warnings, line_errors)
+            )
+    except AttendError as exc:
+        diagnostic = exc.to_diagnostic()
+        result.problems.append(diagnostic)
+    return result
+
+
+def _discover(targets: list[str], project_dir: Path) -> tuple[list[Path], list[Diagnostic]]:
+    from attend.spec import layer_paths
+
+    problems: list[Diagnostic] = []
+    if not targets:
+        paths = layer_paths(project_dir, os.environ)
+        folders = [paths.shipped, paths.user, paths.project]
+        found = [p for folder in folders if folder.is_dir() for p in sorted(folder.glob(f"*{TEST_SUFFIX}"))]
+        return found, problems
+    files: list[Path] = []
+    for target in map(Path, targets):
+        if target.is_dir():
+            files.extend(sorted(target.rglob(f"*{TEST_SUFFIX}")))
+        elif target.is_file():
+            files.append(target)
+        else:
+            problems.append(Diagnostic(str(target), 1, 1, "test-file", "no such test file or folder"))
+    return files, problems
+
+
+def _yaml_line(value: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in value.items()) + "}"
+
+
+def _print_text(results: list[TestFileResult], problems: list[Diagnostic]) -> None:
+    for d in problems:
+        print(d, file=sys.stderr)
+    for r in results:
+        if r.problems:
+            print(f"ERROR {r.file}")
+            for d in r.problems:
+                print(f"  {d}")
+                if d.detail:
+                    print("    " + d.detail.replace("\n", "\n    "))
+            continue
+        if r.ok:
+            print(f"PASS  {r.file} ({r.sensor}, {len(r.polls)} polls)")
+            continue
+        print(f"FAIL  {r.file} ({r.sensor})")
+        for p in r.polls:
+            if p.ok:
+                continue
+            print(f"  poll {p.index} (line {p.line}):")
+            print("    expected:" + ("" if p.expected else " nothing"))
+            for e in p.expected:
+                print(f"      - {_yaml_line(e)}")
+            print("    got:" + ("" if p.got else " nothing"))
+            for g in p.got:
+                print(f"      - {_yaml_line({k: v for k, v in g.items() if k != 'key'})}")
+            for w in p.warnings + p.line_errors:
+                print(f"    warning: {w}")
+    if results:
+        passed = sum(1 for r in results if r.ok)
+        print(f"{passed} of {len(results)} test file(s) passed")
+
+
+def main(args: Any) -> int:
+    """`attend test [PATH...] [--json]`: run sensor test files; 0 all passed, 1 otherwise."""
+    project_dir = Path(args.project_dir)
+    files, problems = _discover(list(args.paths or []), project_dir)
+    results = [run_test_file(f, project_dir) for f in files]
+    if args.json:
+        print(json.dumps({
+            "ok": not problems and all(r.ok for r in results),
+            "problems": [d.to_json() for d in problems],
+            "files": [r.to_json() for r in results],
+        }, indent=2, ensure_ascii=False))
+    else:
+        if not files and not problems:
+            print("no sensor test files found")
+        _print_text(results, problems)
+    return 0 if not problems and all(r.ok for r in results) else 1

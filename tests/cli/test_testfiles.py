@@ -1,0 +1,145 @@
+"""`attend test` through the real CLI: passing and failing test files, malformed ones, discovery."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from attend.compiler.testfiles import match_fires
+
+GIT = """\
+spec: 1
+name: gitwatch
+kind: command
+command:
+  argv: [git, status]
+triggers:
+  branch-changed:
+    path: $.branch
+    on: changed
+    magnitude: 3.0
+    description: "branch changed: {previous} → {value}"
+  new-file:
+    path: $.files[*]
+    key: name
+    on: added
+    magnitude: 1
+    description: "new file {name}"
+"""
+
+PASSING = """\
+polls:
+  - result: {branch: main, files: []}
+  - result: {branch: dev, files: []}
+    expect:
+      - {trigger: branch-changed, description: "branch changed: main → dev", magnitude: 3.0}
+  - result_file: fixtures/two-files.json
+    expect:
+      - {description: "new file b.txt"}
+      - {trigger: new-file, description: "new file a.txt"}
+  - result: {branch: dev, files: [{name: a.txt}, {name: b.txt}]}
+"""
+
+LINES = """\
+spec: 1
+name: build
+kind: command
+command:
+  argv: [make]
+  output: lines
+"""
+
+
+def _write(home, name: str, sensor: str, test: str) -> Path:
+    sensor_path = home.write_user_sensor(name, sensor)
+    test_path = sensor_path.with_name(f"{name}.test.yaml")
+    test_path.write_text(test)
+    return test_path
+
+
+def test_a_passing_test_file_exits_zero(home) -> None:
+    test_path = _write(home, "gitwatch", GIT, PASSING)
+    (test_path.parent / "fixtures").mkdir()
+    (test_path.parent / "fixtures" / "two-files.json").write_text(
+        json.dumps({"branch": "dev", "files": [{"name": "a.txt"}, {"name": "b.txt"}]}))
+    run = home.attend("test")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "PASS" in run.stdout and "gitwatch.test.yaml" in run.stdout and "4 polls" in run.stdout
+
+
+def test_a_failing_test_file_shows_expected_against_got_and_exits_one(home) -> None:
+    test_path = _write(home, "gitwatch", GIT, """\
+polls:
+  - result: {branch: main, files: []}
+  - result: {branch: dev, files: []}
+    expect:
+      - {description: "branch changed: main → prod"}
+  - result: {branch: dev, files: [{name: x}]}
+""")
+    run = home.attend("test", str(test_path))
+    assert run.returncode == 1
+    assert "FAIL" in run.stdout
+    assert "poll 2 (line 3):" in run.stdout
+    assert '- {description: "branch changed: main → prod"}' in run.stdout
+    assert '- {trigger: "branch-changed", magnitude: 3.0, description: "branch changed: main → dev"}' in run.stdout
+    assert "poll 3 (line 6):" in run.stdout and "expected: nothing" in run.stdout
+
+
+def test_json_output_reports_each_poll(home) -> None:
+    test_path = _write(home, "gitwatch", GIT, "polls:\n  - result: {branch: a}\n  - result: {branch: b}\n")
+    run = home.attend("test", "--json", str(test_path))
+    assert run.returncode == 1
+    report = json.loads(run.stdout)
+    (file,) = report["files"]
+    assert [p["ok"] for p in file["polls"]] == [True, False]
+    assert file["polls"][1]["got"][0]["description"] == "branch changed: a → b"
+
+
+def test_a_lines_sensor_without_triggers_fires_each_valid_line(home) -> None:
+    _write(home, "build", LINES, """\
+polls:
+  - lines: "2.5|build finished\\n  1 | tests passed  \\nnot a line\\n"
+    expect:
+      - {trigger: lines, description: "build finished", magnitude: 2.5}
+      - {description: "tests passed", magnitude: 1}
+""")
+    run = home.attend("test")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_malformed_test_file_is_a_positioned_test_file_error(home) -> None:
+    test_path = _write(home, "gitwatch", GIT, "polls:\n  - result: {branch: a}\n    expct: []\n")
+    run = home.attend("test", str(test_path))
+    assert run.returncode == 1
+    assert f"{test_path}:3:5: error: [test-file] unknown poll field `expct`" in run.stdout
+
+
+def test_a_test_file_for_an_unknown_sensor_says_so(home, tmp_path: Path) -> None:
+    orphan = tmp_path / "ghost.test.yaml"
+    orphan.write_text("polls:\n  - result: {}\n")
+    run = home.attend("test", str(orphan))
+    assert run.returncode == 1
+    assert "[test-file] no sensor named 'ghost'" in run.stdout
+
+
+def test_a_test_file_overrides_through_the_layers(home) -> None:
+    home.write_user_sensor("gitwatch", GIT)
+    home.write_project_sensor("gitwatch", "triggers:\n  branch-changed:\n    magnitude: 5\n")
+    test_path = home.project_sensors / "gitwatch.test.yaml"
+    test_path.write_text("polls:\n  - result: {branch: a}\n  - result: {branch: b}\n"
+                         "    expect: [{trigger: branch-changed, magnitude: 5}]\n")
+    run = home.attend("test", str(test_path))
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_no_test_files_is_not_a_failure(home) -> None:
+    run = home.attend("test")
+    assert run.returncode == 0
+
+
+def test_expectations_match_fires_regardless_of_order_one_to_one() -> None:
+    fires = [{"trigger": "a", "description": "x", "magnitude": 1.0}, {"trigger": "b", "description": "x", "magnitude": 2.0}]
+    assert match_fires([{"description": "x", "magnitude": 2}, {"trigger": "a"}], fires)
+    assert not match_fires([{"description": "x"}], fires)
+    assert not match_fires([{"trigger": "a"}, {"trigger": "a"}], fires)
+    assert match_fires([], [])
