@@ -50,6 +50,29 @@ class Behind:
         return {"command": sys.executable, "args": [str(SERVERS / f"{script}.py")], "env": self.env(**extra_env)}
 
 
+def mcp_sensor_yaml(name: str, server: Any, tool: str = "list_items", **mcp: Any) -> str:
+    """A user sensor file of kind mcp with one keyed `added` trigger on `$.items[*]` (JSON is valid YAML)."""
+    doc = {
+        "spec": 1,
+        "name": name,
+        "kind": "mcp",
+        "interval": 1,
+        "min_interval": 1,
+        "threshold": 1.0,
+        "mcp": {"server": server, "tool": tool, "timeout": GENEROUS, **mcp},
+        "triggers": {
+            "new-item": {
+                "path": "$.items[*]",
+                "key": "id",
+                "on": "added",
+                "magnitude": 5.0,
+                "description": "new item {id}: {title}",
+            }
+        },
+    }
+    return json.dumps(doc, indent=2)
+
+
 @pytest.fixture
 def behind(tmp_path: Path) -> Behind:
     b = Behind(tmp_path / "items.json", tmp_path / "starts.txt", tmp_path / "crash-now")
@@ -74,7 +97,7 @@ def layer_paths(root: Path, project: Path) -> LayerPaths:
 @pytest.fixture
 def ctx(tmp_path: Path) -> PollContext:
     project = tmp_path / "project"
-    project.mkdir()
+    project.mkdir(exist_ok=True)  # the `home` fixture may have made it: then both share one project
     env = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
     return PollContext(project_dir=project, env=env, paths=layer_paths(tmp_path, project))
 

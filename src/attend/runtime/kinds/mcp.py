@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_TIMEOUT", "McpPool", "McpSettings", "call_tool", "poll", "sensor_settings"]
 
-#: Seconds for a connect and for a call when the sensor's `mcp.timeout` is not set. Servers started
+#: Seconds for a connect and for a call when `mcp.timeout` is not set (the spec default). Servers started
 #: through npx/uvx may download themselves on first start, so this is longer than a command's default.
-DEFAULT_TIMEOUT = 20.0
+DEFAULT_TIMEOUT = 30.0
 
 
 class McpSettings:

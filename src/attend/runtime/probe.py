@@ -1,0 +1,240 @@
+"""`attend sensors probe NAME [--confirm] [--json]`: the MCP read-only probe and its record (ADR-403 §4).
+
+The MCP specification makes `readOnlyHint` advisory, so before an mcp sensor polls, the probe calls its
+tool twice in a row and checks, by each keyed trigger's key, that the second result still holds every
+item of the first (a cursor that advances or a listing that hides what it returned fails here). It then
+asks the operator to confirm in another client that the items are untouched (read state the result
+cannot show). The record (server, tool, args, both results, the verdict, the answer, the time and a
+fingerprint of server, tool and args) goes into the store; the kind polls only with a record whose
+fingerprint matches, whose comparison passed and whose items were confirmed.
+
+Exit codes: 0 the comparison passed and the record was written (confirmed, or unconfirmed without a
+terminal: the output says how to confirm); 1 the probe failed (items disappeared, the operator answered
+no, or the tool could not be called: its state is printed); 2 usage (unknown sensor, not an mcp sensor,
+an invalid sensor).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "ProbeComparison", "compare_results", "main", "probe_record"]
+
+#: The comparison passed and the record was written.
+EXIT_OK = 0
+#: Items disappeared, the operator said no, or the tool could not be called.
+EXIT_FAILED = 1
+#: Unknown sensor, not an mcp sensor, or an invalid one.
+EXIT_USAGE = 2
+
+#: How many lost keys a failed probe lists before summarising.
+SHOWN_KEYS = 10
+
+
+@dataclass(slots=True)
+class ProbeComparison:
+    """The verdict of comparing two back-to-back results.
+
+    `lost` maps each trigger to the keys (or, for a keyless trigger, the values) of the first result that
+    the second no longer holds; `items` counts what each trigger selected in the first; `notes` says what
+    the comparison could not check.
+    """
+
+    lost: dict[str, list[str]] = field(default_factory=dict)
+    items: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the second result holds everything the first one did."""
+        return not any(self.lost.values())
+
+
+def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeComparison:
+    """Check that `second` holds every item of `first`, by each trigger's key (a pure function).
+
+    A keyed trigger compares the keys of the items its path selects; a keyless one compares the selected
+    values themselves (the watched value must not change between two immediate calls).
+
+    Args:
+        triggers: the sensor's compiled triggers by name (`CompiledTrigger`: `.ir.key`, `.ir.path`).
+        first: the first call's result.
+        second: the second call's result.
+    """
+    from attend.compiler import ops
+    from attend.compiler.paths import compile_path_ir
+
+    verdict = ProbeComparison()
+    if not triggers:
+        verdict.notes.append("the sensor has no triggers; the whole results were compared")
+        verdict.items["(result)"] = 1
+        verdict.lost["(result)"] = [] if _canonical(first) == _canonical(second) else ["the result changed"]
+        return verdict
+    for name, trigger in triggers.items():
+        select = compile_path_ir(trigger.ir.path)
+        before, after = select(first), select(second)
+        key = trigger.ir.key
+        if key:
+            def keys(nodes: list[Any], key: tuple[str, ...] = key) -> list[str]:
+                found = (ops.get_dotted(node, key) for node in nodes)
+                return [ops.key_text(k) for k in found if k is not ops.MISSING]
+
+            held = set(keys(after))
+            first_keys = keys(before)
+            verdict.items[name] = len(first_keys)
+            verdict.lost[name] = [k for k in dict.fromkeys(first_keys) if k not in held]
+            if not first_keys:
+                verdict.notes.append(
+                    f"trigger {name}: the first call returned no items at {trigger.ir.path}, so nothing could be "
+                    "compared; probe again when the tool has items to return"
+                )
+        else:
+            held_values = {_canonical(v) for v in after}
+            verdict.items[name] = len(before)
+            verdict.lost[name] = [_canonical(v) for v in before if _canonical(v) not in held_values]
+    return verdict
+
+
+def probe_record(
+    sensor: str, settings: Any, server_name: str, first: Any, second: Any, verdict: ProbeComparison, confirmed: bool
+) -> dict[str, Any]:
+    """The record the store keeps for `sensor` (JSON-serialisable)."""
+    return {
+        "sensor": sensor,
+        "server": settings.server,
+        "server_name": server_name,
+        "tool": settings.tool,
+        "args": settings.args,
+        "fingerprint": settings.fingerprint,
+        "first": first,
+        "second": second,
+        "ok": verdict.ok,
+        "lost": verdict.lost,
+        "items": verdict.items,
+        "notes": verdict.notes,
+        "confirmed": bool(confirmed and verdict.ok),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def main(args: Any) -> int:
+    """Run `attend sensors probe` (see the module docstring for what it does and its exit codes)."""
+    from attend.compiler import compile_sensor
+    from attend.errors import CompileError
+    from attend.spec import load_set
+
+    env = dict(os.environ)
+    sensors = load_set(args.project_dir, env)
+    sensor = sensors.sensors.get(args.name)
+    if sensor is None:
+        return _usage(f"no sensor named {args.name!r}")
+    if sensor.kind != "mcp":
+        return _usage(f"sensor {args.name!r} is a {sensor.kind or 'kind-less'} sensor; only mcp sensors are probed")
+    if sensor.status != "ok":
+        problems = "\n".join(str(d) for d in sensor.diagnostics) or sensor.status
+        return _usage(f"sensor {args.name!r} is {sensor.status}:\n{problems}")
+    try:
+        compiled = compile_sensor(sensor)
+    except CompileError as exc:
+        return _usage(f"sensor {args.name!r} does not compile: {exc}")
+
+    import trio
+
+    from attend.runtime.store import Store, default_db_path
+
+    assert sensors.paths is not None  # load_set always sets the paths it read
+    with Store(default_db_path(sensors.paths.state_dir)) as store:
+        return trio.run(_probe, compiled, sensors.paths, env, store, args)
+
+
+async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, args: Any) -> int:
+    import trio
+
+    from attend.errors import RuntimeFailure
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.kinds.mcp import McpPool, call_tool, sensor_settings
+
+    settings = sensor_settings(compiled)
+    ctx = PollContext(project_dir=Path(args.project_dir), env=env, paths=paths, store=store)
+    async with trio.open_nursery() as nursery:
+        ctx.mcp_pool = McpPool(ctx)
+        await nursery.start(ctx.mcp_pool.run)
+        try:
+            definition, first = await call_tool(settings, ctx)
+            _, second = await call_tool(settings, ctx)
+        except RuntimeFailure as failure:
+            print(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", file=sys.stderr)
+            return EXIT_FAILED
+        finally:
+            nursery.cancel_scope.cancel()
+
+    verdict = compare_results(compiled.triggers, first.document, second.document)
+    out = sys.stdout
+    if not args.json:
+        _describe(out, compiled.name, definition.name, settings.tool, verdict)
+    confirmed = False
+    answer_no = False
+    if verdict.ok:
+        if args.confirm:
+            confirmed = True
+        elif sys.stdin.isatty() and not args.json:
+            confirmed = _ask(out, definition.name)
+            answer_no = not confirmed
+    record = probe_record(compiled.name, settings, definition.name, first.document, second.document, verdict, confirmed)
+    store.put_probe(compiled.name, record)
+
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False, default=str), file=out)
+    elif verdict.ok and confirmed:
+        print(f"recorded: {compiled.name} may poll {settings.tool} on {definition.name}", file=out)
+    elif verdict.ok and not answer_no:
+        print(
+            f"recorded without confirmation: {compiled.name} stays unprobed until you check, in another client, that "
+            f"the items are untouched and run `attend sensors probe {compiled.name} --confirm`",
+            file=out,
+        )
+    elif answer_no:
+        print(f"recorded as not confirmed: {compiled.name} stays unprobed", file=out)
+    return EXIT_OK if verdict.ok and not answer_no else EXIT_FAILED
+
+
+def _describe(out: TextIO, sensor: str, server: str, tool: str, verdict: ProbeComparison) -> None:
+    print(f"probe {sensor}: called {tool} on {server} twice", file=out)
+    for name, count in verdict.items.items():
+        lost = verdict.lost.get(name, [])
+        if lost:
+            shown = ", ".join(lost[:SHOWN_KEYS]) + (f" and {len(lost) - SHOWN_KEYS} more" if len(lost) > SHOWN_KEYS else "")
+            print(f"  {name}: FAILED — the second call lost {len(lost)} of {count} item(s): {shown}", file=out)
+        else:
+            print(f"  {name}: ok — the second call holds all {count} item(s) of the first", file=out)
+    for note in verdict.notes:
+        print(f"  note: {note}", file=out)
+    if not verdict.ok:
+        print("the tool changes what it returns when called (a cursor or a read marker); the sensor stays unprobed", file=out)
+
+
+def _ask(out: TextIO, server: str) -> bool:
+    print(
+        f"Open {server}'s own client (the service's app or web page) and check that the items the tool returned are still "
+        "unread or otherwise untouched.",
+        file=out,
+    )
+    out.write("Are they untouched? [y/N] ")
+    out.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")
+
+
+def _usage(message: str) -> int:
+    print(f"attend: sensors probe: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

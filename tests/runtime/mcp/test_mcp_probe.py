@@ -1,0 +1,104 @@
+"""`attend sensors probe` through the real CLI, real test servers and the real store."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import Behind, mcp_sensor_yaml
+
+from attend.runtime.probe import compare_results
+from attend.runtime.store import Store, default_db_path
+from attend.spec import layer_paths
+
+
+def stored_probe(home: Any, name: str) -> dict[str, Any] | None:
+    with Store(default_db_path(layer_paths(home.project, home.env()).state_dir)) as store:
+        return store.get_probe(name)
+
+
+def test_a_clean_tool_passes_and_confirm_records_it_with_both_results(home: Any, behind: Behind) -> None:
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    done = home.attend("sensors", "probe", "tracker", "--confirm")
+    assert done.returncode == 0, done.stderr
+    assert "holds all 1 item(s)" in done.stdout
+    record = stored_probe(home, "tracker")
+    assert record is not None
+    assert record["ok"] is True and record["confirmed"] is True
+    assert record["tool"] == "list_items" and record["server_name"] == "clean.py"
+    assert record["first"] == record["second"] == {"items": [{"id": "a", "title": "first"}]}
+    assert record["time"].endswith("Z")
+
+
+def test_a_tool_that_advances_a_cursor_fails_the_probe(home: Any, behind: Behind) -> None:
+    behind.write_items([{"id": "m1", "title": "hello"}, {"id": "m2", "title": "again"}])
+    server = behind.inline("cursor")
+    home.write_user_sensor("inbox", mcp_sensor_yaml("inbox", server, "unread"))
+    done = home.attend("sensors", "probe", "inbox", "--confirm")
+    assert done.returncode == 1
+    assert "lost 2 of 2 item(s): m1, m2" in done.stdout
+    record = stored_probe(home, "inbox")
+    assert record is not None and record["ok"] is False and record["confirmed"] is False
+    assert record["lost"] == {"new-item": ["m1", "m2"]}
+
+
+def test_without_a_terminal_or_confirm_the_record_stays_unconfirmed_and_says_how(home: Any, behind: Behind) -> None:
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    done = home.attend("sensors", "probe", "tracker", input="")
+    assert done.returncode == 0
+    assert "attend sensors probe tracker --confirm" in done.stdout
+    record = stored_probe(home, "tracker")
+    assert record is not None and record["ok"] is True and record["confirmed"] is False
+
+
+def test_json_output_is_the_stored_record(home: Any, behind: Behind) -> None:
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    done = home.attend("sensors", "probe", "tracker", "--confirm", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == stored_probe(home, "tracker")
+
+
+def test_a_refused_tool_cannot_be_probed(home: Any, behind: Behind) -> None:
+    home.write_user_sensor("plain", mcp_sensor_yaml("plain", behind.inline("unannotated")))
+    done = home.attend("sensors", "probe", "plain", "--confirm")
+    assert done.returncode == 1
+    assert "refused" in done.stderr and "readOnlyHint" in done.stderr
+    assert stored_probe(home, "plain") is None
+
+
+def test_probing_an_unknown_or_non_mcp_sensor_is_a_usage_error(home: Any) -> None:
+    home.write_user_sensor(
+        "echo", "spec: 1\nname: echo\nkind: command\ncommand:\n  argv: [echo, '{}']\ntriggers: {}\n"
+    )
+    unknown = home.attend("sensors", "probe", "nothing")
+    assert unknown.returncode == 2 and "no sensor named 'nothing'" in unknown.stderr
+    command = home.attend("sensors", "probe", "echo")
+    assert command.returncode == 2 and "only mcp sensors are probed" in command.stderr
+
+
+class _Trigger:
+    """The two fields of a compiled trigger the comparison reads."""
+
+    def __init__(self, path: str, key: str | None) -> None:
+        from attend.compiler import compile_trigger
+
+        definition: dict[str, Any] = {"path": path, "on": "changed"}
+        if key:
+            definition["key"] = key
+        self.ir = compile_trigger(definition).ir
+
+
+def test_the_comparison_uses_dotted_keys_and_ignores_reordering_and_additions() -> None:
+    triggers = {"t": _Trigger("$.data[*]", "ref.id")}
+    first = {"data": [{"ref": {"id": 1}}, {"ref": {"id": 2}}]}
+    second = {"data": [{"ref": {"id": 3}}, {"ref": {"id": 2}}, {"ref": {"id": 1}}]}
+    assert compare_results(triggers, first, second).ok
+    lost = compare_results(triggers, second, first)
+    assert not lost.ok and lost.lost == {"t": ["3"]}
+
+
+def test_a_keyless_trigger_compares_the_watched_value_and_an_empty_first_call_is_noted() -> None:
+    assert not compare_results({"t": _Trigger("$.count", None)}, {"count": 2}, {"count": 1}).ok
+    empty = compare_results({"t": _Trigger("$.items[*]", "id")}, {"items": []}, {"items": []})
+    assert empty.ok and "nothing could be compared" in empty.notes[0]
+
