@@ -1,0 +1,390 @@
+"""The runtime's one-shot commands: `attend sensors [list]`, `sensors poll`, `sensors fire`, `drain`.
+
+Decisions (docs/runtime.md has the user's view):
+- `sensors [list]` loads every layer itself (a daemon need not run) and joins each sensor with its live
+  status from the store. A sensor whose file stopped validating shows `invalid` with the error, and
+  `running_last_good: true` when a daemon still runs its last good version.
+- `sensors poll NAME` runs one real poll through the same code as the daemon (`pipeline.record_poll`):
+  without `--dry-run` it stores the new trigger states and adds the fires to the sensor's pending
+  accumulation, where a running daemon discloses them. A failed poll exits 1.
+- `sensors fire NAME[/TRIGGER]` sends a synthetic result through the real evaluation (test mode: with
+  no stored state it compares with an empty previous poll), the sensor's lane and delivery: the lines
+  are printed here and written to the journal as test rows that a running daemon prints on its stdout.
+  Engagement and the governor are skipped (a test would otherwise be held or spend the real budget).
+  Without `--input` the result is read from standard input when it is not a terminal; otherwise it
+  is a usage error (exit 2).
+- `drain` prints what the journal holds undelivered on the message lane, then marks it drained (after
+  printing: at least once). With `--format hook` it prints a Claude Code Stop-hook decision
+  (`{"decision": "block", "reason": ...}`) when there is something and nothing otherwise (exit 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EXIT_FAILED", "EXIT_USAGE", "drain", "sensors_fire", "sensors_list", "sensors_poll"]
+
+#: Exit code of a poll that failed, or a sensor that cannot poll.
+EXIT_FAILED = 1
+#: Exit code of a usage error (unknown sensor or trigger, missing input).
+EXIT_USAGE = 2
+
+#: `sensors poll` shows at most this many characters of a result in text form.
+RESULT_PREVIEW = 4000
+
+
+def _iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
+
+
+def _open_store(paths: Any) -> Any:
+    from attend.runtime.store import Store, default_db_path
+
+    return Store(default_db_path(paths.state_dir))
+
+
+def _first_error(sensor: Any) -> str:
+    errors = [d for d in sensor.diagnostics if str(d.severity) == "error"]
+    chosen = errors or list(sensor.diagnostics)
+    return str(chosen[0]) if chosen else ""
+
+
+def _overrides(sensor: Any) -> list[str]:
+    """Fields whose value relaxes a safety default, shown beside the sensor."""
+    out = []
+    if (sensor.data.get("mcp") or {}).get("allow_unannotated"):
+        out.append("mcp.allow_unannotated")
+    if sensor.data.get("lane_exception"):
+        out.append("lane_exception")
+    return out
+
+
+def _compile(sensor: Any) -> tuple[Any, str]:
+    from attend.compiler import compile_sensor
+
+    try:
+        return compile_sensor(sensor), ""
+    except Exception as exc:  # noqa: BLE001 - shown as the sensor's `invalid` state
+        return None, str(exc)
+
+
+def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
+    """One sensor as `attend sensors list --json` shows it."""
+    compiled, compile_error = (None, "") if sensor.status != "ok" else _compile(sensor)
+    row: dict[str, Any] = {
+        "name": sensor.name,
+        "kind": sensor.kind,
+        "layer": sensor.layer,
+        "file": str(sensor.file) if sensor.file else None,
+        "enabled": sensor.enabled,
+        "description": sensor.data.get("description", ""),
+        "state": "ok",
+        "message": "",
+        "since": None,
+        "last_poll": None,
+        "next_poll": None,
+        "interval": sensor.data.get("interval"),
+        "lane": sensor.data.get("lane", "event"),
+        "lane_note": "",
+        "overrides": _overrides(sensor),
+        "requires": list(sensor.data.get("requires") or []),
+        "line_errors": [],
+        "running_last_good": False,
+    }
+    if status is not None:
+        row.update(
+            state=status.state,
+            message=status.message,
+            since=_iso(status.since),
+            last_poll=_iso(status.last_poll),
+            next_poll=_iso(status.next_poll) if sensor.enabled else None,
+            line_errors=status.line_errors,
+        )
+        if status.interval is not None:
+            row["interval"] = status.interval
+    if compiled is not None:
+        row.update(lane=compiled.lane, lane_note=compiled.lane_note or "")
+    if sensor.status != "ok" or compile_error:
+        row.update(state="invalid" if compile_error else sensor.status, message=compile_error or _first_error(sensor))
+        row["running_last_good"] = bool(status is not None and status.file_error)
+        row["next_poll"] = status.next_poll and _iso(status.next_poll) if row["running_last_good"] else None
+    elif not sensor.enabled:
+        row["next_poll"] = None
+    return row
+
+
+def _load(args: Any) -> Any:
+    from attend.spec import load_set
+
+    return load_set(args.project_dir, os.environ)
+
+
+def sensors_list(args: Any) -> int:
+    """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
+    sensor_set = _load(args)
+    with _open_store(sensor_set.paths) as store:
+        statuses = store.statuses()
+    rows = [sensor_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
+    if getattr(args, "json", False):
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print(f"no sensors (user sensors go in {sensor_set.paths.user})")
+        return 0
+    print(_table(rows))
+    return 0
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    header = ("NAME", "KIND", "LAYER", "ENABLED", "STATE", "LANE", "LAST POLL", "NEXT POLL")
+    cells = [
+        (
+            r["name"],
+            r["kind"] or "-",
+            r["layer"],
+            "yes" if r["enabled"] else "no",
+            r["state"],
+            r["lane"],
+            r["last_poll"] or "-",
+            r["next_poll"] or "-",
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(c[i])) for c in [header, *cells]) for i in range(len(header))]
+    lines = []
+    for row, cell in zip([None, *rows], [header, *cells], strict=True):
+        lines.append("  ".join(str(v).ljust(w) for v, w in zip(cell, widths, strict=True)).rstrip())
+        if row is None:
+            continue
+        details = [f"file: {row['file']}"] if row["file"] else []
+        if row["message"]:
+            details.append(f"message: {row['message']}")
+        if row["running_last_good"]:
+            details.append("the daemon keeps running this sensor's last good version")
+        if row["lane_note"]:
+            details.append(f"lane: {row['lane_note']}")
+        if row["overrides"]:
+            details.append(f"overrides: {', '.join(row['overrides'])}")
+        for err in row["line_errors"][:3]:
+            details.append(f"line error: {err}")
+        lines.extend(f"    {d}" for d in details)
+    return "\n".join(lines)
+
+
+def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
+    sensor = sensor_set.sensors.get(name)
+    if sensor is None:
+        known = ", ".join(sorted(sensor_set.sensors)) or "none"
+        print(f"attend: no sensor named {name!r} (known: {known})", file=sys.stderr)
+        return None, EXIT_USAGE
+    if sensor.status != "ok":
+        print(f"attend: sensor {name} is {sensor.status}: {_first_error(sensor)}", file=sys.stderr)
+        return None, EXIT_FAILED
+    compiled, error = _compile(sensor)
+    if compiled is None:
+        print(f"attend: sensor {name} is invalid: {error}", file=sys.stderr)
+        return None, EXIT_FAILED
+    return compiled, 0
+
+
+async def _poll_once(compiled: Any, ctx: Any) -> Any:
+    import trio
+
+    from attend.runtime import kinds
+
+    if compiled.kind != "mcp":
+        return await kinds.poll(compiled, ctx)
+    from attend.runtime.kinds.mcp import McpPool
+
+    async with trio.open_nursery() as nursery:
+        pool = McpPool(ctx)
+        await nursery.start(pool.run)
+        ctx.mcp_pool = pool
+        try:
+            return await kinds.poll(compiled, ctx)
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+def _fire_json(fire: Any) -> dict[str, Any]:
+    return {"trigger": fire.trigger, "key": fire.key, "magnitude": fire.magnitude, "description": fire.description}
+
+
+def sensors_poll(args: Any) -> int:
+    """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
+    import trio
+
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.pipeline import record_poll
+
+    sensor_set = _load(args)
+    compiled, code = _find(sensor_set, args.name)
+    if compiled is None:
+        return code
+    with _open_store(sensor_set.paths) as store:
+        ctx = PollContext(project_dir=Path(args.project_dir), env=dict(os.environ), paths=sensor_set.paths, store=store)
+        started = time.monotonic()
+        outcome = trio.run(_poll_once, compiled, ctx)
+        elapsed = time.monotonic() - started
+        record = record_poll(None if args.dry_run else store, compiled, outcome, now=time.time())
+    step = record.step
+    report = {
+        "sensor": compiled.name,
+        "state": record.state,
+        "message": record.message,
+        "seconds": round(elapsed, 3),
+        "result": outcome.result,
+        "line_errors": [e[1] if isinstance(e, (tuple, list)) else e for e in outcome.line_errors],
+        "triggers": list(step.verdicts) if step is not None else [],
+        "fires": [_fire_json(f) for f in step.fires] if step is not None else [],
+        "warnings": list(step.warnings) if step is not None else [],
+        "stored": not args.dry_run and record.state == "ok",
+    }
+    if outcome.meta.get("server"):
+        report["server"] = outcome.meta["server"]
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(_poll_text(report))
+    return 0 if record.state == "ok" else EXIT_FAILED
+
+
+def _poll_text(report: dict[str, Any]) -> str:
+    lines = [f"sensor {report['sensor']}: {report['state']} ({report['seconds']:.3f} s)"]
+    if report["message"]:
+        lines.append(f"  message: {report['message']}")
+    if report["state"] != "ok":
+        lines.append("  trigger state untouched")
+        return "\n".join(lines)
+    result = json.dumps(report["result"], indent=2, default=str)
+    if len(result) > RESULT_PREVIEW:
+        result = result[:RESULT_PREVIEW] + f"\n… ({len(result) - RESULT_PREVIEW} more characters; use --json)"
+    lines.append("result:")
+    lines.extend(f"  {line}" for line in result.splitlines())
+    for err in report["line_errors"]:
+        lines.append(f"  line error: {err}")
+    for verdict in report["triggers"]:
+        lines.append(f"trigger {verdict.get('trigger')}: {verdict.get('transition', '')}")
+    for fire in report["fires"]:
+        lines.append(f"  fire: {fire['description']} (trigger {fire['trigger']}, magnitude {fire['magnitude']:g})")
+    for warning in report["warnings"]:
+        lines.append(f"  warning: {warning}")
+    if report["stored"]:
+        lines.append("stored: trigger state and observations (a running daemon discloses them)")
+    else:
+        lines.append("dry run: nothing stored")
+    return "\n".join(lines)
+
+
+def _read_input(args: Any) -> tuple[str | None, str]:
+    """The synthetic result's text, or an error message."""
+    source = args.input
+    if source is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            return None, "give the result with --input FILE (or - for standard input), or pipe it in"
+        source = "-"
+    if source == "-":
+        return sys.stdin.read(), ""
+    try:
+        return Path(source).read_text(encoding="utf-8"), ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read {source}: {exc}"
+
+
+def _parse_result(compiled: Any, text: str) -> tuple[Any, str]:
+    if compiled.output == "lines":
+        result, _errors = compiled.result_from_output(text)
+        return result, ""
+    try:
+        return json.loads(text), ""
+    except ValueError:
+        pass
+    import yaml
+
+    try:
+        return yaml.safe_load(text), ""
+    except yaml.YAMLError as exc:
+        return None, f"the input is neither JSON nor YAML: {exc}"
+
+
+def sensors_fire(args: Any) -> int:
+    """`attend sensors fire NAME[/TRIGGER] [--input FILE|-] [--dry-run] [--commit]`: a synthetic poll result."""
+    from attend.runtime.delivery import format_line, is_stdout_priority, priority
+    from attend.runtime.kinds import PollOutcome
+    from attend.runtime.pipeline import observations_from
+
+    name, _, trigger_name = args.target.partition("/")
+    sensor_set = _load(args)
+    compiled, code = _find(sensor_set, name)
+    if compiled is None:
+        return code
+    if trigger_name and trigger_name not in compiled.triggers:
+        known = ", ".join(compiled.triggers) or "none"
+        print(f"attend: sensor {name} has no trigger {trigger_name!r} (known: {known})", file=sys.stderr)
+        return EXIT_USAGE
+    text, error = _read_input(args)
+    if text is None:
+        print(f"attend: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    result, error = _parse_result(compiled, text)
+    if error:
+        print(f"attend: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    with _open_store(sensor_set.paths) as store:
+        stored = store.trigger_states(name)
+        if trigger_name:
+            trigger = compiled.triggers[trigger_name]
+            evaluation = trigger.evaluate(stored.get(trigger.definition_hash), result, test=True)
+            fires, states, warnings = evaluation.fires, {trigger.definition_hash: evaluation.state}, evaluation.warnings
+        else:
+            step = compiled.step(stored, result, test=True)
+            fires, states, warnings = step.fires, step.states, step.warnings
+        observations = observations_from(fires, PollOutcome(result=result), time.time())
+        prio = priority(sum(o.magnitude for o in observations))
+        for warning in warnings:
+            print(f"attend: warning: {warning}", file=sys.stderr)
+        if not observations:
+            print(f"no fire: {name}{'/' + trigger_name if trigger_name else ''} produced nothing for this input")
+        for obs in observations:
+            line = format_line(name, prio, obs.description, test=True, key=obs.key, meta=obs.meta)
+            if args.dry_run:
+                print(f"would deliver ({compiled.lane} lane): {line}")
+            else:
+                print(line, file=sys.stdout if is_stdout_priority(prio) else sys.stderr)
+        if observations and not args.dry_run:
+            store.journal_test(name, observations, lane=compiled.lane, priority=prio)
+        if args.commit:
+            store.put_trigger_states(name, states)
+            print(f"committed the trigger state of {name}", file=sys.stderr)
+    return 0
+
+
+def drain(args: Any) -> int:
+    """`attend drain [--format hook|plain]`: the undelivered message-lane notifications, then mark them."""
+    from attend.runtime.delivery import format_line
+    from attend.spec import layer_paths
+
+    paths = layer_paths(args.project_dir, os.environ)
+    with _open_store(paths) as store:
+        entries = store.undrained("message")
+        if not entries:
+            return 0
+        lines = [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta) for e in entries]
+        if args.format == "hook":
+            count = len(lines)
+            reason = f"attend: {count} message{'s' if count != 1 else ''} arrived while you worked:\n" + "\n".join(lines)
+            print(json.dumps({"decision": "block", "reason": reason}))
+        else:
+            print("\n".join(lines))
+        sys.stdout.flush()
+        # Marked after printing: a crash in between delivers again rather than never (at least once).
+        store.mark_drained(e.id for e in entries)
+    return 0

@@ -1,0 +1,324 @@
+"""`attend run`: the trio daemon (DESIGN.md, Runtime).
+
+Decisions:
+- One task per running sensor, each in its own cancel scope, so a slow or hanging poll never delays
+  another sensor, and a reload restarts only the sensors whose merged document changed.
+- One discloser task (pipeline.Discloser): engagement, governor, delivery and the printing of every
+  journal entry still unprinted (crash recovery and `sensors fire` test lines from other processes).
+- One watcher task (watch.py): a changed layer file or config file reloads the set. A sensor whose
+  file stops validating keeps its last good version running and records the error (`file_error`).
+- On start the shipped files are projected read-only to `$XDG_DATA_HOME/agent-ways/attend/sensors/`.
+- Invalid and refused sensors get their state recorded and never poll. A message-lane file without
+  `author` runs on the event lane; the reason is logged once on stderr and shown by `attend sensors`.
+- SIGINT/SIGTERM cancel everything: each running command's process group is killed (kinds/command.py),
+  the store is closed after its last transaction, and the exit code is 0.
+- Test lines written by `sensors fire` that are older than `STALE_TEST_FIRE` seconds when the daemon
+  starts are marked printed without printing: a test belongs to the session that ran it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import stat
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import trio
+
+from attend.runtime import kinds
+from attend.runtime.cadence import Cadence, CadenceParams
+from attend.runtime.engagement import EngagementParams
+from attend.runtime.governor import governor_params
+from attend.runtime.kinds import PollContext, PollOutcome
+from attend.runtime.pipeline import DEFAULT_THRESHOLD, Discloser, SensorTerms, record_poll
+from attend.runtime.store import Store, default_db_path
+from attend.runtime.watch import watch
+
+__all__ = ["STALE_TEST_FIRE", "Daemon", "main", "project_shipped", "run"]
+
+#: Test lines older than this (seconds) when the daemon starts are not printed by it.
+STALE_TEST_FIRE = 60.0
+
+
+def project_shipped(shipped: Path, projection: Path) -> None:
+    """Copy the shipped sensor files to `projection`, read-only, removing files no longer shipped."""
+    projection.mkdir(parents=True, exist_ok=True)
+    wanted = {p.name: p for p in sorted(shipped.glob("*.yaml"))} if shipped.is_dir() else {}
+    for existing in projection.glob("*.yaml"):
+        if existing.name not in wanted:
+            existing.chmod(stat.S_IRUSR | stat.S_IWUSR)
+            existing.unlink()
+    for name, source in wanted.items():
+        target = projection / name
+        data = source.read_bytes()
+        if target.exists():
+            if target.read_bytes() == data:
+                continue
+            target.chmod(stat.S_IRUSR | stat.S_IWUSR)
+        target.write_bytes(data)
+        target.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+
+
+def _fingerprint(sensor: Any) -> str:
+    return hashlib.sha256(json.dumps(sensor.data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _first_error(sensor: Any) -> str:
+    for diagnostic in sensor.diagnostics:
+        if str(diagnostic.severity) == "error":
+            return str(diagnostic)
+    return str(sensor.diagnostics[0]) if sensor.diagnostics else f"sensor {sensor.name} is {sensor.status}"
+
+
+@dataclass(slots=True)
+class RunningSensor:
+    """A sensor the daemon polls: its compiled form, its task's cancel scope and its fingerprint."""
+
+    compiled: Any
+    fingerprint: str
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+
+    @property
+    def terms(self) -> SensorTerms:
+        data = self.compiled.sensor.data
+        return SensorTerms(self.compiled.lane, float(data.get("threshold", DEFAULT_THRESHOLD)))
+
+
+class Daemon:
+    """The state of one running `attend run`.
+
+    Args:
+        project_dir: the project directory.
+        env: the environment (XDG variables, and what commands inherit).
+        stdout: the Monitor stream.
+        stderr: low-priority lines and the daemon's own log.
+        clock: wall-clock seconds (stored times, engagement and governor).
+    """
+
+    def __init__(
+        self,
+        project_dir: Path,
+        *,
+        env: Mapping[str, str],
+        stdout: TextIO,
+        stderr: TextIO,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        from attend.spec import layer_paths
+
+        self.project_dir = Path(project_dir)
+        self.env = dict(env)
+        self.stdout = stdout
+        self.stderr = stderr
+        self.clock = clock
+        self.paths = layer_paths(self.project_dir, self.env)
+        self.store = Store(default_db_path(self.paths.state_dir), clock=clock)
+        self.ctx = PollContext(project_dir=self.project_dir, env=self.env, paths=self.paths, store=self.store)
+        self.running: dict[str, RunningSensor] = {}
+        self.known: dict[str, Any] = {}  # every loaded sensor by name (terms for pending observations)
+        self.lane_notes_logged: set[tuple[str, str]] = set()
+        self.discloser = Discloser(self.store, self._terms, stdout=stdout, stderr=stderr, clock=clock)
+        self._nursery: trio.Nursery | None = None
+        self._mcp_started = False
+
+    def log(self, message: str) -> None:
+        """One line of the daemon's own log on stderr."""
+        self.stderr.write(f"attend: {message}\n")
+        self.stderr.flush()
+
+    def _terms(self, name: str) -> SensorTerms | None:
+        running = self.running.get(name)
+        if running is not None:
+            return running.terms
+        sensor = self.known.get(name)
+        if sensor is None or sensor.status != "ok":
+            return None
+        return SensorTerms(str(sensor.data.get("lane", "event")), float(sensor.data.get("threshold", DEFAULT_THRESHOLD)))
+
+    # -- start-up and reload -------------------------------------------------------------------------
+
+    def _configure(self) -> None:
+        from attend.spec import load_config
+
+        config = load_config(self.paths)
+        try:
+            engagement = EngagementParams.from_config(config.engagement)
+            governors = governor_params(config.governor)
+        except (TypeError, ValueError) as exc:
+            self.log(f"config.yaml: engagement/governor ignored: {exc}")
+            return
+        self.discloser.configure(engagement=engagement, governors=governors)
+
+    async def reload(self) -> None:
+        """Load every layer and bring the running sensors in line with it."""
+        from attend.compiler import compile_sensor
+        from attend.spec import load_set
+
+        self._configure()
+        sensor_set = load_set(self.project_dir, self.env)
+        for name in list(self.running):
+            sensor = sensor_set.sensors.get(name)
+            if sensor is None or (sensor.status == "ok" and not sensor.enabled):
+                self._stop(name)
+                if sensor is None:
+                    self.store.forget_sensor(name)
+                else:
+                    self.store.update_status(name, next_poll=None, message="disabled")
+        self.known = dict(sensor_set.sensors)
+        for name, sensor in sensor_set.sensors.items():
+            if sensor.status != "ok":
+                self._keep_or_record(name, sensor.status, _first_error(sensor))
+                continue
+            if not sensor.enabled:
+                continue
+            try:
+                compiled = compile_sensor(sensor)
+            except Exception as exc:  # noqa: BLE001 - a sensor that does not compile is `invalid`
+                self._keep_or_record(name, "invalid", str(exc))
+                continue
+            fingerprint = _fingerprint(sensor)
+            current = self.running.get(name)
+            if current is not None and current.fingerprint == fingerprint:
+                self.store.update_status(name, file_error="")
+                continue
+            if current is not None:
+                self._stop(name)
+            await self._start(RunningSensor(compiled, fingerprint))
+        self.discloser.wake()
+
+    def _keep_or_record(self, name: str, state: str, message: str) -> None:
+        if name in self.running:
+            # The last good version keeps running; the file's error stays visible beside it.
+            self.store.update_status(name, file_error=message)
+            return
+        self.store.update_status(name, state=state, message=message, next_poll=None, file_error="")
+
+    def _stop(self, name: str) -> None:
+        running = self.running.pop(name, None)
+        if running is not None:
+            running.scope.cancel()
+
+    async def _start(self, running: RunningSensor) -> None:
+        compiled = running.compiled
+        self.running[compiled.name] = running
+        self.store.update_status(
+            compiled.name, lane=compiled.lane, lane_note=compiled.lane_note or "", file_error=""
+        )
+        if compiled.lane_note and (compiled.name, compiled.lane_note) not in self.lane_notes_logged:
+            self.lane_notes_logged.add((compiled.name, compiled.lane_note))
+            self.log(f"sensor {compiled.name}: {compiled.lane_note}")
+        if compiled.kind == "mcp":
+            await self._ensure_mcp_pool()
+        assert self._nursery is not None
+        self._nursery.start_soon(self._sensor_loop, running)
+
+    async def _ensure_mcp_pool(self) -> None:
+        if self._mcp_started:
+            return
+        from attend.runtime.kinds.mcp import McpPool
+
+        pool = McpPool(self.ctx)
+        assert self._nursery is not None
+        await self._nursery.start(pool.run)
+        self.ctx.mcp_pool = pool
+        self._mcp_started = True
+
+    # -- polling -------------------------------------------------------------------------------------
+
+    async def _sensor_loop(self, running: RunningSensor) -> None:
+        compiled = running.compiled
+        params = CadenceParams.from_sensor_data(compiled.sensor.data)
+        cadence = Cadence.start(params)
+        with running.scope:
+            while True:
+                try:
+                    outcome = await kinds.poll(compiled, self.ctx)
+                except Exception as exc:  # noqa: BLE001 - a kind's bug must not stop the daemon
+                    outcome = PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
+                record = record_poll(
+                    self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence
+                )
+                cadence = record.cadence or cadence
+                if record.observations:
+                    self.discloser.wake()
+                await trio.sleep(cadence.interval)
+
+    # -- the whole daemon ----------------------------------------------------------------------------
+
+    def _drop_stale_test_fires(self) -> None:
+        horizon = self.clock() - STALE_TEST_FIRE
+        stale = [e.id for e in self.store.unprinted(test=True) if e.time < horizon]
+        if stale:
+            self.store.mark_printed(stale)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run until cancelled; `task_status.started()` once every sensor has been started."""
+        try:
+            project_shipped(self.paths.shipped, self.paths.shipped_projection)
+        except OSError as exc:
+            self.log(f"cannot project the shipped sensors to {self.paths.shipped_projection}: {exc}")
+        self._drop_stale_test_fires()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                await nursery.start(self.discloser.run)
+                await self.reload()
+                folders = [self.paths.shipped, self.paths.user, self.paths.project]
+                files = [self.paths.config_file, self.paths.project_config_file]
+                nursery.start_soon(watch, folders, files, self.reload)
+                task_status.started()
+        finally:
+            self._nursery = None
+            self.store.close()
+
+
+async def run(
+    project_dir: Path | str,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the daemon for `project_dir` until cancelled.
+
+    Args:
+        project_dir: the project directory.
+        env: the environment (default: os.environ).
+        stdout: the Monitor stream (default: sys.stdout).
+        stderr: low-priority lines and the log (default: sys.stderr).
+        task_status: `started()` is called once every sensor has been loaded and started.
+    """
+    daemon = Daemon(
+        Path(project_dir),
+        env=os.environ if env is None else env,
+        stdout=stdout or sys.stdout,
+        stderr=stderr or sys.stderr,
+    )
+    await daemon.run(task_status=task_status)
+
+
+async def _run_until_signalled(project_dir: str) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(run, project_dir)
+
+            async def stop_on_signal() -> None:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(stop_on_signal)
+
+
+def main(args: Any) -> int:
+    """`attend run`: the daemon in the foreground; exits 0 on SIGINT/SIGTERM."""
+    trio.run(_run_until_signalled, args.project_dir)
+    return 0
