@@ -1,0 +1,147 @@
+"""The contract a compiled ("crate") sensor implements (ADR-403 §1, the crate kind).
+
+A crate sensor is a Python class registered in the ``attend.sensors`` entry-point group. attend builds
+one instance per sensor name, passing the sensor file's ``crate:`` block as a plain dict, and calls
+``poll(focus)`` in a worker thread on the sensor's cadence. The result is JSON-like data that the
+file's triggers evaluate, exactly as they evaluate a command's JSON output. Every default lives in the
+shipped sensor file; the class holds only the code a poll needs.
+
+A poll whose upstream is not there (no git repository, no transcript) raises `SensorUnavailable`;
+the crate kind records it as the sensor's ``unavailable`` state and leaves trigger state untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "FOCUS_DESCRIPTION_VAR",
+    "FOCUS_KEYWORDS_VAR",
+    "Focus",
+    "Sensor",
+    "SensorConfigError",
+    "SensorUnavailable",
+    "expand_home",
+    "focus_from_env",
+    "require",
+    "require_seconds",
+]
+
+#: Environment variable holding a one-line description of the current work (empty when unset).
+FOCUS_DESCRIPTION_VAR = "ATTEND_FOCUS"
+
+#: Environment variable holding the focus keywords, separated by commas (none when unset).
+FOCUS_KEYWORDS_VAR = "ATTEND_FOCUS_KEYWORDS"
+
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    """What the session is working on: its directory, a description and keywords.
+
+    A sensor may use it to scope what it observes (the git sensor reads the repository at `cwd`).
+    """
+
+    cwd: Path
+    description: str = ""
+    keywords: tuple[str, ...] = ()
+
+
+def focus_from_env(cwd: Path, env: Mapping[str, str]) -> Focus:
+    """The focus of a session in `cwd`, with description and keywords read from `env`.
+
+    Args:
+        cwd: The project directory.
+        env: The daemon's environment; `ATTEND_FOCUS` and `ATTEND_FOCUS_KEYWORDS` (comma-separated)
+            are read from it, and are empty when unset.
+
+    Returns:
+        The Focus.
+    """
+    keywords = tuple(k.strip() for k in env.get(FOCUS_KEYWORDS_VAR, "").split(",") if k.strip())
+    return Focus(cwd=Path(cwd), description=env.get(FOCUS_DESCRIPTION_VAR, "").strip(), keywords=keywords)
+
+
+class SensorUnavailable(Exception):  # noqa: N818 - a state, not a programming error
+    """The sensor's upstream is not there (no repository, no transcript, no /proc).
+
+    The crate kind records the message as the sensor's `unavailable` state; nothing fires.
+    """
+
+
+class SensorConfigError(ValueError):
+    """The `crate:` block lacks a field the sensor needs, or holds one of the wrong type."""
+
+
+@runtime_checkable
+class Sensor(Protocol):
+    """A compiled sensor.
+
+    Construction: ``SensorClass(config)`` where `config` is the sensor file's ``crate:`` block (a dict,
+    every default filled in by the shipped file). A missing or ill-typed field raises
+    `SensorConfigError`, which the crate kind records as the `invalid` state.
+
+    Optional methods, found by name: ``export_state() -> JSON-able`` and ``import_state(state)``. attend
+    stores the exported state after every successful poll and hands it back to a new instance (after
+    a restart, or to a one-shot ``attend sensors poll``) before its first poll.
+    """
+
+    def poll(self, focus: Focus) -> Any:
+        """Observe once and return a JSON-like result (dicts, lists, strings, numbers, booleans, None).
+
+        Raises:
+            SensorUnavailable: the upstream is not there; the message says what is missing.
+        """
+        ...
+
+
+_TYPE_NAMES = {int: "a whole number", float: "a number", str: "a string", list: "a list", bool: "true or false", dict: "a mapping"}
+
+
+def require(config: Mapping[str, Any], field: str, kind: type | tuple[type, ...]) -> Any:
+    """The value of `field` in a crate block, checked against `kind`.
+
+    Args:
+        config: The crate block.
+        field: The field name.
+        kind: The accepted type(s); `float` also accepts whole numbers, never booleans.
+
+    Returns:
+        The value.
+
+    Raises:
+        SensorConfigError: the field is missing or of another type.
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if float in kinds:
+        kinds = (*kinds, int)
+    if field not in config:
+        raise SensorConfigError(f"the crate block needs `{field}`")
+    value = config[field]
+    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+        wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds if k is not int or float not in kinds)
+        raise SensorConfigError(f"`{field}` must be {wanted}, not {value!r}")
+    return value
+
+
+def expand_home(path: str) -> Path:
+    """`path` with a leading `~` expanded to the home directory (``$HOME``), as in a shipped file's fields."""
+    return Path(path).expanduser()
+
+
+def require_seconds(config: Mapping[str, Any], field: str) -> float:
+    """The duration in `field` of a crate block, in seconds (a number, or ``500ms``/``30s``/``5m``/``1h``).
+
+    Raises:
+        SensorConfigError: the field is missing or not a duration.
+    """
+    from attend.spec.durations import parse_duration
+
+    if field not in config:
+        raise SensorConfigError(f"the crate block needs `{field}`")
+    try:
+        return parse_duration(config[field])
+    except ValueError as exc:
+        raise SensorConfigError(f"`{field}`: {exc}") from None

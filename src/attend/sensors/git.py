@@ -1,0 +1,227 @@
+"""The git sensor: the working tree, branch, commits and upstream of the project's repository.
+
+It stays compiled (ADR-403 §1 names git as the first candidate for a command file): git prints no
+JSON, the spec's `lines` output is the magnitude form rather than data, and "new commits since the
+last poll" needs the previous HEAD, which a stateless command can't hold. The sensor reads the
+repository with two or three git commands per poll (``GIT_OPTIONAL_LOCKS=0``, so it never takes the
+index lock a concurrent ``git commit`` needs) and returns one JSON-like snapshot; the triggers in
+``sensors.d/git.yaml`` decide what is a change worth reporting.
+
+Result::
+
+    {"branch": "main", "head": "<sha>", "upstream_name": "origin/main",
+     "upstream": [{"name": "origin/main", "head": "<sha>", "short": "<sha7>"}],
+     "ahead": 0, "behind": 0,
+     "commits": [{"sha", "short", "author", "subject"}],   # new on this branch since the last poll
+     "dirty": [{"path", "status", "change"}], "dirty_count": 3, "clean": false}
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
+
+__all__ = ["GitSensor", "describe_change", "parse_porcelain_v2"]
+
+#: The environment every git command runs with: no optional locks (git status would otherwise
+#: refresh the index and hold index.lock), no pager, no prompts, the C locale for stable output.
+GIT_ENV_OVERRIDES: dict[str, str] = {
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "LC_ALL": "C",
+}
+
+#: A field separator git never emits inside a name or a subject line.
+_UNIT_SEP = "\x1f"
+
+
+@dataclass(frozen=True, slots=True)
+class StatusSnapshot:
+    """What ``git status --porcelain=v2 --branch -z`` says."""
+
+    head: str
+    branch: str
+    upstream_name: str
+    ahead: int
+    behind: int
+    dirty: tuple[tuple[str, str], ...]  # (path, XY status), sorted by path
+
+
+def parse_porcelain_v2(text: str) -> StatusSnapshot:
+    """Parse the NUL-separated output of ``git status --porcelain=v2 --branch -z``.
+
+    Args:
+        text: The command's stdout.
+
+    Returns:
+        The snapshot; `head` is empty before the first commit, `branch` is ``(detached)`` on a detached
+        HEAD, `upstream_name` is empty without an upstream.
+    """
+    head = branch = upstream = ""
+    ahead = behind = 0
+    dirty: list[tuple[str, str]] = []
+    fields = text.split("\0")
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if not entry:
+            continue
+        if entry.startswith("# "):
+            _, key, value = (entry.split(" ", 2) + [""])[:3]
+            if key == "branch.oid":
+                head = "" if value == "(initial)" else value
+            elif key == "branch.head":
+                branch = value
+            elif key == "branch.upstream":
+                upstream = value
+            elif key == "branch.ab":
+                a, _, b = value.partition(" ")
+                ahead, behind = int(a.lstrip("+") or 0), int(b.lstrip("-") or 0)
+            continue
+        kind = entry[0]
+        if kind == "?":
+            dirty.append((entry[2:], "??"))
+        elif kind == "1":
+            dirty.append((entry.split(" ", 8)[8], entry[2:4]))
+        elif kind == "2":
+            dirty.append((entry.split(" ", 9)[9], entry[2:4]))
+            i += 1  # a rename's original path follows as its own field
+        elif kind == "u":
+            dirty.append((entry.split(" ", 10)[10], entry[2:4]))
+        # "!" (ignored) entries are not requested and not reported.
+    return StatusSnapshot(head, branch, upstream, ahead, behind, tuple(sorted(dirty)))
+
+
+#: The word for each status letter, in the order a change is named (worktree first, then index).
+_CHANGE_WORDS = {"M": "modified", "T": "type changed", "A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
+
+
+def describe_change(xy: str) -> str:
+    """One word for a porcelain XY status: ``untracked``, ``conflicted``, ``modified``, ``added``, …"""
+    if xy == "??":
+        return "untracked"
+    if "U" in xy or xy in ("AA", "DD"):
+        return "conflicted"
+    for letter in (xy[1:2], xy[:1]):
+        if letter in _CHANGE_WORDS:
+            return _CHANGE_WORDS[letter]
+    return "changed"
+
+
+class GitSensor:
+    """Polls the git repository that holds the focus directory.
+
+    Crate fields (all set in ``sensors.d/git.yaml``): `dirty_limit` (how many dirty paths a result
+    lists, sorted by path; `dirty_count` always holds the full count), `commit_limit` (how many new
+    commits one poll lists), `command_timeout` (seconds per git command).
+
+    State between polls: the branch and HEAD of the last poll, so `commits` lists only what is new.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.dirty_limit: int = require(config, "dirty_limit", int)
+        self.commit_limit: int = require(config, "commit_limit", int)
+        self.command_timeout: float = require_seconds(config, "command_timeout")
+        self._last_branch: str | None = None
+        self._last_head: str | None = None
+
+    # --- state --------------------------------------------------------------------------------
+    def export_state(self) -> dict[str, Any]:
+        """The branch and HEAD this sensor last saw."""
+        return {"branch": self._last_branch, "head": self._last_head}
+
+    def import_state(self, state: Any) -> None:
+        """Restore what `export_state` returned (ignored when it is not the expected shape)."""
+        if isinstance(state, dict):
+            branch, head = state.get("branch"), state.get("head")
+            self._last_branch = branch if isinstance(branch, str) else None
+            self._last_head = head if isinstance(head, str) else None
+
+    # --- poll ---------------------------------------------------------------------------------
+    def poll(self, focus: Focus) -> dict[str, Any]:
+        """One snapshot of the repository at `focus.cwd`.
+
+        Raises:
+            SensorUnavailable: git is not installed, or `focus.cwd` is not inside a work tree.
+        """
+        cwd = focus.cwd
+        status = self._git(cwd, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
+        if status.returncode != 0:
+            raise SensorUnavailable(f"no git work tree at {cwd}: {status.stderr.strip() or 'git status failed'}")
+        snap = parse_porcelain_v2(status.stdout)
+
+        upstream: list[dict[str, str]] = []
+        if snap.upstream_name:
+            found = self._git(cwd, "rev-parse", "--verify", "--quiet", f"{snap.upstream_name}^{{commit}}")
+            if found.returncode == 0 and found.stdout.strip():
+                sha = found.stdout.strip()
+                upstream.append({"name": snap.upstream_name, "head": sha, "short": sha[:7]})
+
+        commits = self._new_commits(cwd, snap)
+        self._last_branch, self._last_head = snap.branch, snap.head
+
+        dirty = [
+            {"path": path, "status": xy, "change": describe_change(xy)}
+            for path, xy in snap.dirty[: self.dirty_limit]
+        ]
+        return {
+            "branch": snap.branch,
+            "head": snap.head,
+            "upstream_name": snap.upstream_name,
+            "upstream": upstream,
+            "ahead": snap.ahead,
+            "behind": snap.behind,
+            "commits": commits,
+            "dirty": dirty,
+            "dirty_count": len(snap.dirty),
+            "clean": not snap.dirty,
+        }
+
+    def _new_commits(self, cwd: Path, snap: StatusSnapshot) -> list[dict[str, str]]:
+        """Commits reachable from HEAD and not from the last poll's HEAD, on the same branch.
+
+        A branch switch, a first poll or a rewritten history (the old HEAD is no longer an ancestor)
+        lists nothing: those are reported by other triggers, and listing the whole other branch as
+        "new" would be a flood.
+        """
+        last = self._last_head
+        if not last or not snap.head or last == snap.head or snap.branch != self._last_branch:
+            return []
+        if self._git(cwd, "merge-base", "--is-ancestor", last, snap.head).returncode != 0:
+            return []
+        fmt = _UNIT_SEP.join(("%H", "%h", "%an", "%s"))
+        log = self._git(cwd, "log", f"--format={fmt}", f"-n{self.commit_limit}", f"{last}..{snap.head}")
+        commits = []
+        for line in log.stdout.splitlines():
+            parts = line.split(_UNIT_SEP)
+            if len(parts) == 4:
+                commits.append(dict(zip(("sha", "short", "author", "subject"), parts, strict=True)))
+        commits.reverse()  # oldest first, the order they were made
+        return commits
+
+    def _git(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, **GIT_ENV_OVERRIDES}
+        try:
+            return subprocess.run(
+                ["git", *args],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=self.command_timeout,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise SensorUnavailable(f"git is not installed or {cwd} does not exist: {exc.strerror}") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise SensorUnavailable(f"git {args[0]} took longer than {self.command_timeout:g} s") from exc

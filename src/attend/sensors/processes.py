@@ -1,0 +1,211 @@
+"""The processes sensor: processes working in the project start and exit (read from /proc).
+
+Which processes: every process of any user we may inspect whose working directory is the project
+directory or a folder below it (``/proc/<pid>/cwd``), except attend itself and its own children when
+`ignore_own_descendants` is set (the git sensor's and command sensors' subprocesses would otherwise
+report themselves). A process is identified across polls by its pid and start time, so a reused pid
+is a new process.
+
+Watched tools (`watch`, e.g. cargo, make, npm, pytest) are matched on the process name, the program's
+file name, or the script/module an interpreter (python, node) runs; their start and exit are louder.
+
+Failure: Linux keeps a process's exit status only until its parent collects it. The sensor reads it
+(``/proc/<pid>/stat`` field 52) when a watched process it was tracking is seen as a zombie, which
+happens when its parent has not yet called wait(); a shell or a build tool usually collects its
+children at once, so most failures are not visible this way and are reported as plain exits. The
+result never guesses: `failures` lists only exit statuses actually read.
+
+Result::
+
+    {"processes": [{"id": "4242-991", "pid": 4242, "name": "make", "cmdline": "make -j4",
+                    "cwd": "/home/me/proj", "tool": "make", "watched": true}],
+     "failures": [{"id", "pid", "tool", "cmdline", "exit_status", "signal"}]}
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attend.sensors.base import Focus, SensorUnavailable, require
+
+__all__ = ["ProcStat", "ProcessesSensor", "decode_wait_status", "parse_stat", "watched_tool"]
+
+#: Where Linux exposes processes.
+PROC = Path("/proc")
+
+#: Interpreters whose first argument (a script, or `-m module`) names the tool that runs.
+INTERPRETERS = ("python", "node", "ruby", "perl")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcStat:
+    """The fields of ``/proc/<pid>/stat`` the sensor uses."""
+
+    pid: int
+    comm: str
+    state: str
+    ppid: int
+    start_time: int
+    exit_code: int | None  # the raw wait status (field 52), readable while the process is a zombie
+
+
+def parse_stat(text: str) -> ProcStat:
+    """Parse ``/proc/<pid>/stat``; the name may hold spaces and parentheses, so split at the last ``)``."""
+    left, _, rest = text.rpartition(")")
+    pid_text, _, comm = left.partition(" (")
+    fields = rest.split()
+    # fields[0] is field 3 (state); field n is fields[n - 3].
+    exit_code = int(fields[49]) if len(fields) > 49 else None
+    return ProcStat(int(pid_text), comm, fields[0], int(fields[1]), int(fields[19]), exit_code)
+
+
+def decode_wait_status(status: int) -> tuple[int, int]:
+    """A wait status as (exit_status, signal): a signal death reads as 128 + signal, like a shell."""
+    signal = status & 0x7F
+    if signal:
+        return 128 + signal, signal
+    return (status >> 8) & 0xFF, 0
+
+
+def watched_tool(comm: str, argv: Sequence[str], watch: Iterable[str]) -> str:
+    """The watched tool a process runs, or "" when it runs none of them.
+
+    Args:
+        comm: The kernel's process name (``/proc/<pid>/comm``, at most 15 characters).
+        argv: The command line.
+        watch: Tool names to look for.
+
+    Returns:
+        The first name of `watch` the process matches.
+    """
+    names = [comm]
+    if argv:
+        program = os.path.basename(argv[0])
+        names.append(program)
+        if program.startswith(INTERPRETERS) and len(argv) > 1:
+            if argv[1] == "-m" and len(argv) > 2:
+                names.append(argv[2].split(".")[0])
+            elif not argv[1].startswith("-"):
+                names.append(os.path.basename(argv[1]))
+    for tool in watch:
+        if tool in names:
+            return tool
+    return ""
+
+
+def is_within(path: str, folder: str) -> bool:
+    """True when `path` is `folder` or below it (both absolute, normalised)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+class ProcessesSensor:
+    """Tracks the processes working in the project.
+
+    Crate fields (set in ``sensors.d/processes.yaml``): `watch` (tool names), `ignore_own_descendants`
+    (leave out attend and its children), `cmdline_limit` (characters of a command line kept).
+
+    State between polls: the watched processes being tracked (id → tool), so a zombie that was one of
+    them can be recognised after it lost its working directory.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        watch = require(config, "watch", list)
+        self.watch: tuple[str, ...] = tuple(str(w) for w in watch)
+        self.ignore_own_descendants: bool = require(config, "ignore_own_descendants", bool)
+        self.cmdline_limit: int = require(config, "cmdline_limit", int)
+        self._tracked: dict[str, dict[str, Any]] = {}
+
+    def export_state(self) -> dict[str, Any]:
+        """The watched processes being tracked."""
+        return {"tracked": self._tracked}
+
+    def import_state(self, state: Any) -> None:
+        """Restore what `export_state` returned."""
+        if isinstance(state, dict) and isinstance(state.get("tracked"), dict):
+            self._tracked = {str(k): v for k, v in state["tracked"].items() if isinstance(v, dict)}
+
+    def poll(self, focus: Focus) -> dict[str, Any]:
+        """The processes working in `focus.cwd`, and the visible failures of watched ones.
+
+        Raises:
+            SensorUnavailable: there is no /proc (not Linux, or not mounted).
+        """
+        if not (PROC / "self" / "stat").exists():
+            raise SensorUnavailable(f"{PROC} is not available; the processes sensor reads Linux's /proc")
+        project = os.path.realpath(focus.cwd)
+        stats = dict(self._read_stats())
+        own = self._own_descendants(stats) if self.ignore_own_descendants else set()
+
+        processes: list[dict[str, Any]] = []
+        failures: list[dict[str, Any]] = []
+        tracked: dict[str, dict[str, Any]] = {}
+        for pid, stat in stats.items():
+            if pid in own:
+                continue
+            ident = f"{pid}-{stat.start_time}"
+            if stat.state == "Z":
+                was = self._tracked.get(ident)
+                if was is not None and stat.exit_code is not None:
+                    exit_status, signal = decode_wait_status(stat.exit_code)
+                    if exit_status:
+                        failures.append({**was, "exit_status": exit_status, "signal": signal})
+                continue
+            item = self._describe(pid, stat, ident, project)
+            if item is None:
+                continue
+            processes.append(item)
+            if item["watched"]:
+                tracked[ident] = {k: item[k] for k in ("id", "pid", "tool", "cmdline")}
+        self._tracked = tracked
+        processes.sort(key=lambda p: p["pid"])
+        failures.sort(key=lambda p: p["pid"])
+        return {"processes": processes, "failures": failures}
+
+    def _describe(self, pid: int, stat: ProcStat, ident: str, project: str) -> dict[str, Any] | None:
+        base = PROC / str(pid)
+        try:
+            cwd = os.readlink(base / "cwd")
+            argv = [a for a in (base / "cmdline").read_bytes().decode(errors="replace").split("\0") if a]
+        except OSError:  # gone, a kernel thread, or another user's process
+            return None
+        if not argv or not is_within(cwd, project):
+            return None
+        tool = watched_tool(stat.comm, argv, self.watch)
+        return {
+            "id": ident,
+            "pid": pid,
+            "name": stat.comm,
+            "cmdline": " ".join(argv)[: self.cmdline_limit],
+            "cwd": cwd,
+            "tool": tool,
+            "watched": bool(tool),
+        }
+
+    @staticmethod
+    def _read_stats() -> Iterable[tuple[int, ProcStat]]:
+        for entry in os.scandir(PROC):
+            if not entry.name.isdigit():
+                continue
+            try:
+                text = Path(entry.path, "stat").read_text(errors="replace")
+                yield int(entry.name), parse_stat(text)
+            except (OSError, ValueError, IndexError):
+                continue  # exited while being read
+
+    @staticmethod
+    def _own_descendants(stats: Mapping[int, ProcStat]) -> set[int]:
+        """attend's own pid and every process below it."""
+        children: dict[int, list[int]] = {}
+        for pid, stat in stats.items():
+            children.setdefault(stat.ppid, []).append(pid)
+        found, todo = set(), [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            if pid not in found:
+                found.add(pid)
+                todo.extend(children.get(pid, ()))
+        return found

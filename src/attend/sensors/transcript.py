@@ -1,0 +1,133 @@
+"""Reading Claude Code's session transcripts: the facts the context and keepwarm sensors report.
+
+Claude Code writes one JSON-lines transcript per session under
+``~/.claude/projects/<project path with each / and . replaced by ->/<session id>.jsonl``. Each
+assistant entry carries ``message.usage``; the tokens the model held on that turn are
+``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``. Only the file's tail is read
+(`TAIL_BYTES`), so a long session costs the same to poll as a short one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from attend.sensors.base import SensorUnavailable
+
+__all__ = [
+    "TAIL_BYTES",
+    "Transcript",
+    "UsageSample",
+    "context_tokens",
+    "newest_transcript",
+    "project_folder_name",
+    "read_samples",
+]
+
+#: How much of a transcript's end is read per poll: enough for the last several turns even when
+#: tool results are large.
+TAIL_BYTES = 2 << 20
+
+#: The usage fields that together are the context a turn held.
+USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def project_folder_name(project: Path) -> str:
+    """The folder Claude Code keeps a project's transcripts in: its path with ``/`` and ``.`` as ``-``."""
+    return re.sub(r"[/.]", "-", str(project))
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """The newest session transcript of a project."""
+
+    path: Path
+    session: str
+    mtime: float
+
+
+def newest_transcript(projects_dir: Path, project: Path) -> Transcript:
+    """The most recently written transcript of `project`.
+
+    Raises:
+        SensorUnavailable: the project has no transcript folder or no transcript in it.
+    """
+    folder = projects_dir / project_folder_name(project)
+    try:
+        files = [(entry.stat().st_mtime, Path(entry.path)) for entry in _scan(folder) if entry.name.endswith(".jsonl")]
+    except OSError as exc:
+        raise SensorUnavailable(f"no Claude Code transcripts at {folder}: {exc.strerror}") from exc
+    if not files:
+        raise SensorUnavailable(f"no Claude Code transcript in {folder}")
+    mtime, path = max(files)
+    return Transcript(path=path, session=path.stem, mtime=mtime)
+
+
+def _scan(folder: Path) -> list[Any]:
+    with os.scandir(folder) as it:
+        return [entry for entry in it if entry.is_file()]
+
+
+def context_tokens(usage: Any) -> int:
+    """The tokens a turn held: input + cache creation + cache read (missing fields count 0)."""
+    if not isinstance(usage, dict):
+        return 0
+    values = (usage.get(f) for f in USAGE_FIELDS)
+    return sum(v for v in values if isinstance(v, int) and not isinstance(v, bool))
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSample:
+    """One assistant turn: when it was written, its model and the tokens it held."""
+
+    time: float  # seconds since the epoch, 0.0 when the entry has no timestamp
+    model: str
+    tokens: int
+
+
+def _timestamp(value: Any) -> float:
+    if not isinstance(value, str):
+        return 0.0
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def read_samples(path: Path, tail_bytes: int = TAIL_BYTES) -> list[UsageSample]:
+    """The assistant turns with usage in the tail of transcript `path`, oldest first.
+
+    Sidechain entries (a subagent's turns) and turns that held no tokens are left out. A line that is
+    not JSON (a partial line being written) is skipped.
+    """
+    with path.open("rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - tail_bytes))
+        data = fh.read()
+    lines = data.split(b"\n")
+    if size > tail_bytes:
+        lines = lines[1:]  # the first line is cut
+    samples = []
+    for line in lines:
+        if b'"assistant"' not in line:
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain"):
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            continue
+        tokens = context_tokens(message.get("usage"))
+        if tokens <= 0:
+            continue
+        samples.append(UsageSample(_timestamp(entry.get("timestamp")), str(message.get("model") or ""), tokens))
+    return samples

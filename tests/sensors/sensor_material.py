@@ -1,0 +1,106 @@
+"""Real material for the sensor tests: the shipped files compiled, a poll-and-step driver, a git repo."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import attend
+from attend.compiler import compile_sensor
+from attend.sensors.base import Focus
+from attend.spec import load_paths
+
+#: The shipped sensor folder inside the package.
+SHIPPED = Path(attend.__file__).parent / "sensors.d"
+
+
+def shipped_sensor(name: str, project: Path):
+    """The shipped file `name.yaml` loaded, validated and compiled."""
+    sset = load_paths([SHIPPED / f"{name}.yaml"], project, os.environ)
+    sensor = sset.sensors[name]
+    assert sensor.status == "ok", [str(d) for d in sensor.diagnostics]
+    return compile_sensor(sensor)
+
+
+@dataclass
+class Driver:
+    """Polls a crate sensor object and runs the shipped file's triggers on each result."""
+
+    compiled: Any
+    sensor: Any
+    focus: Focus
+    states: dict[str, Any] | None = None
+    results: list[Any] = field(default_factory=list)
+
+    def poll(self) -> list[tuple[str, float, str]]:
+        """One poll through the triggers: the fires as (trigger, magnitude, description)."""
+        result = self.sensor.poll(self.focus)
+        self.results.append(result)
+        step = self.compiled.step(self.states, result)
+        self.states = step.states
+        assert not step.warnings, step.warnings
+        return sorted((f.trigger, f.magnitude, f.description) for f in step.fires)
+
+
+class GitRepo:
+    """A real git repository in a temporary folder, with a fixed identity."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str) -> str:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.org",
+               "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.org",
+               "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+        done = subprocess.run(["git", *args], cwd=self.path, env=env, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    def write(self, name: str, text: str) -> None:
+        (self.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (self.path / name).write_text(text)
+
+    def commit(self, message: str, *files: str) -> str:
+        for f in files:
+            self.write(f, f"{message}\n")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+
+class Transcripts:
+    """Claude Code transcripts written the way Claude Code writes them, for one project."""
+
+    def __init__(self, projects_dir: Path, project: Path) -> None:
+        from attend.sensors.transcript import project_folder_name
+
+        self.projects_dir = projects_dir
+        self.folder = projects_dir / project_folder_name(project)
+
+    def path(self, session: str) -> Path:
+        return self.folder / f"{session}.jsonl"
+
+    def turn(self, session: str, tokens: int, *, minute: float = 0.0, sidechain: bool = False,
+             model: str = "claude-sonnet-4-5") -> None:
+        """Append a user entry and an assistant turn holding `tokens` (split like real usage)."""
+        import json
+        from datetime import UTC, datetime, timedelta
+
+        stamp = (datetime(2026, 1, 5, 9, 0, tzinfo=UTC) + timedelta(minutes=minute)).isoformat().replace("+00:00", "Z")
+        usage = {"input_tokens": 3, "cache_creation_input_tokens": tokens // 10,
+                 "cache_read_input_tokens": tokens - 3 - tokens // 10, "output_tokens": 120}
+        entries = [
+            {"type": "user", "sessionId": session, "timestamp": stamp, "isSidechain": sidechain,
+             "message": {"role": "user", "content": "go on"}},
+            {"type": "assistant", "sessionId": session, "timestamp": stamp, "isSidechain": sidechain,
+             "message": {"role": "assistant", "model": model, "usage": usage,
+                         "content": [{"type": "text", "text": "done"}]}},
+        ]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with self.path(session).open("a") as fh:
+            for entry in entries:
+                fh.write(json.dumps(entry) + "\n")

@@ -1,0 +1,161 @@
+"""The processes sensor against real processes started and ended in a temporary project folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from attend.sensors.base import Focus
+from attend.sensors.processes import ProcessesSensor, decode_wait_status, parse_stat, watched_tool
+
+#: In these tests the processes are the test's own children, so the daemon's own-children filter is off.
+OVERRIDES = {"ignore_own_descendants": False}
+
+
+def wait_for_zombie(pid: int, timeout: float = 10.0) -> None:
+    """Block until child `pid` has exited but is not yet collected (state Z)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if parse_stat(Path(f"/proc/{pid}/stat").read_text()).state == "Z":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not exit")
+
+
+def script(folder: Path, name: str, body: str) -> Path:
+    path = folder / "bin" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return path
+
+
+@contextmanager
+def sleeping(cwd: Path) -> Iterator[subprocess.Popen]:
+    """A real `sleep 60` working in `cwd`, killed and collected on the way out."""
+    child = subprocess.Popen(["sleep", "60"], cwd=cwd)
+    try:
+        yield child
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "proj"
+    p.mkdir()
+    return p
+
+
+def test_a_process_started_and_ended_in_the_project_fires_started_then_exited(drive, project):
+    d = drive("processes", ProcessesSensor, project, **OVERRIDES)
+    assert d.poll() == []
+    with sleeping(project) as child:
+        assert d.poll() == [("started", 0.5, f"started: sleep 60 (pid {child.pid})")]
+        assert d.poll() == []
+    assert d.poll() == [("exited", 0.5, f"exited: sleep 60 (pid {child.pid})")]
+
+
+def test_a_process_working_elsewhere_is_not_tracked(drive, project, tmp_path):
+    d = drive("processes", ProcessesSensor, project, **OVERRIDES)
+    d.poll()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with sleeping(elsewhere):
+        assert d.poll() == []
+
+
+def test_a_process_in_a_subfolder_of_the_project_is_tracked(drive, project):
+    (project / "src").mkdir()
+    d = drive("processes", ProcessesSensor, project, **OVERRIDES)
+    d.poll()
+    with sleeping(project / "src"):
+        assert [f[0] for f in d.poll()] == ["started"]
+
+
+def test_a_watched_tool_is_louder_and_its_read_failure_louder_still(drive, project):
+    make = script(project, "make", "read line\nexit 2")
+    d = drive("processes", ProcessesSensor, project, **OVERRIDES)
+    d.poll()
+    child = subprocess.Popen([str(make)], cwd=project, stdin=subprocess.PIPE)
+    try:
+        started = d.poll()
+        assert started == [("watched-started", 1.0, f"make started: /bin/sh {make} (pid {child.pid})")]
+        child.stdin.write(b"go\n")
+        child.stdin.close()
+        wait_for_zombie(child.pid)  # exited, and this test (its parent) has not collected it yet
+        assert d.poll() == [
+            ("watched-exited", 2.0, f"make exited: /bin/sh {make} (pid {child.pid})"),
+            ("watched-failed", 3.0, f"make exited with status 2: /bin/sh {make} (pid {child.pid})"),
+        ]
+    finally:
+        child.wait()
+    assert d.poll() == []
+
+
+def test_a_watched_tool_that_succeeds_reads_as_a_plain_exit(drive, project):
+    ok = script(project, "make", "read line\nexit 0")
+    d = drive("processes", ProcessesSensor, project, **OVERRIDES)
+    d.poll()
+    child = subprocess.Popen([str(ok)], cwd=project, stdin=subprocess.PIPE)
+    try:
+        d.poll()
+        child.stdin.write(b"go\n")
+        child.stdin.close()
+        wait_for_zombie(child.pid)
+        assert [f[0] for f in d.poll()] == ["watched-exited"]
+    finally:
+        child.wait()
+
+
+def test_attend_leaves_out_its_own_children_when_asked(drive, project):
+    d = drive("processes", ProcessesSensor, project, ignore_own_descendants=True)
+    d.poll()
+    with sleeping(project):
+        assert d.poll() == []
+
+
+def test_tools_are_recognised_by_name_program_script_or_module():
+    watch = ["pytest", "cargo", "make"]
+    assert watched_tool("cargo", ["cargo", "build"], watch) == "cargo"
+    assert watched_tool("python3", ["/usr/bin/python3", "-m", "pytest", "-q"], watch) == "pytest"
+    assert watched_tool("python3", ["python3", "/home/me/.venv/bin/pytest"], watch) == "pytest"
+    assert watched_tool("sh", ["/bin/sh", "-c", "make"], watch) == ""
+    assert watched_tool("gmake", ["/usr/bin/make", "all"], watch) == "make"
+    assert watched_tool("python3", [sys.executable, "-c", "pass"], watch) == ""
+
+
+def test_wait_statuses_decode_like_a_shell_reports_them():
+    assert decode_wait_status(2 << 8) == (2, 0)
+    assert decode_wait_status(9) == (137, 9)
+    assert decode_wait_status(0) == (0, 0)
+
+
+def test_a_process_name_with_spaces_and_parentheses_parses():
+    stat = parse_stat("42 (a (b) c) S 1 42 42 0 -1 0 " + " ".join(["0"] * 12) + " 777 " + " ".join(["0"] * 29) + " 512")
+    assert (stat.pid, stat.comm, stat.state, stat.ppid, stat.start_time, stat.exit_code) == (42, "a (b) c", "S", 1, 777, 512)
+
+
+def test_the_tracked_set_survives_a_restart_through_exported_state(project):
+    make = script(project, "make", "read line\nexit 3")
+    config = {"watch": ["make"], "ignore_own_descendants": False, "cmdline_limit": 100}
+    before = ProcessesSensor(config)
+    child = subprocess.Popen([str(make)], cwd=project, stdin=subprocess.PIPE)
+    try:
+        before.poll(Focus(cwd=project))
+        after = ProcessesSensor(config)
+        after.import_state(before.export_state())
+        child.stdin.write(b"go\n")
+        child.stdin.close()
+        wait_for_zombie(child.pid)
+        failures = after.poll(Focus(cwd=project))["failures"]
+        assert [(f["pid"], f["exit_status"]) for f in failures] == [(child.pid, 3)]
+    finally:
+        child.wait()
