@@ -1,0 +1,163 @@
+"""The crate kind: one poll of a compiled sensor written in Python (ADR-403 §1).
+
+The sensor file's core field `source` names an entry point in the ``attend.sensors`` group; the class
+it points at is built once per sensor name with the file's ``crate:`` block and kept in
+`PollContext.crate_instances`. Before its first poll the instance gets back the state it exported
+last (`Store.get_crate_state`), so what it remembers survives a restart and one-shot CLI polls. The
+poll runs in a worker thread (it may wait on subprocesses or files) under a deadline.
+
+Outcomes: the result on success (and the exported state stored); `invalid` for an unknown source or
+a crate block the class rejects; `unavailable` when the sensor raises `SensorUnavailable`; `timeout`
+past the deadline; `exec_failed` with the exception's message for any other exception. Never a
+traceback: a broken sensor is a recorded state.
+
+Focus: the project directory, with the description and keywords from ``ATTEND_FOCUS`` and
+``ATTEND_FOCUS_KEYWORDS`` in the daemon's environment (`attend.sensors.base.focus_from_env`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from attend.runtime.kinds import PollContext, PollOutcome
+from attend.sensors.base import SensorConfigError, SensorUnavailable, focus_from_env
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+
+__all__ = ["CRATE_POLL_TIMEOUT", "ENTRY_POINT_GROUP", "CrateInstance", "load_sensor_class", "poll"]
+
+#: The entry-point group compiled sensors register in (a separate package can add its own).
+ENTRY_POINT_GROUP = "attend.sensors"
+
+#: How long one poll may take, in seconds, unless the crate block sets `timeout`. A poll past it is
+#: recorded as `timeout`; its thread is abandoned and the instance is not polled again until it ends.
+CRATE_POLL_TIMEOUT = 10.0
+
+#: Crate-block fields the kind reads itself; the sensor class never sees them.
+KIND_FIELDS = ("timeout",)
+
+
+def load_sensor_class(source: str) -> Any:
+    """The class registered as `source` in the `attend.sensors` group.
+
+    Raises:
+        LookupError: no entry point has that name, or it fails to import (the message says which).
+    """
+    matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == source]
+    if not matches:
+        known = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+        raise LookupError(f"no compiled sensor {source!r} in the {ENTRY_POINT_GROUP} entry points "
+                          f"(known: {', '.join(known) or 'none'})")
+    try:
+        return matches[0].load()
+    except Exception as exc:  # noqa: BLE001 - any import error of third-party code is a recorded state
+        raise LookupError(f"compiled sensor {source!r} ({matches[0].value}) failed to load: {exc}") from None
+
+
+class CrateInstance:
+    """One sensor object, the crate block it was built from, and whether a poll thread still runs."""
+
+    def __init__(self, sensor: Any, config: dict[str, Any]) -> None:
+        self.sensor = sensor
+        self.config = config
+        self.busy = threading.Event()
+
+
+def _config(compiled: CompiledSensor) -> dict[str, Any]:
+    block = compiled.sensor.data.get("crate") or {}
+    return {k: v for k, v in block.items() if k not in KIND_FIELDS}
+
+
+def _instance(compiled: CompiledSensor, ctx: PollContext) -> CrateInstance | PollOutcome:
+    """The sensor object for `compiled`, built (and its state restored) on first use or after an edit."""
+    name = compiled.name
+    config = _config(compiled)
+    current = ctx.crate_instances.get(name)
+    if isinstance(current, CrateInstance) and current.config == config:
+        return current
+    source = compiled.sensor.data.get("source")
+    if not isinstance(source, str) or not source:
+        return PollOutcome.failed("invalid", "a crate sensor needs `source`, its entry-point name in attend.sensors")
+    try:
+        cls = load_sensor_class(source)
+        sensor = cls(config)
+    except LookupError as exc:
+        return PollOutcome.failed("invalid", str(exc))
+    except (SensorConfigError, TypeError, ValueError) as exc:
+        return PollOutcome.failed("invalid", f"crate block of {name}: {exc}")
+    if not callable(getattr(sensor, "poll", None)):
+        return PollOutcome.failed("invalid", f"compiled sensor {source!r} has no poll(focus) method")
+    importer = getattr(sensor, "import_state", None)
+    if callable(importer) and ctx.store is not None:
+        state = ctx.store.get_crate_state(name)
+        if state is not None:
+            try:
+                importer(state)
+            except Exception as exc:  # noqa: BLE001 - a stale state must not stop the sensor
+                return PollOutcome.failed("exec_failed", f"import_state of {name} failed: {exc}")
+    instance = CrateInstance(sensor, config)
+    ctx.crate_instances[name] = instance
+    return instance
+
+
+def _timeout(compiled: CompiledSensor) -> float:
+    """The crate block's `timeout` (a duration), else `CRATE_POLL_TIMEOUT`."""
+    from attend.spec.durations import parse_duration
+
+    value = (compiled.sensor.data.get("crate") or {}).get("timeout")
+    try:
+        return parse_duration(value) or CRATE_POLL_TIMEOUT if value is not None else CRATE_POLL_TIMEOUT
+    except ValueError:
+        return CRATE_POLL_TIMEOUT
+
+
+def _run(instance: CrateInstance, focus: Any) -> Any:
+    try:
+        return instance.sensor.poll(focus)
+    finally:
+        instance.busy.clear()
+
+
+async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
+    """Poll the compiled sensor behind `compiled` once.
+
+    Args:
+        compiled: The compiled sensor file (kind `crate`).
+        ctx: The poll context; its `crate_instances` keeps the object between polls and `store` its
+            exported state.
+
+    Returns:
+        The outcome: the poll result, or a failure state with its message.
+    """
+    instance = _instance(compiled, ctx)
+    if isinstance(instance, PollOutcome):
+        return instance
+    if instance.busy.is_set():
+        return PollOutcome.failed("timeout", "the previous poll is still running")
+    timeout = _timeout(compiled)
+    focus = focus_from_env(ctx.project_dir, ctx.env)
+    instance.busy.set()
+    try:
+        with trio.move_on_after(timeout) as scope:
+            result = await trio.to_thread.run_sync(_run, instance, focus, abandon_on_cancel=True)
+    except SensorUnavailable as exc:
+        return PollOutcome.failed("unavailable", str(exc) or "the sensor's upstream is unavailable")
+    except Exception as exc:  # noqa: BLE001 - third-party poll code: any failure is a recorded state
+        return PollOutcome.failed("exec_failed", f"{type(exc).__name__}: {exc}")
+    if scope.cancelled_caught:
+        return PollOutcome.failed("timeout", f"the poll took longer than {timeout:g} s")
+    exporter = getattr(instance.sensor, "export_state", None)
+    if callable(exporter) and ctx.store is not None:
+        try:
+            state = exporter()
+            json.dumps(state)
+        except Exception as exc:  # noqa: BLE001
+            return PollOutcome.failed("exec_failed", f"export_state of {compiled.name} failed: {exc}")
+        ctx.store.put_crate_state(compiled.name, state)
+    return PollOutcome(result=result)
