@@ -1,0 +1,217 @@
+"""`attend explain NAME[/TRIGGER] [--json]`: a merged sensor with provenance and each trigger's plan.
+
+Shows every field of the merged sensor with the layer and file:line it came from (or `default`), the
+effective lane and why, the overrides a reader should notice (`mcp.allow_unannotated: true`, a
+`lane_exception`), and for each trigger its compiled plan (`compiler.plan`). Exit codes: 0 shown;
+1 shown, but the sensor is invalid (its problems are listed); 2 unknown sensor or trigger.
+Never imports trio or mcp.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from attend.errors import CompileError
+
+__all__ = ["explain_data", "main", "render_text"]
+
+#: Exit code for an unknown sensor or trigger name.
+EXIT_UNKNOWN = 2
+
+
+def _flatten(value: Any, prefix: tuple[str, ...], out: list[tuple[tuple[str, ...], Any]]) -> None:
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _flatten(v, prefix + (str(k),), out)
+    else:
+        out.append((prefix, value))
+
+
+def _rows(sensor: Any, data: dict[str, Any], prefix: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One row per leaf field of `data` (found at `prefix` in the sensor) with where it came from.
+
+    Only a field's own origin counts: a default the spec filled into a block has none, so it shows as
+    `default` rather than borrowing its block's file.
+    """
+    flat: list[tuple[tuple[str, ...], Any]] = []
+    _flatten(data, (), flat)
+    rows = []
+    for keypath, value in flat:
+        origin = sensor.origins.get(prefix + keypath)
+        rows.append({
+            "field": ".".join(keypath),
+            "value": value,
+            "layer": origin.layer if origin else "default",
+            "file": origin.file if origin else None,
+            "line": origin.line if origin else None,
+        })
+    return rows
+
+
+def _fields(sensor: Any) -> list[dict[str, Any]]:
+    return _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
+
+
+def _overrides(sensor: Any, lane: str, note: str) -> list[dict[str, Any]]:
+    out = []
+    mcp = sensor.data.get("mcp") or {}
+    if isinstance(mcp, dict) and mcp.get("allow_unannotated"):
+        origin = sensor.origin("mcp", "allow_unannotated")
+        out.append({"override": "mcp.allow_unannotated: true",
+                    "meaning": "the MCP tool may run without declaring readOnlyHint: true",
+                    "file": origin.file if origin else None, "line": origin.line if origin else None})
+    if sensor.data.get("lane_exception"):
+        origin = sensor.origin("lane_exception")
+        out.append({"override": f"lane_exception: {sensor.data['lane_exception']}",
+                    "meaning": "message lane without author (honoured in shipped files only)",
+                    "file": origin.file if origin else None, "line": origin.line if origin else None})
+    if note:
+        out.append({"override": f"lane: {sensor.data.get('lane')} → {lane}", "meaning": note, "file": None, "line": None})
+    return out
+
+
+def explain_data(sensor: Any, only_trigger: str | None = None) -> dict[str, Any]:
+    """Everything explain shows about one sensor, as JSON-ready data."""
+    from attend.compiler.plan import trigger_plan
+    from attend.compiler.sensors import _effective_lane
+    from attend.compiler.triggers import CompiledTrigger
+    from attend.grammar import parse_trigger
+
+    triggers_raw = sensor.data.get("triggers") or {}
+    compiled: dict[str, CompiledTrigger] = {}
+    plans = []
+    for name, definition in triggers_raw.items():
+        if only_trigger is not None and name != only_trigger:
+            continue
+        origins = {k[2:]: v for k, v in sensor.origins.items() if k[:2] == ("triggers", name)}
+        entry: dict[str, Any] = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}
+        try:
+            trigger = CompiledTrigger(parse_trigger(definition, name, origins))
+        except CompileError as exc:
+            entry["error"] = str(exc)
+        else:
+            compiled[name] = trigger
+            entry["plan"] = trigger_plan(trigger)
+        plans.append(entry)
+    all_compiled = compiled if only_trigger is None else {}
+    if only_trigger is None and len(compiled) == len(triggers_raw):
+        lane, note = _effective_lane(sensor, all_compiled)
+    else:
+        lane, note = sensor.data.get("lane", "event"), ""
+    return {
+        "sensor": sensor.name,
+        "status": sensor.status,
+        "layer": sensor.layer,
+        "files": [{"layer": f.layer, "file": str(f.path)} for f in sensor.files],
+        "lane": {"declared": sensor.data.get("lane", "event"), "effective": lane, "note": note},
+        "fields": _fields(sensor),
+        "overrides": _overrides(sensor, lane, note),
+        "triggers": plans,
+        "diagnostics": [d.to_json() for d in sensor.diagnostics],
+    }
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _where_lines(where: dict[str, Any] | None) -> list[str]:
+    if where is None:
+        return ["    where:       (none: every item holds)"]
+    lines = [f"    where:       {where['match']} of:"]
+    for c in where["conditions"]:
+        head = f"      {c['property']}  [{c['property_mode']}"
+        if "compiled" in c:
+            head += f"; compiled {c['compiled']}"
+        lines.append(head + f"; when missing: {c['when_missing']}]")
+        for t in c["tests"]:
+            text = f"        {t['op']} {_value(t['operand'])}  ({t['mode']}"
+            if "compiled" in t:
+                text += f", pattern {t['compiled']!r}, {t['flags']}"
+            if "note" in t:
+                text += f"; {t['note']}"
+            if t["bare"]:
+                text += "; implied by a bare value"
+            lines.append(text + ")")
+    return lines
+
+
+def _plan_lines(plan: dict[str, Any]) -> list[str]:
+    lines = [f"    path:        {plan['path']['expression']}  ({plan['path']['walk']})"]
+    lines += [f"      {s['segment']:<14} {s['selects']}" for s in plan["path"]["steps"]]
+    lines.append(f"    key:         {plan['key'] or '(none)'}  → {plan['items']}")
+    lines.append(f"    on:          {plan['on']}: fires on {plan['rule']}")
+    lines += _where_lines(plan["where"])
+    lines.append(f"    magnitude:   {plan['magnitude']:g}")
+    parts = ", ".join(f"literal {_value(p['literal'])}" if "literal" in p else f"field {{{p['field']}}}"
+                      for p in plan["description"]["parts"]) or "(empty)"
+    lines.append(f"    description: {_value(plan['description']['template'])} = {parts}")
+    if plan["author"]:
+        lines.append(f"    author:      {plan['author']}")
+    lines.append(f"    first poll:  {plan['state']['first_poll']}")
+    lines.append(f"    state:       {_value(plan['state']['shape'])}")
+    lines.append(f"                 keeps {plan['state']['keeps']}")
+    lines.append(f"    definition:  {plan['definition_hash']}  (edits to path, key, on, where, match, initial or author re-baseline)")
+    return lines
+
+
+def _origin(row: dict[str, Any]) -> str:
+    return "default" if row["file"] is None else f"{row['layer']}  {row['file']}:{row['line']}"
+
+
+def render_text(data: dict[str, Any]) -> str:
+    """The human form of `explain_data`."""
+    out = [f"sensor {data['sensor']}  (status {data['status']}, top layer {data['layer']})"]
+    out += [f"  file ({f['layer']}): {f['file']}" for f in data["files"]]
+    lane = data["lane"]
+    out.append(f"  lane: {lane['effective']}" + (f"  (declared {lane['declared']}: {lane['note']})" if lane["note"] else ""))
+    out.append("  fields:")
+    width = max((len(r["field"]) for r in data["fields"]), default=0)
+    for row in data["fields"]:
+        out.append(f"    {row['field']:<{width}}  {_value(row['value']):<28}  {_origin(row)}")
+    if data["overrides"]:
+        out.append("  overrides:")
+        for o in data["overrides"]:
+            where = f"  ({o['file']}:{o['line']})" if o["file"] else ""
+            out.append(f"    {o['override']}: {o['meaning']}{where}")
+    if data["diagnostics"]:
+        out.append("  problems:")
+        out += [f"    {d['file']}:{d['line']}:{d['col']}: {d['severity']}: [{d['code']}] {d['message']}" for d in data["diagnostics"]]
+    for t in data["triggers"]:
+        out.append(f"  trigger {t['name']}:")
+        width = max((len(r["field"]) for r in t["fields"]), default=0)
+        for row in t["fields"]:
+            out.append(f"    {row['field']:<{width}}  {_value(row['value']):<28}  {_origin(row)}")
+        if "error" in t:
+            out.append(f"    does not compile: {t['error']}")
+        else:
+            out.append("   compiled plan:")
+            out += _plan_lines(t["plan"])
+    return "\n".join(out) + "\n"
+
+
+def main(args: Any) -> int:
+    """`attend explain NAME[/TRIGGER] [--json]`."""
+    from attend.spec import load_set
+
+    name, _, trigger = args.target.partition("/")
+    sset = load_set(Path(args.project_dir))
+    sensor = sset.sensors.get(name)
+    if sensor is None:
+        known = ", ".join(sorted(sset.sensors)) or "none"
+        print(f"attend explain: no sensor named {name!r} (known: {known})", file=sys.stderr)
+        return EXIT_UNKNOWN
+    triggers = sensor.data.get("triggers") or {}
+    if trigger and trigger not in triggers:
+        known = ", ".join(triggers) or "none"
+        print(f"attend explain: sensor {name!r} has no trigger {trigger!r} (triggers: {known})", file=sys.stderr)
+        return EXIT_UNKNOWN
+    data = explain_data(sensor, trigger or None)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        sys.stdout.write(render_text(data))
+    return 1 if sensor.status == "invalid" else 0

@@ -1,0 +1,140 @@
+"""The compiled plan of a trigger, as data: what `attend explain` prints (text or JSON).
+
+Built from the IR and the compiled trigger, never from the closures' internals, so the plan says what
+the evaluator does in the spec's own words: the path's steps and how they are walked, the key, the
+transition rule, the condition tree (operator, exact/glob/regex, the compiled pattern, any/all over
+wildcard properties), the template's parts, the state kept between polls and the definition hash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attend import ir
+from attend.compiler import ops
+from attend.compiler.paths import is_singular
+from attend.compiler.triggers import STATE_VERSION, CompiledTrigger
+
+__all__ = ["TRANSITION_RULES", "trigger_plan"]
+
+#: What each `on` fires on, in the words explain uses (DESIGN.md, Trigger semantics).
+TRANSITION_RULES: dict[str, str] = {
+    "added": "a key present now and not in the previous poll (where checked on the current value)",
+    "removed": "a key present in the previous poll and not now (where checked on the previous value)",
+    "changed": "the same key with a different value (where checked on the current value)",
+    "enters": "where holds now and did not in the previous poll (a new item that satisfies where enters)",
+    "leaves": "where held in the previous poll and does not now (a removed item that satisfied it leaves)",
+}
+
+
+def _segment(segment: ir.ChildSegment | ir.DescendantSegment) -> dict[str, str]:
+    sel = segment.selector
+    if isinstance(segment, ir.DescendantSegment):
+        what = f"member {sel.name!r} of each node and of all its descendants" if isinstance(sel, ir.NameSelector) \
+            else "every member and element of each node and of all its descendants"
+    elif isinstance(sel, ir.NameSelector):
+        what = f"member {sel.name!r} of each mapping"
+    elif isinstance(sel, ir.IndexSelector):
+        what = f"element {sel.index} of each list" + (" (counted from the end)" if sel.index < 0 else "")
+    else:
+        what = "every member of each mapping, every element of each list"
+    return {"segment": str(segment), "selects": what}
+
+
+def _strategy(path: ir.Path) -> str:
+    if not path.segments:
+        return "the whole poll result"
+    if is_singular(path):
+        return "a direct walk down names and indices (at most one node)"
+    last = path.segments[-1]
+    if isinstance(last, ir.ChildSegment) and is_singular(ir.Path(segments=path.segments[:-1])):
+        return "a direct walk, then one copy of the container's members"
+    return "a node list stepped segment by segment"
+
+
+def _operand(test: ir.Test) -> dict[str, Any]:
+    operand = test.operand
+    out: dict[str, Any] = {"op": test.op, "bare": test.bare}
+    if isinstance(operand, ir.ValuePattern):
+        out["operand"] = operand.text
+        out["mode"] = operand.mode
+        if operand.mode == "glob":
+            out["compiled"] = ops.compile_glob(operand.text).__self__.pattern
+            out["flags"] = "wcmatch fnmatch CASE|DOTMATCH (case-sensitive, * matches a leading dot)"
+        else:
+            out["compiled"] = operand.text
+            out["flags"] = f"regex module, search (unanchored), timeout {ops.REGEX_TIMEOUT} s"
+    elif test.op in ("above", "below"):
+        out.update(operand=operand, mode="numeric", note="numeric strings compare as numbers; other values warn")
+    elif test.op == "in":
+        out.update(operand=list(operand), mode="exact", note="any of the listed values")
+    elif test.op == "contains":
+        out.update(operand=operand, mode="exact", note="substring, list element or mapping key")
+    else:
+        out.update(operand=list(operand) if isinstance(operand, tuple) else operand, mode="exact")
+    return out
+
+
+def _conditions(where: ir.Where | None) -> dict[str, Any] | None:
+    if where is None:
+        return None
+    conditions = []
+    for c in where.conditions:
+        prop: dict[str, Any] = {"property": str(c.prop)}
+        if c.prop.is_glob:
+            prop["property_mode"] = "glob: holds when any matching field passes every test"
+            prop["compiled"] = [
+                ops.compile_glob(p).__self__.pattern if g else p for p, g in zip(c.prop.parts, c.prop.globbed, strict=True)
+            ]
+        else:
+            prop["property_mode"] = "exact field" + (" (dotted)" if len(c.prop.parts) > 1 else "")
+        prop["tests"] = [_operand(t) for t in c.tests]
+        prop["when_missing"] = "holds (only `not`)" if all(t.op == "not" for t in c.tests) else "fails"
+        conditions.append(prop)
+    return {"match": where.match, "conditions": conditions}
+
+
+def _template(template: ir.Template) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for p in template.parts:
+        if isinstance(p, ir.Literal_):
+            parts.append({"literal": p.text})
+        else:
+            parts.append({"field": str(p)[1:-1], "root": p.root, "fields": list(p.fields)})
+    return parts
+
+
+def _state(trigger: ir.Trigger) -> dict[str, Any]:
+    if trigger.key is not None:
+        shape = {"v": STATE_VERSION, "items": "{key: the item's value, ...}"}
+        if trigger.on in ("enters", "leaves"):
+            shape["holding"] = "[keys for which where held]"
+        why = "each item's value by key (for changed, removed and {previous})"
+    else:
+        shape = {"v": STATE_VERSION, "present": "bool", "value": "the watched value", "holding": "bool"}
+        why = "the watched value as a whole and whether where held"
+    return {"shape": shape, "keeps": why, "first_poll": "fires (initial: fire)" if trigger.initial == "fire"
+            else "baseline: recorded, nothing fires"}
+
+
+def trigger_plan(trigger: CompiledTrigger) -> dict[str, Any]:
+    """The plan of one compiled trigger as JSON-ready data."""
+    t = trigger.ir
+    return {
+        "name": t.name,
+        "definition_hash": trigger.definition_hash,
+        "canonical": str(t),
+        "path": {"expression": str(t.path), "steps": [_segment(s) for s in t.path.segments],
+                 "walk": _strategy(t.path)},
+        "key": ".".join(t.key) if t.key else None,
+        "items": "each selected node, identified by its key" if t.key
+        else ("the selected node, watched as a whole" if is_singular(t.path) else "the selected node list, watched as a whole"),
+        "on": t.on,
+        "rule": TRANSITION_RULES[t.on],
+        "where": _conditions(t.where),
+        "magnitude": t.magnitude,
+        "description": {"template": str(t.description), "parts": _template(t.description)},
+        "author": ".".join(t.author) if t.author else None,
+        "initial": t.initial,
+        "state": _state(t),
+    }

@@ -1,0 +1,128 @@
+"""`attend explain` through the real CLI, against golden files (set ATTEND_UPDATE_GOLDEN=1 to rewrite them)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden"
+
+WEATHER = """\
+spec: 1
+name: weather
+description: Wind at the office
+kind: command
+interval: 5m
+command:
+  argv: [curl, -sf, "https://example.invalid/wind"]
+triggers:
+  high-wind:
+    path: $.current
+    on: enters
+    where:
+      wind_speed_*: {above: 40}
+      station: "ber-*"
+    magnitude: 3.0
+    description: "wind {wind_speed_10m} km/h"
+  new-alert:
+    path: "$.alerts[*]"
+    key: id
+    on: added
+    where:
+      title: {matches: '^(storm|gale)\\b'}
+      level: [amber, red]
+    match: any
+    description: "{level} alert: {title} {{{id}}}"
+"""
+
+PROJECT_OVERRIDE = """\
+triggers:
+  high-wind:
+    magnitude: 5
+"""
+
+INBOX = """\
+spec: 1
+name: inbox
+kind: mcp
+lane: message
+mcp:
+  server: mail
+  tool: list_messages
+  allow_unannotated: true
+triggers:
+  new-mail:
+    path: $.messages[*]
+    key: id
+    on: added
+    description: "mail from {from}: {subject}"
+"""
+
+
+def _normalised(text: str, home) -> str:
+    return text.replace(str(home.root), "<home>").replace(str(home.project), "<project>")
+
+
+def _golden(name: str, got: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("ATTEND_UPDATE_GOLDEN"):
+        path.write_text(got)
+    assert got == path.read_text()
+
+
+@pytest.fixture
+def weather(home):
+    home.write_user_sensor("weather", WEATHER)
+    home.write_project_sensor("weather", PROJECT_OVERRIDE)
+    return home
+
+
+def test_explain_shows_fields_with_their_layer_and_each_trigger_plan(weather) -> None:
+    run = weather.attend("explain", "weather")
+    assert run.returncode == 0, run.stderr
+    _golden("explain_weather.txt", _normalised(run.stdout, weather))
+
+
+def test_explain_json_holds_the_same_plan(weather) -> None:
+    run = weather.attend("explain", "weather", "--json")
+    assert run.returncode == 0, run.stderr
+    data = json.loads(_normalised(run.stdout, weather))
+    _golden("explain_weather.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    (high, alert) = data["triggers"]
+    assert high["plan"]["magnitude"] == 5.0
+    assert [f["layer"] for f in high["fields"] if f["field"] == "magnitude"] == ["project"]
+    assert alert["plan"]["where"]["match"] == "any"
+
+
+def test_explain_one_trigger_shows_only_that_trigger(weather) -> None:
+    run = weather.attend("explain", "weather/new-alert")
+    assert run.returncode == 0, run.stderr
+    assert "trigger new-alert:" in run.stdout and "trigger high-wind:" not in run.stdout
+    _golden("explain_weather_new_alert.txt", _normalised(run.stdout, weather))
+
+
+def test_explain_of_an_invalid_sensor_shows_overrides_lane_and_problems_and_exits_one(home) -> None:
+    home.write_user_sensor("inbox", INBOX)
+    run = home.attend("explain", "inbox")
+    assert run.returncode == 1, run.stderr
+    assert "mcp.allow_unannotated: true: the MCP tool may run without declaring readOnlyHint: true" in run.stdout
+    assert "lane: event  (declared message: lane: message needs `author` in every trigger; new-mail has none" in run.stdout
+    assert "[lane-author]" in run.stdout.split("  problems:")[1]
+
+
+def test_explain_shows_the_message_lane_when_every_trigger_has_an_author(home) -> None:
+    home.write_user_sensor("inbox", INBOX.replace("    key: id\n", "    key: id\n    author: from\n"))
+    run = home.attend("explain", "inbox")
+    assert run.returncode == 0, run.stderr
+    assert "\n  lane: message\n" in run.stdout and "author:      from" in run.stdout
+
+
+def test_explain_an_unknown_sensor_or_trigger_exits_two(weather) -> None:
+    run = weather.attend("explain", "nope")
+    assert run.returncode == 2 and "no sensor named 'nope'" in run.stderr
+    run = weather.attend("explain", "weather/nope")
+    assert run.returncode == 2
+    assert "sensor 'weather' has no trigger 'nope' (triggers: high-wind, new-alert)" in run.stderr

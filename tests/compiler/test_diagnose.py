@@ -1,0 +1,82 @@
+"""diagnose: every expression problem of a sensor, at the character inside its YAML scalar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attend.compiler import compile_sensor, diagnose
+from attend.errors import CompileError
+from attend.spec import merge_sensor, read_sensor_file
+
+SENSOR = """\
+spec: 1
+name: wx
+kind: command
+command:
+  argv: [echo, "{}"]
+triggers:
+  high:
+    path: "$.current[*"
+    on: enters
+    where:
+      wind..x: {above: ten}
+      name: {matches: 'ab(c'}
+      ok: {like: "*"}
+    description: >-
+      wind {speed
+  low:
+    path: $.a b
+    on: changed
+    description: "x } y"
+  fine:
+    path: $.items[*]
+    key: id
+    on: added
+    description: |
+      new {id}
+      and { oops
+"""
+
+
+def _sensor(tmp_path: Path, text: str = SENSOR):
+    path = tmp_path / "wx.yaml"
+    path.write_text(text)
+    return merge_sensor([read_sensor_file(path, "user")]), str(path)
+
+
+def test_every_expression_problem_is_reported_at_the_character_inside_the_scalar(tmp_path: Path) -> None:
+    sensor, file = _sensor(tmp_path)
+    got = [(d.line, d.col, d.code) for d in diagnose(sensor)]
+    assert got == [
+        (8, 23, "path-syntax"),       # after the opening quote: "$.current[* ends before ']'
+        (11, 12, "pattern-syntax"),   # the empty part between the dots of the key
+        (11, 24, "operator"),         # the operand of above
+        (12, 28, "regex-syntax"),     # inside the single-quoted regex, at its end
+        (15, 18, "template-syntax"),  # inside the folded block scalar, on its content line
+        (17, 14, "path-syntax"),      # a plain scalar: the space
+        (19, 21, "template-syntax"),  # the lone brace inside the double-quoted scalar
+        (26, 12, "template-syntax"),  # second line of a literal block scalar
+    ]
+    assert all(d.file == file for d in diagnose(sensor))
+
+
+def test_each_diagnostic_carries_a_caret_under_the_offending_character(tmp_path: Path) -> None:
+    sensor, _ = _sensor(tmp_path)
+    low = [d for d in diagnose(sensor) if d.line == 17][0]
+    assert low.detail == "17 |     path: $.a b\n   |              ^"
+    assert "expected '.', '..' or '['" in low.message
+
+
+def test_a_sensor_without_expression_problems_has_no_diagnostics(tmp_path: Path) -> None:
+    sensor, _ = _sensor(tmp_path, SENSOR.split("  high:")[0] + "  ok:\n    path: $.a\n    on: changed\n")
+    assert diagnose(sensor) == []
+    assert list(compile_sensor(sensor).triggers) == ["ok"]
+
+
+def test_compile_sensor_raises_the_first_problem_positioned_in_the_file(tmp_path: Path) -> None:
+    sensor, file = _sensor(tmp_path)
+    with pytest.raises(CompileError) as info:
+        compile_sensor(sensor)
+    assert (info.value.file, info.value.line, info.value.col, info.value.field) == (file, 8, 23, "path")
