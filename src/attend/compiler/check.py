@@ -91,7 +91,7 @@ def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
             lines.append(f"::{d.severity} file={_github_escape(d.file, prop=True)},line={d.line},col={d.col},"
                          f"title={_github_escape(f'[{d.code}]', prop=True)}::{_github_escape(d.message)}")
         else:
-            lines.append(str(d))
+            lines.append(str(d).replace("\r", "\\r").replace("\n", "\\n"))
             lines.extend("    " + line for line in d.detail.splitlines())
     return "".join(line + "\n" for line in lines)
 

@@ -48,12 +48,14 @@ def project_trusted(listed: tuple[Path, ...], project_dir: Path | str) -> bool:
     return any(entry == wanted for entry in listed)
 
 
-def _section(parsed: ParsedYaml) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The mapping that holds attend's keys, and its key-path prefix (`("attend",)` when nested)."""
-    data = parsed.data
-    if isinstance(data, dict) and set(data) == {"attend"} and isinstance(data["attend"], dict):
-        return data["attend"], ("attend",)
-    return (data if isinstance(data, dict) else {}), ()
+def _entries(parsed: ParsedYaml) -> list[tuple[str, Any, tuple[str, ...]]]:
+    """Each (key, value, key-path prefix) of attend's keys: top-level ones and those under `attend:`."""
+    data = parsed.data if isinstance(parsed.data, dict) else {}
+    out = [(key, value, ()) for key, value in data.items() if key != "attend"]
+    nested = data.get("attend")
+    if isinstance(nested, dict):
+        out.extend((key, value, ("attend",)) for key, value in nested.items())
+    return out
 
 
 def _read(path: Path, layer: str) -> ParsedYaml | None:
@@ -91,8 +93,7 @@ def load_config(paths: LayerPaths) -> Config:
         if not isinstance(parsed.data, dict):
             config.diagnostics.append(Diagnostic(file, 1, 1, "not-a-mapping", "a config file is a mapping of keys"))
             continue
-        section, prefix = _section(parsed)
-        for key, value in section.items():
+        for key, value, prefix in _entries(parsed):
             where = _at(parsed, (*prefix, key), file)
             if key == "project_sensors":
                 if layer == "project":
@@ -162,11 +163,16 @@ def _display(path: Path) -> str:
 
 
 def _legacy_from(parsed: ParsedYaml, layer: str, file: str, paths: LayerPaths) -> list[Diagnostic]:
-    section, prefix = _section(parsed)
-    sensors = section.get("sensors")
-    if sensors is None:
-        return []
     folder = paths.user if layer == "user" else paths.project
+    out = []
+    for key, sensors, prefix in _entries(parsed):
+        if key == "sensors":
+            out.extend(_legacy_section(parsed, sensors, prefix, layer, file, folder))
+    return out
+
+
+def _legacy_section(parsed: ParsedYaml, sensors: Any, prefix: tuple[str, ...], layer: str, file: str,
+                    folder: Path) -> list[Diagnostic]:
     if not isinstance(sensors, dict):
         return [Diagnostic(*_at(parsed, (*prefix, "sensors"), file), "legacy-key",
                            f"the old `sensors:` section is not read any more: write one file per sensor in "

@@ -222,7 +222,7 @@ def type_name(rules: dict[str, Any]) -> str:
     for t in _as_list(rules.get("type", "any")):
         name = _TYPE_NAMES.get(t, t)
         if t == "list" and isinstance(rules.get("schema"), dict) and "type" in rules["schema"]:
-            name = f"list of {_TYPE_NAMES.get(rules['schema']['type'], rules['schema']['type'])}"
+            name = f"list of {_TYPE_NAMES.get(rules['schema']['type'], rules['schema']['type'])}s"
         names.append(name)
     return " or ".join(names)
 

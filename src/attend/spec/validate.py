@@ -175,7 +175,7 @@ def _required_core(data: dict[str, Any], fallback: str) -> list[Diagnostic]:
     if not missing:
         return []
     hints = {"name": "the sensor's name, equal to the file's stem", "kind": "crate, command or mcp"}
-    return [Diagnostic(fallback, 1, 1, "required", f"missing required field `{f}` ({hints[f]})") for f in missing]
+    return [Diagnostic(fallback, 1, 1, "required", f"missing required field `{f}`: {hints[f]}") for f in missing]
 
 
 _RULE_CODES = {"allowed": "bad-value", "min": "bad-value", "max": "bad-value", "minlength": "bad-value",
@@ -204,9 +204,9 @@ def _leaves(errors: Iterable[Any]) -> Iterable[Any]:
 
 def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
     rule, value, constraint = error.rule, error.value, error.constraint
-    field = ".".join(path)
+    field = _shown(".".join(path))
     if error.code == _CUSTOM and error.info and error.info[0] == _BAD_DURATION:
-        return loc.at_value(path, "bad-duration", f"`{'.'.join(path)}`: {value!r} is not a duration: "
+        return loc.at_value(path, "bad-duration", f"`{field}`: {value!r} is not a duration: "
                             f"use {ACCEPTED_FORMS}")
     if error.code == _UNKNOWN_FIELD:
         options = known_fields(path[:-1])
@@ -225,7 +225,7 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
                             f"`{field}` is empty: it must be a {type_name(rules) if rules else 'value'}")
     if rule == "required":
         return loc.at_key(path[:-1], "required", f"missing required field `{field}`"
-                          + (f" ({rules['meta']['description']})" if rules.get("meta") else ""))
+                          + (f": {rules['meta']['description']}" if rules.get("meta") else ""))
     if rule == "allowed":
         return loc.at_value(path, "bad-value", f"`{field}`: {value!r} is not one of: "
                             + ", ".join(str(c) for c in constraint))
@@ -237,6 +237,11 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
         return loc.at_key(path, "bad-value",
                           f"trigger name {path[-1]!r} breaks the rule {constraint} (letters, digits, _ and -)")
     return loc.at_value(path, _RULE_CODES.get(rule, "bad-value"), f"`{field}`: {value!r} breaks rule {rule}")
+
+
+def _shown(name: str) -> str:
+    """A key path as a message shows it: as written, or escaped when it holds control characters."""
+    return name if name.isprintable() else repr(name)[1:-1]
 
 
 def _listed(constraint: Any) -> list[Any]:
@@ -268,13 +273,18 @@ def _kind_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     if kind in ("command", "mcp") and kind not in data:
         need = "argv at least" if kind == "command" else "server and tool at least"
         out.append(loc.at_value(("kind",), "kind-block-missing",
-                                f"a {kind} sensor needs a `{kind}:` block ({need})"))
+                                f"{_a(kind)} sensor needs a `{kind}:` block ({need})"))
     for other in KINDS:
         if other != kind and other in data:
             out.append(loc.at_key((other,), "kind-block-mismatch",
-                                  f"a `{other}:` block in a {kind} sensor: a sensor carries only its own kind's "
+                                  f"{_a(f'`{other}:`')} block in {_a(kind)} sensor: a sensor carries only its own kind's "
                                   f"block (`{kind}:`)"))
     return out
+
+
+def _a(word: str) -> str:
+    """`word` with its indefinite article ("an mcp", "a command")."""
+    return f"{'an' if word.strip('`').startswith(('mcp', 'a', 'e', 'i', 'o', 'u')) else 'a'} {word}"
 
 
 def _interval_order(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:

@@ -1,0 +1,111 @@
+"""`attend spec schema`: spec v1 as a JSON Schema (draft 2020-12) for editors (ADR-403 §1).
+
+Built from the same cerberus schema the validator uses (`spec/schema.py`), descriptions and defaults
+included, so yaml-language-server can complete and check sensor files. Because a higher-layer file
+may hold only the fields it overrides, no top-level field is required here; a kind's block is
+required once `kind` names it. Use it with `# yaml-language-server: $schema=<file>` in a sensor file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from attend.spec.durations import ACCEPTED_FORMS
+from attend.spec.schema import SENSOR_SCHEMA, SPEC_VERSION
+
+__all__ = ["DURATION_PATTERN", "json_schema", "main"]
+
+#: The string form of a duration, as a JSON Schema pattern (mirrors spec/durations.py).
+DURATION_PATTERN = r"^\s*(\d+(\.\d+)?|\.\d+)\s*(ms|s|m|h)?\s*$"
+SCHEMA_ID = "https://attend.invalid/schemas/sensor-spec-v1.json"
+
+_SIMPLE = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
+           "dict": "object", "list": "array"}
+
+
+def _types(rules: dict[str, Any]) -> list[str]:
+    declared = rules.get("type", [])
+    return declared if isinstance(declared, list) else [declared]
+
+
+def _field(rules: dict[str, Any]) -> dict[str, Any]:
+    """One cerberus field's rules as a JSON Schema."""
+    out: dict[str, Any] = {}
+    meta = rules.get("meta", {})
+    if meta.get("description"):
+        out["description"] = meta["description"]
+    if meta.get("default") is not None:
+        out["default"] = meta["default"]
+    types = _types(rules)
+    if types == ["duration"]:
+        out["anyOf"] = [{"type": "number", "minimum": 0}, {"type": "string", "pattern": DURATION_PATTERN}]
+        out["description"] = f"{out.get('description', '')} ({ACCEPTED_FORMS})".strip()
+        return out
+    json_types = [_SIMPLE[t] for t in types if t in _SIMPLE]
+    if rules.get("nullable"):
+        json_types.append("null")
+    if json_types:
+        out["type"] = json_types[0] if len(json_types) == 1 else json_types
+    if "allowed" in rules:
+        out["enum"] = list(rules["allowed"])
+    if "min" in rules:
+        out["minimum"] = rules["min"]
+    if "minlength" in rules:
+        out["minItems"] = rules["minlength"]
+    schema = rules.get("schema")
+    if isinstance(schema, dict) and "list" in types and "type" in schema:
+        out["items"] = _field(schema)
+    elif isinstance(schema, dict) and "dict" in types:
+        out.update(_object(schema, allow_unknown=bool(rules.get("allow_unknown"))))
+    elif "dict" in types:
+        if rules.get("allow_unknown"):
+            out["additionalProperties"] = True
+        if "keysrules" in rules and "regex" in rules["keysrules"]:
+            out["propertyNames"] = {"pattern": rules["keysrules"]["regex"]}
+        if "valuesrules" in rules:
+            out["additionalProperties"] = _field(rules["valuesrules"])
+    return out
+
+
+def _object(schema: dict[str, Any], *, allow_unknown: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "properties": {name: _field(rules) for name, rules in schema.items()},
+        "additionalProperties": allow_unknown,
+    }
+    required = [name for name, rules in schema.items() if rules.get("required")]
+    if required:
+        out["required"] = required
+    return out
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a spec v1 sensor file."""
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": f"attend sensor (spec {SPEC_VERSION})",
+        "description": "One sensor per file, named <name>.yaml; see docs/spec.md.",
+        "type": "object",
+        **_object(SENSOR_SCHEMA),
+    }
+    schema["properties"]["spec"]["const"] = SPEC_VERSION
+    schema["properties"]["name"]["pattern"] = r"^[a-z0-9][a-z0-9_-]*$"
+    trigger = schema["properties"]["triggers"]["additionalProperties"]
+    trigger["properties"]["where"]["additionalProperties"]["anyOf"] = [
+        {"type": ["string", "number", "boolean", "null", "array"]},
+        {"type": "object", "propertyNames": {"enum": ["equals", "not", "in", "contains", "like", "matches",
+                                                       "above", "below"]}},
+    ]
+    schema["allOf"] = [
+        {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]}, "then": {"required": [kind]}}
+        for kind in ("command", "mcp")
+    ]
+    return schema
+
+
+def main(args: Any) -> int:
+    """The `attend spec schema` handler: print the JSON Schema."""
+    sys.stdout.write(json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n")
+    return 0

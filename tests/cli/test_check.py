@@ -1,0 +1,135 @@
+"""`attend compile --check` through the real CLI: bad input, output formats, exit codes, the trust gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WEATHER = """\
+spec: 1
+name: weather
+kind: command
+command:
+  argv: [curl, -sf, "https://example.invalid"]
+triggers:
+  high-wind:
+    on: enters
+    where: {wind: {above: 40}}
+"""
+
+
+def write_bad_inputs(folder: Path) -> None:
+    """The bad-input list of the issue, one file each, beside files that still need checking."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "garbage.yaml").write_bytes(bytes(range(256)) * 4)
+    with open(folder / "huge.yaml", "wb") as handle:
+        handle.write(b"spec: 1\n")
+        handle.write((b"# padding " + b"x" * 1014 + b"\n") * (50 * 1024))
+    (folder / "deep.yaml").write_text("spec: 1\ncrate: " + "[" * 10_000 + "]" * 10_000 + "\n")
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 10):
+        prev, cur = chr(96 + i), chr(97 + i)
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+    (folder / "bomb.yaml").write_text("\n".join(lines) + "\n")
+    (folder / "listed.yaml").write_text("spec: 1\nname: listed\nkind: command\ncommand:\n  - curl\n")
+    (folder / "latin1.yaml").write_bytes(b"spec: 1\nname: latin1\ndescription: \xe9t\xe9\n")
+    (folder / "weather.yaml").write_text(WEATHER)
+    (folder / "typo.yaml").write_text("spec: 1\nname: typo\nkind: crate\nintervall: 5m\n")
+
+
+def test_every_bad_input_gets_positioned_errors_and_the_other_files_are_still_checked(home) -> None:
+    write_bad_inputs(home.project / "bad")
+    result = home.attend("compile", "--check", "bad")
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("    ")]
+    by_file = {line.split(":", 1)[0]: line for line in lines}
+    expected = {
+        "bad/garbage.yaml": "[encoding]",
+        "bad/huge.yaml": "[file-too-large]",
+        "bad/deep.yaml": "[too-deep]",
+        "bad/bomb.yaml": "[alias-limit]",
+        "bad/listed.yaml": "[wrong-type]",
+        "bad/latin1.yaml": "[encoding]",
+        "bad/typo.yaml": "[unknown-field]",
+    }
+    for file, code in expected.items():
+        assert code in by_file[file], by_file[file]
+        assert by_file[file].split(":")[1].isdigit() and by_file[file].split(":")[2].isdigit()
+    assert "bad/weather.yaml" not in by_file
+    assert "checked 8 files (8 sensors)" in result.stderr
+
+
+def test_json_output_is_an_array_of_diagnostics(home) -> None:
+    (home.project / "typo.yaml").write_text("spec: 1\nname: typo\nkind: crate\nintervall: 5m\n")
+    result = home.attend("compile", "--check", "typo.yaml", "--format", "json")
+    assert result.returncode == 1
+    [entry] = json.loads(result.stdout)
+    assert entry == {"file": "typo.yaml", "line": 4, "col": 1, "severity": "error", "code": "unknown-field",
+                     "message": "unknown field `intervall` (did you mean `interval`?)"}
+
+
+def test_github_output_is_one_annotation_per_diagnostic(home) -> None:
+    (home.project / "typo.yaml").write_text("spec: 1\nname: typo\nkind: crate\nintervall: 5m\n")
+    result = home.attend("compile", "--check", "typo.yaml", "--format", "github")
+    assert result.stdout == ("::error file=typo.yaml,line=4,col=1,title=[unknown-field]::"
+                             "unknown field `intervall` (did you mean `interval`?)\n")
+
+
+def test_warnings_pass_unless_strict(home) -> None:
+    home.write_project_sensor("weather", WEATHER)  # an untrusted project command sensor: a warning
+    plain = home.attend("compile", "--check")
+    strict = home.attend("compile", "--check", "--strict")
+    assert plain.returncode == 0 and "warning: [project-refused]" in plain.stdout
+    assert strict.returncode == 1
+
+
+def test_listing_the_project_in_the_user_config_clears_the_refusal(home) -> None:
+    home.write_project_sensor("weather", WEATHER)
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text(f"project_sensors: ['{home.project}']\n")
+    result = home.attend("compile", "--check", "--strict")
+    assert result.returncode == 0, result.stdout
+    assert result.stdout == ""
+
+
+def test_a_clean_project_exits_0_and_says_what_it_checked(home) -> None:
+    home.write_user_sensor("weather", WEATHER)
+    result = home.attend("compile", "--check")
+    assert (result.returncode, result.stdout) == (0, "")
+    assert "0 errors" in result.stderr
+
+
+@pytest.mark.parametrize("argv", [["compile"], ["compile", "--check", "--format", "xml"]])
+def test_usage_errors_exit_2(home, argv: list[str]) -> None:
+    assert home.attend(*argv).returncode == 2
+
+
+def test_an_expression_error_from_the_compiler_is_reported_with_the_spec_errors(home) -> None:
+    home.write_user_sensor("weather", WEATHER.replace("on: enters", "path: $.[\n    on: enters"))
+    result = home.attend("compile", "--check")
+    assert result.returncode == 1
+    assert "[path-syntax]" in result.stdout
+
+
+def test_a_named_layer_file_is_checked_merged_with_its_other_layers(home) -> None:
+    home.write_user_sensor("weather", WEATHER.replace("kind: command", "kind: command\ninterval: 1m"))
+    override = home.write_project_sensor("weather", "min_interval: 5m\n")
+    result = home.attend("compile", "--check", str(override))
+    assert result.returncode == 1
+    assert f"{override}:1:15: error: [interval-order]" in result.stdout
+
+
+def test_the_check_imports_neither_trio_nor_mcp(home) -> None:
+    home.write_user_sensor("weather", WEATHER)
+    probe = ("import sys; from attend.cli import main; code = main(['compile', '--check']); "
+             "bad = [m for m in sys.modules if m.split('.')[0] in ('trio', 'mcp', 'anyio')]; "
+             "print(bad); sys.exit(code)")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=home.project, env=home.env(),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
