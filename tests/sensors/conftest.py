@@ -30,3 +30,11 @@ def repo(tmp_path: Path) -> GitRepo:
     r = GitRepo(tmp_path / "repo")
     r.commit("initial", "README")
     return r
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder."""
+    p = tmp_path / "proj"
+    p.mkdir()
+    return p

@@ -115,13 +115,6 @@ def compiled(path: Path, project: Path):
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    return p
-
-
-@pytest.fixture
 def store(tmp_path: Path):
     with Store(tmp_path / "state" / "attend.db") as s:
         yield s

@@ -14,13 +14,6 @@ from attend.sensors.keepwarm import KeepwarmSensor, is_due
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    return p
-
-
-@pytest.fixture
 def transcripts(tmp_path: Path, project: Path) -> Transcripts:
     return Transcripts(tmp_path / "projects", project)
 

@@ -47,13 +47,6 @@ def sleeping(cwd: Path) -> Iterator[subprocess.Popen]:
         child.wait()
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    return p
-
-
 def test_a_process_started_and_ended_in_the_project_fires_started_then_exited(drive, project):
     d = drive("processes", ProcessesSensor, project, **OVERRIDES)
     assert d.poll() == []
