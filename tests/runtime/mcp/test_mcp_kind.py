@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import trio
-from conftest import Behind, mcp_sensor_yaml
+from mcp_rig import Behind, mcp_sensor_yaml
 
 from attend.compiler import CompiledSensor, compile_sensor
 from attend.runtime.kinds import PollContext, PollOutcome, poll

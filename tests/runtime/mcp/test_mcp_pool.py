@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import trio
-from conftest import GENEROUS, Behind
+from mcp_rig import GENEROUS, Behind
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import Behind, mcp_sensor_yaml
+from mcp_rig import Behind, mcp_sensor_yaml
 
 from attend.runtime.probe import compare_results
 from attend.runtime.store import Store, default_db_path

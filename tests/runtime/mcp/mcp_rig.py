@@ -1,0 +1,82 @@
+"""The MCP tests' rig: real stdio test servers (servers/*.py), what stands behind them, sensor files."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attend.spec.model import LayerPaths
+
+SERVERS = Path(__file__).parent / "servers"
+
+#: Seconds a test server gets to start and answer (a Python interpreter importing mcp, on a busy machine).
+GENEROUS = 30.0
+
+
+@dataclass
+class Behind:
+    """What stands behind the test servers: the items file they read and the file that counts starts."""
+
+    items_file: Path
+    starts_file: Path
+    crash_marker: Path
+
+    def write_items(self, items: list[dict[str, Any]]) -> None:
+        self.items_file.write_text(json.dumps(items), encoding="utf-8")
+
+    def starts(self) -> list[str]:
+        if not self.starts_file.exists():
+            return []
+        return self.starts_file.read_text(encoding="utf-8").splitlines()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            "ATTEND_TEST_ITEMS": str(self.items_file),
+            "ATTEND_TEST_STARTS": str(self.starts_file),
+            "ATTEND_TEST_CRASH": str(self.crash_marker),
+            **extra,
+        }
+
+    def inline(self, script: str, **extra_env: str) -> dict[str, Any]:
+        """An inline `mcp.server` block that runs servers/<script>.py with this interpreter."""
+        return {"command": sys.executable, "args": [str(SERVERS / f"{script}.py")], "env": self.env(**extra_env)}
+
+
+def mcp_sensor_yaml(name: str, server: Any, tool: str = "list_items", **mcp: Any) -> str:
+    """A user sensor file of kind mcp with one keyed `added` trigger on `$.items[*]` (JSON is valid YAML)."""
+    doc = {
+        "spec": 1,
+        "name": name,
+        "kind": "mcp",
+        "interval": 1,
+        "min_interval": 1,
+        "threshold": 1.0,
+        "mcp": {"server": server, "tool": tool, "timeout": GENEROUS, **mcp},
+        "triggers": {
+            "new-item": {
+                "path": "$.items[*]",
+                "key": "id",
+                "on": "added",
+                "magnitude": 5.0,
+                "description": "new item {id}: {title}",
+            }
+        },
+    }
+    return json.dumps(doc, indent=2)
+
+
+def layer_paths(root: Path, project: Path) -> LayerPaths:
+    """Layer paths inside `root` (the tests here need only the state directory to be real)."""
+    return LayerPaths(
+        shipped=root / "shipped",
+        shipped_projection=root / "data" / "sensors",
+        user=root / "config" / "sensors",
+        project=project / ".claude" / "attend" / "sensors",
+        project_dir=project,
+        config_file=root / "config" / "config.yaml",
+        project_config_file=project / ".claude" / "attend" / "config.yaml",
+        state_dir=root / "state",
+    )

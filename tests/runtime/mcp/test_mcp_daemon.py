@@ -1,0 +1,52 @@
+"""End to end: the real daemon (`python -m attend run`) polling a real stdio MCP server in a temporary home."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from daemon_rig import sensors_json, wait_until
+from mcp_rig import Behind, mcp_sensor_yaml
+
+pytestmark = pytest.mark.slow
+
+
+def polled_ok(home: Any, name: str) -> bool:
+    row = sensors_json(home).get(name, {})
+    return row.get("state") == "ok" and bool(row.get("last_poll"))
+
+
+def test_a_change_behind_the_server_becomes_one_notification_naming_server_and_key(
+    quiet_home: Any, daemon: Any, behind: Behind
+) -> None:
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    probed = quiet_home.attend("sensors", "probe", "tracker", "--confirm")
+    assert probed.returncode == 0, probed.stderr
+
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "tracker"), what="the baseline poll")
+    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
+    running.wait_for(lambda out: any("new item b" in line for line in out))
+    noticed_at = sensors_json(quiet_home)["tracker"]["last_poll"]
+    wait_until(lambda: sensors_json(quiet_home)["tracker"]["last_poll"] != noticed_at, what="a later, quiet poll")
+    running.stop()
+
+    notes = [line for line in running.stdout if line.startswith("[attend sensor=tracker")]
+    assert len(notes) == 1, running.stdout
+    (note,) = notes
+    assert note.startswith("[attend sensor=tracker priority=high] new item b: second")
+    assert "server=clean.py" in note and "key=b" in note
+    assert len(behind.starts()) == 2  # one for the probe, one session for the daemon's polls
+
+
+def test_the_daemon_leaves_an_unprobed_sensor_unpolled_and_its_server_unstarted(
+    quiet_home: Any, daemon: Any, behind: Behind
+) -> None:
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    running = daemon()
+    wait_until(lambda: sensors_json(quiet_home).get("tracker", {}).get("state") == "unprobed", what="unprobed")
+    running.stop()
+    row = sensors_json(quiet_home)["tracker"]
+    assert "attend sensors probe tracker" in row["message"]
+    assert behind.starts() == []
+    assert running.stdout == []
