@@ -155,8 +155,11 @@ class EditableDocument:
         return node
 
     def has(self, path: tuple[str, ...]) -> bool:
-        """Whether the document sets `path` (raises PathIntoScalar when a prefix is not a mapping)."""
-        parent = self._parent(path[:-1], create=False)
+        """Whether the document sets `path` (False when a prefix holds a scalar or a list)."""
+        try:
+            parent = self._parent(path[:-1], create=False)
+        except PathIntoScalar:
+            return False
         return parent is not None and path[-1] in parent
 
     def set(self, path: tuple[str, ...], value: Any, *, flow: bool = False) -> None:

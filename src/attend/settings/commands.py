@@ -1,0 +1,464 @@
+"""`attend settings get|set|unset|list|help|lint`: every sensor field as a key (ADR-403 §5, §7; DESIGN.md CLI).
+
+Each handler takes the argparse namespace and returns the exit code: 0 done, 1 old keys found (lint),
+2 usage or unknown key, 3 rejected, 4 overridden by a higher layer, 5 write failed. A refusal prints
+one message on stderr and writes nothing. Writes go to the user layer, or with `--project` to the
+project layer; the decisions behind them are in `policy.py` and `edits.py`, and docs/settings.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from attend.settings.config_keys import CONFIG_FIELDS, USER_ONLY, config_field, section_names, value_problem
+from attend.settings.document import DocumentError, EditableDocument, PathIntoScalar
+from attend.settings.edits import SensorFiles, apply_edit
+from attend.settings.keys import Key, KeySyntaxError, format_key, parse_key, split_segments, suggest
+from attend.settings.policy import (
+    EXIT_OK,
+    EXIT_OVERRIDDEN,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    EXIT_WRITE_FAILED,
+    SettingsRefusal,
+    overriding_layer,
+    sets_path,
+    target_layer,
+)
+from attend.settings.resolve import (
+    DEFAULT_LAYER,
+    Resolution,
+    check_not_through_scalar,
+    check_sensor_key,
+    flatten,
+    lookup,
+    is_missing,
+    merge_raw,
+    raw_effective,
+    require_sensor,
+    resolve,
+)
+from attend.settings.storage import WriteFailed, write_atomically
+from attend.spec.config import legacy_keys
+from attend.spec.layers import layer_paths, load_set
+from attend.spec.loading import parse_yaml, read_source, read_yaml_file
+from attend.spec.model import LayerPaths
+from attend.spec.schema import describe, known_fields
+
+__all__ = ["get", "help", "lint", "list", "run_refusable", "set", "unset"]
+
+#: Exit code of `lint` when it found old keys (the "problems found" code of `compile --check`).
+EXIT_FOUND = 1
+
+#: Fields that stay in an override file that no longer overrides anything; such a file is deleted.
+IDENTITY_FIELDS = frozenset({"spec", "name"})
+
+
+def run_refusable(action: Callable[[], int]) -> int:
+    """Run a command body; a refusal becomes its message on stderr and its exit code."""
+    try:
+        return action()
+    except SettingsRefusal as refusal:
+        print(f"attend: {refusal.message}", file=sys.stderr)
+        return refusal.code
+    except WriteFailed as exc:
+        print(f"attend: {exc}; the file is as it was", file=sys.stderr)
+        return EXIT_WRITE_FAILED
+
+
+def _key(text: str) -> Key:
+    try:
+        return parse_key(text)
+    except KeySyntaxError as exc:
+        raise SettingsRefusal(f"bad key: {exc}", EXIT_USAGE) from None
+
+
+def _value(text: str) -> tuple[Any, bool]:
+    """VALUE parsed as YAML (safe, the loader's own reading) and whether it was written inline."""
+    parsed = parse_yaml(text, "VALUE")
+    errors = [d for d in parsed.diagnostics if d.severity == "error"]
+    if errors:
+        raise SettingsRefusal(f"VALUE is not valid YAML: {errors[0].message}", EXIT_REJECTED)
+    return parsed.data, text.lstrip().startswith(("{", "["))
+
+
+def render(value: Any) -> str:
+    """A value as one line of YAML (flow style), as `get` and `list` print it."""
+    text = yaml.safe_dump(value, default_flow_style=True, width=1 << 16, sort_keys=False, allow_unicode=True)
+    if text.endswith("\n...\n"):  # pyyaml closes a lone scalar document with an end marker
+        text = text[: -len("...\n")]
+    return text.strip()
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _paths(args: Any) -> LayerPaths:
+    return layer_paths(args.project_dir)
+
+
+# --- config.yaml keys -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ConfigLayer:
+    """One config file: its attend section, the section's key prefix, and its origins."""
+
+    layer: str
+    path: Path
+    section: dict[str, Any]
+    prefix: tuple[str, ...]
+    origins: dict[tuple[str, ...], Any]
+
+    @classmethod
+    def read(cls, layer: str, path: Path) -> ConfigLayer:
+        """Read one config file (a missing or unreadable file reads as empty)."""
+        parsed = read_yaml_file(path, layer) if path.is_file() else None
+        data = parsed.data if parsed is not None else None
+        if isinstance(data, dict) and data.keys() == {"attend"} and isinstance(data["attend"], dict):
+            return cls(layer, path, data["attend"], ("attend",), parsed.origins)
+        return cls(layer, path, data if isinstance(data, dict) else {}, (), parsed.origins if parsed else {})
+
+
+def _config_layers(paths: LayerPaths) -> dict[str, ConfigLayer]:
+    return {"user": ConfigLayer.read("user", paths.config_file),
+            "project": ConfigLayer.read("project", paths.project_config_file)}
+
+
+def _check_config_key(key: Key) -> None:
+    path = key.path
+    if config_field(path) is not None or section_names(path):
+        return
+    for depth in range(1, len(path) + 1):
+        if not section_names(path[:depth]) and config_field(path[:depth]) is None:
+            names = section_names(path[: depth - 1])
+            close = suggest(path[depth - 1], names)
+            hint = f"; did you mean {', '.join(close)}?" if close else (f" (it has: {', '.join(names)})" if names else "")
+            raise SettingsRefusal(f"unknown key {key}: no {path[depth - 1]!r} here{hint}", EXIT_USAGE)
+    raise SettingsRefusal(f"unknown key {key}", EXIT_USAGE)  # pragma: no cover - the loop always finds it
+
+
+def _config_default(path: tuple[str, ...]) -> Any:
+    known = config_field(path)
+    if known is not None:
+        return known.default
+    n = len(path)
+    out: dict[str, Any] = {}
+    for p, f in CONFIG_FIELDS.items():
+        if p[:n] == path and len(p) > n:
+            node = out
+            for segment in p[n:-1]:
+                node = node.setdefault(segment, {})
+            node[p[-1]] = f.default
+    return out
+
+
+def _resolve_config(key: Key, layers: dict[str, ConfigLayer]) -> Resolution:
+    order = ("user",) if key.path in USER_ONLY else ("user", "project")
+    default = _config_default(key.path)
+    setting = [layers[x] for x in order if not is_missing(lookup(layers[x].section, key.path))]
+    if not setting:
+        return Resolution(str(key), default, default, DEFAULT_LAYER, None)
+    # A section merges its layers over the defaults, as the runtime reads it; a value comes from the top.
+    value = merge_raw([default, *(lookup(found.section, key.path) for found in setting)])
+    top = setting[-1]
+    origin = top.origins.get((*top.prefix, *key.path))
+    return Resolution(str(key), value, default, top.layer, str(top.path), origin.line if origin else None)
+
+
+def _config_text(layer: ConfigLayer) -> str | None:
+    if not layer.path.is_file():
+        return None
+    text, problems = read_source(layer.path)
+    if text is None:
+        raise SettingsRefusal(f"{layer.path} cannot be edited: {problems[0].message}", EXIT_REJECTED)
+    return text
+
+
+def _edit_config(layer: ConfigLayer, edit: Callable[[EditableDocument, tuple[str, ...]], bool]) -> bool:
+    try:
+        doc = EditableDocument(_config_text(layer))
+    except DocumentError as exc:
+        raise SettingsRefusal(f"{layer.path} cannot be edited ({exc}); fix it by hand first", EXIT_REJECTED) from None
+    try:
+        changed = edit(doc, layer.prefix)
+    except PathIntoScalar as exc:
+        raise SettingsRefusal(f"{layer.path}: {exc}", EXIT_USAGE) from None
+    if changed:
+        write_atomically(layer.path, doc.text())
+    return changed
+
+
+def _set_config(args: Any, key: Key) -> int:
+    layer_name = target_layer(args.project_layer)
+    if key.path in USER_ONLY and layer_name == "project":
+        raise SettingsRefusal(
+            f"{key} can be set only in the user layer ({_paths(args).config_file}): a project cannot grant "
+            "trust to itself; run the command without --project", EXIT_REJECTED)
+    value, flow = _value(args.value)
+    problem = value_problem(key.path, value)
+    if problem:
+        raise SettingsRefusal(f"{key} {problem}; nothing was written", EXIT_REJECTED)
+    layers = _config_layers(_paths(args))
+    if layer_name == "user" and key.path not in USER_ONLY and sets_path(layers["project"].section, key.path) \
+            and layers["project"].section:
+        raise SettingsRefusal(
+            f"{key} is overridden by the project layer ({layers['project'].path}); nothing was written. "
+            "Set it there with --project, or unset it there first", EXIT_OVERRIDDEN)
+    target = layers[layer_name]
+    _edit_config(target, lambda doc, prefix: (doc.set((*prefix, *key.path), value, flow=flow), True)[1])
+    print(f"{key} = {render(value)}  ({layer_name}: {target.path})")
+    return EXIT_OK
+
+
+def _unset_config(args: Any, key: Key) -> int:
+    layer_name = target_layer(args.project_layer)
+    target = _config_layers(_paths(args))[layer_name]
+    if _edit_config(target, lambda doc, prefix: doc.delete((*prefix, *key.path))):
+        print(f"{key} removed from the {layer_name} layer ({target.path})")
+    else:
+        print(f"{key} is not set in the {layer_name} layer; nothing to do", file=sys.stderr)
+    return EXIT_OK
+
+
+# --- sensor keys ------------------------------------------------------------------------------------
+
+
+def _sensor_edit_document(files: SensorFiles, layer: str) -> EditableDocument:
+    try:
+        return EditableDocument(files.text(layer))
+    except DocumentError as exc:
+        raise SettingsRefusal(f"{files.path(layer)} cannot be edited ({exc}); fix it by hand first",
+                              EXIT_REJECTED) from None
+
+
+def _set_sensor(args: Any, key: Key) -> int:
+    if not key.path:
+        raise SettingsRefusal(f"{key} is a whole sensor: set one of its fields, or use attend sensors copy",
+                              EXIT_USAGE)
+    paths = _paths(args)
+    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+    check_sensor_key(key, sensor)
+    check_not_through_scalar(key, merge_raw([sensor.data, raw_effective(sensor)]))
+    value, flow = _value(args.value)
+    layer = target_layer(args.project_layer)
+    files = SensorFiles.read(paths, sensor.name)
+    stored = {name: f.data for name, f in files.files.items()}
+    higher = overriding_layer(key.path, layer, stored)
+    if higher is not None:
+        raise SettingsRefusal(
+            f"{key} is overridden by the {higher} layer ({files.path(higher)}), so setting it in the {layer} "
+            f"layer would change nothing; nothing was written. "
+            + ("Set it there with --project, or unset it there first" if higher == "project"
+               else "Unset it there first"), EXIT_OVERRIDDEN)
+    doc = _sensor_edit_document(files, layer)
+    try:
+        doc.set(key.path, value, flow=flow)
+    except PathIntoScalar as exc:
+        raise SettingsRefusal(f"{key} goes inside a value that is not a mapping in {files.path(layer)}: {exc}",
+                              EXIT_USAGE) from None
+    apply_edit(files, layer, doc.text())
+    print(f"{key} = {render(value)}  ({layer}: {files.path(layer)})")
+    return EXIT_OK
+
+
+def _unset_sensor(args: Any, key: Key) -> int:
+    if not key.path:
+        raise SettingsRefusal(f"{key} is a whole sensor: to remove a file use attend sensors delete {key.sensor}",
+                              EXIT_USAGE)
+    paths = _paths(args)
+    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+    layer = target_layer(args.project_layer)
+    files = SensorFiles.read(paths, sensor.name)
+    doc = _sensor_edit_document(files, layer)
+    if not doc.has(key.path):
+        # An unknown key that no file sets is a typo; a known one is simply not set in this layer.
+        check_sensor_key(key, sensor, deep_trigger_must_exist=False)
+        where = [lay for lay, f in files.files.items() if not is_missing(lookup(f.data, key.path))]
+        also = f" (it is set in: {', '.join(where)})" if where else ""
+        print(f"{key} is not set in the {layer} layer; nothing to do{also}", file=sys.stderr)
+        return EXIT_OK
+    doc.delete(key.path)
+    others = [lay for lay in files.layers() if lay != layer]
+    if frozenset(doc.keys()) <= IDENTITY_FIELDS:
+        if not others:
+            raise SettingsRefusal(
+                f"removing {key} would leave {files.path(layer)} empty and remove sensor {sensor.name}; "
+                f"to do that, use attend sensors delete {sensor.name}", EXIT_REJECTED)
+        apply_edit(files, layer, None)
+        print(f"{key} removed; {files.path(layer)} held nothing else, so it was deleted")
+        return EXIT_OK
+    apply_edit(files, layer, doc.text())
+    print(f"{key} removed from the {layer} layer ({files.path(layer)})")
+    return EXIT_OK
+
+
+# --- the handlers -----------------------------------------------------------------------------------
+
+
+def _get(args: Any) -> int:
+    key = _key(args.key)
+    if key.scope == "config":
+        _check_config_key(key)
+        res = _resolve_config(key, _config_layers(_paths(args)))
+    else:
+        sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+        check_sensor_key(key, sensor)
+        res = resolve(key, sensor)
+    if args.json:
+        _print_json(res.to_json())
+        return EXIT_OK
+    print(render(res.value))
+    where = f"{res.file}:{res.line}" if res.file and res.line else (res.file or "no file sets it")
+    print(f"# layer: {res.layer}, file: {where}, default: {render(res.default)}")
+    return EXIT_OK
+
+
+def _by_scope(args: Any, on_config: Callable[[Any, Key], int], on_sensor: Callable[[Any, Key], int]) -> int:
+    """Parse the key and hand it to the config-key or the sensor-key form of a command."""
+    key = _key(args.key)
+    if key.scope == "config":
+        _check_config_key(key)
+        return on_config(args, key)
+    return on_sensor(args, key)
+
+
+def _matches(prefix: tuple[str, ...] | None, segments: tuple[str, ...]) -> bool:
+    return prefix is None or segments[: len(prefix)] == prefix
+
+
+def _list(args: Any) -> int:
+    prefix: tuple[str, ...] | None = None
+    if args.key:
+        try:
+            prefix = tuple(split_segments(args.key))
+        except KeySyntaxError as exc:
+            raise SettingsRefusal(f"bad prefix: {exc}", EXIT_USAGE) from None
+    paths = _paths(args)
+    sset = load_set(args.project_dir)
+    stored: list[dict[str, Any]] = []
+    effective: list[dict[str, Any]] = []
+    for name, sensor in sset.sensors.items():
+        base = ("attend", "sensors", name)
+        if prefix is not None and not (_matches(prefix, base) or _matches(base, prefix)):
+            continue
+        for sensor_file in sensor.files:
+            for path, value in flatten(sensor_file.data or {}):
+                origin = sensor_file.origins.get(path)
+                stored.append({"key": format_key((*base, *path)), "segments": (*base, *path), "value": value,
+                               "layer": sensor_file.layer, "file": str(sensor_file.path),
+                               "line": origin.line if origin else None})
+        for path, _ in flatten(merge_raw([sensor.data, raw_effective(sensor)])):
+            res = resolve(Key("sensor", path, name), sensor)
+            effective.append({**res.to_json(), "segments": (*base, *path)})
+    layers = _config_layers(paths)
+    for layer in layers.values():
+        for path, value in flatten(layer.section):
+            if path[:1] == ("sensors",):
+                continue  # old keys: `attend settings lint` reports them
+            origin = layer.origins.get((*layer.prefix, *path))
+            stored.append({"key": format_key(("attend", *path)), "segments": ("attend", *path), "value": value,
+                           "layer": layer.layer, "file": str(layer.path), "line": origin.line if origin else None})
+    for path in CONFIG_FIELDS:
+        res = _resolve_config(Key("config", path), layers)
+        effective.append({**res.to_json(), "segments": ("attend", *path)})
+    stored = [e for e in stored if _matches(prefix, e.pop("segments"))]
+    effective = [e for e in effective if _matches(prefix, e.pop("segments"))]
+    if prefix is not None and not stored and not effective:
+        names = [*sset.sensors] if prefix[:2] == ("attend", "sensors") and len(prefix) > 2 else []
+        close = suggest(prefix[2], names) if names else []
+        hint = f"; did you mean attend.sensors.{close[0]}?" if close else ""
+        raise SettingsRefusal(f"no key starts with {args.key}{hint}", EXIT_USAGE)
+    if args.json:
+        _print_json({"stored": stored, "effective": effective})
+        return EXIT_OK
+    print("stored (what each file sets):")
+    for e in stored:
+        where = f"{e['file']}:{e['line']}" if e["line"] else e["file"]
+        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}] {where}")
+    print("effective (what runs):")
+    for e in effective:
+        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}]")
+    return EXIT_OK
+
+
+def _help(args: Any) -> int:
+    key = _key(args.key)
+    if key.scope == "config":
+        _check_config_key(key)
+        known = config_field(key.path)
+        doc = {"key": str(key), "description": known.description if known else f"the {key.path[-1]} section",
+               "type": known.type if known else "mapping", "allowed": None,
+               "default": _config_default(key.path), "fields": section_names(key.path)}
+    else:
+        check_sensor_key(key, None)
+        field = describe(key.path) if key.path else None
+        doc = {"key": str(key),
+               "description": field.description if field else "a sensor: one YAML file per layer, merged by key",
+               "type": field.type if field else "mapping",
+               "allowed": [*field.allowed] if field and field.allowed else None,
+               "default": field.default if field else None,
+               "fields": [*known_fields(key.path)]}
+    if args.json:
+        _print_json(doc)
+        return EXIT_OK
+    print(doc["key"])
+    print(f"  {doc['description']}")
+    print(f"  type: {doc['type']}")
+    if doc["allowed"]:
+        print(f"  allowed: {', '.join(str(a) for a in doc['allowed'])}")
+    if doc["default"] is not None:
+        print(f"  default: {render(doc['default'])}")
+    if doc["fields"]:
+        print(f"  fields: {', '.join(doc['fields'])}")
+    return EXIT_OK
+
+
+def _lint(args: Any) -> int:
+    found = legacy_keys(_paths(args))
+    if args.json:
+        _print_json([d.to_json() for d in found])
+    elif found:
+        for diagnostic in found:
+            print(diagnostic)
+    else:
+        print("no old sensors: keys in config.yaml or .claude/attend.yaml")
+    return EXIT_FOUND if found else EXIT_OK
+
+
+def get(args: Any) -> int:
+    """`attend settings get KEY [--json]`: the effective value, its default, layer and file."""
+    return run_refusable(lambda: _get(args))
+
+
+def set(args: Any) -> int:  # noqa: A001 - the command's name
+    """`attend settings set KEY VALUE [--project]`: validate the resulting sensor, then write one file."""
+    return run_refusable(lambda: _by_scope(args, _set_config, _set_sensor))
+
+
+def unset(args: Any) -> int:
+    """`attend settings unset KEY [--project]`: remove the key from that layer's file."""
+    return run_refusable(lambda: _by_scope(args, _unset_config, _unset_sensor))
+
+
+def list(args: Any) -> int:  # noqa: A001 - the command's name
+    """`attend settings list [PREFIX] [--json]`: what each file sets, and what runs."""
+    return run_refusable(lambda: _list(args))
+
+
+def help(args: Any) -> int:  # noqa: A001 - the command's name
+    """`attend settings help KEY [--json]`: the field's description, type, allowed values and default."""
+    return run_refusable(lambda: _help(args))
+
+
+def lint(args: Any) -> int:
+    """`attend settings lint [--json]`: each old `sensors:` key, with the sensor file and field replacing it."""
+    return run_refusable(lambda: _lint(args))

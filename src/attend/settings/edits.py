@@ -1,0 +1,163 @@
+"""Validate-then-write: one sensor file changed, the whole merged sensor checked first (ADR-403 §5).
+
+Every write of `settings set|unset` and `sensors copy|rename` goes through here. The new text of the
+target layer's file is parsed the way the loader parses it, merged with the sensor's other layers
+(spec's `build_sensor`, with the project-trust gate) and validated, expressions included (the
+compiler's `diagnose`). Only then is the file written, atomically. A refused change writes nothing.
+
+Decision: an edit is refused when it adds an error the sensor did not have before. Errors that were
+already there (from another field or another layer) are reported, but do not block an edit, so a
+broken sensor can be repaired one key at a time. An edit to the project layer is refused when the
+resulting project file would be refused for trust (it chooses what runs and the project is not listed
+in `project_sensors`), instead of writing a file the daemon would then ignore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attend.errors import Diagnostic, Severity
+from attend.settings.policy import EXIT_REJECTED, EXIT_WRITE_FAILED, SettingsRefusal
+from attend.settings.storage import WriteFailed, remove_file, write_atomically
+from attend.spec.config import load_config
+from attend.spec.layers import build_sensor, chooses_what_runs
+from attend.spec.loading import parse_yaml, read_sensor_file, read_source
+from attend.spec.model import LAYERS, LayerPaths, Sensor, SensorFile
+
+__all__ = ["SensorFiles", "apply_edit", "expression_errors", "new_errors", "sensor_file_from_text"]
+
+
+@dataclass(slots=True)
+class SensorFiles:
+    """One sensor's files as they are on disk, per layer, and whether the project is trusted."""
+
+    name: str
+    paths: LayerPaths
+    trusted: bool
+    files: dict[str, SensorFile] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, paths: LayerPaths, name: str) -> SensorFiles:
+        """Read `name`'s file in every layer that has one."""
+        config = load_config(paths)
+        found = cls(name, paths, config.trusts(paths.project_dir))
+        for layer in LAYERS:
+            path = found.path(layer)
+            if path.is_file():
+                found.files[layer] = read_sensor_file(path, layer)
+        return found
+
+    def path(self, layer: str) -> Path:
+        """Where `layer`'s file for this sensor is (or would be)."""
+        return self.paths.folder(layer) / f"{self.name}.yaml"
+
+    def text(self, layer: str) -> str | None:
+        """The current text of `layer`'s file, None when there is none.
+
+        Raises:
+            SettingsRefusal: when the file exists but cannot be read as text (exit 3).
+        """
+        if layer not in self.files:
+            return None
+        text, problems = read_source(self.path(layer))
+        if text is None:
+            raise SettingsRefusal(f"{self.path(layer)} cannot be edited: {problems[0].message}", EXIT_REJECTED)
+        return text
+
+    def layers(self) -> tuple[str, ...]:
+        """The layers that hold a file for this sensor, lowest first."""
+        return tuple(layer for layer in LAYERS if layer in self.files)
+
+    def build(self, replaced: dict[str, SensorFile | None] | None = None) -> Sensor | None:
+        """The merged sensor, with some layers' files replaced (None: removed); None when no file is left."""
+        chosen = dict(self.files)
+        for layer, sensor_file in (replaced or {}).items():
+            if sensor_file is None:
+                chosen.pop(layer, None)
+            else:
+                chosen[layer] = sensor_file
+        ordered = [chosen[layer] for layer in LAYERS if layer in chosen]
+        if not ordered:
+            return None
+        return build_sensor(self.name, ordered, trusted=self.trusted, config_file=self.paths.config_file)
+
+
+def sensor_file_from_text(name: str, layer: str, path: Path, text: str) -> SensorFile:
+    """A `SensorFile` for text not yet written, parsed exactly as the loader would parse it at `path`."""
+    parsed = parse_yaml(text, str(path), layer)
+    sensor_file = SensorFile(name=name, layer=layer, path=path, origins=parsed.origins,
+                             diagnostics=list(parsed.diagnostics))
+    if isinstance(parsed.data, dict):
+        sensor_file.data = parsed.data
+    return sensor_file
+
+
+def expression_errors(sensor: Sensor) -> list[Diagnostic]:
+    """The compiler's expression errors (paths, templates, patterns, regexes, operators) of `sensor`."""
+    from attend.compiler import diagnose
+
+    return [d for d in diagnose(sensor) if d.severity == Severity.ERROR]
+
+
+def _errors(sensor: Sensor | None) -> list[Diagnostic]:
+    if sensor is None:
+        return []
+    errors = [d for d in sensor.diagnostics if d.severity == Severity.ERROR]
+    if not errors and sensor.data:
+        errors.extend(expression_errors(sensor))
+    return errors
+
+
+def new_errors(before: Sensor | None, after: Sensor) -> list[Diagnostic]:
+    """The errors of `after` that `before` did not have (compared by code and message, not position)."""
+    known = {(d.code, d.message) for d in _errors(before)}
+    return [d for d in _errors(after) if (d.code, d.message) not in known]
+
+
+def _trust_refusal(files: SensorFiles, project_file: SensorFile) -> str | None:
+    chosen = chooses_what_runs(project_file)
+    if files.trusted or chosen is None:
+        return None
+    return (
+        f"the project file would set `{'.'.join(chosen)}`, which chooses what runs, and this project is not "
+        f"listed in project_sensors of {files.paths.config_file}, so the daemon would refuse it. "
+        f"To trust the project: attend settings set attend.project_sensors '[\"{files.paths.project_dir}\"]'"
+    )
+
+
+def _refusal_text(errors: list[Diagnostic]) -> str:
+    lines = [f"  {d.file}:{d.line}:{d.col}: [{d.code}] {d.message}" for d in errors]
+    return "the change would make the sensor invalid, so nothing was written:\n" + "\n".join(lines)
+
+
+def apply_edit(files: SensorFiles, layer: str, new_text: str | None) -> Sensor | None:
+    """Validate `layer`'s file replaced by `new_text` (None: the file removed), then write it.
+
+    Returns:
+        The merged sensor after the edit (None when no file of the sensor is left).
+
+    Raises:
+        SettingsRefusal: exit 3 when the result is invalid or would be refused for trust, exit 5 when
+            the write fails; in every case the file is as it was.
+    """
+    path = files.path(layer)
+    before = files.build()
+    replacement = None if new_text is None else sensor_file_from_text(files.name, layer, path, new_text)
+    after = files.build({layer: replacement})
+    if replacement is not None and layer == "project":
+        refusal = _trust_refusal(files, replacement)
+        if refusal:
+            raise SettingsRefusal(refusal, EXIT_REJECTED)
+    if after is not None:
+        added = new_errors(before, after)
+        if added:
+            raise SettingsRefusal(_refusal_text(added), EXIT_REJECTED)
+    try:
+        if new_text is None:
+            remove_file(path)
+        else:
+            write_atomically(path, new_text)
+    except WriteFailed as exc:
+        raise SettingsRefusal(f"{exc}; the file is as it was", EXIT_WRITE_FAILED) from None
+    return after

@@ -1,0 +1,190 @@
+"""`attend sensors copy|rename|delete`: the named-item flow over sensor files (ADR-403 §5).
+
+Decisions (docs/settings.md):
+
+- copy SRC DST writes DST's file in the user layer (the project layer with `--project`). When SRC is
+  one file, the copy is that file with `name` changed, comments and all; when SRC is merged from several
+  layers, the copy is the effective merged definition as written in the files (durations as written,
+  no defaults filled in), the usual way to start a variant of what runs now. Any sensor can be copied,
+  shipped ones included.
+- rename OLD NEW moves OLD's file of the layer to NEW (`name` changed, the rest kept). When that file
+  is an override of a lower layer's sensor, NEW receives the merged definition of the layers up to
+  this one and the override is removed, so OLD falls back to the lower layer. A shipped sensor with no
+  file in the layer cannot be renamed.
+- delete NAME deletes NAME's file of the layer: an override falls back to the lower layers; a shipped
+  sensor with no file in the layer cannot be deleted (turn it off with `enabled: false`).
+- Names follow `^[a-z0-9][a-z0-9_-]*$` (exit 2 otherwise), so no write leaves the layer folders; no
+  action overwrites an existing sensor (exit 3). Every new file is validated before it is written.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from attend.settings.commands import run_refusable
+from attend.settings.document import DocumentError, EditableDocument
+from attend.settings.edits import SensorFiles, apply_edit
+from attend.settings.policy import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    EXIT_WRITE_FAILED,
+    SettingsRefusal,
+    delete_refusal,
+    name_problem,
+    rename_refusal,
+    target_layer,
+)
+from attend.settings.resolve import merge_raw, require_sensor
+from attend.settings.storage import WriteFailed, remove_file
+from attend.spec.layers import layer_paths, load_set
+from attend.spec.model import LAYERS, Sensor, SensorSet
+
+__all__ = ["copy", "delete", "rename"]
+
+#: The fields a new file starts with, in this order; the rest follow in the source's order.
+LEADING_FIELDS = ("spec", "name", "description", "kind")
+
+
+def _check_name(name: str) -> None:
+    problem = name_problem(name)
+    if problem:
+        raise SettingsRefusal(problem, EXIT_USAGE)
+
+
+def _refuse_existing(sset: SensorSet, files: SensorFiles) -> None:
+    if files.name in sset.sensors or files.layers():
+        where = ", ".join(files.layers()) or "a layer"
+        raise SettingsRefusal(
+            f"a sensor named {files.name} already exists ({where}): choose another name, or delete it first",
+            EXIT_REJECTED)
+
+
+def _renamed_text(source: SensorFiles, layer: str, new_name: str) -> str:
+    """`layer`'s file of `source` with its `name` changed: every other byte kept."""
+    try:
+        doc = EditableDocument(source.text(layer))
+    except DocumentError as exc:
+        raise SettingsRefusal(f"{source.path(layer)} cannot be read for copying ({exc})", EXIT_REJECTED) from None
+    doc.set(("name",), new_name)
+    return doc.text()
+
+
+def _merged_text(source: SensorFiles, layers: tuple[str, ...], new_name: str) -> str:
+    """The merged definition of `source`'s files in `layers`, as a new file named `new_name`."""
+    merged = merge_raw(source.files[layer].data for layer in layers if source.files[layer].data is not None)
+    if not isinstance(merged, dict):
+        raise SettingsRefusal(f"{source.name} has no readable definition to copy", EXIT_REJECTED)
+    merged = {**merged, "name": new_name}
+    ordered = {k: merged[k] for k in LEADING_FIELDS if k in merged}
+    ordered.update((k, v) for k, v in merged.items() if k not in ordered)
+    doc = EditableDocument(None)
+    for key, value in ordered.items():
+        doc.set((key,), value)
+    return doc.text()
+
+
+def _copy_text(source: SensorFiles, layers: tuple[str, ...], new_name: str) -> str:
+    if len(layers) == 1:
+        return _renamed_text(source, layers[0], new_name)
+    return _merged_text(source, layers, new_name)
+
+
+@dataclass(slots=True)
+class _Move:
+    """What copy and rename work on: the source sensor, its files, the destination's, the layer written."""
+
+    sset: SensorSet
+    sensor: Sensor
+    source: SensorFiles
+    dest: SensorFiles
+    layer: str
+
+    @classmethod
+    def prepare(cls, args: Any) -> _Move:
+        _check_name(args.source)
+        _check_name(args.dest)
+        paths = layer_paths(args.project_dir)
+        sset = load_set(args.project_dir)
+        sensor = require_sensor(sset, args.source)
+        return cls(sset, sensor, SensorFiles.read(paths, sensor.name), SensorFiles.read(paths, args.dest),
+                   target_layer(args.project_layer))
+
+
+def _copy(args: Any) -> int:
+    move = _Move.prepare(args)
+    sensor, source, dest, layer = move.sensor, move.source, move.dest, move.layer
+    _refuse_existing(move.sset, dest)
+    # What runs: the files the loaded sensor is made of (a refused project file is not among them).
+    used = tuple(f.layer for f in sensor.files)
+    apply_edit(dest, layer, _copy_text(source, used, args.dest))
+    print(f"copied {sensor.name} ({', '.join(used)}) to {args.dest}: {dest.path(layer)}")
+    return EXIT_OK
+
+
+def _rename(args: Any) -> int:
+    move = _Move.prepare(args)
+    sensor, source, dest, layer = move.sensor, move.source, move.dest, move.layer
+    refusal = rename_refusal(sensor.name, args.dest, layer, source.layers(),
+                             new_exists=args.dest in move.sset.sensors or bool(dest.layers()))
+    if refusal:
+        raise SettingsRefusal(refusal, EXIT_REJECTED)
+    upto = tuple(x for x in source.layers() if LAYERS.index(x) <= LAYERS.index(layer))
+    apply_edit(dest, layer, _copy_text(source, upto, args.dest))
+    try:
+        remove_file(source.path(layer))
+    except WriteFailed as exc:
+        # Leave no second copy behind: the new file goes again, so the rename did not happen at all.
+        try:
+            remove_file(dest.path(layer))
+        except WriteFailed:
+            pass
+        raise SettingsRefusal(f"{exc}; nothing was renamed", EXIT_WRITE_FAILED) from None
+    print(f"renamed {sensor.name} to {args.dest}: {dest.path(layer)}")
+    lower = [x for x in upto if x != layer]
+    if lower:
+        print(f"{sensor.name} now runs its {lower[-1]} definition again")
+    _note_higher(source, layer)
+    return EXIT_OK
+
+
+def _delete(args: Any) -> int:
+    _check_name(args.source)
+    paths = layer_paths(args.project_dir)
+    sensor = require_sensor(load_set(args.project_dir), args.source)
+    layer = target_layer(args.project_layer)
+    files = SensorFiles.read(paths, sensor.name)
+    refusal = delete_refusal(sensor.name, layer, files.layers())
+    if refusal:
+        raise SettingsRefusal(refusal, EXIT_REJECTED)
+    remove_file(files.path(layer))
+    print(f"deleted {files.path(layer)}")
+    lower = [x for x in files.layers() if LAYERS.index(x) < LAYERS.index(layer)]
+    if lower:
+        print(f"{sensor.name} now runs its {lower[-1]} definition")
+    _note_higher(files, layer)
+    return EXIT_OK
+
+
+def _note_higher(files: SensorFiles, layer: str) -> None:
+    """Say when a higher layer still holds a file for the old name (it is left alone)."""
+    higher = [x for x in files.layers() if LAYERS.index(x) > LAYERS.index(layer)]
+    for x in higher:
+        print(f"note: {files.path(x)} ({x} layer) still names {files.name}; it was left as it is", file=sys.stderr)
+
+
+def copy(args: Any) -> int:
+    """`attend sensors copy SRC DST [--project]`: a sensor, shipped ones included, under a new name."""
+    return run_refusable(lambda: _copy(args))
+
+
+def rename(args: Any) -> int:
+    """`attend sensors rename OLD NEW [--project]`: a user or project file under a new name."""
+    return run_refusable(lambda: _rename(args))
+
+
+def delete(args: Any) -> int:
+    """`attend sensors delete NAME [--project]`: a user or project file (never a shipped one)."""
+    return run_refusable(lambda: _delete(args))

@@ -1,0 +1,95 @@
+"""The settings handlers called in-process (attend.cli.main): round trips, and a write that fails."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attend.cli import main
+from attend.settings import storage
+
+
+def _get(capsys, key, *extra):
+    capsys.readouterr()  # what earlier commands printed
+    assert main(["settings", "get", key, "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_set_get_unset_round_trip_on_the_user_and_project_layers(home, weather, capsys):
+    key = "attend.sensors.weather.triggers.high-wind.magnitude"
+    assert main(["settings", "set", key, "4.5"]) == 0
+    assert _get(capsys, key)["value"] == 4.5
+    assert main(["settings", "set", key, "6", "--project"]) == 0
+    got = _get(capsys, key)
+    assert (got["value"], got["layer"]) == (6, "project")
+    assert main(["settings", "unset", key, "--project"]) == 0
+    assert _get(capsys, key)["layer"] == "user"
+    assert main(["settings", "unset", key]) == 0
+    got = _get(capsys, key)
+    assert (got["value"], got["layer"], got["default"]) == (1.0, "default", 1.0)
+
+
+def test_unset_of_a_key_no_file_sets_changes_nothing(home, weather, files, capsys):
+    before = files()
+    assert main(["settings", "unset", "attend.sensors.weather.threshold"]) == 0
+    assert "not set in the user layer" in capsys.readouterr().err
+    assert files() == before
+
+
+def test_unset_of_the_last_defining_field_that_would_break_the_sensor_is_refused(home, weather, files, capsys):
+    before = files()
+    assert main(["settings", "unset", "attend.sensors.weather.kind"]) == 3
+    assert "kind" in capsys.readouterr().err
+    assert files() == before
+
+
+def test_an_unknown_field_a_file_holds_can_still_be_unset(home, capsys):
+    path = home.write_user_sensor("git", "interval: 10s\nintervl: 5s  # a typo\n")
+    assert main(["settings", "unset", "attend.sensors.git.intervl"]) == 0
+    assert path.read_text() == "interval: 10s\n"
+
+
+def test_a_write_that_fails_exits_5_and_leaves_the_file_as_it_was(home, weather, files, capsys, monkeypatch):
+    before = files()
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(storage.os, "replace", refuse)
+    assert main(["settings", "set", "attend.sensors.weather.interval", "30s"]) == 5
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "as it was" in err
+    assert files() == before
+
+
+def test_a_copy_whose_write_fails_exits_5_and_writes_nothing(home, weather, files, capsys, monkeypatch):
+    before = files()
+    monkeypatch.setattr(storage.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(5, "Input/output error")))
+    assert main(["sensors", "copy", "weather", "wind"]) == 5
+    assert "Input/output error" in capsys.readouterr().err
+    assert files() == before
+
+
+def test_a_rename_whose_removal_fails_leaves_only_the_old_file(home, weather, files, capsys, monkeypatch):
+    before = files()
+    real_unlink = type(weather).unlink
+
+    def unlink(self, missing_ok=False):
+        if self.name == "weather.yaml":
+            raise PermissionError(13, "Permission denied")
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(type(weather), "unlink", unlink)
+    assert main(["sensors", "rename", "weather", "wind"]) == 5
+    assert "nothing was renamed" in capsys.readouterr().err
+    assert files() == before
+
+
+@pytest.mark.parametrize("text", ["interval: [\n", "- a list\n"])
+def test_a_file_that_is_not_a_mapping_is_not_edited(home, text, files, capsys):
+    home.write_user_sensor("git", text)
+    before = files()
+    assert main(["settings", "set", "attend.sensors.git.threshold", "3"]) == 3
+    assert "fix it by hand" in capsys.readouterr().err
+    assert files() == before
