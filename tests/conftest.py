@@ -92,3 +92,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
             monkeypatch.setenv(key, value)
     monkeypatch.chdir(h.project)
     return h
+
+
+@pytest.fixture
+def quiet_home(home: Home) -> Home:
+    """A `home` whose user layer turns off every shipped sensor, so only a test's own sensors run."""
+    shipped = Path(__file__).resolve().parents[1] / "src" / "attend" / "sensors.d"
+    for path in sorted(shipped.glob("*.yaml")):
+        if not path.name.endswith(".test.yaml"):
+            home.write_user_sensor(path.stem, "spec: 1\nenabled: false\n")
+    return home

@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from attend.runtime.runnable import first_error, runnable
+
 __all__ = ["EXIT_FAILED", "EXIT_USAGE", "drain", "sensors_fire", "sensors_list", "sensors_poll"]
 
 #: Exit code of a poll that failed, or a sensor that cannot poll.
@@ -51,12 +53,6 @@ def _open_store(paths: Any) -> Any:
     return Store(default_db_path(paths.state_dir))
 
 
-def _first_error(sensor: Any) -> str:
-    errors = [d for d in sensor.diagnostics if str(d.severity) == "error"]
-    chosen = errors or list(sensor.diagnostics)
-    return str(chosen[0]) if chosen else ""
-
-
 def _overrides(sensor: Any) -> list[str]:
     """Fields whose value relaxes a safety default, shown beside the sensor."""
     out = []
@@ -78,7 +74,7 @@ def _compile(sensor: Any) -> tuple[Any, str]:
 
 def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
     """One sensor as `attend sensors list --json` shows it."""
-    compiled, compile_error = (None, "") if sensor.status != "ok" else _compile(sensor)
+    compiled, compile_error = _compile(sensor) if runnable(sensor) else (None, "")
     row: dict[str, Any] = {
         "name": sensor.name,
         "kind": sensor.kind,
@@ -112,10 +108,11 @@ def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
             row["interval"] = status.interval
     if compiled is not None:
         row.update(lane=compiled.lane, lane_note=compiled.lane_note or "")
-    if sensor.status != "ok" or compile_error:
-        row.update(state="invalid" if compile_error else sensor.status, message=compile_error or _first_error(sensor))
+    if not runnable(sensor) or compile_error:
+        row.update(state="invalid" if compile_error else sensor.status, message=compile_error or first_error(sensor))
         row["running_last_good"] = bool(status is not None and status.file_error)
-        row["next_poll"] = status.next_poll and _iso(status.next_poll) if row["running_last_good"] else None
+        if not row["running_last_good"]:
+            row["next_poll"] = None
     elif not sensor.enabled:
         row["next_poll"] = None
     return row
@@ -185,8 +182,8 @@ def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
         known = ", ".join(sorted(sensor_set.sensors)) or "none"
         print(f"attend: no sensor named {name!r} (known: {known})", file=sys.stderr)
         return None, EXIT_USAGE
-    if sensor.status != "ok":
-        print(f"attend: sensor {name} is {sensor.status}: {_first_error(sensor)}", file=sys.stderr)
+    if not runnable(sensor):
+        print(f"attend: sensor {name} is {sensor.status}: {first_error(sensor)}", file=sys.stderr)
         return None, EXIT_FAILED
     compiled, error = _compile(sensor)
     if compiled is None:
@@ -333,6 +330,10 @@ def sensors_fire(args: Any) -> int:
     text, error = _read_input(args)
     if text is None:
         print(f"attend: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if not text.strip():
+        print("attend: the input is empty: give a poll result (JSON or YAML; raw lines for a lines sensor)",
+              file=sys.stderr)
         return EXIT_USAGE
     result, error = _parse_result(compiled, text)
     if error:

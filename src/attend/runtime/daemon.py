@@ -37,6 +37,7 @@ from attend.runtime.cadence import Cadence, CadenceParams
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
+from attend.runtime.runnable import first_error, runnable
 from attend.runtime.pipeline import DEFAULT_THRESHOLD, Discloser, SensorTerms, record_poll
 from attend.runtime.store import Store, default_db_path
 from attend.runtime.watch import watch
@@ -68,13 +69,6 @@ def project_shipped(shipped: Path, projection: Path) -> None:
 
 def _fingerprint(sensor: Any) -> str:
     return hashlib.sha256(json.dumps(sensor.data, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _first_error(sensor: Any) -> str:
-    for diagnostic in sensor.diagnostics:
-        if str(diagnostic.severity) == "error":
-            return str(diagnostic)
-    return str(sensor.diagnostics[0]) if sensor.diagnostics else f"sensor {sensor.name} is {sensor.status}"
 
 
 @dataclass(slots=True)
@@ -138,7 +132,7 @@ class Daemon:
         if running is not None:
             return running.terms
         sensor = self.known.get(name)
-        if sensor is None or sensor.status != "ok":
+        if sensor is None or not runnable(sensor):
             return None
         return SensorTerms(str(sensor.data.get("lane", "event")), float(sensor.data.get("threshold", DEFAULT_THRESHOLD)))
 
@@ -165,7 +159,7 @@ class Daemon:
         sensor_set = load_set(self.project_dir, self.env)
         for name in list(self.running):
             sensor = sensor_set.sensors.get(name)
-            if sensor is None or (sensor.status == "ok" and not sensor.enabled):
+            if sensor is None or (runnable(sensor) and not sensor.enabled):
                 self._stop(name)
                 if sensor is None:
                     self.store.forget_sensor(name)
@@ -173,8 +167,8 @@ class Daemon:
                     self.store.update_status(name, next_poll=None, message="disabled")
         self.known = dict(sensor_set.sensors)
         for name, sensor in sensor_set.sensors.items():
-            if sensor.status != "ok":
-                self._keep_or_record(name, sensor.status, _first_error(sensor))
+            if not runnable(sensor):
+                self._keep_or_record(name, sensor.status, first_error(sensor))
                 continue
             if not sensor.enabled:
                 continue

@@ -1,0 +1,36 @@
+"""Which loaded sensors the runtime runs (DESIGN.md, Spec v1 and Runtime).
+
+Decision: a sensor runs when the spec loaded it `ok`, and also when its only errors are `lane-author`
+(a message-lane trigger without `author`): `compile --check` reports that as an error, but DESIGN.md
+has the daemon run such a sensor on the event lane and say why (the compiled sensor's `lane_note`).
+Every other error (`invalid`) and the trust gate (`refused`) keep a sensor from polling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["LANE_ONLY_CODES", "first_error", "runnable"]
+
+#: Error codes that do not stop a sensor from running (the runtime falls back and says why).
+LANE_ONLY_CODES = frozenset({"lane-author"})
+
+
+def _errors(sensor: Any) -> list[Any]:
+    return [d for d in sensor.diagnostics if str(d.severity) == "error"]
+
+
+def runnable(sensor: Any) -> bool:
+    """True when the runtime may compile and poll `sensor`."""
+    if sensor.status == "ok":
+        return True
+    if sensor.status != "invalid":
+        return False
+    errors = _errors(sensor)
+    return bool(errors) and all(d.code in LANE_ONLY_CODES for d in errors)
+
+
+def first_error(sensor: Any) -> str:
+    """The first error of a sensor (its first diagnostic when it has no error), as one line."""
+    chosen = _errors(sensor) or list(sensor.diagnostics)
+    return str(chosen[0]) if chosen else f"sensor {sensor.name} is {sensor.status}"

@@ -1,0 +1,149 @@
+"""The runtime tests' rig: command sensors written as real files, and the real daemon as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+#: Seconds a test waits for something the daemon should do "within about a second" on a busy machine.
+PATIENCE = 20.0
+
+#: A command sensor's script: prints the JSON list stored in the file named by argv[1] as {"items": [...]};
+#: while `<file>.exit` exists it fails instead, with that exit code and a line on stderr.
+ITEMS_SCRIPT = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    p = pathlib.Path(sys.argv[1])
+    code = pathlib.Path(str(p) + ".exit")
+    if code.exists():
+        print("failing on purpose", file=sys.stderr)
+        sys.exit(int(code.read_text()))
+    print(json.dumps({"items": json.loads(p.read_text()) if p.exists() else []}))
+    """
+)
+
+
+class Items:
+    """A file of items a command sensor reports; the test changes it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.set([])
+
+    def set(self, items: list) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(items))
+        tmp.replace(self.path)  # atomic: the sensor never reads half a file
+
+    def fail(self, code: int | None) -> None:
+        marker = Path(str(self.path) + ".exit")
+        if code is None:
+            marker.unlink(missing_ok=True)
+        else:
+            marker.write_text(str(code))
+
+
+def sensor_yaml(name: str, argv: list[str], *, trigger: dict | None = None, **fields) -> str:
+    """A command sensor file's text."""
+    doc = {"spec": 1, "name": name, "kind": "command", "interval": "1s", "min_interval": "0.2s", "threshold": 0}
+    doc.update(fields)
+    command = {"argv": argv}
+    command.update(doc.pop("command", {}))
+    doc["command"] = command
+    if trigger is not None:
+        doc["triggers"] = {"new": trigger}
+    return json.dumps(doc, indent=2)  # JSON is YAML
+
+
+NEW_ITEM = {"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 3, "description": "new item {id}"}
+
+
+class DaemonProcess:
+    """`attend run` as a real subprocess in a temporary XDG home; its stdout and stderr read by threads."""
+
+    def __init__(self, home) -> None:
+        self.home = home
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "attend", "run"],
+            cwd=home.project,
+            env=home.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.stdout: list[str] = []
+        self.stderr: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout, True), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr, False), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, stream, into: list[str], notify: bool) -> None:
+        for line in stream:
+            into.append(line.rstrip("\n"))
+            if notify:
+                self._lines.put(line.rstrip("\n"))
+        stream.close()
+
+    def wait_for(self, predicate: Callable[[list[str]], bool], timeout: float = PATIENCE) -> list[str]:
+        """Wait until `predicate(stdout lines so far)` holds; return the lines."""
+        deadline = time.monotonic() + timeout
+        while not predicate(list(self.stdout)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out; stdout={self.stdout!r} stderr={self.stderr!r}")
+            if self.proc.poll() is not None and predicate(list(self.stdout)) is False:
+                time.sleep(0.2)
+                if not predicate(list(self.stdout)):
+                    raise AssertionError(f"daemon exited {self.proc.returncode}; stderr={self.stderr!r}")
+            time.sleep(0.05)
+        return list(self.stdout)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = PATIENCE) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        code = self.proc.wait(timeout=timeout)
+        for reader in self._readers:
+            reader.join(timeout=5)
+        return code
+
+
+def journal_rows(home, **where) -> list[dict]:
+    """The journal of the home's store, read with a plain sqlite3 connection."""
+    db = home.state / "attend" / "attend.db"
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(db)
+    try:
+        conn.row_factory = sqlite3.Row
+        clauses = " AND ".join(f"{k} = ?" for k in where) or "1"
+        rows = conn.execute(f"SELECT * FROM journal WHERE {clauses} ORDER BY id", tuple(where.values()))  # noqa: S608
+        return [dict(r) for r in rows]
+    finally:
+        conn.close()
+
+
+def sensors_json(home) -> dict[str, dict]:
+    """`attend sensors list --json`, keyed by name."""
+    out = home.attend("sensors", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    return {row["name"]: row for row in json.loads(out.stdout)}
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)

@@ -1,0 +1,173 @@
+"""The real daemon as a subprocess in a temporary XDG home, with real command sensors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from daemon_rig import NEW_ITEM, journal_rows, sensor_yaml, sensors_json, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+def _has(line: str):
+    return lambda lines: line in lines
+
+
+def test_the_daemon_prints_one_line_per_new_item(items_sensor, daemon, quiet_home) -> None:
+    items = items_sensor()
+    d = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
+    items.set([{"id": 1}, {"id": 2}])
+    lines = d.wait_for(lambda ls: len(ls) >= 2)
+    assert lines == ["[attend sensor=items priority=high] new item 1", "[attend sensor=items priority=high] new item 2"]
+    rows = journal_rows(quiet_home)
+    assert [(r["description"], r["priority"], r["printed"], r["test"]) for r in rows] == [
+        ("new item 1", "high", 1, 0),
+        ("new item 2", "high", 1, 0),
+    ]
+    assert d.stop() == 0
+
+
+def test_sigterm_ends_the_children_and_exits_0(quiet_home, daemon) -> None:
+    pidfile = quiet_home.root / "child.pid"
+    script = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)"
+    quiet_home.write_user_sensor("hang", sensor_yaml("hang", [sys.executable, "-c", script], command={"timeout": "60s"}))
+    d = daemon()
+    wait_until(pidfile.exists, what="the command to start")
+    child = int(pidfile.read_text())
+    assert d.stop(signal.SIGTERM) == 0
+    wait_until(lambda: not _alive(child), timeout=5, what="the child to die")
+
+
+def test_each_command_fault_ends_in_its_state_and_the_others_keep_working(items_sensor, daemon, quiet_home) -> None:
+    py = sys.executable
+    faults = {
+        "hangs": ([py, "-c", "import time; time.sleep(60)"], {"timeout": "1s"}),
+        "floods": ([py, "-c", "import sys\nwhile True: sys.stdout.write('x' * 65536)"], {"max_output": 200000}),
+        "badjson": ([py, "-c", "print('{not json')"], {}),
+        "badutf8": ([py, "-c", "import sys; sys.stdout.buffer.write(b'{\"a\": \"\\xff\\xfe\"}')"], {}),
+        "exits": ([py, "-c", "import sys; print('no token', file=sys.stderr); sys.exit(3)"], {}),
+        "missing": (["/nonexistent/attend-sensor"], {}),
+    }
+    for name, (argv, command) in faults.items():
+        quiet_home.write_user_sensor(name, sensor_yaml(name, argv, trigger=NEW_ITEM, command=command))
+    items = items_sensor()
+    d = daemon()
+    expected = {
+        "hangs": "timeout",
+        "floods": "malformed",
+        "badjson": "malformed",
+        "badutf8": "malformed",
+        "exits": "exit",
+        "missing": "exec_failed",
+    }
+
+    def settled() -> bool:
+        rows = sensors_json(quiet_home)
+        return all(rows[n]["state"] == s for n, s in expected.items()) and rows["items"]["last_poll"] is not None
+
+    wait_until(settled, what="every fault to be recorded")
+    rows = sensors_json(quiet_home)
+    assert "exit code 3: no token" in rows["exits"]["message"]
+    assert "UTF-8" in rows["badutf8"]["message"]
+    assert "JSON" in rows["badjson"]["message"]
+    assert "200000 bytes" in rows["floods"]["message"]
+    assert "1 s" in rows["hangs"]["message"]
+    assert rows["missing"]["message"]
+    assert all(rows[n]["last_poll"] and rows[n]["next_poll"] for n in expected)
+    items.set([{"id": "a"}])
+    d.wait_for(_has("[attend sensor=items priority=medium] new item a"))
+    assert sensors_json(quiet_home)["items"]["state"] == "ok"
+    assert d.proc.poll() is None
+
+
+def test_state_survives_a_restart(items_sensor, daemon, quiet_home) -> None:
+    items = items_sensor()
+    items.set([{"id": 1}])
+    first = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the baseline poll")
+    assert first.stop() == 0
+    assert first.stdout == []
+    items.set([{"id": 1}, {"id": 2}])
+    second = daemon()
+    second.wait_for(lambda ls: len(ls) >= 1)
+    time.sleep(1.5)
+    assert second.stdout == ["[attend sensor=items priority=medium] new item 2"]
+    assert second.stop() == 0
+
+
+def test_a_test_fire_from_another_process_shows_on_the_daemon_stdout(items_sensor, daemon, quiet_home) -> None:
+    items_sensor()
+    d = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "-", input='{"items": [{"id": 42}]}')
+    assert out.returncode == 0, out.stderr
+    line = "[attend sensor=items priority=medium] [test] new item 42"
+    assert out.stdout.splitlines() == [line]
+    d.wait_for(_has(line), timeout=10)
+    [row] = journal_rows(quiet_home, test=1)
+    assert row["printed"] == 1
+
+
+def test_hot_reload_adds_changes_and_removes_sensors(items_sensor, daemon, quiet_home) -> None:
+    items = items_sensor()
+    d = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
+    # Added: a second sensor starts within about a second.
+    other = items_sensor("other")
+    wait_until(lambda: sensors_json(quiet_home)["other"]["last_poll"] is not None, what="the added sensor")
+    other.set([{"id": "x"}])
+    d.wait_for(_has("[attend sensor=other priority=medium] new item x"))
+    # Changed: a new description re-baselines (new definition hash) and then uses the new text.
+    changed = dict(NEW_ITEM, description="item {id} arrived")
+    path = quiet_home.user_sensors / "items.yaml"
+    doc = json.loads(path.read_text())
+    doc["triggers"]["new"] = changed
+    path.write_text(json.dumps(doc))
+    time.sleep(3)
+    items.set([{"id": 7}])
+    d.wait_for(_has("[attend sensor=items priority=medium] item 7 arrived"))
+    assert not any("new item 7" in line for line in d.stdout)
+    # Broken: the last good version keeps running and the error is visible.
+    path.write_text(path.read_text().replace('"on": "added"', '"on": "sideways"'))
+    wait_until(lambda: sensors_json(quiet_home)["items"]["running_last_good"], what="the file error to show")
+    row = sensors_json(quiet_home)["items"]
+    assert row["state"] == "invalid" and "sideways" in row["message"]
+    items.set([{"id": 7}, {"id": 8}])
+    d.wait_for(_has("[attend sensor=items priority=medium] item 8 arrived"))
+    # Removed: the sensor stops polling.
+    (quiet_home.user_sensors / "other.yaml").unlink()
+    time.sleep(3)
+    other.set([{"id": "x"}, {"id": "y"}])
+    time.sleep(3)
+    assert not any("new item y" in line for line in d.stdout)
+    assert "other" not in sensors_json(quiet_home)
+
+
+def test_a_message_lane_file_without_author_runs_on_the_event_lane_and_says_why(
+    items_sensor, daemon, quiet_home
+) -> None:
+    items_sensor(lane="message")
+    d = daemon()
+    wait_until(lambda: any("runs on the event lane" in line for line in d.stderr), what="the lane note")
+    row = sensors_json(quiet_home)["items"]
+    assert row["lane"] == "event" and "author" in row["lane_note"]
+    assert sum("runs on the event lane" in line for line in d.stderr) == 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
