@@ -93,3 +93,21 @@ def test_a_file_that_is_not_a_mapping_is_not_edited(home, text, files, capsys):
     assert main(["settings", "set", "attend.sensors.git.threshold", "3"]) == 3
     assert "fix it by hand" in capsys.readouterr().err
     assert files() == before
+
+
+def test_a_key_into_a_bare_where_value_or_a_list_element_is_refused(home, weather, files, capsys):
+    assert main(["settings", "set", "attend.sensors.weather.triggers.high-wind.where.gust", "10"]) == 0
+    before = files()
+    key = "attend.sensors.weather.triggers.high-wind.where.gust.above"
+    assert main(["settings", "set", key, "20"]) == 2
+    assert "holds 10, not fields" in capsys.readouterr().err
+    assert main(["settings", "get", "attend.sensors.weather.command.argv.0"]) == 2
+    assert "not fields" in capsys.readouterr().err
+    assert files() == before
+
+
+def test_a_where_property_set_by_settings_keeps_a_star_in_its_name(home, weather, capsys):
+    key = "attend.sensors.weather.triggers.high-wind.where.gust_*"
+    assert main(["settings", "set", key, "{above: 60}"]) == 0
+    assert "      gust_*: {above: 60}\n" in weather.read_text()
+    assert _get(capsys, key + ".above")["value"] == 60

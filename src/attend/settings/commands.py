@@ -312,6 +312,7 @@ def _get(args: Any) -> int:
     else:
         sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
         check_sensor_key(key, sensor)
+        check_not_through_scalar(key, merge_raw([sensor.data, raw_effective(sensor)]))
         res = resolve(key, sensor)
     if args.json:
         _print_json(res.to_json())

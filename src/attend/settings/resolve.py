@@ -136,11 +136,11 @@ def check_sensor_key(key: Key, sensor: Sensor | None, *, deep_trigger_must_exist
     names = list(triggers) if isinstance(triggers, Mapping) else []
     if path[1] not in names:
         close = suggest(path[1], names)
-        hint = f"; did you mean {', '.join(close)}?" if close else (
+        hint = f" (did you mean {', '.join(close)}?)" if close else (
             f" (its triggers: {', '.join(names)})" if names else " (it has no triggers)")
         raise SettingsRefusal(
-            f"unknown key {key}: sensor {sensor.name} has no trigger {path[1]!r}{hint}; "
-            f"to add one, set attend.sensors.{sensor.name}.triggers.{path[1]} to a whole trigger mapping",
+            f"unknown key {key}: sensor {sensor.name} has no trigger {path[1]!r}{hint}; to add a trigger, "
+            f"set {format_key(('attend', 'sensors', sensor.name, 'triggers', path[1]))} to a whole trigger mapping",
             EXIT_USAGE,
         )
 
