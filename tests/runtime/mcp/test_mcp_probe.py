@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
+import time
 from typing import Any
 
 from mcp_rig import Behind, mcp_sensor_yaml
@@ -102,3 +107,44 @@ def test_a_keyless_trigger_compares_the_watched_value_and_an_empty_first_call_is
     empty = compare_results({"t": _Trigger("$.items[*]", "id")}, {"items": []}, {"items": []})
     assert empty.ok and "nothing could be compared" in empty.notes[0]
 
+
+
+def probe_on_a_terminal(home: Any, name: str, answer: str) -> tuple[int, str]:
+    """Run `attend sensors probe NAME` with a pseudo-terminal as stdin/stdout and type `answer` at the prompt."""
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "attend", "sensors", "probe", name],
+            cwd=home.project, env=home.env(), stdin=follower, stdout=follower, stderr=subprocess.PIPE,
+        )
+        os.close(follower)
+        seen = b""
+        deadline = time.monotonic() + 60
+        while b"[y/N]" not in seen and time.monotonic() < deadline:
+            seen += os.read(leader, 4096)
+        os.write(leader, answer.encode() + b"\n")
+        code = proc.wait(timeout=60)
+        proc.stderr.close()
+        try:
+            while chunk := os.read(leader, 4096):
+                seen += chunk
+        except OSError:  # the terminal closes with the process (EIO on Linux)
+            pass
+    finally:
+        os.close(leader)
+    return code, seen.decode(errors="replace")
+
+
+def test_the_operator_answers_the_prompt_on_a_terminal(home: Any, behind: Behind) -> None:
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    code, out = probe_on_a_terminal(home, "tracker", "y")
+    assert code == 0, out
+    assert "still unread or otherwise untouched" in out
+    record = stored_probe(home, "tracker")
+    assert record is not None and record["confirmed"] is True
+
+    code, out = probe_on_a_terminal(home, "tracker", "n")
+    assert code == 1
+    assert "recorded as not confirmed" in out
+    record = stored_probe(home, "tracker")
+    assert record is not None and record["ok"] is True and record["confirmed"] is False
