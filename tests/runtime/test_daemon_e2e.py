@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
-import textwrap
 import time
-from pathlib import Path
 
 import pytest
-from daemon_rig import NEW_ITEM, journal_rows, sensor_yaml, sensors_json, wait_until
+from daemon_rig import NEW_ITEM, alive, journal_rows, sensor_yaml, sensors_json, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +40,7 @@ def test_sigterm_ends_the_children_and_exits_0(quiet_home, daemon) -> None:
     wait_until(pidfile.exists, what="the command to start")
     child = int(pidfile.read_text())
     assert d.stop(signal.SIGTERM) == 0
-    wait_until(lambda: not _alive(child), timeout=5, what="the child to die")
+    wait_until(lambda: not alive(child), timeout=5, what="the child to die")
 
 
 def test_each_command_fault_ends_in_its_state_and_the_others_keep_working(items_sensor, daemon, quiet_home) -> None:
@@ -160,14 +157,3 @@ def test_a_message_lane_file_without_author_runs_on_the_event_lane_and_says_why(
     row = sensors_json(quiet_home)["items"]
     assert row["lane"] == "event" and "author" in row["lane_note"]
     assert sum("runs on the event lane" in line for line in d.stderr) == 1
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import trio
+from daemon_rig import alive
 
 from attend.runtime.kinds.command import run_command
 
@@ -48,7 +49,7 @@ async def test_a_hanging_command_and_its_children_are_killed_on_timeout(tmp_path
     assert time.monotonic() - started < 10
     grandchild = int(pidfile.read_text())
     await trio.sleep(0.2)
-    assert not _alive(grandchild)
+    assert not alive(grandchild)
 
 
 async def test_a_command_that_ignores_sigterm_gets_sigkill() -> None:
@@ -92,16 +93,4 @@ async def test_a_poll_cancelled_from_outside_kills_the_child(tmp_path: Path) -> 
     script = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)"
     with trio.move_on_after(1.0):
         await run_command([PY, "-c", script], timeout=30)
-    assert not _alive(int(pidfile.read_text()))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purpose: check its state.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
+    assert not alive(int(pidfile.read_text()))
