@@ -128,3 +128,9 @@ def test_the_golden_corpus_covers_every_spec_diagnostic_code() -> None:
     missing = [code for code in SPEC_CODES if f"[{code}]" not in seen]
     assert missing == []
     assert set(SPEC_CODES) <= set(CODES)
+
+
+def test_every_spec_code_is_documented_with_an_example() -> None:
+    text = (Path(__file__).parent.parent.parent / "docs" / "diagnostics.md").read_text()
+    undocumented = [code for code in SPEC_CODES if f"### `{code}`" not in text or f"[{code}]" not in text]
+    assert undocumented == []

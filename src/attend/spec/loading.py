@@ -270,26 +270,27 @@ def _compose(text: str, file: str) -> _Node | None:
         documents = 0
         while True:
             event = loader.get_event()
-            if event is None or isinstance(event, yaml.StreamEndEvent):
+            kind = type(event)
+            if event is None or kind is yaml.StreamEndEvent:
                 return root
-            if isinstance(event, yaml.DocumentStartEvent):
+            if kind is yaml.DocumentStartEvent:
                 documents += 1
                 if documents > 1:
                     mark = event.start_mark
                     raise _Refused(Diagnostic(file, mark.line + 1, mark.column + 1, "yaml-syntax",
                                               "a second YAML document: a sensor file holds exactly one"))
                 continue
-            if isinstance(event, yaml.StreamStartEvent | yaml.DocumentEndEvent):
+            if kind is yaml.StreamStartEvent or kind is yaml.DocumentEndEvent:
                 continue
             mark = event.start_mark
             line, col = mark.line + 1, mark.column + 1
-            if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
                 node = stack.pop()
                 node.is_open = False
                 if stack:
                     stack[-1].size += node.size
                 continue
-            if isinstance(event, yaml.AliasEvent):
+            if kind is yaml.AliasEvent:
                 target = anchors.get(event.anchor)
                 if target is None:
                     raise _Refused(Diagnostic(file, line, col, "yaml-syntax",
@@ -300,12 +301,12 @@ def _compose(text: str, file: str) -> _Node | None:
                 node = _Node("alias", line, col)
                 node.target = target
                 node.size = target.size
-            elif isinstance(event, yaml.ScalarEvent):
+            elif kind is yaml.ScalarEvent:
                 node = _Node("scalar", line, col, value=event.value, style=event.style or None,
                              tag=event.tag, anchor=event.anchor)
             else:
-                kind = "map" if isinstance(event, yaml.MappingStartEvent) else "seq"
-                node = _Node(kind, line, col, tag=event.tag, anchor=event.anchor)
+                node = _Node("map" if kind is yaml.MappingStartEvent else "seq", line, col, tag=event.tag,
+                             anchor=event.anchor)
                 if len(stack) >= MAX_DEPTH:
                     raise _Refused(Diagnostic(file, line, col, "too-deep",
                                               f"the document nests deeper than {MAX_DEPTH} levels"))

@@ -185,7 +185,7 @@ _RULE_CODES = {"allowed": "bad-value", "min": "bad-value", "max": "bad-value", "
 def _schema_errors(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     """Cerberus's findings, each mapped to a stable code, a readable message and a position."""
     validator = _cerberus()
-    if validator.validate(data):
+    if validator.validate(data, normalize=False):
         return []
     out = []
     for error in _leaves(validator._errors):

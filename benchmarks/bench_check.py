@@ -1,0 +1,120 @@
+"""compile --check: files per second over 1,000 generated sensor files, and the command's start-up vs `python -c pass`.
+
+Throughput runs in-process (load, validate, compile-check every file), compared with plain
+`yaml.load(CSafeLoader)` of the same files as the baseline. Start-up runs `attend compile --check` on
+one file as a subprocess, against `python -c pass`, both best of several runs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from benchmarks.timing import best_of, report
+
+#: How many sensor files the throughput figure checks.
+FILES = 1000
+
+TEMPLATE = """\
+spec: 1
+name: {name}
+description: generated sensor {index}
+kind: command
+interval: {interval}s
+min_interval: 5s
+requires: ["Bash(curl:*)"]
+command:
+  argv: [curl, -sf, "https://example.invalid/{index}"]
+  timeout: 10s
+triggers:
+  high-wind:
+    path: $.current
+    on: enters
+    where:
+      wind_speed_*: {{above: {index}}}
+    magnitude: 3.0
+    description: "wind {{wind_speed_10m}} km/h"
+  new-item:
+    path: $.items[*]
+    key: id
+    on: added
+    where: {{state: [open, "re*"]}}
+    description: "new item {{id}}: {{title}}"
+"""
+
+
+def _generate(folder: Path) -> list[Path]:
+    paths = []
+    for index in range(FILES):
+        path = folder / f"sensor-{index:04d}.yaml"
+        path.write_text(TEMPLATE.format(name=path.stem, index=index, interval=30 + index % 60))
+        paths.append(path)
+    return paths
+
+
+def _throughput(folder: Path, paths: list[Path]) -> None:
+    from attend.compiler.check import check
+    from attend.spec import load_paths
+
+    env = {"HOME": str(folder), "XDG_CONFIG_HOME": str(folder / "config")}
+    found = check(load_paths([folder], str(folder), env))
+    assert not found, found[:3]  # every generated file is valid: the figure measures the clean path
+
+    def run_check() -> None:
+        check(load_paths([folder], str(folder), env))
+
+    def run_baseline() -> None:
+        for path in paths:
+            yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+
+    def run_spec_only() -> None:
+        load_paths([folder], str(folder), env)
+
+    seconds = best_of(run_check, repeat=3)
+    spec_only = best_of(run_spec_only, repeat=3)
+    baseline = best_of(run_baseline, repeat=3)
+    report("compile --check, files per second (in-process)", FILES / seconds, "files/s")
+    report("  of which spec (read, merge, validate), files per second", FILES / spec_only, "files/s")
+    report("time per file vs yaml.load(CSafeLoader) of the same file", seconds / baseline, "x")
+    report("  spec only vs yaml.load(CSafeLoader)", spec_only / baseline, "x")
+
+
+def _startup(folder: Path, one: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    env.update(HOME=str(folder), XDG_CONFIG_HOME=str(folder / "config"))
+
+    def attend() -> None:
+        subprocess.run([sys.executable, "-m", "attend", "compile", "--check", str(one)], env=env, check=True,
+                       capture_output=True)
+
+    def python() -> None:
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True, capture_output=True)
+
+    seconds = best_of(attend, repeat=7)
+    baseline = best_of(python, repeat=7)
+    report("attend compile --check ONE.yaml start-up", seconds * 1000, "ms")
+    report("start-up vs `python -c pass`", seconds / baseline, "x", note=f"baseline {baseline * 1000:.1f} ms")
+    probe = ("import sys; from attend.cli import main; main(['compile', '--check', sys.argv[1]]); "
+             "print(len([m for m in sys.modules if m.split('.')[0] in ('trio', 'mcp', 'anyio')]))")
+    loaded = subprocess.run([sys.executable, "-c", probe, str(one)], env=env, capture_output=True, text=True)
+    report("trio/mcp/anyio modules imported by the check", float(loaded.stdout.strip().splitlines()[-1]), "")
+
+
+def main() -> None:
+    """Print the throughput and start-up figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        sensors = folder / "sensors"
+        sensors.mkdir()
+        paths = _generate(sensors)
+        _throughput(sensors, paths)
+        _startup(folder, paths[0])
+
+
+if __name__ == "__main__":
+    main()
