@@ -138,3 +138,21 @@ def test_an_override_file_for_an_unknown_sensor_says_so(home) -> None:
     home.write_user_sensor("nosuch", "interval: 5s\n")
     sensor = load_set(home.project).sensors["nosuch"]
     assert [d.code for d in sensor.diagnostics] == ["layer-override"]
+
+
+def test_a_list_in_a_higher_layer_replaces_the_lower_list_and_its_provenance(home) -> None:
+    home.write_user_sensor("weather", WEATHER.replace("kind: command", "kind: command\nrequires: [a, b, c]"))
+    home.write_project_sensor("weather", "requires: [x]\n")
+    sensor = load_set(home.project).sensors["weather"]
+    assert sensor.data["requires"] == ["x"]
+    assert sensor.origin("requires", "0").layer == "project"
+    assert sensor.origin("requires", "1") is None
+
+
+def test_merging_never_modifies_the_files_own_data(home) -> None:
+    home.write_user_sensor("weather", WEATHER)
+    home.write_project_sensor("weather", "triggers:\n  high-wind:\n    magnitude: 9\n")
+    sensor = load_set(home.project).sensors["weather"]
+    user_file = sensor.files[0]
+    assert user_file.data["triggers"]["high-wind"]["magnitude"] == 3
+    assert sensor.data["triggers"]["high-wind"]["magnitude"] == 9.0

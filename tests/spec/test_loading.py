@@ -82,3 +82,22 @@ def test_binary_invalid_utf8_and_oversized_files_are_refused(tmp_path: Path) -> 
     assert [(d.code, d.line, d.col) for d in found["latin.yaml"]] == [("encoding", 1, 10)]
     assert [d.code for d in found["big.yaml"]] == ["file-too-large"]
     assert [d.code for d in found["list.yaml"]] == ["not-a-mapping"]
+
+
+def test_an_explicit_key_keeps_its_own_position_over_a_merge_key() -> None:
+    parsed = parse_yaml("base: &b {on: changed, path: $.x}\nt:\n  on: added\n  <<: *b\n", "f.yaml")
+    assert parsed.data["t"] == {"on": "added", "path": "$.x"}
+    assert parsed.origins[("t", "on")].line == 3
+    assert parsed.origins[("t", "path")].line == 1
+
+
+@pytest.mark.parametrize(("text", "code"), [("a: 1\n---\nb: 2\n", "yaml-syntax"), ("a: *nope\n", "yaml-syntax"),
+                                            ("a: &x [*x]\n", "alias-limit"), ("a: !!int twelve\n", "wrong-type"),
+                                            ("? [a]\n: b\n", "wrong-type")])
+def test_documents_attend_cannot_take_are_positioned_errors(text: str, code: str) -> None:
+    assert codes(parse_yaml(text, "f.yaml")) == [code]
+
+
+def test_an_empty_file_is_not_a_mapping(tmp_path: Path) -> None:
+    (tmp_path / "empty.yaml").write_text("# nothing\n")
+    assert [d.code for d in read_sensor_file(tmp_path / "empty.yaml", "user").diagnostics] == ["not-a-mapping"]

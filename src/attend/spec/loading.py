@@ -403,11 +403,16 @@ class _Builder:
                 self.diagnostics.append(Diagnostic(self.file, source.line, source.col, "wrong-type",
                                                    "`<<` merges mappings only"))
                 continue
+            # Collect the merged mapping's origins apart, so an explicit key keeps its own position.
+            kept, self.origins = self.origins, {}
             merged = self._mapping(target, path, depth)
+            merged_origins, self.origins = self.origins, kept
             for key, value in merged.items():
                 if key not in result:
                     result[key] = value
                     first_line.setdefault(key, _MERGED)
+                    prefix = (*path, key)
+                    self.origins.update((p, o) for p, o in merged_origins.items() if p[: len(prefix)] == prefix)
 
     def _check_tag(self, node: _Node) -> None:
         tag = node.tag

@@ -1,0 +1,54 @@
+"""config.yaml and .claude/attend.yaml: trust list, engagement/governor, and the old `sensors:` keys."""
+
+from __future__ import annotations
+
+from attend.spec import layer_paths, legacy_keys, load_config
+
+
+def test_keys_may_stand_at_the_top_or_under_attend(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text(f"attend:\n  project_sensors: ['{home.project}']\n  governor: {{cooldown: 10}}\n")
+    (home.project / ".claude").mkdir()
+    (home.project / ".claude" / "attend.yaml").write_text("engagement: {absolute_refractory: 30}\n")
+    config = load_config(layer_paths(home.project))
+    assert config.diagnostics == []
+    assert config.trusts(home.project)
+    assert config.governor == {"cooldown": 10}
+    assert config.engagement == {"absolute_refractory": 30}
+
+
+def test_a_relative_trust_entry_is_ignored_with_a_warning(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("project_sensors: [., 42]\n")
+    config = load_config(layer_paths(home.project))
+    assert not config.trusts(home.project)
+    assert [(d.code, d.severity, d.line) for d in config.diagnostics] == [("bad-value", "warning", 1),
+                                                                        ("wrong-type", "error", 1)]
+
+
+def test_old_sensor_keys_name_the_file_to_write_and_the_field_to_set(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text(
+        "sensors:\n  github-project:\n    script: ~/bin/gh.sh\n    interval: 120\n    timeout: 5\n")
+    found = legacy_keys(layer_paths(home.project))
+    assert [(d.code, d.line, d.col) for d in found] == [("legacy-key", 3, 5), ("legacy-key", 4, 5),
+                                                        ("legacy-key", 5, 5)]
+    script, interval, timeout = (d.message for d in found)
+    assert "~/.config/attend/sensors/github-project.yaml" in interval and "`interval: 120`" in interval
+    assert "argv: [bash, ~/bin/gh.sh], output: lines" in script and "kind: command" in script
+    assert "`command: {timeout: 5}`" in timeout
+    assert load_config(layer_paths(home.project)).diagnostics == found
+
+
+def test_project_config_legacy_keys_point_at_the_project_layer(home) -> None:
+    (home.project / ".claude").mkdir()
+    (home.project / ".claude" / "attend.yaml").write_text("sensors:\n  +lint:\n    script: lint.sh\n")
+    [d] = legacy_keys(layer_paths(home.project))
+    assert ".claude/attend/sensors/lint.yaml" in d.message and "project_sensors" in d.message
+
+
+def test_a_broken_config_file_is_a_positioned_error_not_an_exception(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("project_sensors: [\n")
+    [d] = load_config(layer_paths(home.project)).diagnostics
+    assert d.code == "yaml-syntax" and d.file == str(home.config_file)
