@@ -145,3 +145,15 @@ def test_a_missing_crate_field_is_a_config_error_naming_it():
 def test_the_shipped_file_says_why_git_stays_compiled():
     text = (SHIPPED / "git.yaml").read_text()
     assert "Why compiled and not a command file" in text
+
+
+def test_a_state_saved_in_another_folder_lists_no_commits_as_new(repo, tmp_path):
+    config = {"dirty_limit": 5, "commit_limit": 5, "command_timeout": 5}
+    clone = tmp_path / "clone"
+    repo.git("clone", "-q", str(repo.path), str(clone))
+    first = GitSensor(config)
+    first.poll(Focus(cwd=clone))  # the clone's HEAD is an ancestor of what repo gets next
+    repo.commit("only in repo", "r.txt")
+    second = GitSensor(config)
+    second.import_state(first.export_state())
+    assert second.poll(Focus(cwd=repo.path))["commits"] == []

@@ -123,25 +123,29 @@ class GitSensor:
     lists, sorted by path; `dirty_count` always holds the full count), `commit_limit` (how many new
     commits one poll lists), `command_timeout` (seconds per git command).
 
-    State between polls: the branch and HEAD of the last poll, so `commits` lists only what is new.
+    State between polls: the folder, branch and HEAD of the last poll, so `commits` lists only what is
+    new. The store holds one state per sensor name, so a state from another folder (attend run in
+    another project) is not compared with this one.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.dirty_limit: int = require(config, "dirty_limit", int)
         self.commit_limit: int = require(config, "commit_limit", int)
         self.command_timeout: float = require_seconds(config, "command_timeout")
+        self._last_cwd: str | None = None
         self._last_branch: str | None = None
         self._last_head: str | None = None
 
     # --- state --------------------------------------------------------------------------------
     def export_state(self) -> dict[str, Any]:
-        """The branch and HEAD this sensor last saw."""
-        return {"branch": self._last_branch, "head": self._last_head}
+        """The folder, branch and HEAD this sensor last saw."""
+        return {"cwd": self._last_cwd, "branch": self._last_branch, "head": self._last_head}
 
     def import_state(self, state: Any) -> None:
         """Restore what `export_state` returned (ignored when it is not the expected shape)."""
         if isinstance(state, dict):
-            branch, head = state.get("branch"), state.get("head")
+            cwd, branch, head = state.get("cwd"), state.get("branch"), state.get("head")
+            self._last_cwd = cwd if isinstance(cwd, str) else None
             self._last_branch = branch if isinstance(branch, str) else None
             self._last_head = head if isinstance(head, str) else None
 
@@ -165,8 +169,8 @@ class GitSensor:
                 sha = found.stdout.strip()
                 upstream.append({"name": snap.upstream_name, "head": sha, "short": sha[:7]})
 
-        commits = self._new_commits(cwd, snap)
-        self._last_branch, self._last_head = snap.branch, snap.head
+        commits = self._new_commits(cwd, snap) if self._last_cwd == str(cwd) else []
+        self._last_cwd, self._last_branch, self._last_head = str(cwd), snap.branch, snap.head
 
         dirty = [
             {"path": path, "status": xy, "change": describe_change(xy)}
