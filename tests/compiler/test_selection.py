@@ -80,3 +80,23 @@ def test_a_catastrophic_regex_times_out_as_no_match_with_a_warning(monkeypatch: 
     warnings: list[str] = []
     assert not pred({"s": "a" * 35 + "!"}, warnings.append)
     assert len(warnings) == 1 and "timed out" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "guarded"),
+    [
+        (r"^(fix|feat)\b", False),
+        (r"a*b", False),
+        (r"[*+]+x", False),
+        (r"\*\*", False),
+        (r"x{2,5}", False),
+        (r"^(a|aa)+$", True),
+        (r"(a+)+", True),
+        (r".*x.*", True),
+        (r"x{2,}y{3,}", True),
+        (r"(\w)\1", True),
+        (r"(?P<n>a)(?P=n)", True),
+    ],
+)
+def test_only_patterns_that_cannot_backtrack_catastrophically_skip_the_timeout(pattern: str, guarded: bool) -> None:
+    assert ops.regex_needs_timeout(pattern) is guarded

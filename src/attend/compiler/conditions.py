@@ -100,17 +100,16 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
 
         return like
     if op == "matches":
-        search = ops.compile_regex(operand.text).search
-        timeout = ops.REGEX_TIMEOUT
+        search = ops.compile_regex(operand.text)
 
         def matches(v: Any, warn: Warn) -> bool:
             subject = v if v.__class__ is str else _pattern_subject(v)
             if subject is None:
                 return False
             try:
-                return search(subject, timeout=timeout) is not None
+                return search(subject)
             except TimeoutError:
-                warn(f"{prop}: the regex {operand.text!r} timed out after {timeout} s; counted as no match")
+                warn(f"{prop}: the regex {operand.text!r} timed out after {ops.REGEX_TIMEOUT} s; counted as no match")
                 return False
 
         return matches
@@ -143,19 +142,35 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
 
 def property_getter(prop: ir.PropertyPattern) -> Callable[[Any], list[Any]]:
     """For a glob property: the closure listing every value whose path matches, in document order."""
-    steps: list[tuple[bool, Any]] = []
+    steps: list[tuple[str, Any]] = []
     for part, globbed in zip(prop.parts, prop.globbed, strict=True):
-        steps.append((True, ops.compile_glob(part)) if globbed else (False, part))
+        if not globbed:
+            steps.append(("name", part))
+        elif part == "*":
+            steps.append(("all", None))  # every member: no pattern to match
+        else:
+            steps.append(("glob", ops.compile_glob(part)))
     frozen = tuple(steps)
+    if len(frozen) == 2 and frozen[0][0] == "name" and frozen[1][0] == "all":
+        # `labels.*`: the members of one sub-mapping
+        outer = frozen[0][1]
+
+        def members(item: Any) -> list[Any]:
+            inner = item.get(outer) if isinstance(item, dict) else None
+            return list(inner.values()) if isinstance(inner, dict) else []
+
+        return members
 
     def values(item: Any) -> list[Any]:
         nodes = [item]
-        for globbed, sel in frozen:
+        for how, sel in frozen:
             nxt: list[Any] = []
             for node in nodes:
                 if not isinstance(node, dict):
                     continue
-                if globbed:
+                if how == "all":
+                    nxt.extend(node.values())
+                elif how == "glob":
                     nxt.extend(v for k, v in node.items() if isinstance(k, str) and sel(k) is not None)
                 elif sel in node:
                     nxt.append(node[sel])
@@ -163,6 +178,51 @@ def property_getter(prop: ir.PropertyPattern) -> Callable[[Any], list[Any]]:
         return nodes
 
     return values
+
+
+def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> Predicate | None:
+    """A single-field, single-test condition as one closure, for the operators that dominate polls."""
+    missing = ops.MISSING
+    op, operand = test.op, test.operand
+    if op == "equals" and isinstance(operand, str):
+
+        def equals_str(item: Any, warn: Warn) -> bool:
+            return isinstance(item, dict) and item.get(field) == operand
+
+        return equals_str
+    if op == "in" and all(isinstance(o, str) for o in operand):
+        members = frozenset(operand)
+
+        def in_strs(item: Any, warn: Warn) -> bool:
+            if not isinstance(item, dict):
+                return False
+            v = item.get(field)
+            return v.__class__ is str and v in members
+
+        return in_strs
+    if op == "like":
+        match = ops.compile_glob(operand.text)
+
+        def like_str(item: Any, warn: Warn) -> bool:
+            v = item.get(field) if isinstance(item, dict) else None
+            if v.__class__ is str:
+                return match(v) is not None
+            return v is not None and slow(v, warn)
+
+        return like_str
+    if op in ("above", "below"):
+        above = op == "above"
+
+        def numeric(item: Any, warn: Warn) -> bool:
+            v = item.get(field, missing) if isinstance(item, dict) else missing
+            if v.__class__ is int or v.__class__ is float:
+                return v > operand if above else v < operand
+            if v is missing:
+                return missing_holds
+            return slow(v, warn)
+
+        return numeric
+    return None
 
 
 def compile_condition(condition: ir.Condition) -> Predicate:
@@ -186,17 +246,32 @@ def compile_condition(condition: ir.Condition) -> Predicate:
 
     if prop.is_glob:
         values = property_getter(prop)
+        first = condition.tests[0]
+        if len(tests) == 1 and first.op == "equals" and isinstance(first.operand, str):
+            wanted = first.operand
+
+            def glob_equals(item: Any, warn: Warn) -> bool:
+                found = values(item)
+                return wanted in found if found else missing_holds
+
+            return glob_equals
 
         def glob_condition(item: Any, warn: Warn) -> bool:
             found = values(item)
             if not found:
                 return missing_holds
-            return any(check(v, warn) for v in found)
+            for v in found:
+                if check(v, warn):
+                    return True
+            return False
 
         return glob_condition
 
     if len(prop.parts) == 1:
         (field,) = prop.parts
+        fused = _fused(field, condition.tests[0], tests[0], missing_holds) if len(tests) == 1 else None
+        if fused is not None:
+            return fused
         def plain(item: Any, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v is missing:

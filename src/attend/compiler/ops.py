@@ -74,11 +74,71 @@ def compile_glob(pattern: str) -> Callable[[str], Any]:
     return re.compile(include[0]).match
 
 
-def compile_regex(pattern: str) -> Any:
-    """The compiled `regex` pattern for a `matches` operand (checked valid at parse time)."""
+#: Subjects up to this many characters skip the timeout when the pattern cannot backtrack
+#: catastrophically (see `regex_needs_timeout`): at most one unbounded quantifier over such a subject
+#: is at worst quadratic, a few milliseconds, while setting up a timeout costs ~2 µs on every search.
+SAFE_SUBJECT_CHARS = 1000
+
+
+def regex_needs_timeout(pattern: str) -> bool:
+    """True unless `pattern` has a shape that cannot backtrack catastrophically.
+
+    Safe means: no backreference, no repeated group (`(...)*`, `(...)+`, `(...){2,}`) and at most one
+    unbounded quantifier (`*`, `+`, `{n,}`) outside character classes. Anything else (the shapes of
+    ReDoS: nested or adjacent repetition, repeated alternation) is always searched with the timeout.
+    """
+    i, n = 0, len(pattern)
+    unbounded = 0
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if nxt.isdigit() and nxt != "0" or nxt in ("g", "k"):
+                return True  # a backreference
+            i += 2
+            continue
+        if ch == "[":
+            i += 1
+            if pattern[i : i + 1] == "^":
+                i += 1
+            if pattern[i : i + 1] == "]":
+                i += 1
+            while i < n and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+            continue
+        if pattern.startswith("(?P=", i):
+            return True
+        quantifier = ch in "*+" or (ch == "{" and "," in pattern[i : pattern.find("}", i) + 1])
+        repeated_group = ch == "{" and i > 0 and pattern[i - 1] == ")"
+        if quantifier or repeated_group:
+            if i > 0 and pattern[i - 1] == ")":
+                return True
+            unbounded += 1
+            if unbounded > 1:
+                return True
+        i += 1
+    return False
+
+
+def compile_regex(pattern: str) -> Callable[[str], bool]:
+    """A `matches` search (the `regex` module, unanchored): True when the pattern occurs in the subject.
+
+    Raises TimeoutError when a search runs past `REGEX_TIMEOUT` (the caller warns and counts it as
+    no match). Patterns that cannot backtrack catastrophically skip the timeout on short subjects.
+    """
     import regex
 
-    return regex.compile(pattern)
+    search = regex.compile(pattern).search
+    guarded = regex_needs_timeout(pattern)
+    limit = SAFE_SUBJECT_CHARS
+
+    def matches(subject: str) -> bool:
+        if guarded or len(subject) > limit:
+            return search(subject, timeout=REGEX_TIMEOUT) is not None
+        return search(subject) is not None
+
+    return matches
 
 
 def get_dotted(value: Any, fields: tuple[str, ...]) -> Any:
@@ -160,4 +220,6 @@ def key_text(value: Any) -> str:
     """An item's key as the string the state and `Fire.key` use (JSON for non-strings)."""
     if isinstance(value, str):
         return value
+    if value.__class__ is int:
+        return str(value)  # what json.dumps gives, without its cost (keys are mostly ids)
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)

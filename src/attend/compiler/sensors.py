@@ -19,7 +19,9 @@ from typing import Any
 from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
 
-__all__ = ["LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "parse_lines"]
+__all__ = [
+    "LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "evaluate_triggers", "parse_lines",
+]
 
 #: The trigger name of a fire made from a `lines` output line when the sensor has no triggers.
 LINES_TRIGGER = "lines"
@@ -98,13 +100,15 @@ class CompiledSensor:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise MalformedOutput(f"the output is not valid JSON{where}: {reason}") from None
 
-    def step(self, states: dict[str, Any] | None, result: Any, *, test: bool = False) -> SensorStep:
+    def step(self, states: dict[str, Any] | None, result: Any, *, test: bool = False, detail: bool = True) -> SensorStep:
         """Run every trigger on one poll result.
 
         Args:
             states: stored state by definition hash (states of other hashes are ignored and dropped).
             result: the poll result (`result_from_output`'s first value, or a crate/mcp result).
             test: a test fire (see `CompiledTrigger.evaluate`).
+            detail: build each trigger's verdict (`sensors poll`); the daemon may pass False to skip
+                the extra pass over the items that per-condition counts cost.
 
         Returns:
             The fires of all triggers in trigger order, the new states keyed by definition hash,
@@ -118,14 +122,26 @@ class CompiledSensor:
                 if isinstance(item, dict)
             ]
             return SensorStep(fires, {}, [])
-        out = SensorStep([], {})
-        for name, trigger in self.triggers.items():
-            evaluation = trigger.evaluate(states.get(trigger.definition_hash), result, test=test)
-            out.fires.extend(evaluation.fires)
-            out.states[trigger.definition_hash] = evaluation.state
-            out.warnings.extend(f"{name}: {w}" for w in evaluation.warnings)
-            out.verdicts.append(evaluation.verdict)
-        return out
+        return evaluate_triggers(self.triggers, states, result, test=test, detail=detail)
+
+
+def evaluate_triggers(
+    triggers: dict[str, CompiledTrigger], states: dict[str, Any], result: Any, *, test: bool = False, detail: bool = True
+) -> SensorStep:
+    """Run several triggers on one poll result, selecting each distinct path (and key) only once.
+
+    The items a keyed trigger compares are shared read-only between triggers with the same path and
+    key: the common subexpression of a sensor whose triggers watch one list in different ways.
+    """
+    out = SensorStep([], {})
+    shared: dict[Any, Any] = {}
+    for name, trigger in triggers.items():
+        evaluation = trigger.evaluate(states.get(trigger.definition_hash), result, test=test, shared=shared, detail=detail)
+        out.fires.extend(evaluation.fires)
+        out.states[trigger.definition_hash] = evaluation.state
+        out.warnings.extend(f"{name}: {w}" for w in evaluation.warnings)
+        out.verdicts.append(evaluation.verdict)
+    return out
 
 
 def _effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[str, str]:

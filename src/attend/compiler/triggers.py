@@ -88,6 +88,7 @@ class CompiledTrigger:
         self.ir = trigger
         self.definition_hash = definition_hash(trigger)
         self.select = compile_path_ir(trigger.path)
+        self.path_text = str(trigger.path)
         self.singular = is_singular(trigger.path)
         self.where = compile_where(trigger.where)
         self.conditions = (
@@ -117,16 +118,22 @@ class CompiledTrigger:
         fires, new_state, _ = self._run(state, result, warnings.append, test=False, detail=False)
         return fires, new_state
 
-    def evaluate(self, state: dict[str, Any] | None, result: Any, *, test: bool = False) -> Evaluation:
+    def evaluate(
+        self, state: dict[str, Any] | None, result: Any, *, test: bool = False, shared: dict[Any, Any] | None = None,
+        detail: bool = True,
+    ) -> Evaluation:
         """Like `step`, with warnings and a verdict saying what was selected, what held, what fired.
 
         Args:
             state: the stored state, or None.
             result: the poll result.
             test: a test fire: with no stored state, compare against an empty previous poll so it can fire.
+            shared: a cache for one poll result, shared by the triggers of one sensor: triggers with the
+                same path (and key) select (and key) the items once. Read-only for the triggers.
+            detail: build the verdict (per-condition counts cost one more pass over the items).
         """
         warnings: list[str] = []
-        fires, new_state, verdict = self._run(state, result, warnings.append, test=test, detail=True)
+        fires, new_state, verdict = self._run(state, result, warnings.append, test=test, detail=detail, shared=shared)
         return Evaluation(fires, new_state, warnings, verdict)
 
     # ------------------------------------------------------------------------------------ core
@@ -170,7 +177,7 @@ class CompiledTrigger:
                     without += 1
                     continue
                 if k.__class__ is not str:
-                    k = key_text(k)
+                    k = str(k) if k.__class__ is int else key_text(k)
                 if k in items:
                     duplicates += 1
                     first_dup = first_dup or k
@@ -195,13 +202,35 @@ class CompiledTrigger:
             warn(f"{duplicates} item(s) repeat a key already seen (first: {first_dup!r}); the first item with each key wins")
         return items
 
+    def _selection(self, result: Any, warn: Callable[[str], None], shared: dict[Any, Any] | None) -> tuple[list[Any], Any]:
+        """The selected nodes and (for a keyed trigger) the items by key, from `shared` when another
+        trigger of the same poll already computed them; key warnings are replayed for each trigger."""
+        if shared is None:
+            nodes = self.select(result)
+            return nodes, (self._items(nodes, warn) if self.key_fields is not None else None)
+        path_key = self.path_text
+        nodes = shared.get(path_key)
+        if nodes is None:
+            nodes = shared[path_key] = self.select(result)
+        if self.key_fields is None:
+            return nodes, None
+        items_key = (path_key, self.key_fields)
+        cached = shared.get(items_key)
+        if cached is None:
+            notes: list[str] = []
+            cached = shared[items_key] = (self._items(nodes, notes.append), notes)
+        for note in cached[1]:
+            warn(note)
+        return nodes, cached[0]
+
     def _run(
-        self, state: Any, result: Any, warn: Callable[[str], None], *, test: bool, detail: bool
+        self, state: Any, result: Any, warn: Callable[[str], None], *, test: bool, detail: bool,
+        shared: dict[Any, Any] | None = None,
     ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
         previous, baseline = self._previous(state, test)
-        nodes = self.select(result)
-        if self.key_fields is not None:
-            fires, new_state, verdict = self._keyed(previous, nodes, warn, baseline, detail)
+        nodes, items = self._selection(result, warn, shared)
+        if items is not None:
+            fires, new_state, verdict = self._keyed(previous, items, warn, baseline, detail)
         else:
             fires, new_state, verdict = self._keyless(previous, nodes, warn, baseline, detail)
         if detail:
@@ -216,9 +245,8 @@ class CompiledTrigger:
         return ([] if baseline else fires), new_state, verdict
 
     def _keyed(
-        self, previous: dict[str, Any], nodes: list[Any], warn: Callable[[str], None], baseline: bool, detail: bool
+        self, previous: dict[str, Any], items: dict[str, Any], warn: Callable[[str], None], baseline: bool, detail: bool
     ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
-        items = self._items(nodes, warn)
         prev_items: dict[str, Any] = previous["items"]
         where = self.where
         on = self.ir.on
