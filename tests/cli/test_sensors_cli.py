@@ -1,0 +1,164 @@
+"""`attend sensors [list]`, `sensors poll` and `sensors fire`, run as the real CLI in a temporary home."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+
+import pytest
+
+SCRIPT = "import json, pathlib, sys; print(pathlib.Path(sys.argv[1]).read_text())"
+
+
+@pytest.fixture
+def items(quiet_home):
+    """A command sensor `items` reporting the JSON in items.json; returns a setter for that JSON."""
+    data = quiet_home.root / "items.json"
+    quiet_home.write_user_sensor(
+        "items",
+        "spec: 1\nname: items\nkind: command\nthreshold: 0\n"
+        f"command:\n  argv: [{sys.executable!r}, -c, {SCRIPT!r}, {str(data)!r}]\n"
+        "triggers:\n  new:\n    path: $.items[*]\n    key: id\n    on: added\n    magnitude: 3\n"
+        "    description: 'new item {id}'\n",
+    )
+
+    def set_items(*ids: object) -> None:
+        data.write_text(json.dumps({"items": [{"id": i} for i in ids]}))
+
+    set_items()
+    return set_items
+
+
+def _db(home) -> sqlite3.Connection:
+    return sqlite3.connect(home.state / "attend" / "attend.db")
+
+
+def _rows(home, sql: str) -> list[tuple]:
+    conn = _db(home)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def test_sensors_list_json_has_the_documented_fields(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    row = rows["items"]
+    for field in ("name", "kind", "layer", "file", "enabled", "state", "message", "last_poll", "next_poll"):
+        assert field in row
+    assert (row["kind"], row["layer"], row["enabled"], row["state"]) == ("command", "user", True, "ok")
+    assert row["file"].endswith("items.yaml")
+    assert row["last_poll"] is None and row["next_poll"] is None
+    assert rows["git"]["enabled"] is False
+
+
+def test_sensors_without_an_action_lists_them_as_a_table(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].split() == ["NAME", "KIND", "LAYER", "ENABLED", "STATE", "LANE", "LAST", "POLL", "NEXT", "POLL"]
+    assert any(line.startswith("items ") for line in out.stdout.splitlines())
+
+
+def test_sensors_list_shows_an_invalid_file_with_its_error(quiet_home) -> None:
+    quiet_home.write_user_sensor("broken", "spec: 1\nname: broken\nkind: command\ninterval: soon\ncommand: {argv: [true]}\n")
+    rows = {r["name"]: r for r in json.loads(quiet_home.attend("sensors", "--json").stdout)}
+    assert rows["broken"]["state"] == "invalid"
+    assert "broken.yaml" in rows["broken"]["message"]
+    assert rows["broken"]["next_poll"] is None
+
+
+def test_sensors_list_shows_an_untrusted_project_command_as_refused(quiet_home) -> None:
+    quiet_home.write_project_sensor("proj", "spec: 1\nname: proj\nkind: command\ncommand: {argv: [true]}\n")
+    rows = {r["name"]: r for r in json.loads(quiet_home.attend("sensors", "--json").stdout)}
+    assert rows["proj"]["state"] == "refused"
+
+
+def test_sensors_poll_shows_the_result_and_each_trigger_verdict_and_stores_it(items, quiet_home) -> None:
+    items(1, 2)
+    out = quiet_home.attend("sensors", "poll", "items", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["state"] == "ok"
+    assert report["result"] == {"items": [{"id": 1}, {"id": 2}]}
+    [verdict] = report["triggers"]
+    assert verdict["trigger"] == "new" and verdict["baseline"] is True
+    assert report["stored"] is True
+    items(1, 2, 3)
+    report = json.loads(quiet_home.attend("sensors", "poll", "items", "--json").stdout)
+    assert [f["description"] for f in report["fires"]] == ["new item 3"]
+    assert _rows(quiet_home, "SELECT description FROM pending") == [("new item 3",)]
+    listed = {r["name"]: r for r in json.loads(quiet_home.attend("sensors", "--json").stdout)}
+    assert listed["items"]["last_poll"] is not None
+
+
+def test_sensors_poll_dry_run_stores_nothing(items, quiet_home) -> None:
+    items(1)
+    out = quiet_home.attend("sensors", "poll", "items", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert "trigger new: baseline" in out.stdout
+    assert "dry run: nothing stored" in out.stdout
+    assert _rows(quiet_home, "SELECT * FROM trigger_state") == []
+
+
+def test_sensors_poll_of_a_failing_command_exits_1_with_its_state(quiet_home) -> None:
+    quiet_home.write_user_sensor(
+        "bad", f"spec: 1\nname: bad\nkind: command\ncommand:\n  argv: [{sys.executable!r}, -c, 'print(1/0)']\n"
+    )
+    out = quiet_home.attend("sensors", "poll", "bad")
+    assert out.returncode == 1
+    assert "bad: exit" in out.stdout and "ZeroDivisionError" in out.stdout
+    assert "trigger state untouched" in out.stdout
+
+
+def test_sensors_poll_of_an_unknown_sensor_is_a_usage_error(quiet_home) -> None:
+    out = quiet_home.attend("sensors", "poll", "nope")
+    assert out.returncode == 2
+    assert "no sensor named 'nope'" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_sensors_fire_with_no_stored_state_compares_with_an_empty_poll(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "-", input="items: [{id: 7}]\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "[attend sensor=items priority=medium] [test] new item 7\n"
+    rows = _rows(quiet_home, "SELECT description, test, printed, lane FROM journal")
+    assert rows == [("new item 7", 1, 0, "event")]
+    assert _rows(quiet_home, "SELECT * FROM trigger_state") == []
+
+
+def test_sensors_fire_reads_a_file_and_commit_stores_the_trigger_state(items, quiet_home) -> None:
+    result = quiet_home.root / "result.json"
+    result.write_text('{"items": [{"id": 1}]}')
+    out = quiet_home.attend("sensors", "fire", "items/new", "--input", str(result), "--commit")
+    assert out.returncode == 0, out.stderr
+    assert "new item 1" in out.stdout
+    assert len(_rows(quiet_home, "SELECT * FROM trigger_state")) == 1
+    # The stored state now holds item 1: the same input fires nothing.
+    again = quiet_home.attend("sensors", "fire", "items", "--input", str(result))
+    assert again.stdout.startswith("no fire")
+
+
+def test_sensors_fire_dry_run_stops_before_delivery(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "-", "--dry-run", input='{"items": [{"id": 2}]}')
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "would deliver (event lane): [attend sensor=items priority=medium] [test] new item 2\n"
+    assert _rows(quiet_home, "SELECT * FROM journal") == []
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["items/nope", "--input", "-"], "{}", "no trigger 'nope'"),
+        (["items", "--input", "-"], "", "the input is empty"),
+        (["items", "--input", "-"], "items: [unclosed", "neither JSON nor YAML"),
+        (["items", "--input", "/nonexistent/result.json"], None, "cannot read"),
+    ],
+)
+def test_sensors_fire_rejects_bad_usage_with_exit_2(items, quiet_home, args, stdin, message) -> None:
+    out = quiet_home.attend("sensors", "fire", *args, input=stdin)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
