@@ -215,3 +215,24 @@ def test_the_public_api_example_of_the_design_works() -> None:
     assert fires == []
     fires, state = trigger.step(state, {"items": [{"id": "a"}, {"id": "b"}]})
     assert [(f.trigger, f.key, f.magnitude, f.description) for f in fires] == [("new-item", "b", 3.0, "new item b")]
+
+
+def test_triggers_sharing_a_path_and_key_decide_the_same_as_when_stepped_alone() -> None:
+    from attend.compiler.sensors import evaluate_triggers
+
+    triggers = {
+        "a": _trigger(on="added"),
+        "c": _trigger(on="changed"),
+        "e": _trigger(on="enters", where={"state": "open"}),
+        "w": attend.compile_trigger({"path": "$.items[*]", "on": "changed"}, name="w"),
+    }
+    first = {"items": [{"id": 1, "state": "x"}, {"state": "no key"}]}
+    second = {"items": [{"id": 1, "state": "open"}, {"id": 2, "state": "open"}, {"id": 2, "state": "dup"}]}
+    step = evaluate_triggers(triggers, {}, first)
+    step = evaluate_triggers(triggers, step.states, second)
+    alone = []
+    for t in triggers.values():
+        _, state = t.step(None, first)
+        alone += [(f.trigger, f.key, f.description) for f in t.step(state, second)[0]]
+    assert [(f.trigger, f.key, f.description) for f in step.fires] == alone
+    assert sum("first item with each key wins" in w for w in step.warnings) == 3

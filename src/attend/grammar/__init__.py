@@ -36,8 +36,25 @@ _GRAMMAR_FILE = _FsPath(__file__).with_name("attend.lark")
 _parser: Any = None
 
 
+def _cache_file() -> str | bool:
+    """Where lark keeps the built LALR tables between processes: the user's own cache folder.
+
+    lark checks the grammar's hash and its own version before using the file and rebuilds when either
+    differs. Never a shared temporary folder: the cache is a pickle. No usable folder → no cache.
+    """
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "attend")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.join(folder, "grammar-lalr.cache")
+
+
 def _lark() -> Any:
-    """The one LALR parser for all three start rules, built on first use."""
+    """The one LALR parser for all three start rules, built (or loaded from the cache) on first use."""
     global _parser
     if _parser is None:
         from lark import Lark
@@ -48,6 +65,7 @@ def _lark() -> Any:
             start=["path", "template", "property"],
             propagate_positions=True,
             maybe_placeholders=False,
+            cache=_cache_file(),
         )
     return _parser
 

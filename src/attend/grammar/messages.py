@@ -93,8 +93,6 @@ def _hint(text: str, offset: int, start: str) -> str | None:
     if start == "path":
         if offset == 0 and not text.startswith("$"):
             return "a path starts with '$' (for example $.items[*])"
-        if ch == "[" and "]" not in text[offset:]:
-            return "'[' is never closed; expected ']'"
         if ch == "." and text[max(0, offset - 2) : offset] == "..":
             return "too many dots; write '.' for a child or '..' for descendants"
         if ch and ch in "'\"" and text.count(ch, offset) == 1:
