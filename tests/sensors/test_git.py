@@ -79,7 +79,7 @@ def test_an_upstream_that_moves_fires_and_being_ahead_fires_once(drive, repo, tm
     other.git("push", "-q", "origin", "HEAD:main")
     old = d.results[-1]["upstream"][0]["short"]
     repo.git("fetch", "-q", "origin")
-    assert d.poll() == [("upstream-moved", 2.0, f"upstream origin/main moved: {old} → {remote_sha[:7]}")]
+    assert d.poll() == [("upstream-moved", 3.0, f"upstream origin/main moved: {old} → {remote_sha[:7]}")]
     assert d.results[-1]["behind"] == 1
 
 

@@ -30,7 +30,7 @@ def test_one_wake_line_per_idle_stretch(drive, project, transcripts):
     idle_for(transcripts, "s1", 10)
     assert d.poll() == []
     idle_for(transcripts, "s1", 51)
-    assert d.poll() == [("wake", 1.0, "keepwarm: idle 51 minutes with 90000 tokens cached; "
+    assert d.poll() == [("wake", 3.0, "keepwarm: idle 51 minutes with 90000 tokens cached; "
                                       "reply with one word and use no tools")]
     idle_for(transcripts, "s1", 55)
     assert d.poll() == []
