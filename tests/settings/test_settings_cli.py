@@ -91,6 +91,7 @@ def test_a_key_overridden_by_the_project_layer_exits_4_and_writes_nothing(home, 
         ("attend.sensors.weather.triggers.high-wind.path", "$.[", 3, "path-syntax"),
         ("attend.sensors.weather.triggers.high-wind.on", "added", 3, "on-rules"),
         ("attend.sensors.weather.interval", "{unclosed", 3, "not valid YAML"),
+        ("attend.sensors.weather.triggers.high-wind.where.city", "*berlin*", 3, "must be quoted"),
         ("attend.sensors.weather.intervl", "5s", 2, "did you mean interval"),
         ("attend.sensors.wether.interval", "5s", 2, "did you mean weather"),
         ("attend.sensors.weather.triggers.high-wnd.magnitude", "2", 2, "did you mean high-wind"),
@@ -243,3 +244,11 @@ def test_lint_is_quiet_without_old_keys(home):
     result = home.attend("settings", "lint")
     assert result.returncode == 0
     assert "no old sensors: keys" in result.stdout
+
+
+def test_a_glob_starting_with_a_star_is_set_when_quoted_inside_the_value(home, weather):
+    key = "attend.sensors.weather.triggers.high-wind.where.city"
+    result = home.attend("settings", "set", key, '"*berlin*"')
+    assert result.returncode == 0, result.stderr
+    assert "      city: '*berlin*'\n" in weather.read_text()
+    assert _json(home.attend("settings", "get", key, "--json"))["value"] == "*berlin*"

@@ -57,6 +57,10 @@ __all__ = ["get", "help", "lint", "list", "run_refusable", "set", "unset"]
 #: Exit code of `lint` when it found old keys (the "problems found" code of `compile --check`).
 EXIT_FOUND = 1
 
+#: Characters that start a YAML alias, anchor, tag, directive or block scalar, not a plain string
+#: (a glob such as `*berlin*` is the common case).
+YAML_INDICATORS = frozenset("*&!%@`|>")
+
 #: Fields that stay in an override file that no longer overrides anything; such a file is deleted.
 IDENTITY_FIELDS = frozenset({"spec", "name"})
 
@@ -85,7 +89,11 @@ def _value(text: str) -> tuple[Any, bool]:
     parsed = parse_yaml(text, "VALUE")
     errors = [d for d in parsed.diagnostics if d.severity == "error"]
     if errors:
-        raise SettingsRefusal(f"VALUE is not valid YAML: {errors[0].message}", EXIT_REJECTED)
+        hint = ""
+        if text[:1] in YAML_INDICATORS:
+            hint = (f"; a string starting with {text[0]!r} must be quoted inside the value, "
+                    f"e.g. attend settings set KEY '\"{text}\"'")
+        raise SettingsRefusal(f"VALUE is not valid YAML: {errors[0].message}{hint}", EXIT_REJECTED)
     return parsed.data, text.lstrip().startswith(("{", "["))
 
 

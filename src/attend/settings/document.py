@@ -20,11 +20,11 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelError
-from ruamel.yaml.scalarstring import SingleQuotedScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
 from attend.spec.loading import parse_yaml
 
-__all__ = ["DocumentError", "EditableDocument", "IndentStyle", "PathIntoScalar", "detect_style", "to_node"]
+__all__ = ["DocumentError", "EditableDocument", "IndentStyle", "PathIntoScalar", "detect_style", "key_node", "to_node"]
 
 #: Wide enough that ruamel never re-wraps a long line (sensor descriptions, argv URLs).
 LINE_WIDTH = 4096
@@ -97,12 +97,19 @@ def _reads_back_as_itself(text: str) -> bool:
     return not parsed.diagnostics and parsed.data == text
 
 
+def key_node(key: Any) -> Any:
+    """A mapping key as ruamel should write it: double-quoted (escaped) when it holds unprintable characters."""
+    if isinstance(key, str) and not key.isprintable():
+        return DoubleQuotedScalarString(key)
+    return key
+
+
 def to_node(value: Any, *, flow: bool = False) -> Any:
     """Plain data as ruamel round-trip nodes; `flow` keeps `{…}` / `[…]` written inline."""
     if isinstance(value, Mapping):
         node = CommentedMap()
         for k, v in value.items():
-            node[k] = to_node(v, flow=flow)
+            node[key_node(k)] = to_node(v, flow=flow)
         if flow:
             node.fa.set_flow_style()
         return node
@@ -111,6 +118,8 @@ def to_node(value: Any, *, flow: bool = False) -> Any:
         if flow:
             seq.fa.set_flow_style()
         return seq
+    if isinstance(value, str) and not value.replace("\n", "").isprintable():
+        return DoubleQuotedScalarString(value)  # escapes: control characters, NEL, line separators
     if isinstance(value, str) and "\n" not in value and not _reads_back_as_itself(value):
         return SingleQuotedScalarString(value)
     return value
@@ -148,7 +157,7 @@ class EditableDocument:
             if segment not in node:
                 if not create:
                     return None
-                node[segment] = CommentedMap()
+                node[key_node(segment)] = CommentedMap()
             node = node[segment]
         if not isinstance(node, CommentedMap):
             raise PathIntoScalar(path, node)
@@ -170,7 +179,7 @@ class EditableDocument:
         """
         parent = self._parent(path[:-1], create=True)
         assert parent is not None
-        parent[path[-1]] = to_node(value, flow=flow)
+        parent[path[-1] if path[-1] in parent else key_node(path[-1])] = to_node(value, flow=flow)
 
     def delete(self, path: tuple[str, ...]) -> bool:
         """Remove `path` and every parent mapping it leaves empty; False when it was not set."""
