@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import trio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED
 
 from attend.errors import RuntimeFailure
 from attend.runtime.mcp_config import ServerDefinition
@@ -149,14 +151,14 @@ class McpPool:
         with trio.move_on_after(timeout):
             try:
                 result = await client.call_tool(tool, args)
-            except Exception as exc:  # noqa: BLE001 - any transport failure means the session is gone
-                failure = RuntimeFailure(
-                    "exec_failed",
-                    f"MCP server {definition.name!r} failed during {tool}: {_describe(exc)} "
-                    f"(stderr: {log_path(self._state_dir, definition.name)})",
-                )
-                self._end(session, failure)
-                raise failure from None
+            except MCPError as exc:
+                if exc.code != CONNECTION_CLOSED:
+                    # The server answered with a JSON-RPC error: the session is fine, the call failed.
+                    message = f"MCP tool {tool} on {definition.name!r}: {exc.message} (error {exc.code})"
+                    raise RuntimeFailure(tool_error_state(exc.message), message) from None
+                raise self._lost(session, tool, exc) from None
+            except Exception as exc:  # noqa: BLE001 - any other failure is the transport's: the session is gone
+                raise self._lost(session, tool, exc) from None
         if result is None:
             raise RuntimeFailure("timeout", f"MCP tool {tool} on {definition.name!r} did not answer within {timeout:g}s")
         texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
@@ -166,6 +168,16 @@ class McpPool:
         structured = result.structured_content
         return ToolCall(document=result_document(structured, texts), structured=structured, texts=texts)
 
+    def _lost(self, session: _Session, tool: str, exc: BaseException) -> RuntimeFailure:
+        """End a session whose connection broke during a call; the failure counts towards the backoff."""
+        name = session.definition.name
+        failure = RuntimeFailure(
+            "exec_failed",
+            f"MCP server {name!r} failed during {tool}: {_describe(exc)} (stderr: {log_path(self._state_dir, name)})",
+        )
+        self._end(session, failure)
+        return failure
+
     async def _connected(self, definition: ServerDefinition, timeout: float) -> _Session:
         """The live session of `definition`, starting one when there is none (and the backoff allows)."""
         if self._nursery is None:
@@ -173,11 +185,11 @@ class McpPool:
         session = self._sessions.get(definition)
         if session is None or session.finished:
             history = self._history.setdefault(definition, _History())
-            wait = history.retry_at - time.monotonic()
+            wait = history.retry_at - trio.current_time()
             if wait > 0 and history.last is not None:
                 raise RuntimeFailure(
                     "unavailable",
-                    f"{history.last.message} — next start attempt in {wait:.0f}s "
+                    f"{history.last.message} — next start attempt in {wait:.1f}s "
                     f"(after {history.failures} failure{'s' if history.failures > 1 else ''})",
                 )
             session = _Session(definition)
@@ -188,7 +200,10 @@ class McpPool:
         if not session.ready.is_set():
             raise RuntimeFailure("timeout", f"MCP server {definition.name!r} did not start within {timeout:g}s")
         if session.client is None or session.finished:
-            raise session.failure or RuntimeFailure("exec_failed", f"MCP server {definition.name!r} stopped")
+            failure = session.failure
+            if failure is None:
+                raise RuntimeFailure("exec_failed", f"MCP server {definition.name!r} stopped")
+            raise RuntimeFailure(failure.state, failure.message)
         return session
 
     async def _serve(self, session: _Session, timeout: float) -> None:
@@ -245,7 +260,7 @@ class McpPool:
             history = self._history.setdefault(session.definition, _History())
             history.failures += 1
             history.last = failure
-            history.retry_at = time.monotonic() + self.restart_delay(history.failures)
+            history.retry_at = trio.current_time() + self.restart_delay(history.failures)
         session.ready.set()
 
 

@@ -169,3 +169,14 @@ async def test_cancelling_the_pool_stops_every_server_process(ctx: PollContext, 
     with trio.fail_after(10):
         while alive(pid):
             await trio.sleep(0.05)
+
+
+async def test_a_json_rpc_error_from_the_tool_is_a_failed_call_not_a_dead_server(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    server = behind.inline("clean")
+    failed = await failure(ctx, server, "rpc_denied")
+    assert failed.state == "auth_failed"
+    assert "please sign in again" in failed.message
+    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
+    assert len(behind.starts()) == 1

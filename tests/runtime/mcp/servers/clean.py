@@ -5,6 +5,7 @@ from __future__ import annotations
 from common import READ_ONLY, listing_text, read_items, record_start
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 server = MCPServer("clean")
@@ -44,6 +45,12 @@ def expired() -> str:
 def broken() -> str:
     """Fails for a reason that has nothing to do with credentials."""
     raise ToolError("the backend returned an internal error")
+
+
+@server.tool(annotations=READ_ONLY, structured_output=False)
+def rpc_denied() -> str:
+    """Fails with a JSON-RPC error instead of an error result, as some servers report auth."""
+    raise MCPError(code=-32001, message="session token expired, please sign in again")
 
 
 if __name__ == "__main__":
