@@ -73,5 +73,7 @@ def test_record_fire_keeps_only_live_fires() -> None:
 
 
 def test_engagement_parameters_come_from_config() -> None:
-    p = EngagementParams.from_config({"absolute_refractory": 5, "relative_after": 2})
+    p = EngagementParams.from_config({"absolute_refractory": "5s", "relative_after": 2})
     assert (p.absolute_refractory, p.relative_after, p.relative_peak) == (5.0, 2, 2.25)
+    with pytest.raises(ValueError):
+        EngagementParams.from_config({"absolute_refractory": "soon"})

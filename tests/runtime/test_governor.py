@@ -41,6 +41,6 @@ def test_a_governor_forgets_disclosures_that_left_the_window() -> None:
 
 
 def test_governor_parameters_come_from_config_over_the_defaults() -> None:
-    params = governor_params({"event": {"cooldown": 1, "limit": 10}})
+    params = governor_params({"event": {"cooldown": 1, "limit": 10, "window": "2m"}})
     assert params["event"] == GovernorParams(cooldown=1.0, limit=10, window=120.0)
     assert params["message"] == DEFAULT_GOVERNORS["message"]

@@ -40,15 +40,20 @@ class EngagementParams:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> EngagementParams:
-        """The parameters from the `engagement:` mapping of config.yaml, over the defaults."""
+        """The parameters from the `engagement:` mapping of config.yaml, over the defaults.
+
+        Durations may be numbers (seconds) or strings such as `90s`. Raises ValueError for a bad value.
+        """
+        from attend.spec.durations import parse_duration
+
         base = cls()
         given = dict(config or {})
         return cls(
-            absolute_refractory=float(given.get("absolute_refractory", base.absolute_refractory)),
+            absolute_refractory=parse_duration(given.get("absolute_refractory", base.absolute_refractory)),
             relative_peak=float(given.get("relative_peak", base.relative_peak)),
-            relative_half_life=float(given.get("relative_half_life", base.relative_half_life)),
+            relative_half_life=parse_duration(given.get("relative_half_life", base.relative_half_life)),
             relative_after=int(given.get("relative_after", base.relative_after)),
-            live_window=float(given.get("live_window", base.live_window)),
+            live_window=parse_duration(given.get("live_window", base.live_window)),
         )
 
 

@@ -34,16 +34,19 @@ DEFAULT_GOVERNORS: dict[str, GovernorParams] = {
 def governor_params(config: Mapping[str, Any] | None) -> dict[str, GovernorParams]:
     """Each lane's limits from the `governor:` mapping of config.yaml, over the defaults.
 
-    Accepts `{event: {cooldown, limit, window}, message: {...}}`; durations in seconds.
+    Accepts `{event: {cooldown, limit, window}, message: {...}}`; durations as numbers (seconds) or
+    strings such as `15s`. Raises ValueError for a bad value.
     """
+    from attend.spec.durations import parse_duration
+
     out = dict(DEFAULT_GOVERNORS)
     for lane, base in DEFAULT_GOVERNORS.items():
         given = (config or {}).get(lane) or {}
         if isinstance(given, Mapping):
             out[lane] = GovernorParams(
-                cooldown=float(given.get("cooldown", base.cooldown)),
+                cooldown=parse_duration(given.get("cooldown", base.cooldown)),
                 limit=int(given.get("limit", base.limit)),
-                window=float(given.get("window", base.window)),
+                window=parse_duration(given.get("window", base.window)),
             )
     return out
 
