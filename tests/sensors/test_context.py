@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from sensor_material import Transcripts
 
 from attend.sensors.base import Focus, SensorUnavailable
 from attend.sensors.context import ContextSensor, climb_per_minute
-from attend.sensors.transcript import UsageSample, project_folder_name
+from attend.sensors.transcript import UsageSample, newest_transcript, project_folder_name
 
 
 @pytest.fixture
@@ -31,6 +32,15 @@ def context(drive, project, transcripts):
 
 def test_the_transcript_folder_replaces_each_slash_and_dot_with_a_dash():
     assert project_folder_name(Path("/home/ada/src/my.proj")) == "-home-ada-src-my-proj"
+
+
+def test_a_project_path_with_underscores_is_also_found_with_every_symbol_as_a_dash(tmp_path):
+    project = tmp_path / "my_proj v2"
+    project.mkdir()
+    folder = tmp_path / "projects" / re.sub(r"[^A-Za-z0-9-]", "-", str(project))
+    folder.mkdir(parents=True)
+    (folder / "s1.jsonl").write_text("")
+    assert newest_transcript(tmp_path / "projects", project).path == folder / "s1.jsonl"
 
 
 def test_each_tier_is_disclosed_once_as_the_context_fills(drive, project, transcripts):

@@ -25,6 +25,7 @@ __all__ = [
     "UsageSample",
     "context_tokens",
     "newest_transcript",
+    "project_folder_candidates",
     "project_folder_name",
     "read_samples",
 ]
@@ -42,6 +43,13 @@ def project_folder_name(project: Path) -> str:
     return re.sub(r"[/.]", "-", str(project))
 
 
+def project_folder_candidates(project: Path) -> list[str]:
+    """The folder names to look for, in order: the ``/`` and ``.`` rule, then every character other than
+    a letter, digit or ``-`` as ``-`` (how Claude Code also writes a path holding ``_`` or spaces)."""
+    names = [project_folder_name(project), re.sub(r"[^A-Za-z0-9-]", "-", str(project))]
+    return list(dict.fromkeys(names))
+
+
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """The newest session transcript of a project."""
@@ -57,7 +65,8 @@ def newest_transcript(projects_dir: Path, project: Path) -> Transcript:
     Raises:
         SensorUnavailable: the project has no transcript folder or no transcript in it.
     """
-    folder = projects_dir / project_folder_name(project)
+    folders = [projects_dir / name for name in project_folder_candidates(project)]
+    folder = next((f for f in folders if f.is_dir()), folders[0])
     try:
         files = [(entry.stat().st_mtime, Path(entry.path)) for entry in _scan(folder) if entry.name.endswith(".jsonl")]
     except OSError as exc:
