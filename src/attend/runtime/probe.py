@@ -49,6 +49,7 @@ class ProbeComparison:
     lost: dict[str, list[str]] = field(default_factory=dict)
     items: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    keyless: set[str] = field(default_factory=set)
 
     @property
     def ok(self) -> bool:
@@ -75,6 +76,7 @@ def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeC
         verdict.notes.append("the sensor has no triggers; the whole results were compared")
         verdict.items["(result)"] = 1
         verdict.lost["(result)"] = [] if _canonical(first) == _canonical(second) else ["the result changed"]
+        verdict.keyless.add("(result)")
         return verdict
     for name, trigger in triggers.items():
         select = compile_path_ir(trigger.ir.path)
@@ -95,6 +97,7 @@ def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeC
                     "compared; probe again when the tool has items to return"
                 )
         else:
+            verdict.keyless.add(name)
             held_values = {_canonical(v) for v in after}
             verdict.items[name] = len(before)
             verdict.lost[name] = [_canonical(v) for v in before if _canonical(v) not in held_values]
@@ -208,11 +211,12 @@ def _describe(out: TextIO, sensor: str, server: str, tool: str, verdict: ProbeCo
     print(f"probe {sensor}: called {tool} on {server} twice", file=out)
     for name, count in verdict.items.items():
         lost = verdict.lost.get(name, [])
+        what = "watched value(s)" if name in verdict.keyless else "item(s)"
         if lost:
             shown = ", ".join(lost[:SHOWN_KEYS]) + (f" and {len(lost) - SHOWN_KEYS} more" if len(lost) > SHOWN_KEYS else "")
-            print(f"  {name}: FAILED — the second call lost {len(lost)} of {count} item(s): {shown}", file=out)
+            print(f"  {name}: FAILED — the second call lost {len(lost)} of {count} {what}: {shown}", file=out)
         else:
-            print(f"  {name}: ok — the second call holds all {count} item(s) of the first", file=out)
+            print(f"  {name}: ok — the second call holds all {count} {what} of the first", file=out)
     for note in verdict.notes:
         print(f"  note: {note}", file=out)
     if not verdict.ok:
