@@ -252,3 +252,19 @@ def test_a_glob_starting_with_a_star_is_set_when_quoted_inside_the_value(home, w
     assert result.returncode == 0, result.stderr
     assert "      city: '*berlin*'\n" in weather.read_text()
     assert _json(home.attend("settings", "get", key, "--json"))["value"] == "*berlin*"
+
+
+def test_lint_says_what_compile_check_says_for_both_config_files(home):
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text((DATA / "legacy-config.yaml").read_text())
+    project_config = home.project / ".claude" / "attend.yaml"
+    project_config.parent.mkdir(parents=True, exist_ok=True)
+    project_config.write_text("attend:\n  sensors:\n    build:\n      script: ./ci-status.sh\n")
+    lint = home.attend("settings", "lint")
+    check = home.attend("compile", "--check")
+    assert lint.returncode == 1
+    legacy = [line for line in check.stdout.splitlines() if "[legacy-key]" in line]
+    assert lint.stdout.splitlines() == legacy
+    project_line = lint.stdout.splitlines()[-1]
+    assert project_line.startswith(f"{project_config}:4:7:")
+    assert "project_sensors" in project_line and ".claude/attend/sensors/build.yaml" in project_line
