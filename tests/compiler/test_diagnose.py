@@ -24,6 +24,7 @@ triggers:
       wind..x: {above: ten}
       name: {matches: 'ab(c'}
       ok: {like: "*"}
+      "a b": 1
     description: >-
       wind {speed
   low:
@@ -54,18 +55,19 @@ def test_every_expression_problem_is_reported_at_the_character_inside_the_scalar
         (11, 12, "pattern-syntax"),   # the empty part between the dots of the key
         (11, 24, "operator"),         # the operand of above
         (12, 28, "regex-syntax"),     # inside the single-quoted regex, at its end
-        (15, 18, "template-syntax"),  # inside the folded block scalar, on its content line
-        (17, 14, "path-syntax"),      # a plain scalar: the space
-        (19, 21, "template-syntax"),  # the lone brace inside the double-quoted scalar
-        (26, 12, "template-syntax"),  # second line of a literal block scalar
+        (14, 9, "pattern-syntax"),    # the space inside a quoted key
+        (16, 18, "template-syntax"),  # inside the folded block scalar, on its content line
+        (18, 14, "path-syntax"),      # a plain scalar: the space
+        (20, 21, "template-syntax"),  # the lone brace inside the double-quoted scalar
+        (27, 12, "template-syntax"),  # second line of a literal block scalar
     ]
     assert all(d.file == file for d in diagnose(sensor))
 
 
 def test_each_diagnostic_carries_a_caret_under_the_offending_character(tmp_path: Path) -> None:
     sensor, _ = _sensor(tmp_path)
-    low = [d for d in diagnose(sensor) if d.line == 17][0]
-    assert low.detail == "17 |     path: $.a b\n   |              ^"
+    low = [d for d in diagnose(sensor) if d.line == 18][0]
+    assert low.detail == "18 |     path: $.a b\n   |              ^"
     assert "expected '.', '..' or '['" in low.message
 
 

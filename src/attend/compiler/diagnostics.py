@@ -52,7 +52,12 @@ def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, 
     file = err.file or fallback_file
     text = _file_text(file) if err.file else ""
     origin = origins.get(getattr(err, "keypath", ()))
-    if text and origin is not None and origin.style in ("|", ">") and hasattr(err, "offset"):
+    if text and origin is not None and getattr(err, "on_key", False) and origin.key_line:
+        # a where property is a mapping key; the origin records no style for keys, so look for a quote
+        lines = text.splitlines()
+        if origin.key_line <= len(lines) and lines[origin.key_line - 1][origin.key_col - 1 : origin.key_col] in ("'", '"'):
+            err.col += 1
+    elif text and origin is not None and origin.style in ("|", ">") and hasattr(err, "offset"):
         moved = block_scalar_position(text, origin.line, err.offset)
         if moved is not None:
             err.line, err.col = moved

@@ -358,6 +358,7 @@ class _TriggerReader:
         err.keypath = keypath  # type: ignore[attr-defined]
         err.expression = text  # type: ignore[attr-defined]
         err.offset = offset  # type: ignore[attr-defined]
+        err.on_key = key  # type: ignore[attr-defined]
         self._raise(err)
 
     def expression(self, parser: Callable[..., Any], text: str, *, field: str, keypath: tuple[str, ...], key: bool = False) -> Any:
