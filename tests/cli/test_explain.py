@@ -126,3 +126,11 @@ def test_explain_an_unknown_sensor_or_trigger_exits_two(weather) -> None:
     run = weather.attend("explain", "weather/nope")
     assert run.returncode == 2
     assert "sensor 'weather' has no trigger 'nope' (triggers: high-wind, new-alert)" in run.stderr
+
+
+def test_explain_shows_a_trigger_that_does_not_compile_and_exits_one(home) -> None:
+    home.write_user_sensor("weather", WEATHER.replace("path: $.current", "path: $.current["))
+    run = home.attend("explain", "weather")
+    assert run.returncode == 1
+    assert "does not compile:" in run.stdout and "[path-syntax]" in run.stdout
+    assert "trigger new-alert:" in run.stdout and "compiled plan:" in run.stdout

@@ -3,7 +3,8 @@
 Shows every field of the merged sensor with the layer and file:line it came from (or `default`), the
 effective lane and why, the overrides a reader should notice (`mcp.allow_unannotated: true`, a
 `lane_exception`), and for each trigger its compiled plan (`compiler.plan`). Exit codes: 0 shown;
-1 shown, but the sensor is invalid (its problems are listed); 2 unknown sensor or trigger.
+1 shown, but the sensor is invalid or a trigger does not compile (the problems are listed);
+2 unknown sensor or trigger.
 Never imports trio or mcp.
 """
 
@@ -214,4 +215,5 @@ def main(args: Any) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
         sys.stdout.write(render_text(data))
-    return 1 if sensor.status == "invalid" else 0
+    broken = any("error" in t for t in data["triggers"])
+    return 1 if sensor.status == "invalid" or broken else 0
