@@ -82,3 +82,20 @@ def test_compile_sensor_raises_the_first_problem_positioned_in_the_file(tmp_path
     with pytest.raises(CompileError) as info:
         compile_sensor(sensor)
     assert (info.value.file, info.value.line, info.value.col, info.value.field) == (file, 8, 23, "path")
+
+
+def test_positions_inside_quoted_scalars_count_escapes_as_written(tmp_path: Path) -> None:
+    text = SENSOR.split("  high:")[0] + (
+        "  esc:\n"
+        "    path: $.a\n"
+        "    on: changed\n"
+        '    description: "caf\\u00e9 \\"x\\" } y"\n'
+        "  sq:\n"
+        "    path: $.a\n"
+        "    on: changed\n"
+        "    description: 'it''s } z'\n"
+    )
+    sensor, _ = _sensor(tmp_path, text)
+    got = [(d.line, d.col) for d in diagnose(sensor)]
+    lines = text.splitlines()
+    assert got == [(10, lines[9].index("} y") + 1), (14, lines[13].index("} z") + 1)]

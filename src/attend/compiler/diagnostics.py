@@ -48,6 +48,27 @@ def block_scalar_position(file_text: str, indicator_line: int, offset: int) -> t
     return None
 
 
+#: Escapes of a double-quoted YAML scalar: how many raw characters each takes, backslash included.
+_ESCAPE_LENGTH = {"x": 4, "u": 6, "U": 10}
+
+
+def quoted_raw_offset(raw: str, style: str, offset: int) -> int:
+    """How many raw characters of a quoted scalar (after its opening quote) hold its first `offset`
+    decoded characters: a double-quoted escape (`\\n`, `\\u00e9`) or a single-quoted `''` is
+    several raw characters for one decoded one."""
+    i = 0
+    for _ in range(offset):
+        if i >= len(raw):
+            break
+        if style == '"' and raw[i] == "\\":
+            i += _ESCAPE_LENGTH.get(raw[i + 1 : i + 2], 2)
+        elif style == "'" and raw.startswith("''", i):
+            i += 2
+        else:
+            i += 1
+    return i
+
+
 def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, ...], Any]) -> Diagnostic:
     file = err.file or fallback_file
     text = _file_text(file) if err.file else ""
@@ -57,6 +78,11 @@ def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, 
         lines = text.splitlines()
         if origin.key_line <= len(lines) and lines[origin.key_line - 1][origin.key_col - 1 : origin.key_col] in ("'", '"'):
             err.col += 1
+    elif text and origin is not None and origin.style in ("'", '"') and hasattr(err, "offset") and err.line == origin.line:
+        lines = text.splitlines()
+        if origin.line <= len(lines):
+            raw = lines[origin.line - 1][origin.col :]  # after the opening quote
+            err.col = origin.col + 1 + quoted_raw_offset(raw, origin.style, err.offset)
     elif text and origin is not None and origin.style in ("|", ">") and hasattr(err, "offset"):
         moved = block_scalar_position(text, origin.line, err.offset)
         if moved is not None:
