@@ -103,3 +103,21 @@ def test_random_input_through_the_real_cli_never_prints_a_traceback(tmp_path_fac
                             cwd=folder, env=env, capture_output=True, text=True, timeout=60)
     assert_checked(result.returncode, result.stdout, result.stderr, "fuzz.yaml")
     assert "anchor.yaml:4:1: error: [unknown-field]" in result.stdout
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(user=yaml_text, project=yaml_text)
+def test_random_layer_files_merge_and_check_without_a_traceback(tmp_path_factory, user: str, project: str) -> None:
+    home = tmp_path_factory.mktemp("layers")
+    user_dir = home / "config" / "attend" / "sensors"
+    project_dir = home / "project" / ".claude" / "attend" / "sensors"
+    user_dir.mkdir(parents=True)
+    project_dir.mkdir(parents=True)
+    (user_dir / "fuzz.yaml").write_bytes(user.encode("utf-8", "surrogatepass"))
+    (project_dir / "fuzz.yaml").write_bytes(project.encode("utf-8", "surrogatepass"))
+    (user_dir / "anchor.yaml").write_text("spec: 1\nname: anchor\nkind: crate\nintervall: 5\n")
+    out, err = io.StringIO(), io.StringIO()
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")}
+    code = run([], str(home / "project"), env=env, out=out, err=err)
+    assert_checked(code, out.getvalue(), err.getvalue(), "fuzz.yaml")
+    assert "anchor.yaml:4:1: error: [unknown-field]" in out.getvalue()

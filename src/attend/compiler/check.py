@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from attend.errors import Diagnostic, Severity
+from attend.errors import Diagnostic, Severity, caret_excerpt
 from attend.spec import SensorSet, load_paths, load_set
+from attend.spec.loading import read_source
 from attend.spec.model import Sensor
 
-__all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main"]
+__all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main", "run", "with_excerpts"]
 
 #: Spec problems after which a sensor's triggers are not handed to the compiler: the file did not
 #: parse, or a field has a type or value the compiler cannot even begin to read.
@@ -77,6 +78,14 @@ def _github_escape(text: str, *, prop: bool = False) -> str:
     return text
 
 
+#: Characters str.splitlines() breaks on besides "\n": escaped so a diagnostic stays one line.
+_LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\n", "\\n").translate(_LINE_BREAKS)
+
+
 def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
     """The diagnostics in one of the output formats: `text`, `json` or `github`.
 
@@ -91,9 +100,35 @@ def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
             lines.append(f"::{d.severity} file={_github_escape(d.file, prop=True)},line={d.line},col={d.col},"
                          f"title={_github_escape(f'[{d.code}]', prop=True)}::{_github_escape(d.message)}")
         else:
-            lines.append(str(d).replace("\r", "\\r").replace("\n", "\\n"))
-            lines.extend("    " + line for line in d.detail.splitlines())
+            lines.append(_one_line(str(d)))
+            lines.extend("    " + _one_line(line) for line in d.detail.split("\n") if d.detail)
     return "".join(line + "\n" for line in lines)
+
+
+#: Codes about the file as a whole: an excerpt of its first line would say nothing.
+_WHOLE_FILE_CODES = frozenset({"io", "encoding", "file-too-large"})
+
+
+def with_excerpts(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics, each without a detail given a caret excerpt of its source line.
+
+    Problems that concern the whole file (at 1:1, or unreadable files) get none.
+    """
+    texts: dict[str, str | None] = {}
+    out = []
+    for d in diagnostics:
+        if d.detail or d.code in _WHOLE_FILE_CODES or (d.line, d.col) == (1, 1):
+            out.append(d)
+            continue
+        if d.file not in texts:
+            texts[d.file] = read_source(Path(d.file))[0]
+        text = texts[d.file]
+        if text is None or d.line > text.count("\n") + 1:
+            out.append(d)
+            continue
+        out.append(Diagnostic(d.file, d.line, d.col, d.code, d.message, d.severity,
+                              caret_excerpt(text, d.line, d.col)))
+    return out
 
 
 def _summary(sensor_set: SensorSet, diagnostics: list[Diagnostic]) -> str:
@@ -113,6 +148,8 @@ def run(paths: list[str], project_dir: str, *, env: Mapping[str, str] | None = N
     env = os.environ if env is None else env
     sensor_set = load_paths([Path(p) for p in paths], project_dir, env) if paths else load_set(project_dir, env)
     diagnostics = check(sensor_set)
+    if fmt == "text":
+        diagnostics = with_excerpts(diagnostics)
     out.write(format_diagnostics(diagnostics, fmt))
     if fmt == "text":
         err.write(_summary(sensor_set, diagnostics) + "\n")

@@ -241,7 +241,8 @@ def _expand(targets: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
         if target.is_dir():
             files.extend(p for p in sorted(target.rglob("*.yaml")) if _is_sensor_file(p) and p.is_file())
         elif target.exists():
-            files.append(target)
+            if not target.name.endswith(".test.yaml"):  # sensor test files are `attend test`'s
+                files.append(target)
         else:
             problems.append(Diagnostic(str(target), 1, 1, "io", "no such file or directory"))
     return files, problems

@@ -292,9 +292,11 @@ def _interval_order(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     if not (is_duration(interval) and is_duration(minimum)):
         return []
     if parse_duration(minimum) > parse_duration(interval):
+        low, high = loc.origin(("min_interval",)), loc.origin(("interval",))
+        where = f" set at {high.file}:{high.line}" if high and low and high.file != low.file else ""
         return [loc.at_value(("min_interval",), "interval-order",
-                             f"min_interval ({minimum}) is above interval ({interval}): the fastest cadence "
-                             "cannot be slower than the slowest")]
+                             f"min_interval ({minimum}) is above interval ({interval}{where}): the fastest "
+                             "cadence cannot be slower than the slowest")]
     return []
 
 
