@@ -16,7 +16,9 @@ previous state and must produce the same fires (checked before timing).
 
 from __future__ import annotations
 
+import gc
 import random
+import time
 import regex
 from typing import Any
 
@@ -25,7 +27,7 @@ import jsonpath
 from attend.compiler import compile_trigger
 from attend.compiler.sensors import evaluate_triggers
 from benchmarks import trigger_interpreter
-from benchmarks.timing import best_of, report
+from benchmarks.timing import report
 
 TRIGGERS: dict[str, dict[str, Any]] = {
     "opened": {"path": "$.items[*]", "key": "id", "on": "added", "where": {"state": "open"}, "description": "new {id}: {title}"},
@@ -177,6 +179,23 @@ def jsonpath_selectors() -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------- run
 
 
+def interleaved_best(fns: list[Any], rounds: int) -> list[float]:
+    """The best time of each function over `rounds` rounds that run every function once, in turn.
+
+    On a shared machine the load drifts during a run; interleaving exposes every variant to the same
+    drift, so their ratios stay meaningful where back-to-back best-of runs would not.
+    """
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
+
 def main() -> None:
     before, after = make_polls(10_000)
     compiled = {name: compile_trigger(d, name) for name, d in TRIGGERS.items()}
@@ -217,11 +236,8 @@ def main() -> None:
     assert [(None if k is None else str(k), d) for k, d in run_jsonpath()] == expected
     print(f"   10 triggers, 10,000 items × 8 fields, {len(expected)} fires per poll (all variants agree)")
 
-    t_compiled = best_of(run_compiled, repeat=7)
-    t_sensor = best_of(run_sensor_step, repeat=7)
-    t_hand = best_of(run_hand, repeat=7)
-    t_interp = best_of(run_interpreted, repeat=3)
-    t_jsonpath = best_of(run_jsonpath, repeat=3)
+    t_hand, t_compiled, t_sensor, t_interp, t_jsonpath = interleaved_best(
+        [run_hand, run_compiled, run_sensor_step, run_interpreted, run_jsonpath], rounds=9)
     report("hand-written Python, one poll", t_hand * 1e3, "ms")
     report("compiled, each trigger stepped alone, one poll", t_compiled * 1e3, "ms")
     report("compiled sensor step (items keyed once), one poll", t_sensor * 1e3, "ms")
@@ -239,8 +255,8 @@ def main() -> None:
         prev, nxt = make_polls(n)
         state = moved.step(None, prev)[1]
         items = nxt["items"]
-        t = best_of(lambda: moved.step(state, nxt), repeat=5 if n < 100_000 else 3)
-        floor = best_of(lambda: {str(i["id"]): i for i in items}, repeat=5 if n < 100_000 else 3)
+        t, floor = interleaved_best([lambda: moved.step(state, nxt), lambda: {str(i["id"]): i for i in items}],
+                                    rounds=7 if n < 100_000 else 4)
         report(f"keyed diff (on: changed), {n:,} items, per item", t / n * 1e9, "ns",
                note=f"{t / floor:.1f}× the floor: a dict of the items, {floor / n * 1e9:.0f} ns/item")
 
