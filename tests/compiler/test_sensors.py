@@ -56,7 +56,7 @@ def test_a_lines_sensor_without_triggers_fires_each_valid_line(tmp_path: Path) -
     result, errors = compiled.result_from_output("3|deploy done\nbroken\n")
     step = compiled.step(None, result)
     assert step.fires == [Fire("lines", None, 3.0, "deploy done", {"magnitude": 3.0, "description": "deploy done"}, None)]
-    assert len(errors) == 1 and step.states == {}
+    assert errors == ["line 2: expected `magnitude|description`, got 'broken'"] and step.states == {}
 
 
 def test_a_lines_sensor_with_triggers_evaluates_the_lines_as_items(tmp_path: Path) -> None:

@@ -85,14 +85,18 @@ class CompiledSensor:
     def __repr__(self) -> str:
         return f"CompiledSensor({self.name!r}, triggers={list(self.triggers)})"
 
-    def result_from_output(self, text: str) -> tuple[Any, list[tuple[int, str]]]:
+    def result_from_output(self, text: str) -> tuple[Any, list[str]]:
         """A command's stdout as the poll result, and the lines that did not parse (for `lines`).
+
+        Each line error is a message that starts with its line number (``line 4: ...``), the form
+        `PollOutcome.line_errors` and the store keep.
 
         Raises:
             MalformedOutput: the output is not valid JSON (for `output: json`).
         """
         if self.output == "lines":
-            return parse_lines(text)
+            items, errors = parse_lines(text)
+            return items, [message for _, message in errors]
         try:
             return json.loads(text), []
         except (ValueError, RecursionError) as exc:
