@@ -54,3 +54,46 @@ def test_the_first_good_poll_after_failures_returns_within_interval() -> None:
 def test_cadence_params_come_from_the_sensor_document() -> None:
     p = CadenceParams.from_sensor_data({"interval": 300.0, "min_interval": 60.0, "decay_threshold": 4})
     assert p == CadenceParams(300.0, 60.0, 4)
+
+
+async def test_polls_follow_the_cadence_over_virtual_hours(autojump_clock) -> None:
+    """A sensor that sees changes on its first three polls, then nothing, on trio's virtual clock."""
+    import trio
+
+    from attend.runtime.cadence import poll_on_cadence
+
+    params = CadenceParams(interval=60.0, min_interval=10.0, decay_threshold=2)
+    start = trio.current_time()
+    times: list[float] = []
+
+    async def poll(cadence: Cadence) -> Cadence:
+        times.append(trio.current_time() - start)
+        return next_cadence(params, cadence, observed=len(times) <= 3)
+
+    with trio.move_on_after(3600):
+        await poll_on_cadence(params, poll)
+    gaps = [round(b - a, 2) for a, b in zip(times, times[1:])]
+    assert times[0] == 0.0
+    # Halving on changes; two quiet polls at 10 s (decay_threshold); then × 1.5 up to 60 s.
+    assert gaps[:9] == [30.0, 15.0, 10.0, 10.0, 10.0, 15.0, 22.5, 33.75, 50.62]
+    assert set(gaps[9:]) == {60.0}
+    assert len(gaps) > 60
+
+
+async def test_failures_back_off_on_the_virtual_clock(autojump_clock) -> None:
+    import trio
+
+    from attend.runtime.cadence import poll_on_cadence
+
+    params = CadenceParams(interval=10.0, min_interval=5.0, decay_threshold=1)
+    times: list[float] = []
+
+    async def poll(cadence: Cadence) -> Cadence:
+        times.append(trio.current_time())
+        return next_cadence(params, cadence, observed=False, failed=True)
+
+    with trio.move_on_after(600):
+        await poll_on_cadence(params, poll)
+    gaps = [round(b - a, 2) for a, b in zip(times, times[1:])]
+    assert gaps[:4] == [10.0, 15.0, 22.5, 33.75]
+    assert max(gaps) == 40.0

@@ -9,9 +9,20 @@ little while it stays broken; its first good poll brings it back within `interva
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["DECAY_FACTOR", "FAILURE_BACKOFF_LIMIT", "SPEEDUP_FACTOR", "Cadence", "CadenceParams", "next_cadence"]
+import trio
+
+__all__ = [
+    "DECAY_FACTOR",
+    "FAILURE_BACKOFF_LIMIT",
+    "SPEEDUP_FACTOR",
+    "Cadence",
+    "CadenceParams",
+    "next_cadence",
+    "poll_on_cadence",
+]
 
 #: A poll with observations divides the interval by this.
 SPEEDUP_FACTOR = 2.0
@@ -83,3 +94,17 @@ def next_cadence(params: CadenceParams, cadence: Cadence, *, observed: bool, fai
     if quiet > params.decay_threshold:
         interval = min(interval * DECAY_FACTOR, params.interval)
     return Cadence(interval=interval, quiet_polls=quiet)
+
+
+async def poll_on_cadence(params: CadenceParams, poll: Callable[[Cadence], Awaitable[Cadence]]) -> None:
+    """Poll at once, then again after each new cadence's interval, until cancelled.
+
+    Args:
+        params: the sensor's cadence fields.
+        poll: runs one poll given the cadence before it and returns the cadence after it (the daemon's
+            poll records both in the store, with `next_cadence` deciding).
+    """
+    cadence = Cadence.start(params)
+    while True:
+        cadence = await poll(cadence)
+        await trio.sleep(cadence.interval)

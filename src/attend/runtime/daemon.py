@@ -33,7 +33,7 @@ from typing import Any, TextIO
 import trio
 
 from attend.runtime import kinds
-from attend.runtime.cadence import Cadence, CadenceParams
+from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
@@ -229,20 +229,21 @@ class Daemon:
     async def _sensor_loop(self, running: RunningSensor) -> None:
         compiled = running.compiled
         params = CadenceParams.from_sensor_data(compiled.sensor.data)
-        cadence = Cadence.start(params)
+
+        async def poll(cadence: Cadence) -> Cadence:
+            try:
+                outcome = await kinds.poll(compiled, self.ctx)
+            except Exception as exc:  # noqa: BLE001 - a kind's bug must not stop the daemon
+                outcome = PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
+            record = record_poll(
+                self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence
+            )
+            if record.observations:
+                self.discloser.wake()
+            return record.cadence or cadence
+
         with running.scope:
-            while True:
-                try:
-                    outcome = await kinds.poll(compiled, self.ctx)
-                except Exception as exc:  # noqa: BLE001 - a kind's bug must not stop the daemon
-                    outcome = PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
-                record = record_poll(
-                    self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence
-                )
-                cadence = record.cadence or cadence
-                if record.observations:
-                    self.discloser.wake()
-                await trio.sleep(cadence.interval)
+            await poll_on_cadence(params, poll)
 
     # -- the whole daemon ----------------------------------------------------------------------------
 
