@@ -22,6 +22,14 @@ keys = st.one_of(
 )
 yaml_values = st.one_of(st.text(max_size=20), st.sampled_from(
     ["5s", "-1", "[1, 2]", "{above: 3}", "{", "null", "true", "*x", "!!python/object:os.system ls", "1e400"]))
+def _run(argv: list[str]) -> int:
+    """The exit code of the CLI; argparse's own usage errors (a VALUE like `-:`) exit 2 by SystemExit."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)
+
+
 relaxed = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -29,7 +37,7 @@ relaxed = settings(max_examples=60, deadline=None, suppress_health_check=[Health
 @given(keys)
 def test_get_and_help_of_any_key_end_in_a_defined_exit_code(home, weather, capsys, key):
     for command in ("get", "help"):
-        code = main(["settings", command, key])
+        code = _run(["settings", command, key])
         err = capsys.readouterr().err
         assert code in DEFINED, (key, err)
         assert "Traceback" not in err and "internal error" not in err
@@ -38,7 +46,7 @@ def test_get_and_help_of_any_key_end_in_a_defined_exit_code(home, weather, capsy
 @relaxed
 @given(keys, yaml_values)
 def test_set_of_any_key_and_value_ends_in_a_defined_exit_code(home, weather, capsys, key, value):
-    code = main(["settings", "set", key, value])
+    code = _run(["settings", "set", key, value])
     err = capsys.readouterr().err
     assert code in DEFINED, (key, value, err)
     assert "internal error" not in err
@@ -50,7 +58,7 @@ def test_set_of_any_key_and_value_ends_in_a_defined_exit_code(home, weather, cap
 def test_any_name_given_to_copy_rename_or_delete_is_refused_or_stays_in_the_layer_folder(home, weather, capsys,
                                                                                         name):
     for args in (("copy", "weather", name), ("delete", name)):
-        code = main(["sensors", *args])
+        code = _run(["sensors", *args])
         err = capsys.readouterr().err
         assert code in DEFINED, (args, err)
         assert "internal error" not in err

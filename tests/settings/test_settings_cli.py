@@ -268,3 +268,14 @@ def test_lint_says_what_compile_check_says_for_both_config_files(home):
     project_line = lint.stdout.splitlines()[-1]
     assert project_line.startswith(f"{project_config}:4:7:")
     assert "project_sensors" in project_line and ".claude/attend/sensors/build.yaml" in project_line
+
+
+def test_a_project_file_refused_for_trust_is_listed_as_refused_and_overrides_nothing(home, weather):
+    home.write_project_sensor("weather", "interval: 1s\ncommand:\n  timeout: 1s\n")
+    listing = _json(home.attend("settings", "list", "attend.sensors.weather.interval", "--json"))
+    refused = [e for e in listing["stored"] if e["layer"] == "project"]
+    assert [(e["value"], e["refused"]) for e in refused] == [("1s", True)]
+    assert [e["layer"] for e in listing["effective"]] == ["user"]
+    result = home.attend("settings", "set", "attend.sensors.weather.interval", "2m")
+    assert result.returncode == 0, result.stderr
+    assert "interval: 2m\n" in weather.read_text()

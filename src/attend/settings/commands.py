@@ -48,7 +48,7 @@ from attend.settings.resolve import (
 from attend.settings.storage import WriteFailed, write_atomically
 from attend.spec.config import legacy_keys
 from attend.spec.layers import layer_paths, load_set
-from attend.spec.loading import parse_yaml, read_source, read_yaml_file
+from attend.spec.loading import parse_yaml, read_sensor_file, read_source, read_yaml_file
 from attend.spec.model import LayerPaths
 from attend.spec.schema import describe, known_fields
 
@@ -259,7 +259,9 @@ def _set_sensor(args: Any, key: Key) -> int:
     value, flow = _value(args.value)
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(paths, sensor.name)
-    stored = {name: f.data for name, f in files.files.items()}
+    # Only files that take effect override: a project file refused for trust does not.
+    built = files.build()
+    stored = {f.layer: f.data for f in (built.files if built else ())}
     higher = overriding_layer(key.path, layer, stored)
     if higher is not None:
         raise SettingsRefusal(
@@ -359,12 +361,16 @@ def _list(args: Any) -> int:
         base = ("attend", "sensors", name)
         if prefix is not None and not (_matches(prefix, base) or _matches(base, prefix)):
             continue
-        for sensor_file in sensor.files:
+        # A project file left out for trust is still stored: it is listed, marked refused.
+        left_out = paths.project / f"{name}.yaml"
+        extra = [read_sensor_file(left_out, "project")] if left_out.is_file() and \
+            "project" not in {f.layer for f in sensor.files} else []
+        for sensor_file in (*sensor.files, *extra):
             for path, value in flatten(sensor_file.data or {}):
                 origin = sensor_file.origins.get(path)
                 stored.append({"key": format_key((*base, *path)), "segments": (*base, *path), "value": value,
                                "layer": sensor_file.layer, "file": str(sensor_file.path),
-                               "line": origin.line if origin else None})
+                               "line": origin.line if origin else None, "refused": sensor_file in extra})
         for path, _ in flatten(merge_raw([sensor.data, raw_effective(sensor)])):
             res = resolve(Key("sensor", path, name), sensor)
             effective.append({**res.to_json(), "segments": (*base, *path)})
@@ -375,7 +381,8 @@ def _list(args: Any) -> int:
                 continue  # old keys: `attend settings lint` reports them
             origin = layer.origins.get((*layer.prefix, *path))
             stored.append({"key": format_key(("attend", *path)), "segments": ("attend", *path), "value": value,
-                           "layer": layer.layer, "file": str(layer.path), "line": origin.line if origin else None})
+                           "layer": layer.layer, "file": str(layer.path), "line": origin.line if origin else None,
+                           "refused": layer.layer == "project" and path[:1] == ("project_sensors",)})
     for path in CONFIG_FIELDS:
         res = _resolve_config(Key("config", path), layers)
         effective.append({**res.to_json(), "segments": ("attend", *path)})
@@ -392,7 +399,8 @@ def _list(args: Any) -> int:
     print("stored (what each file sets):")
     for e in stored:
         where = f"{e['file']}:{e['line']}" if e["line"] else e["file"]
-        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}] {where}")
+        refused = "  (refused: not read)" if e["refused"] else ""
+        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}] {where}{refused}")
     print("effective (what runs):")
     for e in effective:
         print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}]")
