@@ -84,13 +84,15 @@ class McpPool:
     """The shared MCP sessions of one daemon (or one CLI command).
 
     Args:
-        ctx: the poll context; servers log to `ctx.paths.state_dir/mcp/<server>.log` and start in
-            `ctx.project_dir`.
+        ctx: the poll context; servers log to `ctx.paths.state_dir/mcp/<server>.log`, start in
+            `ctx.project_dir` and get `ctx.env` with their own `env` merged over it.
     """
 
     def __init__(self, ctx: PollContext) -> None:
         self._state_dir = Path(ctx.paths.state_dir)
         self._cwd = Path(ctx.project_dir)
+        # Servers see the daemon's environment with their own `env` merged over it, as Claude Code starts them.
+        self._env = ctx.env
         self._sessions: dict[ServerDefinition, _Session] = {}
         self._history: dict[ServerDefinition, _History] = {}
         self._nursery: trio.Nursery | None = None
@@ -231,7 +233,7 @@ class McpPool:
         params = StdioServerParameters(
             command=definition.command,
             args=list(definition.args),
-            env=definition.env_dict or None,
+            env={**self._env, **definition.env_dict},
             cwd=self._cwd,
         )
         # One scope for the whole session: the connect deadline applies until the tools are listed and is

@@ -180,3 +180,14 @@ async def test_a_json_rpc_error_from_the_tool_is_a_failed_call_not_a_dead_server
     assert "please sign in again" in failed.message
     assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
     assert len(behind.starts()) == 1
+
+
+async def test_a_server_sees_attends_environment_with_its_own_env_merged_over_it(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    ctx.env.update(ATTEND_TEST_SHELL_TOKEN="from-attend", ATTEND_TEST_OVERRIDDEN="from-attend")
+    server = behind.inline("clean", ATTEND_TEST_OVERRIDDEN="from-server-env")
+    seen = {}
+    for name in ("ATTEND_TEST_SHELL_TOKEN", "ATTEND_TEST_OVERRIDDEN"):
+        seen[name] = (await document(ctx, server, "environment", args={"name": name}))["value"]
+    assert seen == {"ATTEND_TEST_SHELL_TOKEN": "from-attend", "ATTEND_TEST_OVERRIDDEN": "from-server-env"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from common import READ_ONLY, listing_text, read_items, record_start
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -51,6 +53,12 @@ def broken() -> str:
 def rpc_denied() -> str:
     """Fails with a JSON-RPC error instead of an error result, as some servers report auth."""
     raise MCPError(code=-32001, message="session token expired, please sign in again")
+
+
+@server.tool(annotations=READ_ONLY)
+def environment(name: str) -> dict:
+    """The value of one environment variable of the server process (None when unset)."""
+    return {"name": name, "value": os.environ.get(name)}
 
 
 if __name__ == "__main__":
