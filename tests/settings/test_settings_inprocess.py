@@ -111,3 +111,13 @@ def test_a_where_property_set_by_settings_keeps_a_star_in_its_name(home, weather
     assert main(["settings", "set", key, "{above: 60}"]) == 0
     assert "      gust_*: {above: 60}\n" in weather.read_text()
     assert _get(capsys, key + ".above")["value"] == 60
+
+
+def test_get_of_a_whole_sensor_gives_its_merged_definition_with_defaults(home, weather, capsys):
+    home.write_project_sensor("weather", "threshold: 4\n")
+    got = _get(capsys, "attend.sensors.weather")
+    assert got["layer"] == "project"
+    assert got["value"]["interval"] == "5m"
+    assert got["value"]["threshold"] == 4
+    assert got["value"]["lane"] == "event"
+    assert got["value"]["triggers"]["high-wind"]["where"] == {"wind_speed_*": {"above": 40}}

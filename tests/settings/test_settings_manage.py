@@ -124,3 +124,29 @@ def test_delete_without_a_file_in_that_layer_is_refused(home, weather, files):
     assert result.returncode == 3
     assert "no project file" in result.stderr
     assert files() == before
+
+
+def test_a_project_sensor_renames_and_deletes_in_the_project_layer(home):
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text(f"project_sensors: [{home.project}]\n")
+    text = "spec: 1\nname: build  # ours\nkind: command\ncommand:\n  argv: [make, status]\n"
+    home.write_project_sensor("build", text)
+    result = home.attend("sensors", "rename", "build", "ci", "--project")
+    assert result.returncode == 0, result.stderr
+    # The comment keeps its column.
+    assert (home.project_sensors / "ci.yaml").read_text() == text.replace("name: build  #", "name: ci     #")
+    assert not (home.project_sensors / "build.yaml").exists()
+    user_side = home.attend("sensors", "delete", "ci")
+    assert user_side.returncode == 3
+    assert "no user file" in user_side.stderr
+    result = home.attend("sensors", "delete", "ci", "--project")
+    assert result.returncode == 0, result.stderr
+    assert not (home.project_sensors / "ci.yaml").exists()
+
+
+def test_a_shipped_sensor_copied_into_an_untrusted_project_is_refused_with_the_way_to_trust_it(home, files):
+    before = files()
+    result = home.attend("sensors", "copy", "git", "git-here", "--project")
+    assert result.returncode == 3
+    assert "project_sensors" in result.stderr
+    assert files() == before
