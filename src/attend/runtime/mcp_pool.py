@@ -14,6 +14,7 @@ under the caller's deadline.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import time
@@ -34,10 +35,15 @@ from attend.runtime.mcp_policy import gate_refusal, restart_delay, result_docume
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
 
-__all__ = ["LOG_DIR", "McpPool", "ToolCall", "log_path"]
+__all__ = ["CLIENT_LOG", "LOG_DIR", "McpPool", "ToolCall", "log_path"]
 
 #: The folder under the state directory that holds one stderr log per server.
 LOG_DIR = "mcp"
+
+#: The file (in the log folder) that receives the mcp client library's own warnings and errors, such as a
+#: server line on stdout that is not JSON-RPC; without it Python would print them, traceback and all, on
+#: attend's stderr.
+CLIENT_LOG = "_mcp-client.log"
 
 #: tools/list pages read at most; a server that paginates forever cannot hang a connect.
 MAX_TOOL_PAGES = 50
@@ -101,15 +107,30 @@ class McpPool:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Host the sessions until cancelled; every server process is stopped on the way out."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            task_status.started()
-            try:
-                await trio.sleep_forever()
-            finally:
-                self._nursery = None
-                for session in self._sessions.values():
-                    session.stop.set()
+        library_log = self._capture_library_log()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                try:
+                    await trio.sleep_forever()
+                finally:
+                    self._nursery = None
+                    for session in self._sessions.values():
+                        session.stop.set()
+        finally:
+            logging.getLogger("mcp").removeHandler(library_log)
+            library_log.close()
+
+    def _capture_library_log(self) -> logging.Handler:
+        """Send the mcp library's warnings and errors to CLIENT_LOG instead of attend's stderr."""
+        path = Path(self._state_dir) / LOG_DIR / CLIENT_LOG
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logging.getLogger("mcp").addHandler(handler)
+        return handler
 
     def live_servers(self) -> list[str]:
         """The names of the servers with an open session (for `sensors` and tests)."""

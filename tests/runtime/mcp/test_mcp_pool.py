@@ -12,7 +12,7 @@ from mcp_rig import GENEROUS, Behind
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
 from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
-from attend.runtime.mcp_pool import log_path
+from attend.runtime.mcp_pool import CLIENT_LOG, log_path
 
 
 def settings(server: Any, tool: str = "list_items", **fields: Any) -> McpSettings:
@@ -191,3 +191,12 @@ async def test_a_server_sees_attends_environment_with_its_own_env_merged_over_it
     for name in ("ATTEND_TEST_SHELL_TOKEN", "ATTEND_TEST_OVERRIDDEN"):
         seen[name] = (await document(ctx, server, "environment", args={"name": name}))["value"]
     assert seen == {"ATTEND_TEST_SHELL_TOKEN": "from-attend", "ATTEND_TEST_OVERRIDDEN": "from-server-env"}
+
+
+async def test_a_server_that_prints_junk_on_stdout_still_answers_and_the_noise_goes_to_a_log(
+    ctx: PollContext, pool: McpPool, behind: Behind, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await document(ctx, behind.inline("noisy")) == {"items": [{"id": "a", "title": "first"}]}
+    assert "Traceback" not in capsys.readouterr().err
+    client_log = ctx.paths.state_dir / "mcp" / CLIENT_LOG
+    assert "noisy server v1 ready" in client_log.read_text()
