@@ -121,3 +121,14 @@ def test_get_of_a_whole_sensor_gives_its_merged_definition_with_defaults(home, w
     assert got["value"]["threshold"] == 4
     assert got["value"]["lane"] == "event"
     assert got["value"]["triggers"]["high-wind"]["where"] == {"wind_speed_*": {"above": 40}}
+
+
+def test_set_and_unset_with_json_report_the_change_layer_and_file(home, weather, capsys):
+    capsys.readouterr()
+    assert main(["settings", "set", "attend.sensors.weather.threshold", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"key": "attend.sensors.weather.threshold", "change": "set",
+                                                    "value": 3, "layer": "user", "file": str(weather)}
+    assert main(["settings", "unset", "attend.sensors.weather.threshold", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["change"] == "unset"
+    assert main(["settings", "unset", "attend.sensors.weather.threshold", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["change"] == "none"

@@ -109,6 +109,22 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def _done(args: Any, text: str, key: Key, layer: str, file: Path, change: str, value: Any = None) -> int:
+    """Report a write: `text` for people; with --json `{key, change, value, layer, file}`."""
+    if getattr(args, "json", False):
+        _print_json({"key": str(key), "change": change, "value": value, "layer": layer, "file": str(file)})
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def _nothing_to_do(args: Any, text: str, key: Key, layer: str, file: Path) -> int:
+    print(text, file=sys.stderr)
+    if getattr(args, "json", False):
+        _print_json({"key": str(key), "change": "none", "value": None, "layer": layer, "file": str(file)})
+    return EXIT_OK
+
+
 def _paths(args: Any) -> LayerPaths:
     return layer_paths(args.project_dir)
 
@@ -223,18 +239,18 @@ def _set_config(args: Any, key: Key) -> int:
             "Set it there with --project, or unset it there first", EXIT_OVERRIDDEN)
     target = layers[layer_name]
     _edit_config(target, lambda doc, prefix: (doc.set((*prefix, *key.path), value, flow=flow), True)[1])
-    print(f"{key} = {render(value)}  ({layer_name}: {target.path})")
-    return EXIT_OK
+    return _done(args, f"{key} = {render(value)}  ({layer_name}: {target.path})", key, layer_name, target.path,
+                 "set", value)
 
 
 def _unset_config(args: Any, key: Key) -> int:
     layer_name = target_layer(args.project_layer)
     target = _config_layers(_paths(args))[layer_name]
     if _edit_config(target, lambda doc, prefix: doc.delete((*prefix, *key.path))):
-        print(f"{key} removed from the {layer_name} layer ({target.path})")
-    else:
-        print(f"{key} is not set in the {layer_name} layer; nothing to do", file=sys.stderr)
-    return EXIT_OK
+        return _done(args, f"{key} removed from the {layer_name} layer ({target.path})", key, layer_name,
+                     target.path, "unset")
+    return _nothing_to_do(args, f"{key} is not set in the {layer_name} layer; nothing to do", key, layer_name,
+                          target.path)
 
 
 # --- sensor keys ------------------------------------------------------------------------------------
@@ -276,8 +292,8 @@ def _set_sensor(args: Any, key: Key) -> int:
         raise SettingsRefusal(f"{key} goes inside a value that is not a mapping in {files.path(layer)}: {exc}",
                               EXIT_USAGE) from None
     apply_edit(files, layer, doc.text())
-    print(f"{key} = {render(value)}  ({layer}: {files.path(layer)})")
-    return EXIT_OK
+    return _done(args, f"{key} = {render(value)}  ({layer}: {files.path(layer)})", key, layer, files.path(layer),
+                 "set", value)
 
 
 def _unset_sensor(args: Any, key: Key) -> int:
@@ -294,8 +310,8 @@ def _unset_sensor(args: Any, key: Key) -> int:
         check_sensor_key(key, sensor, deep_trigger_must_exist=False)
         where = [lay for lay, f in files.files.items() if not is_missing(lookup(f.data, key.path))]
         also = f" (it is set in: {', '.join(where)})" if where else ""
-        print(f"{key} is not set in the {layer} layer; nothing to do{also}", file=sys.stderr)
-        return EXIT_OK
+        return _nothing_to_do(args, f"{key} is not set in the {layer} layer; nothing to do{also}", key, layer,
+                              files.path(layer))
     doc.delete(key.path)
     others = [lay for lay in files.layers() if lay != layer]
     if frozenset(doc.keys()) <= IDENTITY_FIELDS:
@@ -304,11 +320,11 @@ def _unset_sensor(args: Any, key: Key) -> int:
                 f"removing {key} would leave {files.path(layer)} empty and remove sensor {sensor.name}; "
                 f"to do that, use attend sensors delete {sensor.name}", EXIT_REJECTED)
         apply_edit(files, layer, None)
-        print(f"{key} removed; {files.path(layer)} held nothing else, so it was deleted")
-        return EXIT_OK
+        return _done(args, f"{key} removed; {files.path(layer)} held nothing else, so it was deleted", key, layer,
+                     files.path(layer), "file-deleted")
     apply_edit(files, layer, doc.text())
-    print(f"{key} removed from the {layer} layer ({files.path(layer)})")
-    return EXIT_OK
+    return _done(args, f"{key} removed from the {layer} layer ({files.path(layer)})", key, layer,
+                 files.path(layer), "unset")
 
 
 # --- the handlers -----------------------------------------------------------------------------------
