@@ -132,3 +132,35 @@ def test_set_and_unset_with_json_report_the_change_layer_and_file(home, weather,
     assert json.loads(capsys.readouterr().out)["change"] == "unset"
     assert main(["settings", "unset", "attend.sensors.weather.threshold", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["change"] == "none"
+
+
+def test_every_shipped_sensor_copies_to_a_valid_user_sensor(home, capsys):
+    from attend.spec import layer_paths, load_set
+    from attend.spec.layers import discover
+
+    shipped = [p.name.removesuffix(".yaml") for p in discover(layer_paths(home.project).shipped)]
+    assert shipped
+    for name in shipped:
+        code = main(["sensors", "copy", name, f"my-{name}"])
+        err = capsys.readouterr().err
+        if code == 3:
+            # The one recorded exception: a shipped message-lane file without author (lane_exception).
+            assert "lane_exception" in err, (name, err)
+            continue
+        assert code == 0, (name, err)
+        copied = load_set(home.project).sensors[f"my-{name}"]
+        assert copied.status == "ok", (name, copied.diagnostics)
+        assert copied.layer == "user"
+
+
+def test_list_without_a_prefix_holds_the_config_keys_with_their_defaults(home, capsys):
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text("engagement:\n  relative_peak: 3\n")
+    capsys.readouterr()
+    assert main(["settings", "list", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    effective = {e["key"]: (e["value"], e["layer"]) for e in listing["effective"]}
+    assert effective["attend.engagement.relative_peak"] == (3, "user")
+    assert effective["attend.governor.message.limit"] == (30, "default")
+    assert effective["attend.project_sensors"] == ([], "default")
+    assert any(k.startswith("attend.sensors.git.") for k in effective)
