@@ -120,6 +120,18 @@ class DaemonProcess:
         return code
 
 
+def query(home, sql: str, *params) -> list[tuple]:
+    """Rows of `sql` on the home's store, read with a plain sqlite3 connection (none before it exists)."""
+    db = home.state / "attend" / "attend.db"
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
 def journal_rows(home, **where) -> list[dict]:
     """The journal of the home's store, read with a plain sqlite3 connection."""
     db = home.state / "attend" / "attend.db"

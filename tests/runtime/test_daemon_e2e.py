@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from daemon_rig import NEW_ITEM, alive, journal_rows, sensor_yaml, sensors_json, wait_until
+from daemon_rig import NEW_ITEM, alive, journal_rows, query, sensor_yaml, sensors_json, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +32,15 @@ def test_the_daemon_prints_one_line_per_new_item(items_sensor, daemon, quiet_hom
     assert d.stop() == 0
 
 
-def test_sigterm_ends_the_children_and_exits_0(quiet_home, daemon) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_ends_the_children_and_exits_0(quiet_home, daemon, sig) -> None:
     pidfile = quiet_home.root / "child.pid"
     script = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)"
     quiet_home.write_user_sensor("hang", sensor_yaml("hang", [sys.executable, "-c", script], command={"timeout": "60s"}))
     d = daemon()
     wait_until(pidfile.exists, what="the command to start")
     child = int(pidfile.read_text())
-    assert d.stop(signal.SIGTERM) == 0
+    assert d.stop(sig) == 0
     wait_until(lambda: not alive(child), timeout=5, what="the child to die")
 
 
@@ -122,13 +123,14 @@ def test_hot_reload_adds_changes_and_removes_sensors(items_sensor, daemon, quiet
     wait_until(lambda: sensors_json(quiet_home)["other"]["last_poll"] is not None, what="the added sensor")
     other.set([{"id": "x"}])
     d.wait_for(_has("[attend sensor=other priority=medium] new item x"))
-    # Changed: a new description re-baselines (new definition hash) and then uses the new text.
-    changed = dict(NEW_ITEM, description="item {id} arrived")
+    # Changed: an edited trigger re-baselines (new definition hash) and then uses the new text.
+    changed = dict(NEW_ITEM, description="item {id} arrived", where={"id": {"above": 5}})
     path = quiet_home.user_sensors / "items.yaml"
     doc = json.loads(path.read_text())
     doc["triggers"]["new"] = changed
+    before = _trigger_hashes(quiet_home)
     path.write_text(json.dumps(doc))
-    time.sleep(3)
+    wait_until(lambda: _trigger_hashes(quiet_home) - before, what="the edited trigger's new baseline")
     items.set([{"id": 7}])
     d.wait_for(_has("[attend sensor=items priority=medium] item 7 arrived"))
     assert not any("new item 7" in line for line in d.stdout)
@@ -141,11 +143,19 @@ def test_hot_reload_adds_changes_and_removes_sensors(items_sensor, daemon, quiet
     d.wait_for(_has("[attend sensor=items priority=medium] item 8 arrived"))
     # Removed: the sensor stops polling.
     (quiet_home.user_sensors / "other.yaml").unlink()
-    time.sleep(3)
+    wait_until(lambda: not status_rows(quiet_home, "other"), what="the removed sensor to stop")
     other.set([{"id": "x"}, {"id": "y"}])
     time.sleep(3)
     assert not any("new item y" in line for line in d.stdout)
     assert "other" not in sensors_json(quiet_home)
+
+
+def _trigger_hashes(home) -> set[str]:
+    return {row[0] for row in query(home, "SELECT hash FROM trigger_state WHERE sensor = 'items'")}
+
+
+def status_rows(home, sensor: str) -> list:
+    return query(home, "SELECT * FROM sensor_status WHERE sensor = ?", sensor)
 
 
 def test_a_message_lane_file_without_author_runs_on_the_event_lane_and_says_why(
