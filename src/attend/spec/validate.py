@@ -34,6 +34,10 @@ from attend.spec.schema import (
 __all__ = ["Locator", "normalise", "validate_sensor"]
 
 _NAME = re.compile(NAME_PATTERN)
+#: The most triggers one sensor may declare, and where-properties one trigger may test: generous for any
+#: real sensor, and a bound on the work `compile --check` does for a hostile 1 MiB file.
+MAX_TRIGGERS = 256
+MAX_WHERE_PROPERTIES = 256
 #: Where `lane_exception` is honoured: only a file attend itself ships may waive `author`.
 LANE_EXCEPTION_LAYER = "shipped"
 
@@ -139,6 +143,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_required_core(data, fallback))
     out.extend(_kind_rules(data, loc))
     out.extend(_interval_order(data, loc))
+    out.extend(_size_limits(data, loc))
     out.extend(_trigger_rules(data, loc))
     out.extend(_lane_rules(data, loc))
     return out
@@ -298,6 +303,24 @@ def _interval_order(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                              f"min_interval ({minimum}) is above interval ({interval}{where}): the fastest "
                              "cadence cannot be slower than the slowest")]
     return []
+
+
+def _size_limits(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """At most MAX_TRIGGERS triggers, each with at most MAX_WHERE_PROPERTIES where-properties."""
+    triggers = data.get("triggers")
+    if not isinstance(triggers, dict):
+        return []
+    if len(triggers) > MAX_TRIGGERS:
+        return [loc.at_key(("triggers",), "bad-value",
+                           f"{len(triggers)} triggers: a sensor may declare at most {MAX_TRIGGERS}")]
+    out = []
+    for name, trigger in triggers.items():
+        where = trigger.get("where") if isinstance(trigger, dict) else None
+        if isinstance(where, dict) and len(where) > MAX_WHERE_PROPERTIES:
+            out.append(loc.at_key(("triggers", name, "where"), "bad-value",
+                                  f"trigger {name!r} tests {len(where)} properties: a where may test at most "
+                                  f"{MAX_WHERE_PROPERTIES}"))
+    return out
 
 
 def _trigger_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:

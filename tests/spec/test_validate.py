@@ -1,0 +1,57 @@
+"""Validation rules and normalisation on merged sensors, called directly (no layers, no CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attend.spec import merge_sensor
+from attend.spec.loading import parse_yaml
+from attend.spec.model import SensorFile
+from attend.spec.validate import MAX_TRIGGERS, normalise
+
+
+def sensor_from(text: str, *, layer: str = "user", name: str = "probe"):
+    parsed = parse_yaml(text, f"{name}.yaml", layer)
+    sensor_file = SensorFile(name=name, layer=layer, path=Path(f"{name}.yaml"), data=parsed.data,
+                             origins=parsed.origins, diagnostics=parsed.diagnostics)
+    return merge_sensor([sensor_file], name)
+
+
+MESSAGE_LANE = "spec: 1\nname: probe\nkind: crate\nlane: message\nlane_exception: ADR-182\n" \
+               "triggers:\n  wake: {on: changed}\n"
+
+
+def test_the_shipped_layer_may_waive_author_on_the_message_lane() -> None:
+    assert sensor_from(MESSAGE_LANE, layer="shipped").diagnostics == []
+
+
+def test_any_other_layer_may_not() -> None:
+    codes = [(d.code, d.line) for d in sensor_from(MESSAGE_LANE, layer="user").diagnostics]
+    assert codes == [("lane-author", 5), ("lane-author", 7)]
+
+
+def test_a_sensor_with_too_many_triggers_is_refused_before_the_compiler_sees_it() -> None:
+    triggers = "".join(f"  t{i}: {{on: changed}}\n" for i in range(MAX_TRIGGERS + 1))
+    sensor = sensor_from(f"spec: 1\nname: probe\nkind: crate\ntriggers:\n{triggers}")
+    assert [(d.code, d.line) for d in sensor.diagnostics] == [("bad-value", 4)]
+    assert sensor.status == "invalid"
+
+
+def test_min_interval_defaults_to_15_seconds_capped_at_the_interval() -> None:
+    assert normalise({"interval": "10s"})["min_interval"] == 10.0
+    assert normalise({"interval": "5m"})["min_interval"] == 15.0
+    assert normalise({})["interval"] == 60.0
+
+
+def test_normalising_fills_block_and_trigger_defaults_but_invents_no_block() -> None:
+    data = normalise({"kind": "mcp", "mcp": {"server": "github", "tool": "list"}, "triggers": {"t": {"on": "changed"}}})
+    assert data["mcp"] == {"server": "github", "tool": "list", "args": {}, "allow_unannotated": False, "timeout": 30.0}
+    assert data["triggers"]["t"] == {"on": "changed", "path": "$", "match": "all", "magnitude": 1.0,
+                                     "initial": "baseline"}
+    assert "command" not in data and "crate" not in data
+
+
+def test_a_valid_sensor_is_ok_with_every_key_path_positioned() -> None:
+    sensor = sensor_from("spec: 1\nname: probe\nkind: command\ncommand:\n  argv: [date]\n")
+    assert (sensor.status, sensor.diagnostics) == ("ok", [])
+    assert sensor.origin("command", "argv", "0").col == 10
