@@ -1,0 +1,56 @@
+"""Pieces of the daemon that need no running loop: the shipped projection and the config it reads."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from pathlib import Path
+
+from attend.runtime.daemon import Daemon, project_shipped
+from attend.runtime.governor import GovernorParams
+
+
+def test_the_shipped_files_are_projected_read_only_and_kept_in_step(tmp_path: Path) -> None:
+    shipped, projection = tmp_path / "shipped", tmp_path / "projection"
+    shipped.mkdir()
+    (shipped / "git.yaml").write_text("spec: 1\n")
+    (shipped / "old.yaml").write_text("spec: 1\n")
+    project_shipped(shipped, projection)
+    target = projection / "git.yaml"
+    assert target.read_text() == "spec: 1\n"
+    assert not target.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+    (shipped / "git.yaml").write_text("spec: 1\nname: git\n")
+    (shipped / "old.yaml").unlink()
+    project_shipped(shipped, projection)
+    assert target.read_text() == "spec: 1\nname: git\n"
+    assert sorted(p.name for p in projection.iterdir()) == ["git.yaml"]
+
+
+def _daemon(home) -> Daemon:
+    return Daemon(home.project, env=dict(os.environ), stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_engagement_and_governor_parameters_come_from_config_yaml(quiet_home) -> None:
+    quiet_home.config_file.write_text(
+        "engagement: {absolute_refractory: 5s}\ngovernor:\n  event: {cooldown: 1, limit: 9, window: 30}\n"
+    )
+    daemon = _daemon(quiet_home)
+    try:
+        daemon._configure()
+        assert daemon.discloser.engagement.absolute_refractory == 5.0
+        assert daemon.discloser.governors["event"].params == GovernorParams(1.0, 9, 30.0)
+    finally:
+        daemon.store.close()
+
+
+def test_a_bad_engagement_value_keeps_the_defaults_and_says_so(quiet_home) -> None:
+    quiet_home.config_file.write_text("engagement: {absolute_refractory: soon}\n")
+    daemon = _daemon(quiet_home)
+    try:
+        daemon._configure()
+        assert daemon.discloser.engagement.absolute_refractory == 60.0
+        assert "engagement/governor ignored" in daemon.stderr.getvalue()
+        assert "soon" in daemon.stderr.getvalue()
+    finally:
+        daemon.store.close()
