@@ -318,8 +318,9 @@ def _compose(text: str, file: str) -> _Node | None:
                 if node.kind != "map" and node.kind != "seq":
                     parent.size += node.size
                 if _materialised(stack) + node.size > MAX_NODES:
-                    raise _Refused(Diagnostic(file, line, col, "alias-limit",
-                                              f"the document expands past {MAX_NODES:,} nodes (aliases included)"))
+                    raise _Refused(Diagnostic(
+                        file, line, col, "alias-limit",
+                        f"the document has more than {MAX_NODES:,} nodes once its aliases are expanded"))
             else:
                 root = node
             if node.kind in ("map", "seq"):
