@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+#: The data files beside these tests.
 DATA = Path(__file__).parent / "data"
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from conftest import DATA
+DATA = Path(__file__).parent / "data"
 
 
 def _json(result):

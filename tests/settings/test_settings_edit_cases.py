@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
 from attend.settings.document import EditableDocument
 from attend.spec.loading import parse_yaml
-from conftest import DATA
+
+DATA = Path(__file__).parent / "data"
 
 CASES = yaml.safe_load((DATA / "edits.yaml").read_text())
 
