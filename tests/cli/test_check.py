@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +134,10 @@ def test_the_check_imports_neither_trio_nor_mcp(home) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_fifo_named_on_the_command_line_is_refused_instead_of_blocking(home) -> None:
+    os.mkfifo(home.project / "pipe.yaml")
+    result = home.attend("compile", "--check", "pipe.yaml", timeout=30)
+    assert result.returncode == 1
+    assert result.stdout.startswith("pipe.yaml:1:1: error: [io] not a regular file")

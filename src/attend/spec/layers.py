@@ -240,9 +240,11 @@ def _expand(targets: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
     for target in targets:
         if target.is_dir():
             files.extend(p for p in sorted(target.rglob("*.yaml")) if _is_sensor_file(p) and p.is_file())
-        elif target.exists():
+        elif target.is_file():
             if not target.name.endswith(".test.yaml"):  # sensor test files are `attend test`'s
                 files.append(target)
+        elif target.exists():  # a FIFO or device would block the read or never end
+            problems.append(Diagnostic(str(target), 1, 1, "io", "not a regular file"))
         else:
             problems.append(Diagnostic(str(target), 1, 1, "io", "no such file or directory"))
     return files, problems
