@@ -140,3 +140,19 @@ def test_two_connections_share_the_file(tmp_path: Path) -> None:
     with Store(path) as daemon, Store(path) as cli:
         cli.journal_test("s", [Observation("t", 3.0, "from the cli")], lane="event", priority="medium")
         assert [e.description for e in daemon.unprinted(test=True)] == ["from the cli"]
+
+
+def test_pruning_keeps_what_is_not_delivered_yet(tmp_path: Path) -> None:
+    now = [100.0]
+    with Store(tmp_path / "db", clock=lambda: now[0]) as store:
+        for lane in ("event", "message", "message"):
+            store.commit_poll("s", states={}, observations=[Observation("t", 1.0, lane)])
+            store.disclose("s", store.pending("s"), lane=lane, priority="low")
+        event, drained, waiting = store.journal()
+        store.mark_printed([event.id, drained.id, waiting.id])
+        store.mark_drained([drained.id])
+        now[0] = 200.0
+        store.commit_poll("s", states={}, observations=[Observation("t", 1.0, "fresh")])
+        store.disclose("s", store.pending("s"), lane="event", priority="low")
+        assert store.prune_journal(before=150.0) == 2
+        assert [e.description for e in store.journal()] == ["message", "fresh"]

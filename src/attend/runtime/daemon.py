@@ -14,6 +14,8 @@ Decisions:
   the store is closed after its last transaction, and the exit code is 0.
 - Test lines written by `sensors fire` that are older than `STALE_TEST_FIRE` seconds when the daemon
   starts are marked printed without printing: a test belongs to the session that ran it.
+- At start, journal rows older than `JOURNAL_RETENTION` that were delivered (printed, and drained on
+  the message lane) are deleted, so the store does not grow without bound.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ __all__ = ["STALE_TEST_FIRE", "Daemon", "main", "project_shipped", "run"]
 
 #: Test lines older than this (seconds) when the daemon starts are not printed by it.
 STALE_TEST_FIRE = 60.0
+
+#: Delivered journal rows older than this (seconds) are deleted when the daemon starts.
+JOURNAL_RETENTION = 30 * 24 * 3600.0
 
 
 def project_shipped(shipped: Path, projection: Path) -> None:
@@ -260,11 +265,13 @@ class Daemon:
         except OSError as exc:
             self.log(f"cannot project the shipped sensors to {self.paths.shipped_projection}: {exc}")
         self._drop_stale_test_fires()
+        self.store.prune_journal(self.clock() - JOURNAL_RETENTION)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(self.discloser.run)
                 await self.reload()
+                self.log(f"{len(self.running)} sensor(s) running for {self.project_dir}")
                 folders = [self.paths.shipped, self.paths.user, self.paths.project]
                 files = [self.paths.config_file, self.paths.project_config_file]
                 nursery.start_soon(watch, folders, files, self.reload)

@@ -531,6 +531,19 @@ class Store:
         with self._write():
             self._db.executemany("UPDATE journal SET drained = 1 WHERE id = ?", [(i,) for i in ids])
 
+    def prune_journal(self, before: float) -> int:
+        """Delete journal rows older than `before` that every conduit is done with; return how many.
+
+        A row is done when it was printed and, on the message lane, drained. Undelivered rows stay
+        whatever their age.
+        """
+        with self._write():
+            cur = self._db.execute(
+                "DELETE FROM journal WHERE time < ? AND printed = 1 AND (lane != 'message' OR drained = 1)",
+                (before,),
+            )
+        return int(cur.rowcount)
+
     def disclosure_times(self, lane: str, since: float) -> list[float]:
         """The times of the real (non-test) disclosures on `lane` since `since`, oldest first.
 
