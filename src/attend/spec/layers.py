@@ -34,6 +34,7 @@ __all__ = [
     "load_set",
     "merge_data",
     "merge_sensor",
+    "misnamed_files",
 ]
 
 #: The layer name of a file checked outside any layer folder (`compile --check some/file.yaml`).
@@ -206,8 +207,24 @@ def _grouped(files: Iterable[SensorFile]) -> dict[str, list[SensorFile]]:
     return groups
 
 
-def _layer_files(paths: LayerPaths) -> list[SensorFile]:
-    return [read_sensor_file(p, layer) for layer in LAYERS for p in discover(paths.folder(layer))]
+def _layer_files(paths: LayerPaths, names: set[str] | None = None) -> list[SensorFile]:
+    """The sensor files of every layer (only those named `names`, when given), read and parsed."""
+    return [read_sensor_file(p, layer) for layer in LAYERS for p in discover(paths.folder(layer))
+            if names is None or file_stem(p) in names]
+
+
+def misnamed_files(paths: LayerPaths) -> list[Diagnostic]:
+    """A warning for each `*.yml` file in a layer folder: attend reads `*.yaml` only, so it is ignored."""
+    out = []
+    for layer in LAYERS:
+        try:
+            entries = sorted(paths.folder(layer).glob("*.yml"))
+        except OSError:
+            continue
+        out.extend(Diagnostic(str(p), 1, 1, "ignored-file",
+                              f"attend reads only *.yaml sensor files: rename this to {p.stem}.yaml to use it",
+                              Severity.WARNING) for p in entries if not p.name.startswith("."))
+    return out
 
 
 def load_set(project_dir: str | Path, env: Mapping[str, str] | None = None) -> SensorSet:
@@ -220,7 +237,7 @@ def load_set(project_dir: str | Path, env: Mapping[str, str] | None = None) -> S
     trusted = config.trusts(paths.project_dir)
     sensors = {name: build_sensor(name, files, trusted=trusted, config_file=paths.config_file)
                for name, files in sorted(_grouped(_layer_files(paths)).items())}
-    return SensorSet(sensors=sensors, diagnostics=list(config.diagnostics), paths=paths)
+    return SensorSet(sensors=sensors, diagnostics=[*config.diagnostics, *misnamed_files(paths)], paths=paths)
 
 
 def _layer_of(path: Path, paths: LayerPaths) -> str | None:
@@ -279,7 +296,7 @@ def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapp
             layered.add(file_stem(path))
     if layered:
         trusted = config.trusts(paths.project_dir)
-        groups = _grouped(f for f in _layer_files(paths) if f.name in layered)
+        groups = _grouped(_layer_files(paths, layered))
         for name, group in sorted(groups.items()):
             key = name if name not in sensors else f"{name} (layers)"
             sensors[key] = build_sensor(name, group, trusted=trusted, config_file=paths.config_file)
