@@ -45,6 +45,10 @@ LOG_DIR = "mcp"
 #: attend's stderr.
 CLIENT_LOG = "_mcp-client.log"
 
+#: Seconds the liveness check before a call (a tools/list) may take; a server too busy to answer in time
+#: counts as alive (the call's own deadline then decides).
+PING_DEADLINE = 5.0
+
 #: tools/list pages read at most; a server that paginates forever cannot hang a connect.
 MAX_TOOL_PAGES = 50
 
@@ -75,6 +79,7 @@ class _Session:
     tools: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     failure: RuntimeFailure | None = None
     finished: bool = False
+    used: bool = False
 
 
 @dataclass(slots=True)
@@ -163,6 +168,12 @@ class McpPool:
                 or `auth_failed` (the error reports a missing or expired credential).
         """
         session = await self._connected(definition, timeout)
+        if session.used and not await self._alive(session, timeout):
+            # The server exited while idle (an idle timeout, a restart of its own): not a failure of
+            # this call, which has not been sent. Start it again at once.
+            self._end(session, None)
+            session = await self._connected(definition, timeout)
+        session.used = True
         refusal = gate_refusal(
             tool, session.tools.get(tool), listed=tool in session.tools, allow_unannotated=allow_unannotated
         )
@@ -190,6 +201,25 @@ class McpPool:
             raise RuntimeFailure(tool_error_state(message), f"MCP tool {tool} on {definition.name!r}: {message}")
         structured = result.structured_content
         return ToolCall(document=result_document(structured, texts), structured=structured, texts=texts)
+
+    async def _alive(self, session: _Session, timeout: float) -> bool:
+        """Whether a session that served calls before still has its server; refreshes the tool listing.
+
+        A dead session fails a request at once without sending it; the modern protocol has no ping, so the
+        request is a tools/list, which also keeps the gate's view of the tools current. A server too busy
+        to answer within PING_DEADLINE counts as alive (the call's own deadline then decides).
+        """
+        client = session.client
+        if client is None:
+            return False
+        with trio.move_on_after(min(timeout, PING_DEADLINE)):
+            try:
+                session.tools = await _list_tools(client)
+            except MCPError as exc:
+                return exc.code != CONNECTION_CLOSED
+            except Exception:  # noqa: BLE001 - the transport is gone
+                return False
+        return True
 
     def _lost(self, session: _Session, tool: str, exc: BaseException) -> RuntimeFailure:
         """End a session whose connection broke during a call; the failure counts towards the backoff."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,11 +31,12 @@ async def failure(ctx: PollContext, server: Any, tool: str = "list_items", **fie
 
 
 def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (an exited child nobody has reaped yet, a zombie, does not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    except FileNotFoundError:
         return False
-    return True
+    return "\nState:\tZ" not in status
 
 
 async def test_a_clean_tool_answers_with_its_text_parsed_as_json_and_sees_changes_behind_it(
@@ -200,3 +201,16 @@ async def test_a_server_that_prints_junk_on_stdout_still_answers_and_the_noise_g
     assert "Traceback" not in capsys.readouterr().err
     client_log = ctx.paths.state_dir / "mcp" / CLIENT_LOG
     assert "noisy server v1 ready" in client_log.read_text()
+
+
+async def test_a_server_that_exited_while_idle_is_started_again_without_a_failed_call(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    server = behind.inline("crashing")
+    assert await document(ctx, server, "list_then_exit") == {"items": [{"id": "a", "title": "first"}]}
+    first_pid = int(behind.starts()[0].split()[1])
+    with trio.fail_after(10):
+        while alive(first_pid):
+            await trio.sleep(0.05)
+    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
+    assert len(behind.starts()) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from common import READ_ONLY, listing_text, record_start
@@ -17,6 +18,13 @@ def list_items() -> str:
     marker = os.environ.get("ATTEND_TEST_CRASH")
     if marker and Path(marker).exists():
         os._exit(3)
+    return listing_text()
+
+
+@server.tool(annotations=READ_ONLY, structured_output=False)
+def list_then_exit() -> str:
+    """The items; the process exits a moment after answering, as a server with an idle timeout does."""
+    threading.Timer(0.2, os._exit, args=(0,)).start()
     return listing_text()
 
 
