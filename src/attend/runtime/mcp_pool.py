@@ -5,9 +5,11 @@ first call that needs its server, in a task of the pool's own nursery: the mcp `
 and left by one task, while calls come from every sensor's task. Sessions are keyed by the resolved
 `ServerDefinition` (command, args, env), so two sensors naming the same server share one process.
 
-A session that dies (the process exits, a call finds the connection closed, the start fails or times out)
-is dropped; the next call starts the server again, but not before the restart backoff of
-`mcp_policy.restart_delay` has passed. Until then the call fails as `unavailable` with the last error.
+Before each call on a session that served calls before, a tools/list checks that the server is still
+there (and refreshes the gate's view): a server that exited while idle is started again at once. A
+session that fails (a call finds the connection closed, the start fails or times out) is dropped; the
+next call starts the server again, but not before the restart backoff of `mcp_policy.restart_delay` has
+passed. Until then the call fails as `unavailable` with the last error.
 The server's stderr is appended to `<state dir>/mcp/<server>.log`. Every connect and every call runs
 under the caller's deadline.
 """
