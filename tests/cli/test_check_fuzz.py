@@ -121,3 +121,26 @@ def test_random_layer_files_merge_and_check_without_a_traceback(tmp_path_factory
     code = run([], str(home / "project"), env=env, out=out, err=err)
     assert_checked(code, out.getvalue(), err.getvalue(), "fuzz.yaml")
     assert "anchor.yaml:4:1: error: [unknown-field]" in out.getvalue()
+
+
+expressions = st.one_of(st.text(max_size=15), st.sampled_from(["$", "$.a", "$..*", "$[-1]", "{x}", "{{", "}", "[a-",
+                                                               "*", "re:(", "$['a']", "{previous.x}"]))
+where_values = st.one_of(
+    expressions, st.integers(), st.floats(), st.booleans(), st.none(), st.lists(expressions, max_size=3),
+    st.dictionaries(st.sampled_from(["equals", "not", "in", "contains", "like", "matches", "above", "below", "x"]),
+                    st.one_of(expressions, st.integers(), st.lists(expressions, max_size=2)), max_size=3))
+triggers = st.fixed_dictionaries(
+    {"on": st.sampled_from(["added", "removed", "changed", "enters", "leaves"]), "key": expressions,
+     "where": st.dictionaries(expressions, where_values, min_size=1, max_size=3)},
+    optional={"path": expressions, "description": expressions, "author": expressions,
+              "match": st.sampled_from(["all", "any"])})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(trigger=triggers)
+def test_random_expressions_in_a_well_formed_sensor_reach_the_compiler_check_safely(tmp_path_factory,
+                                                                                    trigger: dict) -> None:
+    folder = _folder(tmp_path_factory)
+    document = {"spec": 1, "name": "fuzz", "kind": "crate", "triggers": {"t": trigger}}
+    code, out, err = check_bytes(folder, _dump(document).encode())
+    assert_checked(code, out, err, "fuzz.yaml")
