@@ -162,3 +162,28 @@ async def test_observations_of_a_sensor_that_is_not_loaded_wait(rig: Rig, autoju
     await trio.sleep(5)
     assert rig.store.journal() == []
     assert len(rig.store.pending("gone")) == 1
+
+
+async def test_a_store_locked_by_another_process_delays_a_disclosure_without_losing_it(
+    tmp_path: Path, autojump_clock
+) -> None:
+    import sqlite3
+
+    store = Store(tmp_path / "attend.db", clock=trio.current_time, busy_timeout_ms=50)
+    out, err = io.StringIO(), io.StringIO()
+    discloser = Discloser(store, {"a": SensorTerms("event", 0.0)}.get, stdout=out, stderr=err, clock=trio.current_time)
+    store.commit_poll("a", states={}, observations=[Observation("t", 3.0, "held by a lock")])
+    other = sqlite3.connect(tmp_path / "attend.db", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(discloser.run)
+        await trio.sleep(2)
+        assert "disclosure round skipped" in err.getvalue()
+        assert out.getvalue() == ""
+        other.execute("COMMIT")
+        await trio.sleep(2)
+        nursery.cancel_scope.cancel()
+    other.close()
+    assert out.getvalue() == "[attend sensor=a priority=medium] held by a lock\n"
+    assert [e.description for e in store.journal()] == ["held by a lock"]
+    store.close()

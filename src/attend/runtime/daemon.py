@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import signal
+import sqlite3
 import stat
 import sys
 import time
@@ -192,6 +193,13 @@ class Daemon:
             await self._start(RunningSensor(compiled, fingerprint))
         self.discloser.wake()
 
+    async def _reload_logged(self) -> None:
+        # A reload that fails (a store locked past its timeout, a bug) must not stop the sensors that run.
+        try:
+            await self.reload()
+        except Exception as exc:  # noqa: BLE001 - logged; the last good set keeps running
+            self.log(f"reload failed, the running sensors stay as they were: {type(exc).__name__}: {exc}")
+
     def _keep_or_record(self, name: str, state: str, message: str) -> None:
         if name in self.running:
             # The last good version keeps running; the file's error stays visible beside it.
@@ -240,9 +248,15 @@ class Daemon:
                 outcome = await kinds.poll(compiled, self.ctx)
             except Exception as exc:  # noqa: BLE001 - a kind's bug must not stop the daemon
                 outcome = PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
-            record = record_poll(
-                self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence
-            )
+            try:
+                record = record_poll(
+                    self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence
+                )
+            except sqlite3.OperationalError as exc:
+                # The store was locked past busy_timeout (or the disk is full): nothing of this poll was
+                # committed, so the next poll simply evaluates against the same stored state again.
+                self.log(f"sensor {compiled.name}: poll not stored: {exc}")
+                return cadence
             if record.observations:
                 self.discloser.wake()
             return record.cadence or cadence
@@ -274,7 +288,7 @@ class Daemon:
                 self.log(f"{len(self.running)} sensor(s) running for {self.project_dir}")
                 folders = [self.paths.shipped, self.paths.user, self.paths.project]
                 files = [self.paths.config_file, self.paths.project_config_file]
-                nursery.start_soon(watch, folders, files, self.reload)
+                nursery.start_soon(watch, folders, files, self._reload_logged)
                 task_status.started()
         finally:
             self._nursery = None

@@ -15,6 +15,7 @@ Two stages, shared by the daemon and the one-shot commands (`sensors poll`, `sen
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -209,8 +210,13 @@ class Discloser:
         """The disclosure loop: print what is unprinted, disclose what is ready, sleep until due."""
         task_status.started()
         while True:
-            self.print_unprinted()
-            due = self.run_once()
+            try:
+                self.print_unprinted()
+                due = self.run_once()
+            except sqlite3.OperationalError as exc:
+                # Locked past busy_timeout: every step is its own transaction, so retry next round.
+                self.stderr.write(f"attend: disclosure round skipped: {exc}\n")
+                due = None
             delay = EXTERNAL_CHECK if due is None else min(max(due - self.clock(), MIN_SLEEP), EXTERNAL_CHECK)
             with trio.move_on_after(delay):
                 await self._wake.wait()

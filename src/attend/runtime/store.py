@@ -218,17 +218,18 @@ class Store:
     Args:
         path: the database file; its folder is created when missing.
         clock: wall-clock function for row times (tests may pass a fake one).
+        busy_timeout_ms: how long a write waits for another process's transaction.
     """
 
-    def __init__(self, path: Path | str, *, clock: Any = time.time) -> None:
+    def __init__(self, path: Path | str, *, clock: Any = time.time, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
         # isolation_level=None: we open transactions ourselves (BEGIN IMMEDIATE), so a read never
         # has to be upgraded to a write lock halfway through (the classic SQLITE_BUSY deadlock).
-        self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=busy_timeout_ms / 1000)
         self._db.row_factory = sqlite3.Row
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         self._db.execute("PRAGMA journal_mode = WAL")
         # NORMAL in WAL mode survives a killed process (the WAL is in the OS cache); only a power loss
         # could lose the last transactions, which is an acceptable price for not fsyncing every poll.
