@@ -211,7 +211,7 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
     rule, value, constraint = error.rule, error.value, error.constraint
     field = _shown(".".join(path))
     if error.code == _CUSTOM and error.info and error.info[0] == _BAD_DURATION:
-        return loc.at_value(path, "bad-duration", f"`{field}`: {value!r} is not a duration: "
+        return loc.at_value(path, "bad-duration", f"`{field}`: {_short(value)} is not a duration: "
                             f"use {ACCEPTED_FORMS}")
     if error.code == _UNKNOWN_FIELD:
         options = known_fields(path[:-1])
@@ -221,32 +221,43 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
         return loc.at_key(path, "unknown-field", f"unknown field `{field}`{hint}")
     rules = field_rules(path) or {}
     if rule == "type" and constraint == "duration" or (rule == "type" and "duration" in _listed(constraint)):
-        return loc.at_value(path, "bad-duration", f"`{field}`: {value!r} is not a duration: use {ACCEPTED_FORMS}")
+        return loc.at_value(path, "bad-duration", f"`{field}`: {_short(value)} is not a duration: "
+                            f"use {ACCEPTED_FORMS}")
     if rule == "type":
         return loc.at_value(path, "wrong-type",
-                            f"`{field}` must be a {type_name(rules) if rules else constraint}, not {_describe(value)}")
+                            f"`{field}` must be {_a(type_name(rules) if rules else str(constraint))}, not {_describe(value)}")
     if rule == "nullable":
         return loc.at_value(path, "wrong-type",
-                            f"`{field}` is empty: it must be a {type_name(rules) if rules else 'value'}")
+                            f"`{field}` is empty: it must be {_a(type_name(rules) if rules else 'value')}")
     if rule == "required":
         return loc.at_key(path[:-1], "required", f"missing required field `{field}`"
                           + (f": {rules['meta']['description']}" if rules.get("meta") else ""))
     if rule == "allowed":
-        return loc.at_value(path, "bad-value", f"`{field}`: {value!r} is not one of: "
+        return loc.at_value(path, "bad-value", f"`{field}`: {_short(value)} is not one of: "
                             + ", ".join(str(c) for c in constraint))
     if rule == "min":
-        return loc.at_value(path, "bad-value", f"`{field}` must be at least {constraint}, not {value!r}")
+        return loc.at_value(path, "bad-value", f"`{field}` must be at least {constraint}, not {_short(value)}")
     if rule == "minlength":
         return loc.at_value(path, "bad-value", f"`{field}` must not be empty")
     if rule == "regex":
         return loc.at_key(path, "bad-value",
                           f"trigger name {path[-1]!r} breaks the rule {constraint} (letters, digits, _ and -)")
-    return loc.at_value(path, _RULE_CODES.get(rule, "bad-value"), f"`{field}`: {value!r} breaks rule {rule}")
+    return loc.at_value(path, _RULE_CODES.get(rule, "bad-value"), f"`{field}`: {_short(value)} breaks rule {rule}")
 
 
 def _shown(name: str) -> str:
     """A key path as a message shows it: as written, or escaped when it holds control characters."""
     return name if name.isprintable() else repr(name)[1:-1]
+
+
+#: How much of a value a message quotes before cutting it short.
+_QUOTED_CHARS = 60
+
+
+def _short(value: Any) -> str:
+    """`repr(value)`, cut short for a message."""
+    text = repr(value)
+    return text if len(text) <= _QUOTED_CHARS else text[: _QUOTED_CHARS - 1] + "…"
 
 
 def _listed(constraint: Any) -> list[Any]:
