@@ -162,3 +162,28 @@ def test_sensors_fire_rejects_bad_usage_with_exit_2(items, quiet_home, args, std
     assert out.returncode == 2
     assert message in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_sensors_fire_json_reports_the_fires_and_the_lines(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors", "fire", "items", "--json", "--input", "-", input='{"items": [{"id": 4}, {"id": 5}]}')
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["priority"] == "high" and report["lane"] == "event"
+    assert [f["key"] for f in report["fires"]] == ["4", "5"]
+    assert report["lines"] == [
+        "[attend sensor=items priority=high] [test] new item 4",
+        "[attend sensor=items priority=high] [test] new item 5",
+    ]
+    assert report["delivered"] is True and report["committed"] is False
+
+
+def test_a_test_fire_of_an_mcp_sensor_names_its_server(quiet_home) -> None:
+    quiet_home.write_user_sensor(
+        "board",
+        "spec: 1\nname: board\nkind: mcp\nthreshold: 0\nmcp:\n  server: {command: board-server}\n  tool: list\n"
+        "triggers:\n  new: {path: '$.items[*]', key: id, on: added, magnitude: 3, description: 'card {id}'}\n",
+    )
+    out = quiet_home.attend("sensors", "fire", "board", "--input", "-", input='{"items": [{"id": "c-1"}]}')
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("[attend sensor=board priority=medium] [test] card c-1 (server=")
+    assert out.stdout.rstrip().endswith(", key=c-1)")

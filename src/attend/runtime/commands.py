@@ -348,24 +348,50 @@ def sensors_fire(args: Any) -> int:
         else:
             step = compiled.step(stored, result, test=True)
             fires, states, warnings = step.fires, step.states, step.warnings
-        observations = observations_from(fires, PollOutcome(result=result), time.time())
+        observations = observations_from(fires, PollOutcome(result=result, meta=_test_meta(compiled)), time.time())
         prio = priority(sum(o.magnitude for o in observations))
-        for warning in warnings:
-            print(f"attend: warning: {warning}", file=sys.stderr)
-        if not observations:
-            print(f"no fire: {name}{'/' + trigger_name if trigger_name else ''} produced nothing for this input")
-        for obs in observations:
-            line = format_line(name, prio, obs.description, test=True, key=obs.key, meta=obs.meta)
-            if args.dry_run:
-                print(f"would deliver ({compiled.lane} lane): {line}")
-            else:
-                print(line, file=sys.stdout if is_stdout_priority(prio) else sys.stderr)
+        lines = [format_line(name, prio, o.description, test=True, key=o.key, meta=o.meta) for o in observations]
         if observations and not args.dry_run:
             store.journal_test(name, observations, lane=compiled.lane, priority=prio)
         if args.commit:
             store.put_trigger_states(name, states)
-            print(f"committed the trigger state of {name}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print(json.dumps({
+            "sensor": name,
+            "trigger": trigger_name or None,
+            "lane": compiled.lane,
+            "priority": prio if observations else None,
+            "fires": [_fire_json(f) for f in fires],
+            "lines": lines,
+            "warnings": list(warnings),
+            "delivered": bool(observations) and not args.dry_run,
+            "committed": bool(args.commit),
+        }, indent=2, default=str))
+        return 0
+    for warning in warnings:
+        print(f"attend: warning: {warning}", file=sys.stderr)
+    if not observations:
+        print(f"no fire: {name}{'/' + trigger_name if trigger_name else ''} produced nothing for this input")
+    for line in lines:
+        if args.dry_run:
+            print(f"would deliver ({compiled.lane} lane): {line}")
+        else:
+            print(line, file=sys.stdout if is_stdout_priority(prio) else sys.stderr)
+    if args.commit:
+        print(f"committed the trigger state of {name}", file=sys.stderr)
     return 0
+
+
+def _test_meta(compiled: Any) -> dict[str, Any]:
+    """What a real poll of `compiled` would carry in its outcome's meta (an MCP sensor's server name)."""
+    if compiled.kind != "mcp":
+        return {}
+    try:
+        from attend.runtime.kinds.mcp import sensor_settings
+
+        return {"server": sensor_settings(compiled).label}
+    except Exception:  # noqa: BLE001 - a test line without the server name is still a test line
+        return {}
 
 
 def drain(args: Any) -> int:
