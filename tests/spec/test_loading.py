@@ -101,3 +101,10 @@ def test_documents_attend_cannot_take_are_positioned_errors(text: str, code: str
 def test_an_empty_file_is_not_a_mapping(tmp_path: Path) -> None:
     (tmp_path / "empty.yaml").write_text("# nothing\n")
     assert [d.code for d in read_sensor_file(tmp_path / "empty.yaml", "user").diagnostics] == ["not-a-mapping"]
+
+
+def test_columns_count_characters_not_bytes_and_block_styles_are_kept() -> None:
+    parsed = parse_yaml('a: [é, ü, x]\nd: |\n  text\ne: >\n  folded\nf: "q"\n', "f.yaml")
+    assert parsed.origins[("a", "2")].col == 11
+    assert [parsed.origins[(k,)].style for k in "def"] == ["|", ">", '"']
+    assert [parsed.origins[(k,)].quote for k in "def"] == [0, 0, 1]
