@@ -156,3 +156,15 @@ def test_merging_never_modifies_the_files_own_data(home) -> None:
     user_file = sensor.files[0]
     assert user_file.data["triggers"]["high-wind"]["magnitude"] == 3
     assert sensor.data["triggers"]["high-wind"]["magnitude"] == 9.0
+
+
+def test_a_file_in_the_shipped_projection_is_checked_as_the_shipped_sensor(home) -> None:
+    from attend.spec import load_paths
+
+    projection = layer_paths(home.project).shipped_projection
+    projection.mkdir(parents=True)
+    shipped = layer_paths(home.project).shipped / "keepwarm.yaml"
+    (projection / "keepwarm.yaml").write_text(shipped.read_text())
+    sensor_set = load_paths([projection / "keepwarm.yaml"], home.project)
+    keepwarm = sensor_set.sensors["keepwarm"]
+    assert keepwarm.layer == "shipped" and keepwarm.diagnostics == []

@@ -242,6 +242,8 @@ def load_set(project_dir: str | Path, env: Mapping[str, str] | None = None) -> S
 
 def _layer_of(path: Path, paths: LayerPaths) -> str | None:
     parent = path.absolute().parent.resolve()
+    if parent == paths.shipped_projection.resolve():  # a read-only copy of the shipped folder
+        return "shipped"
     for layer in LAYERS:
         try:
             if paths.folder(layer).resolve() == parent:
