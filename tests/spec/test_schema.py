@@ -48,3 +48,13 @@ def test_crate_fields_are_open_and_every_documented_field_has_a_description() ->
     for path in [(), ("command",), ("mcp",), ("triggers", "t")]:
         for name in known_fields(path):
             assert describe((*path, name)).description, (*path, name)
+
+
+def test_docs_spec_md_documents_every_field_of_the_schema() -> None:
+    from pathlib import Path
+
+    from attend.spec.schema import COMMAND_SCHEMA, MCP_SCHEMA, SENSOR_SCHEMA, TRIGGER_SCHEMA
+
+    text = (Path(__file__).parent.parent.parent / "docs" / "spec.md").read_text()
+    fields = [*SENSOR_SCHEMA, *COMMAND_SCHEMA, *MCP_SCHEMA, *TRIGGER_SCHEMA]
+    assert [name for name in fields if f"| `{name}`" not in text and f"/ `{name}`" not in text] == []
