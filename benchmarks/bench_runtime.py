@@ -80,7 +80,7 @@ def _per_poll(root: Path) -> None:
     from attend.runtime.kinds import PollContext, PollOutcome
     from attend.runtime.kinds.command import run_command
     from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
-    from attend.runtime.store import Store, default_db_path
+    from attend.runtime.store import Store, default_db_path, scope_for
     from attend.spec import layer_paths, load_set
 
     env = _env(root)
@@ -90,7 +90,7 @@ def _per_poll(root: Path) -> None:
     project.mkdir(exist_ok=True)
     paths = layer_paths(project, env)
     compiled = compile_sensor(load_set(project, env).sensors["bench"])
-    store = Store(default_db_path(paths.state_dir))
+    store = Store(default_db_path(paths.state_dir), scope=scope_for(project))
     ctx = PollContext(project_dir=project, env=env, paths=paths, store=store)
     with open(os.devnull, "w") as devnull:
         discloser = Discloser(store, lambda _n: SensorTerms(), stdout=devnull, stderr=devnull)

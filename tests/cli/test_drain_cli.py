@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from attend.runtime.store import Observation, Store
+from attend.runtime.store import Observation, Store, scope_for
 
 
 def _store(home) -> Store:
-    return Store(home.state / "attend" / "attend.db")
+    return Store(home.state / "attend" / "attend.db", scope=scope_for(home.project))
 
 
 def _disclose(home, lane: str, *descriptions: str) -> None:

@@ -14,7 +14,7 @@ from attend.runtime.cadence import Cadence, CadenceParams
 from attend.runtime.daemon import run
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.pipeline import observations_from, record_poll
-from attend.runtime.store import Store, default_db_path
+from attend.runtime.store import Store, default_db_path, scope_for
 from attend.spec import layer_paths, load_set
 
 
@@ -22,7 +22,7 @@ def _setup(home, name: str = "items"):
     paths = layer_paths(home.project, os.environ)
     sensor = load_set(home.project, os.environ).sensors[name]
     compiled = compile_sensor(sensor)
-    store = Store(default_db_path(paths.state_dir))
+    store = Store(default_db_path(paths.state_dir), scope=scope_for(home.project))
     ctx = PollContext(project_dir=home.project, env=dict(os.environ), paths=paths, store=store)
     return compiled, store, ctx
 
@@ -94,7 +94,8 @@ async def test_run_reports_started_once_loaded_and_delivers(items_sensor, quiet_
     items = items_sensor()
     out, err = io.StringIO(), io.StringIO()
     await nursery.start(lambda task_status: run(quiet_home.project, stdout=out, stderr=err, task_status=task_status))
-    with trio.fail_after(30), Store(default_db_path(quiet_home.state / "attend")) as store:
+    db = default_db_path(quiet_home.state / "attend")
+    with trio.fail_after(30), Store(db, scope=scope_for(quiet_home.project)) as store:
         while store.status("items") is None or store.status("items").last_poll is None:
             await trio.sleep(0.1)
         items.set([{"id": 5}])

@@ -156,3 +156,18 @@ def test_pruning_keeps_what_is_not_delivered_yet(tmp_path: Path) -> None:
         store.disclose("s", store.pending("s"), lane="event", priority="low")
         assert store.prune_journal(before=150.0) == 2
         assert [e.description for e in store.journal()] == ["message", "fresh"]
+
+
+def test_two_projects_share_the_file_but_not_their_state(tmp_path: Path) -> None:
+    path = tmp_path / "attend.db"
+    with Store(path, scope="/work/a") as a, Store(path, scope="/work/b") as b:
+        a.commit_poll("git", states={"h": {"branch": "main"}}, observations=[Observation("t", 3.0, "in a")],
+                      status={"state": "ok"})
+        a.put_crate_state("git", {"head": "a"})
+        b.put_probe("slack", {"confirmed": True})
+        assert b.trigger_states("git") == {} and b.pending("git") == [] and b.status("git") is None
+        assert b.get_crate_state("git") is None
+        a.disclose("git", a.pending("git"), lane="message", priority="medium")
+        assert b.journal() == [] and b.undrained("message") == [] and b.unprinted() == []
+        assert [e.description for e in a.undrained("message")] == ["in a"]
+        assert a.get_probe("slack") == {"confirmed": True}

@@ -48,9 +48,9 @@ def _iso(t: float | None) -> str | None:
 
 
 def _open_store(paths: Any) -> Any:
-    from attend.runtime.store import Store, default_db_path
+    from attend.runtime.store import Store, default_db_path, scope_for
 
-    return Store(default_db_path(paths.state_dir))
+    return Store(default_db_path(paths.state_dir), scope=scope_for(paths.project_dir))
 
 
 def _overrides(sensor: Any) -> list[str]:

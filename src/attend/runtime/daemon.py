@@ -42,7 +42,7 @@ from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.runnable import first_error, runnable
 from attend.runtime.pipeline import DEFAULT_THRESHOLD, Discloser, SensorTerms, record_poll
-from attend.runtime.store import Store, default_db_path
+from attend.runtime.store import Store, default_db_path, scope_for
 from attend.runtime.watch import watch
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "main", "project_shipped", "run"]
@@ -119,7 +119,7 @@ class Daemon:
         self.stderr = stderr
         self.clock = clock
         self.paths = layer_paths(self.project_dir, self.env)
-        self.store = Store(default_db_path(self.paths.state_dir), clock=clock)
+        self.store = Store(default_db_path(self.paths.state_dir), scope=scope_for(self.project_dir), clock=clock)
         self.ctx = PollContext(project_dir=self.project_dir, env=self.env, paths=self.paths, store=self.store)
         self.running: dict[str, RunningSensor] = {}
         self.known: dict[str, Any] = {}  # every loaded sensor by name (terms for pending observations)

@@ -13,6 +13,9 @@ notification:
 
 The daemon and the one-shot CLI commands (`sensors poll|fire`, `drain`) open the same file; WAL lets
 readers run beside the writer and `busy_timeout` makes short write overlaps wait instead of failing.
+The file is shared by every project of the XDG home, so each row (but MCP probe records, which describe
+a server and tool, not a project) carries a `scope`, the project directory: the same user sensor polled
+for two projects keeps two trigger states, two journals, two governors.
 The schema is versioned with `PRAGMA user_version`; later versions (pending `for:` state, traces) add
 tables in `_MIGRATIONS` without touching the ones here.
 """
@@ -36,6 +39,7 @@ __all__ = [
     "SensorStatus",
     "Store",
     "default_db_path",
+    "scope_for",
 ]
 
 #: The database's file name inside `$XDG_STATE_HOME/attend/`.
@@ -49,14 +53,16 @@ SCHEMA_VERSION = 1
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS trigger_state (
+    scope    TEXT NOT NULL,
     sensor   TEXT NOT NULL,
     hash     TEXT NOT NULL,
     state    TEXT NOT NULL,
     updated  REAL NOT NULL,
-    PRIMARY KEY (sensor, hash)
+    PRIMARY KEY (scope, sensor, hash)
 );
 CREATE TABLE IF NOT EXISTS sensor_status (
-    sensor       TEXT PRIMARY KEY,
+    scope        TEXT NOT NULL,
+    sensor       TEXT NOT NULL,
     state        TEXT NOT NULL DEFAULT 'ok',
     message      TEXT NOT NULL DEFAULT '',
     since        REAL,
@@ -70,10 +76,12 @@ CREATE TABLE IF NOT EXISTS sensor_status (
     lane_note    TEXT NOT NULL DEFAULT '',
     fires        TEXT NOT NULL DEFAULT '[]',
     file_error   TEXT NOT NULL DEFAULT '',
-    updated      REAL
+    updated      REAL,
+    PRIMARY KEY (scope, sensor)
 );
 CREATE TABLE IF NOT EXISTS pending (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope       TEXT NOT NULL,
     sensor      TEXT NOT NULL,
     time        REAL NOT NULL,
     trigger     TEXT NOT NULL,
@@ -82,9 +90,10 @@ CREATE TABLE IF NOT EXISTS pending (
     description TEXT NOT NULL,
     meta        TEXT NOT NULL DEFAULT '{}'
 );
-CREATE INDEX IF NOT EXISTS pending_sensor ON pending (sensor);
+CREATE INDEX IF NOT EXISTS pending_sensor ON pending (scope, sensor);
 CREATE TABLE IF NOT EXISTS journal (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope       TEXT NOT NULL,
     time        REAL NOT NULL,
     sensor      TEXT NOT NULL,
     trigger     TEXT NOT NULL,
@@ -99,22 +108,29 @@ CREATE TABLE IF NOT EXISTS journal (
     drained     INTEGER NOT NULL DEFAULT 0,
     meta        TEXT NOT NULL DEFAULT '{}'
 );
-CREATE INDEX IF NOT EXISTS journal_unprinted ON journal (printed) WHERE printed = 0;
-CREATE INDEX IF NOT EXISTS journal_undrained ON journal (lane, drained) WHERE drained = 0;
+CREATE INDEX IF NOT EXISTS journal_unprinted ON journal (scope, printed) WHERE printed = 0;
+CREATE INDEX IF NOT EXISTS journal_undrained ON journal (scope, lane, drained) WHERE drained = 0;
 CREATE TABLE IF NOT EXISTS probes (
     sensor   TEXT PRIMARY KEY,
     record   TEXT NOT NULL,
     updated  REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS crate_state (
-    sensor   TEXT PRIMARY KEY,
+    scope    TEXT NOT NULL,
+    sensor   TEXT NOT NULL,
     state    TEXT NOT NULL,
-    updated  REAL NOT NULL
+    updated  REAL NOT NULL,
+    PRIMARY KEY (scope, sensor)
 );
 """
 
 #: Schema scripts by the version they bring the database to.
 _MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+
+
+def scope_for(project_dir: Path | str) -> str:
+    """The store scope of a project: its resolved absolute path."""
+    return str(Path(project_dir).resolve())
 
 
 def default_db_path(state_dir: Path) -> Path:
@@ -217,12 +233,22 @@ class Store:
 
     Args:
         path: the database file; its folder is created when missing.
+        scope: the project the rows belong to (`scope_for(project_dir)`); every table but `probes`
+            is per project, so two daemons for two projects share the file without sharing state.
         clock: wall-clock function for row times (tests may pass a fake one).
         busy_timeout_ms: how long a write waits for another process's transaction.
     """
 
-    def __init__(self, path: Path | str, *, clock: Any = time.time, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        scope: str = "",
+        clock: Any = time.time,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
         self.path = Path(path)
+        self.scope = scope
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
         # isolation_level=None: we open transactions ourselves (BEGIN IMMEDIATE), so a read never
@@ -279,15 +305,17 @@ class Store:
 
     def trigger_states(self, sensor: str) -> dict[str, Any]:
         """Every stored trigger state of `sensor`, keyed by trigger definition hash."""
-        rows = self._db.execute("SELECT hash, state FROM trigger_state WHERE sensor = ?", (sensor,))
+        rows = self._db.execute(
+            "SELECT hash, state FROM trigger_state WHERE scope = ? AND sensor = ?", (self.scope, sensor)
+        )
         return {row["hash"]: json.loads(row["state"]) for row in rows}
 
     def _put_states(self, sensor: str, states: dict[str, Any], *, replace: bool, now: float) -> None:
         if replace:
-            self._db.execute("DELETE FROM trigger_state WHERE sensor = ?", (sensor,))
+            self._db.execute("DELETE FROM trigger_state WHERE scope = ? AND sensor = ?", (self.scope, sensor))
         self._db.executemany(
-            "INSERT OR REPLACE INTO trigger_state (sensor, hash, state, updated) VALUES (?, ?, ?, ?)",
-            [(sensor, h, json.dumps(s, sort_keys=True), now) for h, s in states.items()],
+            "INSERT OR REPLACE INTO trigger_state (scope, sensor, hash, state, updated) VALUES (?, ?, ?, ?, ?)",
+            [(self.scope, sensor, h, json.dumps(s, sort_keys=True), now) for h, s in states.items()],
         )
 
     def put_trigger_states(self, sensor: str, states: dict[str, Any], *, replace: bool = False) -> None:
@@ -327,9 +355,10 @@ class Store:
             ids = []
             for obs in observations:
                 cur = self._db.execute(
-                    "INSERT INTO pending (sensor, time, trigger, key, magnitude, description, meta)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO pending (scope, sensor, time, trigger, key, magnitude, description, meta)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
+                        self.scope,
                         sensor,
                         obs.time or now,
                         obs.trigger,
@@ -350,8 +379,12 @@ class Store:
         unknown = set(fields) - set(_STATUS_COLUMNS)
         if unknown:
             raise ValueError(f"unknown status fields: {sorted(unknown)}")
-        self._db.execute("INSERT OR IGNORE INTO sensor_status (sensor, since) VALUES (?, ?)", (sensor, now))
-        current = self._db.execute("SELECT state FROM sensor_status WHERE sensor = ?", (sensor,)).fetchone()
+        self._db.execute(
+            "INSERT OR IGNORE INTO sensor_status (scope, sensor, since) VALUES (?, ?, ?)", (self.scope, sensor, now)
+        )
+        current = self._db.execute(
+            "SELECT state FROM sensor_status WHERE scope = ? AND sensor = ?", (self.scope, sensor)
+        ).fetchone()
         values = dict(fields)
         if "state" in values and current is not None and current["state"] != values["state"]:
             values["since"] = now  # `since`: when the sensor entered its current state
@@ -359,8 +392,8 @@ class Store:
             values[column] = json.dumps(values[column])
         assignments = ", ".join(f"{column} = ?" for column in values)
         self._db.execute(
-            f"UPDATE sensor_status SET {assignments}, updated = ? WHERE sensor = ?",  # noqa: S608 - fixed names
-            (*values.values(), now, sensor),
+            f"UPDATE sensor_status SET {assignments}, updated = ? WHERE scope = ? AND sensor = ?",  # noqa: S608
+            (*values.values(), now, self.scope, sensor),
         )
 
     def update_status(self, sensor: str, **fields: Any) -> None:
@@ -370,30 +403,36 @@ class Store:
 
     def status(self, sensor: str) -> SensorStatus | None:
         """`sensor`'s status row, or None when it never had one."""
-        row = self._db.execute("SELECT * FROM sensor_status WHERE sensor = ?", (sensor,)).fetchone()
+        row = self._db.execute(
+            "SELECT * FROM sensor_status WHERE scope = ? AND sensor = ?", (self.scope, sensor)
+        ).fetchone()
         return _status_from_row(row) if row is not None else None
 
     def statuses(self) -> dict[str, SensorStatus]:
         """Every status row, keyed by sensor name."""
-        rows = self._db.execute("SELECT * FROM sensor_status")
+        rows = self._db.execute("SELECT * FROM sensor_status WHERE scope = ?", (self.scope,))
         return {row["sensor"]: _status_from_row(row) for row in rows}
 
     def forget_sensor(self, sensor: str) -> None:
         """Drop a removed sensor's status row (its trigger states and journal stay)."""
         with self._write():
-            self._db.execute("DELETE FROM sensor_status WHERE sensor = ?", (sensor,))
+            self._db.execute("DELETE FROM sensor_status WHERE scope = ? AND sensor = ?", (self.scope, sensor))
 
     # -- pending accumulation and disclosure -------------------------------------------------------
 
     def pending(self, sensor: str) -> list[Observation]:
         """The observations `sensor` has accumulated and not yet disclosed, oldest first."""
-        rows = self._db.execute("SELECT * FROM pending WHERE sensor = ? ORDER BY id", (sensor,))
+        rows = self._db.execute(
+            "SELECT * FROM pending WHERE scope = ? AND sensor = ? ORDER BY id", (self.scope, sensor)
+        )
         return [_observation_from_row(row) for row in rows]
 
     def pending_sensors(self) -> list[str]:
         """The names of the sensors that hold pending observations, the longest-waiting first."""
         # Oldest first, so a sensor that has waited longest meets the governor first.
-        rows = self._db.execute("SELECT sensor FROM pending GROUP BY sensor ORDER BY MIN(id)")
+        rows = self._db.execute(
+            "SELECT sensor FROM pending WHERE scope = ? GROUP BY sensor ORDER BY MIN(id)", (self.scope,)
+        )
         return [r[0] for r in rows]
 
     def disclose(
@@ -450,9 +489,10 @@ class Store:
         disclosure: int | None = None
         for obs in observations:
             cur = self._db.execute(
-                "INSERT INTO journal (time, sensor, trigger, key, lane, priority, magnitude, description,"
-                " disclosure, test, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO journal (scope, time, sensor, trigger, key, lane, priority, magnitude, description,"
+                " disclosure, test, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
+                    self.scope,
                     now,
                     sensor,
                     obs.trigger,
@@ -495,21 +535,21 @@ class Store:
 
     def journal(self, *, sensor: str | None = None, test: bool | None = None) -> list[JournalEntry]:
         """Journal entries, oldest first, optionally only one sensor's or only (non-)test ones."""
-        clauses, params = [], []
+        clauses, params = ["scope = ?"], [self.scope]
         if sensor is not None:
             clauses.append("sensor = ?")
             params.append(sensor)
         if test is not None:
             clauses.append("test = ?")
             params.append(int(test))
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where = f"WHERE {' AND '.join(clauses)}"
         rows = self._db.execute(f"SELECT * FROM journal {where} ORDER BY id", params)  # noqa: S608
         return [_entry_from_row(r) for r in rows]
 
     def unprinted(self, *, test: bool | None = None) -> list[JournalEntry]:
         """Journal entries not yet printed (after a crash, or test fires from another process)."""
-        sql = "SELECT * FROM journal WHERE printed = 0"
-        params: list[Any] = []
+        sql = "SELECT * FROM journal WHERE scope = ? AND printed = 0"
+        params: list[Any] = [self.scope]
         if test is not None:
             sql += " AND test = ?"
             params.append(int(test))
@@ -523,7 +563,7 @@ class Store:
     def undrained(self, lane: str = "message") -> list[JournalEntry]:
         """Entries of `lane` that `attend drain` has not delivered yet, oldest first."""
         rows = self._db.execute(
-            "SELECT * FROM journal WHERE drained = 0 AND lane = ? ORDER BY id", (lane,)
+            "SELECT * FROM journal WHERE scope = ? AND drained = 0 AND lane = ? ORDER BY id", (self.scope, lane)
         )
         return [_entry_from_row(r) for r in rows]
 
@@ -551,9 +591,9 @@ class Store:
         The governor rebuilds its window from these after a restart.
         """
         rows = self._db.execute(
-            "SELECT DISTINCT disclosure, time FROM journal WHERE lane = ? AND test = 0 AND time >= ?"
+            "SELECT DISTINCT disclosure, time FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND time >= ?"
             " ORDER BY time",
-            (lane, since),
+            (self.scope, lane, since),
         )
         return [float(r["time"]) for r in rows]
 
@@ -579,15 +619,17 @@ class Store:
 
     def get_crate_state(self, sensor: str) -> Any | None:
         """The state a crate sensor exported last (JSON-like), or None."""
-        row = self._db.execute("SELECT state FROM crate_state WHERE sensor = ?", (sensor,)).fetchone()
+        row = self._db.execute(
+            "SELECT state FROM crate_state WHERE scope = ? AND sensor = ?", (self.scope, sensor)
+        ).fetchone()
         return json.loads(row["state"]) if row is not None else None
 
     def put_crate_state(self, sensor: str, state: Any) -> None:
         """Store a crate sensor's exported state (must be JSON-serialisable)."""
         with self._write():
             self._db.execute(
-                "INSERT OR REPLACE INTO crate_state (sensor, state, updated) VALUES (?, ?, ?)",
-                (sensor, json.dumps(state, sort_keys=True), self._clock()),
+                "INSERT OR REPLACE INTO crate_state (scope, sensor, state, updated) VALUES (?, ?, ?, ?)",
+                (self.scope, sensor, json.dumps(state, sort_keys=True), self._clock()),
             )
 
 
