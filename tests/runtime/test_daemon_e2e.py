@@ -167,3 +167,15 @@ def test_a_message_lane_file_without_author_runs_on_the_event_lane_and_says_why(
     row = sensors_json(quiet_home)["items"]
     assert row["lane"] == "event" and "author" in row["lane_note"]
     assert sum("runs on the event lane" in line for line in d.stderr) == 1
+
+
+def test_a_second_daemon_for_the_same_project_exits_1(items_sensor, daemon, quiet_home) -> None:
+    items_sensor()
+    first = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first daemon")
+    second = daemon()
+    assert second.proc.wait(timeout=30) == 1
+    second.stop()
+    assert any(f"already runs for {quiet_home.project}" in line for line in second.stderr)
+    assert first.proc.poll() is None
+    assert first.stop() == 0

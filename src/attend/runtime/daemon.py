@@ -10,6 +10,8 @@ Decisions:
 - On start the shipped files are projected read-only to `$XDG_DATA_HOME/agent-ways/attend/sensors/`.
 - Invalid and refused sensors get their state recorded and never poll. A message-lane file without
   `author` runs on the event lane; the reason is logged once on stderr and shown by `attend sensors`.
+- One daemon per project: `attend run` holds an flock on `$XDG_STATE_HOME/attend/run-<hash>.lock`; a
+  second one for the same project exits 1 at once.
 - SIGINT/SIGTERM cancel everything: each running command's process group is killed (kinds/command.py),
   the store is closed after its last transaction, and the exit code is 0.
 - Test lines written by `sensors fire` that are older than `STALE_TEST_FIRE` seconds when the daemon
@@ -20,6 +22,7 @@ Decisions:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -334,7 +337,33 @@ async def _run_until_signalled(project_dir: str) -> None:
             nursery.start_soon(stop_on_signal)
 
 
+def _lock_path(project_dir: str) -> Path:
+    from attend.spec import layer_paths
+
+    paths = layer_paths(project_dir, os.environ)
+    digest = hashlib.sha256(scope_for(project_dir).encode()).hexdigest()[:16]
+    return paths.state_dir / f"run-{digest}.lock"
+
+
 def main(args: Any) -> int:
-    """`attend run`: the daemon in the foreground; exits 0 on SIGINT/SIGTERM."""
-    trio.run(_run_until_signalled, args.project_dir)
+    """`attend run`: the daemon in the foreground; exits 0 on SIGINT/SIGTERM.
+
+    Exits 1 at once when another daemon already runs for the same project (they would race for the
+    same trigger state). The lock is an flock the kernel drops when the process dies, however it dies.
+    """
+    lock_path = _lock_path(args.project_dir)
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "?"
+            print(f"attend: a daemon already runs for {args.project_dir} (pid {holder})", file=sys.stderr)
+            return 1
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        trio.run(_run_until_signalled, args.project_dir)
     return 0
