@@ -52,6 +52,7 @@ def test_sensors_list_json_has_the_documented_fields(items, quiet_home) -> None:
     assert (row["kind"], row["layer"], row["enabled"], row["state"]) == ("command", "user", True, "ok")
     assert row["file"].endswith("items.yaml")
     assert row["last_poll"] is None and row["next_poll"] is None
+    assert row["daemon_running"] is False
     assert rows["git"]["enabled"] is False
 
 

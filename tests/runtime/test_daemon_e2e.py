@@ -79,7 +79,7 @@ def test_each_command_fault_ends_in_its_state_and_the_others_keep_working(items_
     assert "200000 bytes" in rows["floods"]["message"]
     assert "1 s" in rows["hangs"]["message"]
     assert rows["missing"]["message"]
-    assert all(rows[n]["last_poll"] and rows[n]["next_poll"] for n in expected)
+    assert all(rows[n]["last_poll"] and rows[n]["next_poll"] and rows[n]["daemon_running"] for n in expected)
     items.set([{"id": "a"}])
     d.wait_for(_has("[attend sensor=items priority=medium] new item a"))
     assert sensors_json(quiet_home)["items"]["state"] == "ok"

@@ -126,10 +126,17 @@ def _load(args: Any) -> Any:
 
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
+    from attend.runtime.runlock import lock_path, running_pid
+
     sensor_set = _load(args)
     with _open_store(sensor_set.paths) as store:
         statuses = store.statuses()
+    daemon = running_pid(lock_path(args.project_dir))
     rows = [sensor_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
+    for row in rows:
+        row["daemon_running"] = daemon is not None
+        if daemon is None:
+            row["next_poll"] = None  # nothing polls without a daemon
     if getattr(args, "json", False):
         print(json.dumps(rows, indent=2))
         return 0
@@ -137,6 +144,8 @@ def sensors_list(args: Any) -> int:
         print(f"no sensors (user sensors go in {sensor_set.paths.user})")
         return 0
     print(_table(rows))
+    if daemon is None:
+        print(f"(no daemon runs for {args.project_dir}: start one with `attend run`)")
     return 0
 
 

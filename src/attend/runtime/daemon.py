@@ -22,7 +22,6 @@ Decisions:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -44,6 +43,7 @@ from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.runnable import first_error, runnable
+from attend.runtime.runlock import acquire, lock_path
 from attend.runtime.pipeline import DEFAULT_THRESHOLD, Discloser, SensorTerms, record_poll
 from attend.runtime.store import Store, default_db_path, scope_for
 from attend.runtime.watch import watch
@@ -337,33 +337,15 @@ async def _run_until_signalled(project_dir: str) -> None:
             nursery.start_soon(stop_on_signal)
 
 
-def _lock_path(project_dir: str) -> Path:
-    from attend.spec import layer_paths
-
-    paths = layer_paths(project_dir, os.environ)
-    digest = hashlib.sha256(scope_for(project_dir).encode()).hexdigest()[:16]
-    return paths.state_dir / f"run-{digest}.lock"
-
-
 def main(args: Any) -> int:
     """`attend run`: the daemon in the foreground; exits 0 on SIGINT/SIGTERM.
 
-    Exits 1 at once when another daemon already runs for the same project (they would race for the
-    same trigger state). The lock is an flock the kernel drops when the process dies, however it dies.
+    Exits 1 at once when another daemon already runs for the same project (runlock.py).
     """
-    lock_path = _lock_path(args.project_dir)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "?"
-            print(f"attend: a daemon already runs for {args.project_dir} (pid {holder})", file=sys.stderr)
-            return 1
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
+    lock, holder = acquire(lock_path(args.project_dir))
+    if lock is None:
+        print(f"attend: a daemon already runs for {args.project_dir} (pid {holder})", file=sys.stderr)
+        return 1
+    with lock:
         trio.run(_run_until_signalled, args.project_dir)
     return 0
