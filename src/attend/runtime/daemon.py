@@ -90,6 +90,7 @@ class RunningSensor:
 
     @property
     def terms(self) -> SensorTerms:
+        """The sensor's effective lane and emission threshold, for the discloser."""
         data = self.compiled.sensor.data
         return SensorTerms(self.compiled.lane, float(data.get("threshold", DEFAULT_THRESHOLD)))
 
