@@ -74,6 +74,7 @@ def test_each_command_fault_ends_in_its_state_and_the_others_keep_working(items_
     wait_until(settled, what="every fault to be recorded")
     rows = sensors_json(quiet_home)
     assert "exit code 3: no token" in rows["exits"]["message"]
+    assert rows["exits"]["failures"] >= 1
     assert "UTF-8" in rows["badutf8"]["message"]
     assert "JSON" in rows["badjson"]["message"]
     assert "200000 bytes" in rows["floods"]["message"]

@@ -171,3 +171,27 @@ def test_two_projects_share_the_file_but_not_their_state(tmp_path: Path) -> None
         assert b.journal() == [] and b.undrained("message") == [] and b.unprinted() == []
         assert [e.description for e in a.undrained("message")] == ["in a"]
         assert a.get_probe("slack") == {"confirmed": True}
+
+
+def test_a_version_1_database_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "attend.db"
+    old = sqlite3.connect(path)
+    old.executescript((Path(__file__).parent / "data" / "store_v1.sql").read_text())
+    old.execute("INSERT INTO trigger_state VALUES ('git', 'h1', '{\"v\": 1}', 1.0)")
+    old.execute(
+        "INSERT INTO journal (time, sensor, trigger, key, lane, priority, magnitude, description, test, printed)"
+        " VALUES (1.0, 'chat', 'msg', NULL, 'message', 'low', 1.0, 'old message', 0, 1)"
+    )
+    old.execute("INSERT INTO crate_state VALUES ('git', '{\"head\": \"abc\"}', 1.0)")
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.trigger_states("git") == {"h1": {"v": 1}}
+        assert [e.description for e in store.undrained("message")] == ["old message"]
+        assert store.get_crate_state("git") == {"head": "abc"}
+        store.commit_poll("git", states={"h2": 2}, observations=[Observation("t", 1.0, "new")])
+        assert [o.description for o in store.pending("git")] == ["new"]
+    with Store(path, scope="/work/a") as scoped:
+        assert scoped.trigger_states("git") == {}

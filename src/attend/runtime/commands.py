@@ -93,6 +93,7 @@ def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
         "overrides": _overrides(sensor),
         "requires": list(sensor.data.get("requires") or []),
         "line_errors": [],
+        "failures": 0,
         "running_last_good": False,
     }
     if status is not None:
@@ -103,6 +104,7 @@ def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
             last_poll=_iso(status.last_poll),
             next_poll=_iso(status.next_poll) if sensor.enabled else None,
             line_errors=status.line_errors,
+            failures=status.failures,
         )
         if status.interval is not None:
             row["interval"] = status.interval
@@ -173,6 +175,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
         details = [f"file: {row['file']}"] if row["file"] else []
         if row["message"]:
             details.append(f"message: {row['message']}")
+        if row["failures"] > 1:
+            details.append(f"failed {row['failures']} polls in a row; polling every {row['interval']:g} s")
         if row["running_last_good"]:
             details.append("the daemon keeps running this sensor's last good version")
         if row["lane_note"]:

@@ -16,8 +16,8 @@ readers run beside the writer and `busy_timeout` makes short write overlaps wait
 The file is shared by every project of the XDG home, so each row (but MCP probe records, which describe
 a server and tool, not a project) carries a `scope`, the project directory: the same user sensor polled
 for two projects keeps two trigger states, two journals, two governors.
-The schema is versioned with `PRAGMA user_version`; later versions (pending `for:` state, traces) add
-tables in `_MIGRATIONS` without touching the ones here.
+The schema is versioned with `PRAGMA user_version` (now 2: version 1 had no `scope`; `_migrate` moves
+its rows over). Later versions (pending `for:` state, traces) add tables the same way.
 """
 
 from __future__ import annotations
@@ -48,10 +48,11 @@ DB_FILENAME = "attend.db"
 #: How long a writer waits for another process's transaction before giving up (milliseconds).
 BUSY_TIMEOUT_MS = 10_000
 
-#: The schema version this code writes (`PRAGMA user_version`).
-SCHEMA_VERSION = 1
+#: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column.
+SCHEMA_VERSION = 2
 
-_SCHEMA_V1 = """
+#: The current schema (every statement idempotent).
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS trigger_state (
     scope    TEXT NOT NULL,
     sensor   TEXT NOT NULL,
@@ -124,8 +125,11 @@ CREATE TABLE IF NOT EXISTS crate_state (
 );
 """
 
-#: Schema scripts by the version they bring the database to.
-_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+#: The tables whose rows belong to one project (version 2 added their `scope` column).
+SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state")
+
+#: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
+_V1_INDEXES = ("pending_sensor", "journal_unprinted", "journal_undrained")
 
 
 def scope_for(project_dir: Path | str) -> str:
@@ -279,11 +283,44 @@ class Store:
     def _migrate(self) -> None:
         with self._write():
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            for target in sorted(v for v in _MIGRATIONS if v > version):
-                for statement in _MIGRATIONS[target].split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version = {target}")
+            if version >= SCHEMA_VERSION:
+                return
+            if version == 1:
+                self._scope_v1_tables()
+            self._create_schema()
+            if version == 1:
+                self._copy_v1_rows()
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _create_schema(self) -> None:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+
+    def _columns(self, table: str) -> list[str]:
+        return [row[1] for row in self._db.execute(f"PRAGMA table_info({table})")]
+
+    def _scope_v1_tables(self) -> None:
+        """Version 1 → 2, step 1: move the unscoped tables aside (their rows are copied back after)."""
+        for index in _V1_INDEXES:
+            self._db.execute(f"DROP INDEX IF EXISTS {index}")
+        for table in SCOPED_TABLES:
+            columns = self._columns(table)
+            if columns and "scope" not in columns:
+                self._db.execute(f"ALTER TABLE {table} RENAME TO {table}_v1")
+
+    def _copy_v1_rows(self) -> None:
+        """Version 1 → 2, step 2: copy the old rows into the scoped tables with the empty scope."""
+        for table in SCOPED_TABLES:
+            old = self._columns(f"{table}_v1")
+            if not old:
+                continue
+            shared = [c for c in old if c in self._columns(table)]
+            names = ", ".join(shared)
+            self._db.execute(
+                f"INSERT INTO {table} (scope, {names}) SELECT '', {names} FROM {table}_v1"  # noqa: S608 - fixed names
+            )
+            self._db.execute(f"DROP TABLE {table}_v1")
 
     @property
     def schema_version(self) -> int:
