@@ -17,6 +17,7 @@ from sensor_material import GitRepo
 from attend.compiler import compile_sensor
 from attend.runtime.kinds import PollContext
 from attend.runtime.kinds.crate import poll
+from attend.runtime.pipeline import record_poll
 from attend.runtime.store import Store
 from attend.spec import layer_paths, load_paths
 
@@ -124,22 +125,43 @@ def context(project: Path, store, **env: str) -> PollContext:
     return PollContext(project_dir=project, env=dict(env), paths=layer_paths(project, os.environ), store=store)
 
 
-async def test_a_sensor_is_built_once_and_its_state_is_stored_after_each_poll(registered, project, store, tmp_path):
+async def poll_and_record(sensor, ctx, store):
+    """One poll as the daemon does it: the kind's poll, then `record_poll` committing it."""
+    outcome = await poll(sensor, ctx)
+    record_poll(store, sensor, outcome, now=time.time())
+    return outcome
+
+
+async def test_a_sensor_is_built_once_and_its_state_is_stored_with_each_recorded_poll(
+    registered, project, store, tmp_path
+):
     sensor = compiled(crate_file(tmp_path, "counter", "test-counting", "{step: 2}"), project)
     ctx = context(project, store, ATTEND_FOCUS="fix the parser", ATTEND_FOCUS_KEYWORDS="parser, lark")
-    first = await poll(sensor, ctx)
-    second = await poll(sensor, ctx)
+    first = await poll_and_record(sensor, ctx, store)
+    second = await poll_and_record(sensor, ctx, store)
     assert first.ok and second.ok
     assert second.result == {"count": 4, "cwd": str(project), "focus": "fix the parser", "keywords": ["parser", "lark"]}
+    assert second.meta["crate_state"] == {"count": 4}
     assert store.get_crate_state("counter") == {"count": 4}
 
 
 async def test_a_new_context_restores_the_stored_state_before_its_first_poll(registered, project, store, tmp_path):
     sensor = compiled(crate_file(tmp_path, "counter", "test-counting", "{step: 1}"), project)
-    await poll(sensor, context(project, store))
-    await poll(sensor, context(project, store))  # a restart: a fresh instance, the same store
+    await poll_and_record(sensor, context(project, store), store)
+    await poll_and_record(sensor, context(project, store), store)  # a restart: a fresh instance, the same store
     outcome = await poll(sensor, context(project, store))
     assert outcome.result["count"] == 3
+
+
+async def test_a_poll_that_is_not_recorded_leaves_the_stored_crate_state_as_it_was(
+    registered, project, store, tmp_path
+):
+    sensor = compiled(crate_file(tmp_path, "counter", "test-counting", "{step: 1}"), project)
+    await poll_and_record(sensor, context(project, store), store)
+    outcome = await poll(sensor, context(project, store))
+    record_poll(None, sensor, outcome, now=time.time())  # a dry run stores nothing
+    assert outcome.meta["crate_state"] == {"count": 2}
+    assert store.get_crate_state("counter") == {"count": 1}
 
 
 async def test_an_unknown_source_is_an_invalid_sensor_naming_the_known_ones(project, store, tmp_path):
@@ -192,7 +214,7 @@ async def test_the_shipped_git_sensor_runs_through_its_entry_point_and_survives_
     repo = GitRepo(tmp_path / "repo")
     repo.commit("initial", "README")
     git = compiled(SHIPPED / "git.yaml", repo.path)
-    baseline = await poll(git, context(repo.path, store))
+    baseline = await poll_and_record(git, context(repo.path, store), store)
     assert baseline.ok and baseline.result["branch"] == "main"
     sha = repo.commit("while attend was down", "x.txt")
     after = await poll(git, context(repo.path, store))
@@ -210,7 +232,7 @@ async def test_the_shipped_git_sensor_outside_a_repository_is_unavailable(projec
 async def test_an_edited_crate_block_rebuilds_the_instance(registered, project, store, tmp_path):
     path = crate_file(tmp_path, "counter", "test-counting", "{step: 1}")
     ctx = context(project, store)
-    await poll(compiled(path, project), ctx)
+    await poll_and_record(compiled(path, project), ctx, store)
     crate_file(tmp_path, "counter", "test-counting", "{step: 10}")
     outcome = await poll(compiled(path, project), ctx)
     assert outcome.result["count"] == 11  # the new instance starts from the stored state

@@ -260,13 +260,22 @@ class Daemon:
                 # The store was locked past busy_timeout (or the disk is full): nothing of this poll was
                 # committed, so the next poll simply evaluates against the same stored state again.
                 self.log(f"sensor {compiled.name}: poll not stored: {exc}")
+                self._forget_crate_memory(compiled.name)
                 return cadence
+            if outcome.ok and record.state != "ok":
+                # Evaluated but not stored: a crate sensor's in-memory state moved on without its
+                # trigger states, so rebuild it from the store before the next poll.
+                self._forget_crate_memory(compiled.name)
             if record.observations:
                 self.discloser.wake()
             return record.cadence or cadence
 
         with running.scope:
             await poll_on_cadence(params, poll)
+
+    def _forget_crate_memory(self, name: str) -> None:
+        """Drop a crate sensor's object, so its next poll starts from the state the store holds."""
+        self.ctx.crate_instances.pop(name, None)
 
     # -- the whole daemon ----------------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 Two stages, shared by the daemon and the one-shot commands (`sensors poll`, `sensors fire`):
 
 1. `record_poll` — a poll outcome through the sensor's compiled triggers (the one step function), then
-   ONE store transaction holding the new trigger states, the fires as pending observations, and the
-   sensor's status and cadence. A failed poll stores only its status: trigger state stays untouched
+   ONE store transaction holding the new trigger states, the fires as pending observations, the
+   sensor's status and cadence, and a crate sensor's exported state. A failed poll stores only its status: trigger state stays untouched
    and no observation is added, so a broken sensor never reads as "every item removed".
 2. `Discloser.run_once` — for each sensor holding pending observations: engagement (threshold and
    refractory, skipped on the message lane), then the lane's governor; a ready, allowed accumulator
@@ -27,7 +27,7 @@ from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import priority, write_entries
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
-from attend.runtime.kinds import PollOutcome
+from attend.runtime.kinds import CRATE_STATE, PollOutcome
 from attend.runtime.store import Observation, Store
 
 __all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "observations_from", "record_poll"]
@@ -147,7 +147,10 @@ def record_poll(
             failures=record.cadence.failures,
         )
     if store is not None:
-        store.commit_poll(compiled.name, states=states, observations=record.observations, status=status)
+        extra: dict[str, Any] = {}
+        if states is not None and CRATE_STATE in outcome.meta:
+            extra["crate_state"] = outcome.meta[CRATE_STATE]
+        store.commit_poll(compiled.name, states=states, observations=record.observations, status=status, **extra)
     return record
 
 

@@ -126,6 +126,9 @@ CREATE TABLE IF NOT EXISTS crate_state (
 """
 
 #: The tables whose rows belong to one project (version 2 added their `scope` column).
+#: `commit_poll`'s marker for "leave the crate state as it is" (None is a state a sensor may export).
+_UNCHANGED: Any = object()
+
 SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state")
 
 #: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
@@ -370,6 +373,7 @@ class Store:
         observations: Sequence[Observation] = (),
         status: dict[str, Any] | None = None,
         replace_states: bool = True,
+        crate_state: Any = _UNCHANGED,
     ) -> list[int]:
         """Commit one poll in ONE transaction: the new trigger states, the observations, the status.
 
@@ -381,6 +385,8 @@ class Store:
             observations: the fires, appended to the sensor's pending accumulation.
             status: fields of the sensor's status row to update (see `SensorStatus`).
             replace_states: drop stored states whose hash is not in `states`.
+            crate_state: the state a crate sensor exported after this poll (left as it was when
+                not given), so the sensor's own memory and its trigger states move together.
 
         Returns:
             The pending ids of the stored observations.
@@ -408,6 +414,8 @@ class Store:
                 ids.append(int(cur.lastrowid))
             if status:
                 self._update_status(sensor, status, now)
+            if crate_state is not _UNCHANGED:
+                self._put_crate_state(sensor, crate_state, now)
         return ids
 
     # -- sensor status -----------------------------------------------------------------------------
@@ -664,10 +672,13 @@ class Store:
     def put_crate_state(self, sensor: str, state: Any) -> None:
         """Store a crate sensor's exported state (must be JSON-serialisable)."""
         with self._write():
-            self._db.execute(
-                "INSERT OR REPLACE INTO crate_state (scope, sensor, state, updated) VALUES (?, ?, ?, ?)",
-                (self.scope, sensor, json.dumps(state, sort_keys=True), self._clock()),
-            )
+            self._put_crate_state(sensor, state, self._clock())
+
+    def _put_crate_state(self, sensor: str, state: Any, now: float) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO crate_state (scope, sensor, state, updated) VALUES (?, ?, ?, ?)",
+            (self.scope, sensor, json.dumps(state, sort_keys=True), now),
+        )
 
 
 def _status_from_row(row: sqlite3.Row) -> SensorStatus:

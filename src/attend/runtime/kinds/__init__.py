@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
     from attend.spec.model import LayerPaths
 
-__all__ = ["FAILURE_STATES", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
+__all__ = ["CRATE_STATE", "FAILURE_STATES", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
 
 #: Every state a sensor can be in, as `attend sensors` shows it. `ok` is the only healthy one.
 FAILURE_STATES: tuple[str, ...] = (
@@ -31,6 +31,10 @@ FAILURE_STATES: tuple[str, ...] = (
     "unsupported",
     "unavailable",
 )
+
+#: The `PollOutcome.meta` key under which a crate sensor's exported state travels to the store, so
+#: it commits in the same transaction as the trigger states of the poll that produced it.
+CRATE_STATE = "crate_state"
 
 #: The module that polls each kind.
 KIND_MODULES: dict[str, str] = {

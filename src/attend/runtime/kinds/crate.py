@@ -6,7 +6,8 @@ it points at is built once per sensor name with the file's ``crate:`` block and 
 last (`Store.get_crate_state`), so what it remembers survives a restart and one-shot CLI polls. The
 poll runs in a worker thread (it may wait on subprocesses or files) under a deadline.
 
-Outcomes: the result on success (and the exported state stored); `invalid` for an unknown source or
+Outcomes: the result on success, with the exported state in `meta["crate_state"]` for the pipeline to
+store together with the trigger states; `invalid` for an unknown source or
 a crate block the class rejects; `unavailable` when the sensor raises `SensorUnavailable`; `timeout`
 past the deadline; `exec_failed` with the exception's message for any other exception. Never a
 traceback: a broken sensor is a recorded state.
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from attend.runtime.kinds import PollContext, PollOutcome
+from attend.runtime.kinds import CRATE_STATE, PollContext, PollOutcome
 from attend.sensors.base import SensorConfigError, SensorUnavailable, focus_from_env
 
 if TYPE_CHECKING:
@@ -152,12 +153,15 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         return PollOutcome.failed("exec_failed", f"{type(exc).__name__}: {exc}")
     if scope.cancelled_caught:
         return PollOutcome.failed("timeout", f"the poll took longer than {timeout:g} s")
+    outcome = PollOutcome(result=result)
     exporter = getattr(instance.sensor, "export_state", None)
-    if callable(exporter) and ctx.store is not None:
+    if callable(exporter):
         try:
             state = exporter()
             json.dumps(state)
         except Exception as exc:  # noqa: BLE001
             return PollOutcome.failed("exec_failed", f"export_state of {compiled.name} failed: {exc}")
-        ctx.store.put_crate_state(compiled.name, state)
-    return PollOutcome(result=result)
+        # Stored by `pipeline.record_poll` in the same transaction as the trigger states this poll
+        # produces (never on a dry run), so a crash between the two can't lose a transition.
+        outcome.meta[CRATE_STATE] = state
+    return outcome
