@@ -94,7 +94,7 @@ def test_printed_and_drained_marks_persist_across_reopen(tmp_path: Path) -> None
     path = tmp_path / "attend.db"
     with Store(path) as store:
         store.commit_poll("s", states={}, observations=[Observation("t", 3.0, "hello")])
-        [entry] = store.disclose("s", store.pending("s"), lane="message", priority="medium")
+        [entry] = store.disclose("s", store.pending("s"), lane="message", priority="low")
         assert [e.id for e in store.unprinted()] == [entry.id]
         store.mark_printed([entry.id])
     with Store(path) as store:
@@ -102,6 +102,17 @@ def test_printed_and_drained_marks_persist_across_reopen(tmp_path: Path) -> None
         assert [e.description for e in store.undrained("message")] == ["hello"]
         store.mark_drained([entry.id])
         assert store.undrained("message") == []
+
+
+def test_a_message_printed_on_the_monitor_stream_is_not_drained_again(store: Store) -> None:
+    store.commit_poll("s", states={}, observations=[Observation("t", 3.0, "on stdout")])
+    [shown] = store.disclose("s", store.pending("s"), lane="message", priority="medium")
+    store.commit_poll("s", states={}, observations=[Observation("t", 1.0, "on stderr")])
+    [quiet] = store.disclose("s", store.pending("s"), lane="message", priority="low")
+    store.commit_poll("s", states={}, observations=[Observation("t", 3.0, "not printed yet")])
+    [pending] = store.disclose("s", store.pending("s"), lane="message", priority="high")
+    store.mark_printed([shown.id, quiet.id])
+    assert [e.id for e in store.undrained("message")] == [quiet.id, pending.id]
 
 
 def test_test_fires_go_straight_to_the_journal_marked_test(store: Store) -> None:

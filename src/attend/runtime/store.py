@@ -606,9 +606,17 @@ class Store:
             self._db.executemany("UPDATE journal SET printed = 1 WHERE id = ?", [(i,) for i in ids])
 
     def undrained(self, lane: str = "message") -> list[JournalEntry]:
-        """Entries of `lane` that `attend drain` has not delivered yet, oldest first."""
+        """Entries of `lane` that no conduit has delivered yet, oldest first.
+
+        Delivered means drained by `attend drain`, or printed on stdout (the Monitor stream, high and
+        medium priority): a line the Monitor already woke the agent with is not handed over a second
+        time by the Stop hook. Low-priority lines went to stderr only, so they stay undelivered until
+        drained, and so does a disclosure a crash left unprinted.
+        """
         rows = self._db.execute(
-            "SELECT * FROM journal WHERE scope = ? AND drained = 0 AND lane = ? ORDER BY id", (self.scope, lane)
+            "SELECT * FROM journal WHERE scope = ? AND drained = 0 AND lane = ?"
+            " AND NOT (printed = 1 AND priority IN ('high', 'medium')) ORDER BY id",
+            (self.scope, lane),
         )
         return [_entry_from_row(r) for r in rows]
 
@@ -620,12 +628,13 @@ class Store:
     def prune_journal(self, before: float) -> int:
         """Delete journal rows older than `before` that every conduit is done with; return how many.
 
-        A row is done when it was printed and, on the message lane, drained. Undelivered rows stay
-        whatever their age.
+        A row is done when it was printed and, on the message lane, delivered (drained, or printed on
+        stdout). Undelivered rows stay whatever their age.
         """
         with self._write():
             cur = self._db.execute(
-                "DELETE FROM journal WHERE time < ? AND printed = 1 AND (lane != 'message' OR drained = 1)",
+                "DELETE FROM journal WHERE time < ? AND printed = 1"
+                " AND (lane != 'message' OR drained = 1 OR priority IN ('high', 'medium'))",
                 (before,),
             )
         return int(cur.rowcount)
