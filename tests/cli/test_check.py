@@ -141,3 +141,15 @@ def test_a_fifo_named_on_the_command_line_is_refused_instead_of_blocking(home) -
     result = home.attend("compile", "--check", "pipe.yaml", timeout=30)
     assert result.returncode == 1
     assert result.stdout.startswith("pipe.yaml:1:1: error: [io] not a regular file")
+
+
+def test_spec_errors_in_a_sensor_do_not_hide_its_expression_errors(home) -> None:
+    (home.project / "mixed.yaml").write_text(
+        "spec: 1\nname: mixed\nkind: command\ncommand: {argv: [\"true\"]}\ntriggers:\n"
+        "  wind:\n    path: $.a[\n    on: enters\n    where: {speed: {above: forty}}\n    magnitude: -1\n"
+        "  gone:\n    on: removed\n"
+    )
+    result = home.attend("compile", "--check", "mixed.yaml")
+    assert result.returncode == 1
+    codes = [line.split("[", 1)[1].split("]", 1)[0] for line in result.stdout.splitlines() if line.startswith("mixed")]
+    assert codes == ["path-syntax", "operator", "bad-value", "on-rules"]

@@ -24,11 +24,11 @@ from attend.spec.model import Sensor
 
 __all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main", "run", "with_excerpts"]
 
-#: Spec problems after which a sensor's triggers are not handed to the compiler: the file did not
-#: parse, or a field has a type or value the compiler cannot even begin to read.
+#: Spec problems after which a sensor's triggers are not handed to the compiler: a file of it did not
+#: parse. Any other spec problem still lets the expressions be checked (the expression checker reads
+#: each field on its own and reports only expression codes), so one run shows every problem.
 BLOCKING_CODES = frozenset({
     "io", "encoding", "file-too-large", "yaml-syntax", "alias-limit", "too-deep", "not-a-mapping",
-    "spec-version", "wrong-type", "bad-value", "on-rules", "required", "layer-override",
 })
 
 Diagnose = Callable[[Sensor], list[Diagnostic]]
