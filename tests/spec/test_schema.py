@@ -58,3 +58,13 @@ def test_docs_spec_md_documents_every_field_of_the_schema() -> None:
     text = (Path(__file__).parent.parent.parent / "docs" / "spec.md").read_text()
     fields = [*SENSOR_SCHEMA, *COMMAND_SCHEMA, *MCP_SCHEMA, *TRIGGER_SCHEMA]
     assert [name for name in fields if f"| `{name}`" not in text and f"/ `{name}`" not in text] == []
+
+
+def test_the_schema_the_validator_uses_passes_cerberus_own_schema_check_unchanged() -> None:
+    # The validator takes SENSOR_SCHEMA pre-expanded and unchecked (start-up time); this is the check.
+    from attend.spec.validate import _cerberus, checked_schema
+
+    validator_class = type(_cerberus())
+    checked = validator_class(checked_schema().schema)  # cerberus validates it here, or raises SchemaError
+    assert checked.schema.schema == _cerberus().schema.schema
+    assert set(_cerberus().schema.schema) >= {"spec", "name", "kind", "triggers"}

@@ -7,14 +7,29 @@ expression problem of a sensor, positioned inside its YAML scalars, for `compile
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attend.compiler.sensors import CompiledSensor, MalformedOutput, SensorStep, compile_sensor
-from attend.compiler.diagnostics import diagnose
-from attend.compiler.paths import compile_path_ir
-from attend.compiler.triggers import CompiledTrigger, Evaluation, Fire
 from attend.errors import CompileError
+
+if TYPE_CHECKING:
+    from attend.compiler.diagnostics import diagnose
+    from attend.compiler.sensors import CompiledSensor, MalformedOutput, SensorStep, compile_sensor
+    from attend.compiler.triggers import CompiledTrigger, Evaluation, Fire
+
+#: Where each re-exported name lives. They are imported on first use (PEP 562) so that `compile --check`,
+#: which needs only `diagnose`, never loads the evaluators (triggers, conditions, ops, hashlib, json).
+_LAZY = {
+    "CompiledSensor": "attend.compiler.sensors",
+    "MalformedOutput": "attend.compiler.sensors",
+    "SensorStep": "attend.compiler.sensors",
+    "compile_sensor": "attend.compiler.sensors",
+    "diagnose": "attend.compiler.diagnostics",
+    "CompiledTrigger": "attend.compiler.triggers",
+    "Evaluation": "attend.compiler.triggers",
+    "Fire": "attend.compiler.triggers",
+}
 
 __all__ = [
     "CompiledSensor",
@@ -42,6 +57,7 @@ def compile_path(expr: str) -> Callable[[Any], list[Any]]:
     Raises:
         attend.PathSyntaxError: the expression is invalid; `.column` is the 1-based column.
     """
+    from attend.compiler.paths import compile_path_ir
     from attend.grammar import parse_path
 
     return compile_path_ir(parse_path(expr))
@@ -63,8 +79,18 @@ def compile_trigger(
     Raises:
         attend.CompileError: with `.field`, `.code` and `.column` for the first problem found.
     """
+    from attend.compiler.triggers import CompiledTrigger
     from attend.grammar import parse_trigger
 
     if not isinstance(definition, Mapping):
         raise CompileError("a trigger must be a mapping", field="", code="wrong-type")
     return CompiledTrigger(parse_trigger(definition, name, origins))
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attend.compiler' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this hook
+    return value

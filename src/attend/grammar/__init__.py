@@ -16,6 +16,7 @@ from typing import Any
 from attend import ir
 from attend.errors import AttendSyntaxError, CompileError, PathSyntaxError, Span, line_col
 from attend.grammar.messages import describe_failure
+from attend.grammar.simple import READERS
 
 __all__ = [
     "GLOB_CHARS",
@@ -127,50 +128,68 @@ def _span_of(meta: Any, base: Span | None, text: str) -> Span | None:
     return base.shifted(text, start)
 
 
-def _build_transformer(text: str, base: Span | None) -> Any:
-    from lark import Transformer, v_args
+_transformer_class: Any = None
 
-    def sp(meta: Any) -> Span | None:
-        return _span_of(meta, base, text)
+
+def _transformer(text: str, base: Span | None) -> Any:
+    """A transformer for one expression; its class is built once per process (lark wraps every
+    method on class creation, which cost more than the parse itself when done per expression)."""
+    global _transformer_class
+    if _transformer_class is None:
+        _transformer_class = _build_transformer_class()
+    return _transformer_class(text, base)
+
+
+def _build_transformer_class() -> Any:
+    from lark import Transformer, v_args
 
     @v_args(meta=True)
     class ToIR(Transformer):  # type: ignore[misc]
-        """Parse tree → IR nodes, with spans from lark's positions."""
+        """Parse tree → IR nodes, with spans from lark's positions inside `text` (shifted by `base`)."""
+
+        def __init__(self, text: str, base: Span | None) -> None:
+            super().__init__()
+            # underscored: `text` is also a rule name, and so a method of this class
+            self._expr = text
+            self._base = base
+
+        def _sp(self, meta: Any) -> Span | None:
+            return _span_of(meta, self._base, self._expr)
 
         def path(self, meta: Any, children: list[Any]) -> ir.Path:
-            return ir.Path(segments=tuple(children[1:]), span=sp(meta))
+            return ir.Path(segments=tuple(children[1:]), span=self._sp(meta))
 
         def child_name(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
             name = children[1]
-            return ir.ChildSegment(selector=ir.NameSelector(name=str(name), span=sp(meta)), span=sp(meta))
+            return ir.ChildSegment(selector=ir.NameSelector(name=str(name), span=self._sp(meta)), span=self._sp(meta))
 
         def child_wild(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
-            return ir.ChildSegment(selector=ir.WildcardSelector(span=sp(meta)), span=sp(meta))
+            return ir.ChildSegment(selector=ir.WildcardSelector(span=self._sp(meta)), span=self._sp(meta))
 
         def child_bracket(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
-            return ir.ChildSegment(selector=children[0], span=sp(meta))
+            return ir.ChildSegment(selector=children[0], span=self._sp(meta))
 
         def desc_name(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
-            return ir.DescendantSegment(selector=ir.NameSelector(name=str(children[1]), span=sp(meta)), span=sp(meta))
+            return ir.DescendantSegment(selector=ir.NameSelector(name=str(children[1]), span=self._sp(meta)), span=self._sp(meta))
 
         def desc_wild(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
-            return ir.DescendantSegment(selector=ir.WildcardSelector(span=sp(meta)), span=sp(meta))
+            return ir.DescendantSegment(selector=ir.WildcardSelector(span=self._sp(meta)), span=self._sp(meta))
 
         def desc_bracket(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
             selector = children[1]
             if isinstance(selector, ir.IndexSelector):
-                raise _Failure("'..' takes a name or '*', not an index", meta.start_pos + 3, text)
-            return ir.DescendantSegment(selector=selector, span=sp(meta))
+                raise _Failure("'..' takes a name or '*', not an index", meta.start_pos + 3, self._expr)
+            return ir.DescendantSegment(selector=selector, span=self._sp(meta))
 
         def sel_name(self, meta: Any, children: list[Any]) -> ir.NameSelector:
             token = children[0]
-            return ir.NameSelector(name=_unquote(str(token), token.start_pos, text), span=sp(meta))
+            return ir.NameSelector(name=_unquote(str(token), token.start_pos, self._expr), span=self._sp(meta))
 
         def sel_index(self, meta: Any, children: list[Any]) -> ir.IndexSelector:
-            return ir.IndexSelector(index=int(children[0]), span=sp(meta))
+            return ir.IndexSelector(index=int(children[0]), span=self._sp(meta))
 
         def sel_wild(self, meta: Any, children: list[Any]) -> ir.WildcardSelector:
-            return ir.WildcardSelector(span=sp(meta))
+            return ir.WildcardSelector(span=self._sp(meta))
 
         def template(self, meta: Any, children: list[Any]) -> ir.Template:
             parts: list[ir.TemplatePart] = []
@@ -180,16 +199,16 @@ def _build_transformer(text: str, base: Span | None) -> Any:
                     parts[-1] = ir.Literal_(text=parts[-1].text + part.text, span=parts[-1].span)
                 else:
                     parts.append(part)
-            return ir.Template(parts=tuple(parts), span=sp(meta))
+            return ir.Template(parts=tuple(parts), span=self._sp(meta))
 
         def text(self, meta: Any, children: list[Any]) -> ir.Literal_:
-            return ir.Literal_(text=str(children[0]), span=sp(meta))
+            return ir.Literal_(text=str(children[0]), span=self._sp(meta))
 
         def lbrace(self, meta: Any, children: list[Any]) -> ir.Literal_:
-            return ir.Literal_(text="{", span=sp(meta))
+            return ir.Literal_(text="{", span=self._sp(meta))
 
         def rbrace(self, meta: Any, children: list[Any]) -> ir.Literal_:
-            return ir.Literal_(text="}", span=sp(meta))
+            return ir.Literal_(text="}", span=self._sp(meta))
 
         def ref(self, meta: Any, children: list[Any]) -> ir.FieldRef:
             names = [str(c) for c in children if c.type == "FIELD"]
@@ -197,31 +216,40 @@ def _build_transformer(text: str, base: Span | None) -> Any:
                 raise _Failure(
                     f"{{{names[0]}}} takes no fields; to read a field of the item write {{{'.'.join(names[1:])}}}",
                     meta.start_pos,
-                    text,
+                    self._expr,
                 )
             if names[0] in ("value", "key", "previous"):
-                return ir.FieldRef(root=names[0], fields=tuple(names[1:]), span=sp(meta))
-            return ir.FieldRef(root="item", fields=tuple(names), span=sp(meta))
+                return ir.FieldRef(root=names[0], fields=tuple(names[1:]), span=self._sp(meta))
+            return ir.FieldRef(root="item", fields=tuple(names), span=self._sp(meta))
 
         def property(self, meta: Any, children: list[Any]) -> ir.PropertyPattern:
             parts = tuple(str(c) for c in children if c.type == "PART")
-            return ir.PropertyPattern(parts=parts, globbed=tuple(has_glob(p) for p in parts), span=sp(meta))
+            return ir.PropertyPattern(parts=parts, globbed=tuple(has_glob(p) for p in parts), span=self._sp(meta))
 
-    return ToIR()
+    return ToIR
 
 
-def _parse(
+def _parse(text: str, start: str, span: Span | None, error: type[AttendSyntaxError], code: str) -> Any:
+    """Parse `text` from rule `start`: the plain shapes without lark (`grammar.simple`), the rest with it."""
+    simple = READERS[start](text, span)
+    if simple is not None:
+        return simple
+    return _parse_with_lark(text, start, span, error, code)
+
+
+def _parse_with_lark(
     text: str,
     start: str,
     span: Span | None,
     error: type[AttendSyntaxError],
     code: str,
 ) -> Any:
+    """The grammar's own parse (every shape, every error message)."""
     from lark.exceptions import LarkError, VisitError
 
     try:
         tree = _lark().parse(text, start=start)
-        return _build_transformer(text, span).transform(tree)
+        return _transformer(text, span).transform(tree)
     except VisitError as exc:
         failure = exc.orig_exc
         if not isinstance(failure, _Failure):

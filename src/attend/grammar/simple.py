@@ -1,0 +1,115 @@
+"""The common expression shapes read without lark: same IR, same spans, for a fraction of the cost.
+
+Most expressions in real sensor files are plain: `$.items[*]`, `wind_speed_*`, `new item {id}: {title}`.
+`compile --check` of one file would otherwise pay for importing lark and building its lexers (about
+a third of its start-up), and a large file for one LALR parse and one tree transform per where
+property. Each reader below accepts only text that the grammar (`attend.lark`) tokenizes in exactly
+one obvious way, and builds the IR the grammar's transformer would build, spans included; anything
+else (descendant segments, quoted names, `{{`, `}}`, whitespace, any error) returns None and goes
+to lark, which stays the one authority on the language and on every error message.
+tests/grammar/test_simple_shapes.py checks each reader against lark, spans included.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from attend import ir
+from attend.errors import Span, line_col
+
+__all__ = ["READERS", "read_path", "read_property", "read_template"]
+
+#: attend.lark's NAME, PART and FIELD character sets (keep in step with the grammar).
+_NAME = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*"
+_PLAIN_PART = r"[^.\[\]\s]+"
+_FIELD = r"[^{}.\s]+"
+
+#: One path segment of the plain shapes: `.name`, `.*`, `[*]`, `[n]` (groups: name, index).
+_SEGMENT = re.compile(rf"\.({_NAME})|\.\*|\[\*\]|\[(-?(?:0|[1-9][0-9]*))\]")
+#: A property with no bracket glob: dotted plain parts.
+_PROPERTY = re.compile(rf"{_PLAIN_PART}(?:\.{_PLAIN_PART})*")
+#: One template piece: literal text, or `{field.field}` (groups: text, fields).
+_TEMPLATE_PIECE = re.compile(rf"([^{{}}]+)|\{{({_FIELD}(?:\.{_FIELD})*)\}}")
+#: The glob characters of a property part (as grammar.GLOB_CHARS).
+_GLOB = frozenset("*?[")
+
+
+def _span(base: Span | None, text: str, start: int, end: int) -> Span:
+    """What the grammar's transformer gives a node covering text[start:end] (`grammar._span_of`)."""
+    if base is None:
+        line, col = line_col(text, start)
+        return Span(None, line, col, start, end)
+    return base.shifted(text, start)
+
+
+def read_path(text: str, base: Span | None) -> ir.Path | None:
+    """`$` followed by `.name`, `.*`, `[*]` and `[n]` segments, or None."""
+    if not text.startswith("$"):
+        return None
+    segments: list[ir.ChildSegment] = []
+    pos, end = 1, len(text)
+    while pos < end:
+        m = _SEGMENT.match(text, pos)
+        if m is None:
+            return None
+        start, pos = pos, m.end()
+        name, index = m.group(1), m.group(2)
+        if name is not None:
+            whole = _span(base, text, start, pos)
+            selector: ir.Selector = ir.NameSelector(name=name, span=whole)
+        elif index is not None:
+            selector = ir.IndexSelector(index=int(index), span=_span(base, text, start + 1, pos - 1))
+        elif text[start] == ".":
+            selector = ir.WildcardSelector(span=_span(base, text, start, pos))
+        else:
+            selector = ir.WildcardSelector(span=_span(base, text, start + 1, pos - 1))
+        segments.append(ir.ChildSegment(selector=selector, span=_span(base, text, start, pos)))
+    return ir.Path(segments=tuple(segments), span=_span(base, text, 0, end))
+
+
+def read_property(text: str, base: Span | None) -> ir.PropertyPattern | None:
+    """Dotted parts without brackets or whitespace (`wind_*`, `author.login`), or None."""
+    if _PROPERTY.fullmatch(text) is None:
+        return None
+    parts = tuple(text.split("."))
+    return ir.PropertyPattern(
+        parts=parts, globbed=tuple(not _GLOB.isdisjoint(p) for p in parts), span=_span(base, text, 0, len(text))
+    )
+
+
+def read_template(text: str, base: Span | None) -> ir.Template | None:
+    """Literal text and `{field}` references without `{{`, `}}` or whitespace in a reference, or None."""
+    if not text or "{{" in text or "}}" in text:
+        return None
+    parts: list[ir.TemplatePart] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        m = _TEMPLATE_PIECE.match(text, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        literal, fields = m.group(1), m.group(2)
+        if literal is not None:
+            parts.append(ir.Literal_(text=literal, span=_span(base, text, m.start(), pos)))
+        else:
+            start, stop = m.start(2), m.end(2)
+            names = fields.split(".")
+            if names[0] in ("value", "key"):
+                if len(names) > 1:
+                    return None  # an error: lark's transformer words it
+                parts.append(ir.FieldRef(root=names[0], fields=(), span=_span(base, text, start, stop)))
+            elif names[0] == "previous":
+                parts.append(ir.FieldRef(root="previous", fields=tuple(names[1:]), span=_span(base, text, start, stop)))
+            else:
+                parts.append(ir.FieldRef(root="item", fields=tuple(names), span=_span(base, text, start, stop)))
+    return ir.Template(parts=tuple(parts), span=_span(base, text, 0, end))
+
+
+#: The reader for each start rule of the grammar.
+READERS: dict[str, Callable[[str, Span | None], Any]] = {
+    "path": read_path,
+    "property": read_property,
+    "template": read_template,
+}
