@@ -30,12 +30,15 @@ from typing import Any
 
 from attend.runtime.runnable import first_error, runnable
 
-__all__ = ["EXIT_FAILED", "EXIT_USAGE", "drain", "sensors_fire", "sensors_list", "sensors_poll"]
+__all__ = ["DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "drain", "sensors_fire", "sensors_list", "sensors_poll"]
 
 #: Exit code of a poll that failed, or a sensor that cannot poll.
 EXIT_FAILED = 1
 #: Exit code of a usage error (unknown sensor or trigger, missing input).
 EXIT_USAGE = 2
+
+#: The state `attend sensors` shows for a valid sensor turned off with `enabled: false` (it never polls).
+DISABLED_STATE = "disabled"
 
 #: `sensors poll` shows at most this many characters of a result in text form.
 RESULT_PREVIEW = 4000
@@ -116,7 +119,13 @@ def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
         if not row["running_last_good"]:
             row["next_poll"] = None
     elif not sensor.enabled:
-        row["next_poll"] = None
+        # Not `ok`: a sensor that never polls would otherwise read as healthy (its stored status, if
+        # any, is from before it was turned off).
+        row.update(
+            state=DISABLED_STATE,
+            message=f"enabled: false; turn it on with `attend settings set attend.sensors.{sensor.name}.enabled true`",
+            next_poll=None,
+        )
     return row
 
 
@@ -320,9 +329,16 @@ def _parse_result(compiled: Any, text: str) -> tuple[Any, str]:
     import yaml
 
     try:
-        return yaml.safe_load(text), ""
+        loaded = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         return None, f"the input is neither JSON nor YAML: {exc}"
+    if not isinstance(loaded, (dict, list)):
+        # Any text that is not JSON is still a YAML plain scalar (a file of notes, a log). Read as a
+        # string it would select nothing, and every stored item would fire as removed; so a YAML input
+        # must be a mapping or a list (a JSON input may be any value).
+        what = "plain text" if isinstance(loaded, str) else f"a single {type(loaded).__name__} value"
+        return None, f"the input is not a poll result: it is not JSON, and as YAML it is {what}, not a mapping or a list"
+    return loaded, ""
 
 
 def sensors_fire(args: Any) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LANE_ONLY_CODES", "first_error", "runnable"]
+__all__ = ["LANE_ONLY_CODES", "REFUSED_CODE", "first_error", "runnable"]
 
 #: Error codes that do not stop a sensor from running (the runtime falls back and says why).
 LANE_ONLY_CODES = frozenset({"lane-author"})
@@ -30,7 +30,17 @@ def runnable(sensor: Any) -> bool:
     return bool(errors) and all(d.code in LANE_ONLY_CODES for d in errors)
 
 
+#: The diagnostic code of the trust gate: a `refused` sensor is shown with this reason first.
+REFUSED_CODE = "project-refused"
+
+
 def first_error(sensor: Any) -> str:
-    """The first error of a sensor (its first diagnostic when it has no error), as one line."""
-    chosen = _errors(sensor) or list(sensor.diagnostics)
+    """The reason a sensor does not run, as one line.
+
+    For a `refused` sensor that is the refusal (a warning, so it would otherwise lose to any error the
+    file also has, and the user would not learn that trust is what stops it); else the first error,
+    else the first diagnostic.
+    """
+    refusals = [d for d in sensor.diagnostics if d.code == REFUSED_CODE] if sensor.status == "refused" else []
+    chosen = refusals or _errors(sensor) or list(sensor.diagnostics)
     return str(chosen[0]) if chosen else f"sensor {sensor.name} is {sensor.status}"

@@ -182,5 +182,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     try:
         result, line_errors = compiled.result_from_output(text)
     except MalformedOutput as exc:
-        return PollOutcome.failed("malformed", str(exc))
+        # The reason alone: the output has no source file, so `str(exc)`'s `file:line:col` prefix would
+        # only be noise (`<expr>:1:1: error: [malformed] ...`) in the sensor's state message.
+        return PollOutcome.failed("malformed", exc.message)
     return PollOutcome(result=result, line_errors=list(line_errors))

@@ -1,0 +1,107 @@
+"""What a user sees from `attend sensors` and `sensors poll|fire` when something is off (review findings).
+
+Each test runs the real CLI in a temporary home (the `quiet_home` fixture) and checks one message or
+state a user acts on: a failure message without noise, a disabled or refused sensor shown as what it is,
+and a `--input` that is not a poll result refused instead of read as one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+
+import pytest
+
+SCRIPT = "import pathlib, sys; print(pathlib.Path(sys.argv[1]).read_text())"
+
+#: The `items` sensor: an `added` and a `removed` trigger on `$.items[*]` keyed by `id`.
+ITEMS_TRIGGERS = {
+    "new": {"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 3, "description": "new item {id}"},
+    "gone": {"path": "$.items[*]", "key": "id", "on": "removed", "magnitude": 1, "description": "gone {key}"},
+}
+
+
+@pytest.fixture
+def items(quiet_home):
+    """A command sensor `items` reporting the text of items.json; returns a writer for that text."""
+    data = quiet_home.root / "items.json"
+    sensor = {"spec": 1, "name": "items", "kind": "command", "threshold": 0,
+              "command": {"argv": [sys.executable, "-c", SCRIPT, str(data)]}, "triggers": ITEMS_TRIGGERS}
+    quiet_home.write_user_sensor("items", json.dumps(sensor))  # JSON is YAML
+    data.write_text(json.dumps({"items": [{"id": 1}, {"id": 2}]}))
+    return data.write_text
+
+
+def _rows(home) -> dict[str, dict]:
+    out = home.attend("sensors", "--json")
+    assert out.returncode == 0, out.stderr
+    return {r["name"]: r for r in json.loads(out.stdout)}
+
+
+def _journal_count(home) -> int:
+    conn = sqlite3.connect(home.state / "attend" / "attend.db")
+    try:
+        return conn.execute("SELECT count(*) FROM journal").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_malformed_json_output_states_the_reason_without_a_pseudo_source_position(items, quiet_home) -> None:
+    items("this is not json\n")
+    out = quiet_home.attend("sensors", "poll", "items", "--json")
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    assert report["state"] == "malformed"
+    assert report["message"].startswith("the output is not valid JSON at line 1 column 1"), report["message"]
+    assert "<expr>" not in report["message"]
+    listed = _rows(quiet_home)["items"]
+    assert listed["state"] == "malformed"
+    assert "<expr>" not in listed["message"]
+
+
+def test_fire_refuses_a_plain_text_input_instead_of_reading_it_as_an_empty_poll(items, quiet_home) -> None:
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # baseline: items 1 and 2
+    text_file = quiet_home.root / "notes.txt"
+    text_file.write_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n")
+    before = _journal_count(quiet_home)
+    out = quiet_home.attend("sensors", "fire", "items", "--input", str(text_file))
+    assert out.returncode == 2
+    assert "gone" not in out.stdout + out.stderr
+    assert "not a poll result" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert _journal_count(quiet_home) == before
+
+
+def test_fire_still_takes_a_yaml_mapping_and_a_json_scalar(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors", "fire", "items/new", "--input", "-", input="items:\n  - {id: 7}\n")
+    assert out.returncode == 0, out.stderr
+    assert "[attend sensor=items priority=medium] [test] new item 7" in out.stdout
+    out = quiet_home.attend("sensors", "fire", "items/new", "--input", "-", input='"just a string"\n')
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_disabled_sensor_shows_the_state_disabled_not_ok(items, quiet_home) -> None:
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # a stored `ok` status
+    assert quiet_home.attend("settings", "set", "attend.sensors.items.enabled", "false").returncode == 0
+    rows = _rows(quiet_home)
+    assert (rows["items"]["enabled"], rows["items"]["state"]) == (False, "disabled")
+    assert rows["items"]["next_poll"] is None
+    assert rows["systemd"]["enabled"] is False and rows["systemd"]["state"] == "disabled"
+    table = quiet_home.attend("sensors").stdout
+    items_line = next(line for line in table.splitlines() if line.startswith("items "))
+    assert items_line.split()[3:5] == ["no", "disabled"]
+
+
+def test_a_refused_project_sensor_shows_the_refusal_even_when_it_has_another_error(quiet_home) -> None:
+    quiet_home.write_project_sensor(
+        "msg",
+        "spec: 1\nname: msg\nkind: command\nlane: message\ncommand: {argv: [cat, x.json]}\n"
+        "triggers:\n  t: {path: '$[*]', key: id, on: added, magnitude: 1, description: 'msg {id}'}\n",
+    )
+    row = _rows(quiet_home)["msg"]
+    assert row["state"] == "refused"
+    assert "project_sensors" in row["message"], row["message"]
+    out = quiet_home.attend("sensors", "poll", "msg")
+    assert out.returncode == 1
+    assert "project_sensors" in out.stderr
