@@ -128,6 +128,7 @@ class Daemon:
         self.running: dict[str, RunningSensor] = {}
         self.known: dict[str, Any] = {}  # every loaded sensor by name (terms for pending observations)
         self.lane_notes_logged: set[tuple[str, str]] = set()
+        self.config_problems_logged: list[str] = []
         self.discloser = Discloser(self.store, self._terms, stdout=stdout, stderr=stderr, clock=clock)
         self._nursery: trio.Nursery | None = None
         self._mcp_started = False
@@ -152,6 +153,14 @@ class Daemon:
         from attend.spec import load_config
 
         config = load_config(self.paths)
+        # A config.yaml the daemon cannot use (not a mapping, a wrong type, an unknown key) would
+        # otherwise leave the defaults in force without a word; each problem is logged once per
+        # change of the set, not on every reload.
+        problems = [str(d) for d in config.diagnostics]
+        if problems != self.config_problems_logged:
+            self.config_problems_logged = problems
+            for problem in problems:
+                self.log(f"config: {problem}")
         try:
             engagement = EngagementParams.from_config(config.engagement)
             governors = governor_params(config.governor)

@@ -1,0 +1,40 @@
+"""`attend run` and a config.yaml it cannot use: the problem is said on stderr, the sensors still run."""
+
+from __future__ import annotations
+
+import pytest
+from daemon_rig import sensors_json, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+def _stderr_has(d, *parts: str) -> bool:
+    return any(all(p in line for p in parts) for line in d.stderr)
+
+
+def test_a_config_file_that_is_a_list_is_reported_on_stderr_and_the_sensors_still_run(
+    items_sensor, daemon, quiet_home
+) -> None:
+    quiet_home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    quiet_home.config_file.write_text("- engagement\n- governor\n")
+    items_sensor()
+    d = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
+    wait_until(lambda: _stderr_has(d, "config.yaml:1:1", "not-a-mapping"), what="the config problem on stderr")
+    assert d.stop() == 0
+
+
+def test_a_config_problem_introduced_while_running_is_reported_once(items_sensor, daemon, quiet_home) -> None:
+    items_sensor()
+    d = daemon()  # writes FAST_CONFIG, which has no problem
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
+    assert not any("config:" in line for line in d.stderr)
+    good = quiet_home.config_file.read_text()
+    quiet_home.config_file.write_text(good + "engagment: {absolute_refractory: 5}\n")
+    wait_until(lambda: _stderr_has(d, "unknown config key `engagment`"), what="the typo on stderr")
+    # Another reload (a sensor file changes) does not repeat it.
+    items_sensor("other")
+    wait_until(lambda: "other" in sensors_json(quiet_home) and sensors_json(quiet_home)["other"]["last_poll"],
+               what="the reload")
+    assert sum("engagment" in line for line in d.stderr) == 1
+    assert d.stop() == 0
