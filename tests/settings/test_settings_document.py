@@ -108,3 +108,19 @@ def test_a_comment_only_file_keeps_its_comment_above_new_keys():
 def test_a_document_that_is_not_a_mapping_cannot_be_edited(text):
     with pytest.raises(DocumentError):
         EditableDocument(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"), [("- a\n- b\n", "a list"), ("just a string\n", "a string"), ("42\n", "a number")]
+)
+def test_a_document_that_is_not_a_mapping_is_named_in_yaml_words_not_python_class_names(text, kind):
+    with pytest.raises(DocumentError) as caught:
+        EditableDocument(text)
+    assert str(caught.value) == f"the document is {kind}, not a mapping"
+
+
+def test_a_key_path_through_a_list_names_it_a_list():
+    doc = EditableDocument("requires:\n  - a\n")
+    with pytest.raises(PathIntoScalar) as caught:
+        doc.set(("requires", "x"), 1)
+    assert str(caught.value) == "requires holds a list, not a mapping"

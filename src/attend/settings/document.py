@@ -24,7 +24,9 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScala
 
 from attend.spec.loading import parse_yaml
 
-__all__ = ["DocumentError", "EditableDocument", "IndentStyle", "PathIntoScalar", "detect_style", "key_node", "to_node"]
+__all__ = [
+    "DocumentError", "EditableDocument", "IndentStyle", "PathIntoScalar", "detect_style", "key_node", "to_node", "yaml_kind",
+]
 
 #: Wide enough that ruamel never re-wraps a long line (sensor descriptions, argv URLs).
 LINE_WIDTH = 4096
@@ -45,6 +47,26 @@ class IndentStyle:
 CANDIDATE_STYLES: tuple[tuple[int, int, int], ...] = ((2, 2, 0), (2, 4, 2), (4, 4, 0), (4, 4, 2), (4, 6, 4), (3, 3, 0))
 
 
+def yaml_kind(value: Any) -> str:
+    """What `value` is in YAML words, with an article ("a list"), for messages a user reads.
+
+    ruamel's node classes (CommentedSeq, ScalarFloat, ...) mean nothing to someone editing a file.
+    """
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if value is None:
+        return "null"
+    return f"a {type(value).__name__}"
+
+
 class DocumentError(ValueError):
     """A file that cannot be edited: not YAML, or not a mapping at the top."""
 
@@ -53,7 +75,7 @@ class PathIntoScalar(DocumentError):
     """A key path that goes through a value that is not a mapping."""
 
     def __init__(self, prefix: tuple[str, ...], value: Any) -> None:
-        super().__init__(f"{'.'.join(prefix) or 'the document'} holds a {type(value).__name__}, not a mapping")
+        super().__init__(f"{'.'.join(prefix) or 'the document'} holds {yaml_kind(value)}, not a mapping")
         self.prefix = prefix
         self.value = value
 
@@ -145,7 +167,7 @@ class EditableDocument:
             self._prefix = self.original if self.original.endswith("\n") or not self.original else self.original + "\n"
             loaded = CommentedMap()
         if not isinstance(loaded, CommentedMap):
-            raise DocumentError(f"the document is a {type(loaded).__name__}, not a mapping")
+            raise DocumentError(f"the document is {yaml_kind(loaded)}, not a mapping")
         self.data: CommentedMap = loaded
         self.style = detect_style(self.original, loaded) if not self._prefix and self.original else IndentStyle()
 
