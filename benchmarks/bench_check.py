@@ -2,7 +2,9 @@
 
 Throughput runs in-process (load, validate, compile-check every file), compared with plain
 `yaml.load(CSafeLoader)` of the same files as the baseline. Start-up runs `attend compile --check` on
-one file as a subprocess, against `python -c pass`, both best of several runs.
+one file as a subprocess, against `python -c pass`, both best of several runs. The largest valid file
+(256 triggers, the most where properties each that the 100,000-node cap leaves) is checked in-process,
+split into the spec's part and the compiler's `diagnose`, which must stay linear in the file's size.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -55,6 +58,37 @@ def _generate(folder: Path) -> list[Path]:
         path.write_text(TEMPLATE.format(name=path.stem, index=index, interval=30 + index % 60))
         paths.append(path)
     return paths
+
+
+#: The largest file the caps allow: MAX_TRIGGERS triggers of this many where properties (one more
+#: trips the loader's 100,000-node cap).
+MAXIMAL_TRIGGERS, MAXIMAL_PROPERTIES = 256, 189
+
+
+def _maximal(folder: Path) -> None:
+    from attend.compiler.diagnostics import diagnose
+    from attend.spec import load_paths
+    from attend.spec.validate import MAX_TRIGGERS
+
+    assert MAXIMAL_TRIGGERS == MAX_TRIGGERS
+    lines = ["spec: 1", "name: maximal", "description: the largest valid sensor", "kind: command",
+             "interval: 30s", "command:", "  argv: [echo, '{}']", "triggers:"]
+    for t in range(MAXIMAL_TRIGGERS):
+        lines += [f"  t{t}:", "    path: $.items[*]", "    key: id", "    on: added", f"    description: 'item {{id}} {t}'",
+                  "    where:", *(f"      p{i}: {i}" for i in range(MAXIMAL_PROPERTIES))]
+    (folder / "maximal.yaml").write_text("\n".join(lines) + "\n")
+    env = {"HOME": str(folder), "XDG_CONFIG_HOME": str(folder / "config")}
+    loaded: list[Any] = []
+
+    def run_spec() -> None:
+        loaded[:] = [load_paths([folder], str(folder), env)]
+
+    seconds_spec = best_of(run_spec, repeat=2)
+    (sensor,) = loaded[0].sensors.values()
+    assert not list(loaded[0].all_diagnostics()), "the maximal file must be valid"
+    seconds_diagnose = best_of(lambda: diagnose(sensor), repeat=2)
+    report(f"maximal file ({MAXIMAL_TRIGGERS} triggers × {MAXIMAL_PROPERTIES} where properties): spec", seconds_spec, "s")
+    report("  and diagnose (expressions)", seconds_diagnose, "s")
 
 
 def _throughput(folder: Path, paths: list[Path]) -> None:
@@ -114,6 +148,9 @@ def main() -> None:
         paths = _generate(sensors)
         _throughput(sensors, paths)
         _startup(folder, paths[0])
+        maximal = folder / "maximal"
+        maximal.mkdir()
+        _maximal(maximal)
 
 
 if __name__ == "__main__":

@@ -99,3 +99,25 @@ def test_positions_inside_quoted_scalars_count_escapes_as_written(tmp_path: Path
     got = [(d.line, d.col) for d in diagnose(sensor)]
     lines = text.splitlines()
     assert got == [(10, lines[9].index("} y") + 1), (14, lines[13].index("} z") + 1)]
+
+
+def test_origins_are_grouped_by_trigger_and_keyed_inside_the_trigger() -> None:
+    from attend.compiler.diagnostics import origins_by_trigger
+
+    origins = {("name",): "n", ("triggers",): "t", ("triggers", "a"): "a", ("triggers", "a", "path"): "a.path",
+               ("triggers", "b", "where", "x"): "b.x", ("command", "argv"): "c"}
+    assert origins_by_trigger(origins) == {
+        "a": {(): "a", ("path",): "a.path"},
+        "b": {("where", "x"): "b.x"},
+    }
+
+
+def test_many_errors_in_one_file_each_get_their_own_line_and_caret(tmp_path: Path) -> None:
+    # the file's lines are split once per diagnose; each excerpt must still show its own line
+    where = "\n".join(f"      p{i}[: {i}" for i in range(40))
+    path = tmp_path / "many.yaml"
+    path.write_text(f"spec: 1\nname: many\nkind: command\ncommand:\n  argv: [echo, '{{}}']\ntriggers:\n"
+                    f"  t:\n    path: $.items[*]\n    key: id\n    on: added\n    where:\n{where}\n")
+    found = diagnose(merge_sensor([read_sensor_file(path, "user")]))
+    assert [(d.line, d.col, d.code) for d in found] == [(12 + i, 7 + len(f"p{i}"), "pattern-syntax") for i in range(40)]
+    assert [d.detail.splitlines()[0] for d in found] == [f"{12 + i} |       p{i}[: {i}" for i in range(40)]

@@ -14,7 +14,7 @@ from typing import Any
 
 from attend.errors import CompileError, Diagnostic, caret_excerpt
 
-__all__ = ["EXPRESSION_CODES", "diagnose"]
+__all__ = ["EXPRESSION_CODES", "diagnose", "origins_by_trigger"]
 
 #: The codes `diagnose` reports (the rest of a trigger's rules belong to the spec's validation).
 EXPRESSION_CODES = frozenset({"path-syntax", "template-syntax", "pattern-syntax", "regex-syntax", "operator"})
@@ -29,11 +29,24 @@ def _file_text(path: str) -> str:
         return ""
 
 
-def block_scalar_position(file_text: str, indicator_line: int, offset: int) -> tuple[int, int] | None:
+@lru_cache(maxsize=64)
+def _file_lines(path: str) -> list[str]:
+    """The lines of `path`, split once per `diagnose` (a file with many errors would otherwise split
+    its whole text once per error). Callers only read the list."""
+    return _file_text(path).splitlines()
+
+
+def _excerpt(lines: list[str], line: int, col: int) -> str:
+    """`caret_excerpt` of the file whose lines are `lines`, handing it only the line it shows."""
+    shown = lines[min(max(line, 1), len(lines)) - 1] if lines else ""
+    return caret_excerpt(shown, line, col)
+
+
+def block_scalar_position(lines: list[str], indicator_line: int, offset: int) -> tuple[int, int] | None:
     """Line and column of character `offset` of a block scalar (`|` or `>`) whose indicator is on
-    `indicator_line`: its content lines follow, each contributing its text plus one joining character
-    (a newline for `|`, a space for `>`), so the walk is the same for both styles."""
-    lines = file_text.splitlines()
+    `indicator_line` of a file split into `lines`: its content lines follow, each contributing its
+    text plus one joining character (a newline for `|`, a space for `>`), so the walk is the same for
+    both styles."""
     remaining = offset
     for number in range(indicator_line + 1, len(lines) + 1):
         line = lines[number - 1]
@@ -72,27 +85,36 @@ def quoted_raw_offset(raw: str, style: str, offset: int) -> int:
 def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, ...], Any]) -> Diagnostic:
     file = err.file or fallback_file
     text = _file_text(file) if err.file else ""
+    lines = _file_lines(file) if text else []
     origin = origins.get(getattr(err, "keypath", ()))
     if text and origin is not None and getattr(err, "on_key", False) and origin.key_line:
         # a where property is a mapping key; the origin records no style for keys, so look for a quote
-        lines = text.splitlines()
         if origin.key_line <= len(lines) and lines[origin.key_line - 1][origin.key_col - 1 : origin.key_col] in ("'", '"'):
             err.col += 1
     elif text and origin is not None and origin.style in ("'", '"') and hasattr(err, "offset") and err.line == origin.line:
-        lines = text.splitlines()
         if origin.line <= len(lines):
             raw = lines[origin.line - 1][origin.col :]  # after the opening quote
             err.col = origin.col + 1 + quoted_raw_offset(raw, origin.style, err.offset)
     elif text and origin is not None and origin.style in ("|", ">") and hasattr(err, "offset"):
-        moved = block_scalar_position(text, origin.line, err.offset)
+        moved = block_scalar_position(lines, origin.line, err.offset)
         if moved is not None:
             err.line, err.col = moved
     if text:
-        detail = caret_excerpt(text, err.line, err.col)
+        detail = _excerpt(lines, err.line, err.col)
     else:
         expression = getattr(err, "expression", "")
         detail = caret_excerpt(expression, 1, getattr(err, "offset", 0) + 1) if expression else ""
     return Diagnostic(file, err.line, err.col, err.code, err.message, detail=detail)
+
+
+def origins_by_trigger(origins: dict[tuple[str, ...], Any]) -> dict[str, dict[tuple[str, ...], Any]]:
+    """A sensor's origins under `triggers.<name>`, grouped by trigger name and keyed by the key path
+    inside the trigger: one pass over the origins, so `diagnose` stays linear in the file's size."""
+    grouped: dict[str, dict[tuple[str, ...], Any]] = {}
+    for keypath, origin in origins.items():
+        if len(keypath) >= 2 and keypath[0] == "triggers":
+            grouped.setdefault(keypath[1], {})[keypath[2:]] = origin
+    return grouped
 
 
 def diagnose(sensor: Any) -> list[Diagnostic]:
@@ -108,16 +130,17 @@ def diagnose(sensor: Any) -> list[Diagnostic]:
     from attend.grammar import parse_trigger_collecting
 
     _file_text.cache_clear()
+    _file_lines.cache_clear()
     triggers = sensor.data.get("triggers") or {}
     if not isinstance(triggers, dict):
         return []
     fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
+    by_trigger = origins_by_trigger(sensor.origins)
     out: list[Diagnostic] = []
     for name, definition in triggers.items():
         if not isinstance(definition, dict):
             continue
-        prefix = ("triggers", str(name))
-        origins = {k[2:]: v for k, v in sensor.origins.items() if k[:2] == prefix}
+        origins = by_trigger.get(str(name), {})
         _, errors = parse_trigger_collecting(definition, str(name), origins)
         out.extend(_diagnostic(e, fallback, origins) for e in errors if e.code in EXPRESSION_CODES)
     return out

@@ -77,6 +77,7 @@ def _overrides(sensor: Any, lane: str, note: str) -> list[dict[str, Any]]:
 def explain_data(sensor: Any, only_trigger: str | None = None) -> dict[str, Any]:
     """Everything explain shows about one sensor, as JSON-ready data."""
     from attend.compiler.plan import trigger_plan
+    from attend.compiler.diagnostics import origins_by_trigger
     from attend.compiler.sensors import _effective_lane
     from attend.compiler.triggers import CompiledTrigger
     from attend.grammar import parse_trigger
@@ -84,10 +85,11 @@ def explain_data(sensor: Any, only_trigger: str | None = None) -> dict[str, Any]
     triggers_raw = sensor.data.get("triggers") or {}
     compiled: dict[str, CompiledTrigger] = {}
     plans = []
+    by_trigger = origins_by_trigger(sensor.origins)
     for name, definition in triggers_raw.items():
         if only_trigger is not None and name != only_trigger:
             continue
-        origins = {k[2:]: v for k, v in sensor.origins.items() if k[:2] == ("triggers", name)}
+        origins = by_trigger.get(name, {})
         entry: dict[str, Any] = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}
         try:
             trigger = CompiledTrigger(parse_trigger(definition, name, origins))

@@ -165,24 +165,21 @@ def _effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[
     return "message", ""
 
 
-def _trigger_origins(sensor: Any, name: str) -> dict[tuple[str, ...], Any]:
-    prefix = ("triggers", name)
-    return {k[2:]: v for k, v in sensor.origins.items() if k[:2] == prefix}
-
-
 def compile_sensor(sensor: Any) -> CompiledSensor:
     """Compile a validated spec sensor (`attend.spec.model.Sensor`).
 
     Raises:
         CompileError: the first trigger problem, positioned in the sensor's file.
     """
+    from attend.compiler.diagnostics import origins_by_trigger
     from attend.grammar import parse_trigger
 
     raw = sensor.data.get("triggers") or {}
     if not isinstance(raw, dict):
         raise CompileError("`triggers` must be a mapping of trigger name → trigger", field="triggers", code="wrong-type")
+    by_trigger = origins_by_trigger(sensor.origins)
     triggers = {
-        str(name): CompiledTrigger(parse_trigger(definition, str(name), _trigger_origins(sensor, str(name))))
+        str(name): CompiledTrigger(parse_trigger(definition, str(name), by_trigger.get(str(name), {})))
         for name, definition in raw.items()
     }
     return CompiledSensor(sensor, triggers)
