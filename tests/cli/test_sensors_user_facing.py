@@ -91,6 +91,7 @@ def test_a_disabled_sensor_shows_the_state_disabled_not_ok(items, quiet_home) ->
     table = quiet_home.attend("sensors").stdout
     items_line = next(line for line in table.splitlines() if line.startswith("items "))
     assert items_line.split()[3:5] == ["no", "disabled"]
+    assert "enabled: false" not in table  # the table's STATE column says it; the message is for --json
 
 
 def test_a_refused_project_sensor_shows_the_refusal_even_when_it_has_another_error(quiet_home) -> None:
@@ -105,3 +106,22 @@ def test_a_refused_project_sensor_shows_the_refusal_even_when_it_has_another_err
     out = quiet_home.attend("sensors", "poll", "msg")
     assert out.returncode == 1
     assert "project_sensors" in out.stderr
+
+
+@pytest.mark.parametrize("breakage", ["state folder is a file", "database is not sqlite"])
+@pytest.mark.parametrize(
+    "command",
+    [("sensors",), ("sensors", "poll", "items"), ("sensors", "fire", "items", "--input", "-"), ("drain",), ("run",)],
+)
+def test_an_unusable_state_store_is_a_clear_error_not_an_internal_one(items, quiet_home, breakage, command) -> None:
+    state = quiet_home.state / "attend"
+    if breakage == "state folder is a file":
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text("not a folder\n")
+    else:
+        state.mkdir(parents=True, exist_ok=True)
+        (state / "attend.db").write_bytes(b"this is not an SQLite database, just some bytes\n" * 100)
+    out = quiet_home.attend(*command, input='{"items": []}\n', timeout=30)
+    assert out.returncode == 1, (out.returncode, out.stderr)
+    assert "internal error" not in out.stderr and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"attend: cannot use the state store {state}"), out.stderr

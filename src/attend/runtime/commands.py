@@ -20,17 +20,23 @@ Decisions (docs/runtime.md has the user's view):
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attend.runtime.runnable import first_error, runnable
+from attend.runtime.store import StoreUnavailable
 
-__all__ = ["DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "drain", "sensors_fire", "sensors_list", "sensors_poll"]
+__all__ = [
+    "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "drain", "reports_unusable_store", "sensors_fire", "sensors_list",
+    "sensors_poll",
+]
 
 #: Exit code of a poll that failed, or a sensor that cannot poll.
 EXIT_FAILED = 1
@@ -42,6 +48,24 @@ DISABLED_STATE = "disabled"
 
 #: `sensors poll` shows at most this many characters of a result in text form.
 RESULT_PREVIEW = 4000
+
+
+def reports_unusable_store(handler: Callable[[Any], int]) -> Callable[[Any], int]:
+    """Wrap a command handler so an unusable state store is one line on stderr and exit 1.
+
+    The state folder being a file, or the database a file that is not SQLite, is a problem of the
+    user's machine, not a bug in attend, so it must not end as an internal error.
+    """
+
+    @functools.wraps(handler)
+    def wrapper(args: Any) -> int:
+        try:
+            return handler(args)
+        except StoreUnavailable as exc:
+            print(f"attend: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+
+    return wrapper
 
 
 def _iso(t: float | None) -> str | None:
@@ -135,6 +159,7 @@ def _load(args: Any) -> Any:
     return load_set(args.project_dir, os.environ)
 
 
+@reports_unusable_store
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
     from attend.runtime.runlock import lock_path, running_pid
@@ -182,7 +207,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
         if row is None:
             continue
         details = [f"file: {row['file']}"] if row["file"] else []
-        if row["message"]:
+        if row["message"] and row["state"] != DISABLED_STATE:  # the STATE column says it; one line each is noise
             details.append(f"message: {row['message']}")
         if row["failures"] > 1:
             details.append(f"failed {row['failures']} polls in a row; polling every {row['interval']:g} s")
@@ -237,6 +262,7 @@ def _fire_json(fire: Any) -> dict[str, Any]:
     return {"trigger": fire.trigger, "key": fire.key, "magnitude": fire.magnitude, "description": fire.description}
 
 
+@reports_unusable_store
 def sensors_poll(args: Any) -> int:
     """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
     import trio
@@ -341,6 +367,7 @@ def _parse_result(compiled: Any, text: str) -> tuple[Any, str]:
     return loaded, ""
 
 
+@reports_unusable_store
 def sensors_fire(args: Any) -> int:
     """`attend sensors fire NAME[/TRIGGER] [--input FILE|-] [--dry-run] [--commit]`: a synthetic poll result."""
     from attend.runtime.delivery import format_line, is_stdout_priority, priority
@@ -423,6 +450,7 @@ def _test_meta(compiled: Any) -> dict[str, Any]:
         return {}
 
 
+@reports_unusable_store
 def drain(args: Any) -> int:
     """`attend drain [--format hook|plain]`: the undelivered message-lane notifications, then mark them."""
     from attend.runtime.delivery import format_line

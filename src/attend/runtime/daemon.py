@@ -39,6 +39,7 @@ import trio
 
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
+from attend.runtime.commands import reports_unusable_store
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
@@ -356,15 +357,18 @@ async def _run_until_signalled(project_dir: str) -> None:
             nursery.start_soon(stop_on_signal)
 
 
+@reports_unusable_store
 def main(args: Any) -> int:
     """`attend run`: the daemon in the foreground; exits 0 on SIGINT/SIGTERM.
 
-    Exits 1 at once when another daemon already runs for the same project (runlock.py).
+    Exits 1 at once when another daemon already runs for the same project (runlock.py), and when the
+    state store cannot be used (checked before the daemon starts, so it is one clear line).
     """
     lock, holder = acquire(lock_path(args.project_dir))
     if lock is None:
         print(f"attend: a daemon already runs for {args.project_dir} (pid {holder})", file=sys.stderr)
         return 1
     with lock:
+        Store(default_db_path(lock_path(args.project_dir).parent)).close()
         trio.run(_run_until_signalled, args.project_dir)
     return 0

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from attend.runtime.commands import reports_unusable_store
+
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "ProbeComparison", "compare_results", "main", "probe_record"]
 
 #: The comparison passed and the record was written.
@@ -126,6 +128,7 @@ def probe_record(
     }
 
 
+@reports_unusable_store
 def main(args: Any) -> int:
     """Run `attend sensors probe` (see the module docstring for what it does and its exit codes)."""
     from attend.compiler import compile_sensor

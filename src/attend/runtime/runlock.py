@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from attend.runtime.store import scope_for
+from attend.runtime.store import StoreUnavailable, make_state_folder, scope_for
 
 __all__ = ["acquire", "lock_path", "running_pid"]
 
@@ -31,8 +31,11 @@ def lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None) -> 
 
 def acquire(path: Path) -> tuple[IO[str] | None, str]:
     """Take the lock at `path`: (the open lock file to keep, "") or (None, the running daemon's pid)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(path, "a+")  # noqa: SIM115 - held open for the daemon's whole life
+    make_state_folder(path.parent)
+    try:
+        lock = open(path, "a+")  # noqa: SIM115 - held open for the daemon's whole life
+    except OSError as exc:
+        raise StoreUnavailable(path.parent, f"{path.name}: {exc.strerror or exc}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

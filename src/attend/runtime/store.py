@@ -38,9 +38,31 @@ __all__ = [
     "Observation",
     "SensorStatus",
     "Store",
+    "StoreUnavailable",
     "default_db_path",
     "scope_for",
 ]
+
+class StoreUnavailable(Exception):
+    """The state folder or the database cannot be used: the folder is a file or not writable, or the
+    file is not an SQLite database. Bad input from the user's machine, so the commands report it in one
+    line and exit 1 instead of showing an internal error."""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        super().__init__(f"cannot use the state store {folder}: {reason}")
+        self.folder = folder
+        self.reason = reason
+
+
+def make_state_folder(folder: Path) -> None:
+    """Create the state folder (and its parents) when missing; `StoreUnavailable` when it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise StoreUnavailable(folder, "it exists and is not a folder") from None
+    except OSError as exc:
+        raise StoreUnavailable(folder, exc.strerror or str(exc)) from None
+
 
 #: The database's file name inside `$XDG_STATE_HOME/attend/`.
 DB_FILENAME = "attend.db"
@@ -256,18 +278,29 @@ class Store:
     ) -> None:
         self.path = Path(path)
         self.scope = scope
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_state_folder(self.path.parent)
         self._clock = clock
-        # isolation_level=None: we open transactions ourselves (BEGIN IMMEDIATE), so a read never
-        # has to be upgraded to a write lock halfway through (the classic SQLITE_BUSY deadlock).
-        self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=busy_timeout_ms / 1000)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        # NORMAL in WAL mode survives a killed process (the WAL is in the OS cache); only a power loss
-        # could lose the last transactions, which is an acceptable price for not fsyncing every poll.
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._migrate()
+        self._db = None  # type: ignore[assignment]
+        try:
+            # isolation_level=None: we open transactions ourselves (BEGIN IMMEDIATE), so a read never
+            # has to be upgraded to a write lock halfway through (the classic SQLITE_BUSY deadlock).
+            self._db = sqlite3.connect(str(self.path), isolation_level=None, timeout=busy_timeout_ms / 1000)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode survives a killed process (the WAL is in the OS cache); only a power
+            # loss could lose the last transactions, an acceptable price for not fsyncing every poll.
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                self.close()
+                raise  # busy past busy_timeout: a transient state the callers handle, not a broken store
+            self.close()
+            raise StoreUnavailable(self.path.parent, f"{self.path.name}: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise StoreUnavailable(self.path.parent, f"{self.path.name}: {exc}") from None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
