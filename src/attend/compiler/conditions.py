@@ -210,18 +210,44 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
             return v is not None and slow(v, warn)
 
         return like_str
-    if op in ("above", "below"):
-        above = op == "above"
+    if op == "above":
 
-        def numeric(item: Any, warn: Warn) -> bool:
+        def above(item: Any, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v.__class__ is int or v.__class__ is float:
-                return v > operand if above else v < operand
+                return v > operand
             if v is missing:
                 return missing_holds
             return slow(v, warn)
 
-        return numeric
+        return above
+    if op == "below":
+
+        def below(item: Any, warn: Warn) -> bool:
+            v = item.get(field, missing) if isinstance(item, dict) else missing
+            if v.__class__ is int or v.__class__ is float:
+                return v < operand
+            if v is missing:
+                return missing_holds
+            return slow(v, warn)
+
+        return below
+    if op == "matches" and not ops.regex_needs_timeout(operand.text):
+        # the unguarded short-string case of ops.compile_regex, inlined; the rest goes through `slow`
+        import regex
+
+        search = regex.compile(operand.text).search
+        limit = ops.SAFE_SUBJECT_CHARS
+
+        def matches_str(item: Any, warn: Warn) -> bool:
+            v = item.get(field, missing) if isinstance(item, dict) else missing
+            if v.__class__ is str and len(v) <= limit:
+                return search(v) is not None
+            if v is missing:
+                return missing_holds
+            return slow(v, warn)
+
+        return matches_str
     return None
 
 
@@ -249,6 +275,17 @@ def compile_condition(condition: ir.Condition) -> Predicate:
         first = condition.tests[0]
         if len(tests) == 1 and first.op == "equals" and isinstance(first.operand, str):
             wanted = first.operand
+            if len(prop.parts) == 2 and not prop.globbed[0] and prop.parts[1] == "*":
+                # `labels.*: bug`: one sub-mapping's members, without copying them into a list
+                outer = prop.parts[0]
+
+                def member_equals(item: Any, warn: Warn) -> bool:
+                    inner = item.get(outer) if isinstance(item, dict) else None
+                    if not isinstance(inner, dict) or not inner:
+                        return missing_holds
+                    return wanted in inner.values()
+
+                return member_equals
 
             def glob_equals(item: Any, warn: Warn) -> bool:
                 found = values(item)
@@ -300,6 +337,13 @@ def compile_where(where: ir.Where | None) -> Predicate | None:
     if len(preds) == 1:
         return preds[0]
     if where.match == "any":
+        if len(preds) == 2:
+            first, second = preds
+
+            def either(item: Any, warn: Warn) -> bool:
+                return first(item, warn) or second(item, warn)
+
+            return either
 
         def any_of(item: Any, warn: Warn) -> bool:
             for p in preds:

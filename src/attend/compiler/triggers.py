@@ -22,6 +22,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from attend import ir
@@ -80,6 +81,24 @@ EMPTY_KEYED: dict[str, Any] = {"v": STATE_VERSION, "items": {}, "holding": []}
 EMPTY_KEYLESS: dict[str, Any] = {"v": STATE_VERSION, "present": False, "value": None, "holding": False}
 
 
+#: Key value types whose key text is `str(value)` (ops.key_text); bool, a subclass of int, is not one.
+_PLAIN_KEY_TYPES = frozenset({str, int})
+
+
+def _plain_items(nodes: list[Any], field: str) -> dict[str, Any] | None:
+    """{key: node} built with C-level passes, for the common poll: every node a mapping whose `field`
+    is a string or an integer, no key repeated. None for anything else (a node without the field or
+    not a mapping, another key type, a repeated key): the general loop then decides and warns."""
+    try:
+        keys = list(map(itemgetter(field), nodes))
+    except (KeyError, TypeError):
+        return None
+    if not _PLAIN_KEY_TYPES.issuperset(map(type, keys)):
+        return None
+    items = dict(zip(map(str, keys), nodes))
+    return items if len(items) == len(nodes) else None
+
+
 class CompiledTrigger:
     """A trigger compiled to closures. Build with `compile_trigger` or `compile_trigger_ir`."""
 
@@ -98,6 +117,7 @@ class CompiledTrigger:
         self.key_fields = trigger.key
         self.author_fields = trigger.author
         self.magnitude = trigger.magnitude
+        self._fire = self._fire_with_author if trigger.author is not None else self._plain_fire()
 
     def __repr__(self) -> str:
         return f"CompiledTrigger({self.ir})"
@@ -150,7 +170,16 @@ class CompiledTrigger:
         empty = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
         return empty, not (test or self.ir.initial == "fire")
 
-    def _fire(self, key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
+    def _plain_fire(self) -> Callable[[str | None, Any, Any, Callable[[str], None]], Fire]:
+        """The fire maker of a trigger without `author`: one call per fire, its constants bound."""
+        name, magnitude, render = self.name, self.magnitude, self.render
+
+        def plain_fire(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
+            return Fire(name, key, magnitude, render(item, key, previous, warn), item, None)
+
+        return plain_fire
+
+    def _fire_with_author(self, key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
         author = None
         if self.author_fields is not None:
             value = ops.get_dotted(item, self.author_fields)
@@ -164,6 +193,10 @@ class CompiledTrigger:
         """Selected nodes → {key: node} in document order; keyless and duplicate items are warned about."""
         fields = self.key_fields
         assert fields is not None
+        if len(fields) == 1:
+            plain = _plain_items(nodes, fields[0])
+            if plain is not None:
+                return plain
         items: dict[str, Any] = {}
         missing = ops.MISSING
         without = duplicates = 0
