@@ -38,3 +38,21 @@ def test_a_config_problem_introduced_while_running_is_reported_once(items_sensor
                what="the reload")
     assert sum("engagment" in line for line in d.stderr) == 1
     assert d.stop() == 0
+
+
+def test_a_sensor_file_that_stops_validating_is_logged_once_with_its_error(items_sensor, daemon, quiet_home) -> None:
+    quiet_home.write_user_sensor("broken", "spec: 1\nname: broken\nkind: command\ninterval: soon\ncommand: {argv: ['true']}\n")
+    items_sensor()
+    d = daemon()
+    wait_until(lambda: _stderr_has(d, "sensor broken", "broken.yaml:4:", "bad-duration"), what="the invalid file logged")
+    path = quiet_home.user_sensors / "items.yaml"
+    good = path.read_text()
+    path.write_text(good + "\n  oops: [\n")
+    wait_until(lambda: _stderr_has(d, "sensor items", "items.yaml", "last good version keeps running"),
+               what="the broken edit logged")
+    items_sensor("other")  # another reload: nothing new to say about broken or items
+    wait_until(lambda: "other" in sensors_json(quiet_home) and sensors_json(quiet_home)["other"]["last_poll"],
+               what="the reload")
+    assert sum("sensor broken" in line for line in d.stderr) == 1
+    assert sum("sensor items" in line for line in d.stderr) == 1
+    assert d.stop() == 0

@@ -130,6 +130,7 @@ class Daemon:
         self.known: dict[str, Any] = {}  # every loaded sensor by name (terms for pending observations)
         self.lane_notes_logged: set[tuple[str, str]] = set()
         self.config_problems_logged: list[str] = []
+        self.file_errors_logged: dict[str, str] = {}  # sensor name → the file error last logged
         self.discloser = Discloser(self.store, self._terms, stdout=stdout, stderr=stderr, clock=clock)
         self._nursery: trio.Nursery | None = None
         self._mcp_started = False
@@ -186,6 +187,8 @@ class Daemon:
                 else:
                     self.store.update_status(name, next_poll=None, message="disabled")
         self.known = dict(sensor_set.sensors)
+        for name in set(self.file_errors_logged) - set(sensor_set.sensors):
+            del self.file_errors_logged[name]
         for name, sensor in sensor_set.sensors.items():
             if not runnable(sensor):
                 self._keep_or_record(name, sensor.status, first_error(sensor))
@@ -197,6 +200,7 @@ class Daemon:
             except Exception as exc:  # noqa: BLE001 - a sensor that does not compile is `invalid`
                 self._keep_or_record(name, "invalid", str(exc))
                 continue
+            self.file_errors_logged.pop(name, None)  # valid again: a later error is news
             fingerprint = _fingerprint(sensor)
             current = self.running.get(name)
             if current is not None and current.fingerprint == fingerprint:
@@ -215,6 +219,12 @@ class Daemon:
             self.log(f"reload failed, the running sensors stay as they were: {type(exc).__name__}: {exc}")
 
     def _keep_or_record(self, name: str, state: str, message: str) -> None:
+        if self.file_errors_logged.get(name) != message:
+            # Said once per error (not on every reload), so a user who runs `attend run` learns that a
+            # file is broken without having to ask `attend sensors`.
+            self.file_errors_logged[name] = message
+            kept = "; the last good version keeps running" if name in self.running else ""
+            self.log(f"sensor {name} is {state}: {message}{kept}")
         if name in self.running:
             # The last good version keeps running; the file's error stays visible beside it.
             self.store.update_status(name, file_error=message)
