@@ -125,3 +125,18 @@ def test_an_unusable_state_store_is_a_clear_error_not_an_internal_one(items, qui
     assert out.returncode == 1, (out.returncode, out.stderr)
     assert "internal error" not in out.stderr and "Traceback" not in out.stderr
     assert out.stderr.startswith(f"attend: cannot use the state store {state}"), out.stderr
+
+
+def test_fire_on_a_lines_sensor_reports_the_lines_that_do_not_parse(quiet_home) -> None:
+    quiet_home.write_user_sensor(
+        "legacy", "spec: 1\nname: legacy\nkind: command\nthreshold: 0\ncommand: {argv: ['true'], output: lines}\n"
+    )
+    out = quiet_home.attend("sensors", "fire", "legacy", "--input", "-", input="4|disk full\nnot a line\n")
+    assert out.returncode == 0, out.stderr
+    assert "[attend sensor=legacy priority=medium] [test] disk full" in out.stdout
+    assert "line 2: expected `magnitude|description`, got 'not a line'" in out.stderr
+    report = json.loads(
+        quiet_home.attend("sensors", "fire", "legacy", "--json", "--dry-run", "--input", "-", input="zzz\n").stdout
+    )
+    assert report["fires"] == []
+    assert report["line_errors"] == ["line 1: expected `magnitude|description`, got 'zzz'"]

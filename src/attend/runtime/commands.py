@@ -344,10 +344,16 @@ def _read_input(args: Any) -> tuple[str | None, str]:
         return None, f"cannot read {source}: {exc}"
 
 
-def _parse_result(compiled: Any, text: str) -> tuple[Any, str]:
+def _parse_result(compiled: Any, text: str) -> tuple[Any, str, list[str]]:
+    """The synthetic result, an error message, and (for a lines sensor) the lines that did not parse."""
     if compiled.output == "lines":
-        result, _errors = compiled.result_from_output(text)
-        return result, ""
+        result, line_errors = compiled.result_from_output(text)
+        return result, "", list(line_errors)
+    result, error = _parse_document(text)
+    return result, error, []
+
+
+def _parse_document(text: str) -> tuple[Any, str]:
     try:
         return json.loads(text), ""
     except ValueError:
@@ -391,7 +397,7 @@ def sensors_fire(args: Any) -> int:
         print("attend: the input is empty: give a poll result (JSON or YAML; raw lines for a lines sensor)",
               file=sys.stderr)
         return EXIT_USAGE
-    result, error = _parse_result(compiled, text)
+    result, error, line_errors = _parse_result(compiled, text)
     if error:
         print(f"attend: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -420,12 +426,15 @@ def sensors_fire(args: Any) -> int:
             "fires": [_fire_json(f) for f in fires],
             "lines": lines,
             "warnings": list(warnings),
+            "line_errors": line_errors,
             "delivered": bool(observations) and not args.dry_run,
             "committed": bool(args.commit),
         }, indent=2, default=str))
         return 0
     for warning in warnings:
         print(f"attend: warning: {warning}", file=sys.stderr)
+    for line_error in line_errors:  # never dropped silently (DESIGN.md, command kind); the valid lines count
+        print(f"attend: line error: {line_error}", file=sys.stderr)
     if not observations:
         print(f"no fire: {name}{'/' + trigger_name if trigger_name else ''} produced nothing for this input")
     for line in lines:
