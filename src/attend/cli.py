@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="attend",
         description="A sensor host for coding agents: YAML sensors, compiled triggers, one line when it matters.",
     )
-    parser.add_argument("--version", action="version", version=f"attend {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print attend's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("run", parents=[common], help="run the daemon (stdout is the Monitor stream)")
@@ -148,6 +148,14 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
             q.add_argument("value", metavar="VALUE")
         q.add_argument("--json", action="store_true")
         q.set_defaults(handler=_handler(f"attend.settings.commands:{action}"))
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, looked up only when asked for (importlib.metadata is slow to import)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        print(f"attend {_version()}")
+        parser.exit()
 
 
 def _version() -> str:
