@@ -56,3 +56,11 @@ def test_a_sensor_file_that_stops_validating_is_logged_once_with_its_error(items
     assert sum("sensor broken" in line for line in d.stderr) == 1
     assert sum("sensor items" in line for line in d.stderr) == 1
     assert d.stop() == 0
+
+
+def test_run_for_a_project_directory_that_does_not_exist_exits_2_at_once(quiet_home) -> None:
+    missing = quiet_home.root / "no-such-project"
+    out = quiet_home.attend("run", "--project", str(missing), timeout=30)
+    assert out.returncode == 2
+    assert out.stderr == f"attend: the project directory {missing} does not exist (or is not a directory)\n"
+    assert out.stdout == ""

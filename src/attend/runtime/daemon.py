@@ -39,7 +39,7 @@ import trio
 
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
-from attend.runtime.commands import reports_unusable_store
+from attend.runtime.commands import EXIT_USAGE, reports_unusable_store
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
@@ -372,8 +372,14 @@ def main(args: Any) -> int:
     """`attend run`: the daemon in the foreground; exits 0 on SIGINT/SIGTERM.
 
     Exits 1 at once when another daemon already runs for the same project (runlock.py), and when the
-    state store cannot be used (checked before the daemon starts, so it is one clear line).
+    state store cannot be used (checked before the daemon starts, so it is one clear line). Exits 2
+    for a project directory that does not exist: a mistyped `--project` would otherwise run quietly
+    with no project layer and every `cwd` failing.
     """
+    if not Path(args.project_dir).is_dir():
+        print(f"attend: the project directory {args.project_dir} does not exist (or is not a directory)",
+              file=sys.stderr)
+        return EXIT_USAGE
     lock, holder = acquire(lock_path(args.project_dir))
     if lock is None:
         print(f"attend: a daemon already runs for {args.project_dir} (pid {holder})", file=sys.stderr)
