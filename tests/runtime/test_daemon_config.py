@@ -64,3 +64,18 @@ def test_run_for_a_project_directory_that_does_not_exist_exits_2_at_once(quiet_h
     assert out.returncode == 2
     assert out.stderr == f"attend: the project directory {missing} does not exist (or is not a directory)\n"
     assert out.stdout == ""
+
+
+def test_an_engagement_value_the_model_cannot_use_is_ignored_and_the_daemon_keeps_disclosing(
+    items_sensor, daemon, quiet_home
+) -> None:
+    quiet_home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    quiet_home.config_file.write_text("engagement: {relative_after: 0, relative_half_life: 0}\n")
+    items = items_sensor()
+    d = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
+    items.set([{"id": 1}])
+    assert d.wait_for(lambda ls: len(ls) >= 1) == ["[attend sensor=items priority=medium] new item 1"]
+    assert _stderr_has(d, "engagement/governor ignored", "engagement.relative_half_life must be more than 0")
+    assert d.proc.poll() is None
+    assert d.stop() == 0

@@ -77,3 +77,26 @@ def test_engagement_parameters_come_from_config() -> None:
     assert (p.absolute_refractory, p.relative_after, p.relative_peak) == (5.0, 2, 2.25)
     with pytest.raises(ValueError):
         EngagementParams.from_config({"absolute_refractory": "soon"})
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"relative_after": 0},  # no live fire would be indexed as the last one
+        {"relative_half_life": 0},  # the multiplier divides by it
+        {"live_window": 0},
+        {"relative_peak": 0.5},  # a multiplier below 1 would lower the threshold after a burst
+        {"relative_peak": float("nan")},
+        {"relative_peak": "high"},
+    ],
+)
+def test_engagement_parameters_the_model_cannot_use_are_refused_with_a_value_error(given) -> None:
+    with pytest.raises(ValueError, match=next(iter(given))):
+        EngagementParams.from_config(given)
+
+
+def test_the_smallest_usable_engagement_parameters_are_accepted() -> None:
+    params = EngagementParams.from_config(
+        {"relative_after": 1, "relative_half_life": 0.5, "live_window": 1, "relative_peak": 1, "absolute_refractory": 0}
+    )
+    assert readiness(total=1.0, count=1, threshold=1.0, fires=[99.0], now=100.0, params=params).ready

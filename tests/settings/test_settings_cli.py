@@ -280,3 +280,19 @@ def test_a_project_file_refused_for_trust_is_listed_as_refused_and_overrides_not
     result = home.attend("settings", "set", "attend.sensors.weather.interval", "2m")
     assert result.returncode == 0, result.stderr
     assert "interval: 2m\n" in weather.read_text()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("attend.engagement.relative_after", "0"),
+        ("attend.engagement.relative_half_life", "0"),
+        ("attend.engagement.live_window", "0"),
+        ("attend.engagement.relative_peak", "0.5"),
+    ],
+)
+def test_set_refuses_an_engagement_value_the_daemon_cannot_use(home, key, value):
+    out = home.attend("settings", "set", key, value)
+    assert out.returncode == 3, out.stderr
+    assert "nothing was written" in out.stderr
+    assert not home.config_file.exists()

@@ -20,7 +20,35 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EngagementParams", "Readiness", "multiplier", "readiness", "record_fire"]
+__all__ = ["PARAMETER_BOUNDS", "EngagementParams", "Readiness", "multiplier", "parameter_problem", "readiness",
+           "record_fire"]
+
+#: The smallest value each parameter may take, and whether that value itself is allowed. Below it the
+#: model breaks: `relative_half_life` and `live_window` divide or bound time (0 divides by zero or
+#: makes no fire live), `relative_after: 0` would turn the refractory on with no fire to measure from,
+#: and a `relative_peak` under 1 would lower the threshold after a burst instead of raising it.
+PARAMETER_BOUNDS: dict[str, tuple[float, bool]] = {
+    "absolute_refractory": (0.0, True),
+    "relative_peak": (1.0, True),
+    "relative_half_life": (0.0, False),
+    "relative_after": (1.0, True),
+    "live_window": (0.0, False),
+}
+
+
+def parameter_problem(name: str, value: float) -> str | None:
+    """Why the number `value` cannot be engagement parameter `name` (None when it can)."""
+    bound = PARAMETER_BOUNDS.get(name)
+    if not math.isfinite(value):
+        return f"must be a finite number, not {value!r}"
+    if bound is None:
+        return None
+    minimum, inclusive = bound
+    if inclusive and value < minimum:
+        return f"must be at least {minimum:g}"
+    if not inclusive and value <= minimum:
+        return f"must be more than {minimum:g}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +76,18 @@ class EngagementParams:
 
         base = cls()
         given = dict(config or {})
-        return cls(
-            absolute_refractory=parse_duration(given.get("absolute_refractory", base.absolute_refractory)),
-            relative_peak=float(given.get("relative_peak", base.relative_peak)),
-            relative_half_life=parse_duration(given.get("relative_half_life", base.relative_half_life)),
-            relative_after=int(given.get("relative_after", base.relative_after)),
-            live_window=parse_duration(given.get("live_window", base.live_window)),
-        )
+        readers = {"relative_peak": float, "relative_after": int}
+        values: dict[str, Any] = {}
+        for name in PARAMETER_BOUNDS:
+            raw = given.get(name, getattr(base, name))
+            try:
+                values[name] = readers.get(name, parse_duration)(raw)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"engagement.{name}: {exc}") from None
+            problem = parameter_problem(name, values[name])
+            if problem:
+                raise ValueError(f"engagement.{name} {problem}")
+        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True)

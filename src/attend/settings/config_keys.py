@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from attend.runtime.engagement import EngagementParams
+from attend.runtime.engagement import EngagementParams, parameter_problem
 from attend.runtime.governor import DEFAULT_GOVERNORS
 
 __all__ = ["CONFIG_FIELDS", "ConfigField", "USER_ONLY", "config_field", "section_names", "value_problem"]
@@ -45,6 +45,15 @@ def _count(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return f"must be a whole number, not {value!r}"
     return None if value >= 0 else "must not be negative"
+
+
+def _engagement_check(name: str, type_check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
+    """The type check, then the engagement model's own bound (what `attend run` would refuse)."""
+
+    def check(value: Any) -> str | None:
+        return type_check(value) or parameter_problem(name, value)
+
+    return check
 
 
 def _project_list(value: Any) -> str | None:
@@ -80,7 +89,7 @@ def _build() -> dict[tuple[str, ...], ConfigField]:
     for f in fields(EngagementParams):
         text, type_ = _ENGAGEMENT_TEXT.get(f.name, (f.name.replace("_", " "), "number"))
         default = getattr(engagement, f.name)
-        check = _count if isinstance(default, int) else _number()
+        check = _engagement_check(f.name, _count if isinstance(default, int) else _number())
         table[("engagement", f.name)] = ConfigField(text, type_, default, check)
     for lane, params in DEFAULT_GOVERNORS.items():
         for name, (text, type_) in _GOVERNOR_TEXT.items():
