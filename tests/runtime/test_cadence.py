@@ -97,3 +97,23 @@ async def test_failures_back_off_on_the_virtual_clock(autojump_clock) -> None:
     gaps = [round(b - a, 2) for a, b in zip(times, times[1:])]
     assert gaps[:4] == [10.0, 15.0, 22.5, 33.75]
     assert max(gaps) == 40.0
+
+
+async def test_an_interval_of_zero_in_a_file_does_not_spin_polls_back_to_back(autojump_clock) -> None:
+    """`interval: 0` validates (spec), but polling with no gap at all would spin a core on spawns."""
+    import trio
+
+    from attend.runtime.cadence import MIN_POLL_GAP, poll_on_cadence
+
+    params = CadenceParams.from_sensor_data({"interval": 0.0, "min_interval": 0.0, "decay_threshold": 0})
+    assert (params.interval, params.min_interval) == (MIN_POLL_GAP, MIN_POLL_GAP)
+    polls = 0
+
+    async def poll(cadence: Cadence) -> Cadence:
+        nonlocal polls
+        polls += 1
+        return next_cadence(params, cadence, observed=polls % 2 == 0)
+
+    with trio.move_on_after(10):
+        await poll_on_cadence(params, poll)
+    assert polls <= 10 / MIN_POLL_GAP + 1

@@ -17,6 +17,7 @@ import trio
 __all__ = [
     "DECAY_FACTOR",
     "FAILURE_BACKOFF_LIMIT",
+    "MIN_POLL_GAP",
     "SPEEDUP_FACTOR",
     "Cadence",
     "CadenceParams",
@@ -33,6 +34,10 @@ DECAY_FACTOR = 1.5
 #: Repeated failures back off up to this multiple of the sensor's `interval`.
 FAILURE_BACKOFF_LIMIT = 4.0
 
+#: The shortest wait between two polls of one sensor, in seconds, whatever its file says: the spec
+#: accepts `interval: 0`, and polling back to back would spin a core on process spawns.
+MIN_POLL_GAP = 0.1
+
 
 @dataclass(frozen=True, slots=True)
 class CadenceParams:
@@ -45,11 +50,11 @@ class CadenceParams:
     @classmethod
     def from_sensor_data(cls, data: dict) -> CadenceParams:
         """The cadence fields of a merged sensor document (durations already in seconds)."""
-        interval = float(data.get("interval", 60.0))
+        interval = max(float(data.get("interval", 60.0)), MIN_POLL_GAP)
         min_interval = float(data.get("min_interval", interval))
         return cls(
             interval=interval,
-            min_interval=min(min_interval, interval),
+            min_interval=max(min(min_interval, interval), MIN_POLL_GAP),
             decay_threshold=int(data.get("decay_threshold", 3)),
         )
 
@@ -107,4 +112,4 @@ async def poll_on_cadence(params: CadenceParams, poll: Callable[[Cadence], Await
     cadence = Cadence.start(params)
     while True:
         cadence = await poll(cadence)
-        await trio.sleep(cadence.interval)
+        await trio.sleep(max(cadence.interval, MIN_POLL_GAP))
