@@ -140,3 +140,25 @@ def test_fire_on_a_lines_sensor_reports_the_lines_that_do_not_parse(quiet_home) 
     )
     assert report["fires"] == []
     assert report["line_errors"] == ["line 1: expected `magnitude|description`, got 'zzz'"]
+
+
+def test_a_lines_output_where_no_line_parses_is_a_failed_poll_not_every_item_removed(quiet_home) -> None:
+    out_file = quiet_home.root / "lines.txt"
+    quiet_home.write_user_sensor(
+        "lined",
+        "spec: 1\nname: lined\nkind: command\nthreshold: 0\n"
+        f"command: {{argv: [cat, {str(out_file)!r}], output: lines}}\n"
+        "triggers:\n  gone: {path: '$[*]', key: description, on: removed, magnitude: 3, description: 'gone {key}'}\n",
+    )
+    out_file.write_text("4|disk full\n")
+    assert quiet_home.attend("sensors", "poll", "lined").returncode == 0  # baseline
+    out_file.write_text("error: connection refused\n")
+    failed = json.loads(quiet_home.attend("sensors", "poll", "lined", "--json").stdout)
+    assert failed["state"] == "malformed"
+    assert failed["fires"] == [] and failed["stored"] is False
+    assert "no output line parsed" in failed["message"]
+    assert failed["line_errors"] == ["line 1: expected `magnitude|description`, got 'error: connection refused'"]
+    out_file.write_text("")  # an empty output is a valid "nothing now"
+    emptied = json.loads(quiet_home.attend("sensors", "poll", "lined", "--json").stdout)
+    assert emptied["state"] == "ok"
+    assert [f["description"] for f in emptied["fires"]] == ["gone disk full"]

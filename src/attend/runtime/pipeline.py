@@ -136,7 +136,7 @@ def record_poll(
         "lane": getattr(compiled, "lane", None),
         "lane_note": getattr(compiled, "lane_note", "") or "",
     }
-    if outcome.ok:
+    if outcome.ok or outcome.line_errors:  # a lines output where nothing parsed shows its lines too
         status["line_errors"] = [_line_error_text(e) for e in outcome.line_errors[:LINE_ERRORS_KEPT]]
     if cadence_params is not None and cadence is not None:
         record.cadence = next_cadence(cadence_params, cadence, observed=bool(record.observations), failed=failed)

@@ -9,8 +9,9 @@ Decisions:
   killed as soon as the cap is passed, so a flooding command costs no more than the cap.
 - stderr is kept (its last `STDERR_TAIL` bytes) for the failure message.
 - Failure states: `timeout`, `exit` (non-zero, with the code and the stderr tail), `malformed`
-  (invalid JSON, invalid UTF-8, over the cap), `exec_failed` (no such program, not executable, no
-  such cwd). A failure never raises: it is a `PollOutcome` the caller records.
+  (invalid JSON, invalid UTF-8, over the cap, a `lines` output with lines of which none parses),
+  `exec_failed` (no such program, not executable, no such cwd). A failure never raises: it is a
+  `PollOutcome` the caller records.
 """
 
 from __future__ import annotations
@@ -185,4 +186,10 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         # The reason alone: the output has no source file, so `str(exc)`'s `file:line:col` prefix would
         # only be noise (`<expr>:1:1: error: [malformed] ...`) in the sensor's state message.
         return PollOutcome.failed("malformed", exc.message)
+    if line_errors and not result:
+        # Lines, and not one of them parsed: an error message printed where the lines belong. Read as
+        # an empty result it would fire every stored item as removed, so it is a failed poll.
+        outcome = PollOutcome.failed("malformed", f"no output line parsed ({len(line_errors)} did not): {line_errors[0]}")
+        outcome.line_errors = list(line_errors)
+        return outcome
     return PollOutcome(result=result, line_errors=list(line_errors))
