@@ -94,3 +94,20 @@ async def test_a_poll_cancelled_from_outside_kills_the_child(tmp_path: Path) -> 
     with trio.move_on_after(1.0):
         await run_command([PY, "-c", script], timeout=30)
     assert not alive(int(pidfile.read_text()))
+
+
+async def test_a_command_that_exits_leaving_a_child_on_its_stdout_is_ok_and_the_child_is_killed(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "child.pid"
+    script = (
+        "import subprocess, sys\n"
+        f"c = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(60)'])\n"  # inherits stdout
+        f"open({str(pidfile)!r}, 'w').write(str(c.pid))\n"
+        "print('{\"a\": 1}')\n"
+    )
+    run = await run_command([PY, "-c", script], timeout=30, kill_grace=0.5)
+    assert (run.state, run.returncode, run.stdout) == ("ok", 0, b'{"a": 1}\n')
+    grandchild = int(pidfile.read_text())
+    await trio.sleep(0.2)
+    assert not alive(grandchild)

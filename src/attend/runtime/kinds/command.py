@@ -8,6 +8,9 @@ Decisions:
 - stdout is capped (`max_output`, 1 MiB by default): more is a `malformed` failure, and the group is
   killed as soon as the cap is passed, so a flooding command costs no more than the cap.
 - stderr is kept (its last `STDERR_TAIL` bytes) for the failure message.
+- The output is complete when the command exits: a child it left running that still holds its pipes
+  gets `OUTPUT_DRAIN_GRACE` seconds, then the group is killed (it was the poll's, and would otherwise
+  turn a finished poll into a `timeout`).
 - Failure states: `timeout`, `exit` (non-zero, with the code and the stderr tail), `malformed`
   (invalid JSON, invalid UTF-8, over the cap, a `lines` output with lines of which none parses),
   `exec_failed` (no such program, not executable, no such cwd). A failure never raises: it is a
@@ -30,7 +33,7 @@ from attend.runtime.kinds import PollContext, PollOutcome
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
-__all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "STDERR_TAIL", "CommandRun", "poll", "run_command"]
+__all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "OUTPUT_DRAIN_GRACE", "STDERR_TAIL", "CommandRun", "poll", "run_command"]
 
 #: Seconds a command may run when its file sets no `timeout`.
 DEFAULT_TIMEOUT = 10.0
@@ -40,6 +43,10 @@ KILL_GRACE = 2.0
 
 #: Bytes of stderr kept for a failure message.
 STDERR_TAIL = 2048
+
+#: Seconds the pipes may stay open after the command exited (a child it left behind holding them)
+#: before the poll's process group is killed and the output read so far is taken as complete.
+OUTPUT_DRAIN_GRACE = 0.5
 
 _READ_CHUNK = 65536
 
@@ -103,19 +110,31 @@ async def run_command(
     err = bytearray()
     over_cap = False
 
+    stdout_done, stderr_done = trio.Event(), trio.Event()
+
     async def read_stdout() -> None:
         nonlocal over_cap
-        while chunk := await proc.stdout.receive_some(_READ_CHUNK):
-            out.extend(chunk)
-            if len(out) > max_output:
-                over_cap = True
-                _signal_group(proc.pid, signal.SIGKILL)
-                return
+        try:
+            while chunk := await proc.stdout.receive_some(_READ_CHUNK):
+                out.extend(chunk)
+                if len(out) > max_output:
+                    over_cap = True
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    return
+        finally:
+            stdout_done.set()
 
     async def read_stderr() -> None:
-        while chunk := await proc.stderr.receive_some(_READ_CHUNK):
-            err.extend(chunk)
-            del err[:-STDERR_TAIL]
+        try:
+            while chunk := await proc.stderr.receive_some(_READ_CHUNK):
+                err.extend(chunk)
+                del err[:-STDERR_TAIL]
+        finally:
+            stderr_done.set()
+
+    async def pipes_closed() -> None:
+        await stdout_done.wait()
+        await stderr_done.wait()
 
     timed_out = False
     try:
@@ -123,7 +142,17 @@ async def run_command(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read_stdout)
                 nursery.start_soon(read_stderr)
-            await proc.wait()
+                await proc.wait()
+                # The command has exited. A child it left behind (`job &`) may still hold its pipes
+                # open, which would read as a timeout although the output is complete: after a short
+                # grace the poll's process group is killed and what was read is the output.
+                with trio.move_on_after(OUTPUT_DRAIN_GRACE) as drain:
+                    await pipes_closed()
+                if drain.cancelled_caught:
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    with trio.move_on_after(OUTPUT_DRAIN_GRACE):
+                        await pipes_closed()
+                    nursery.cancel_scope.cancel()  # a leftover in another session keeps them open
         if scope.cancelled_caught:
             timed_out = True
             _signal_group(proc.pid, signal.SIGTERM)
