@@ -111,3 +111,16 @@ async def test_a_command_that_exits_leaving_a_child_on_its_stdout_is_ok_and_the_
     grandchild = int(pidfile.read_text())
     await trio.sleep(0.2)
     assert not alive(grandchild)
+
+
+async def test_a_missing_working_directory_is_named_as_such_not_as_a_missing_program(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    run = await run_command(["echo", "{}"], cwd=missing, timeout=5)
+    assert run.state == "exec_failed"
+    assert run.message == f"the working directory {missing} does not exist (or is not a directory)"
+
+
+async def test_a_directory_given_as_the_program_is_named_as_a_directory(tmp_path: Path) -> None:
+    run = await run_command([str(tmp_path)], timeout=5)
+    assert run.state == "exec_failed"
+    assert run.message == f"cannot run {str(tmp_path)!r}: it is a directory"

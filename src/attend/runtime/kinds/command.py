@@ -69,6 +69,16 @@ def _signal_group(pid: int, sig: int) -> None:
         pass  # the group is already gone
 
 
+def _exec_failure(argv: list[str], cwd: Path | str | None, exc: OSError) -> str:
+    """Why the child could not start, naming the real culprit: the OS reports a missing working
+    directory as ENOENT, which would read as a missing program."""
+    if cwd is not None and not os.path.isdir(cwd):
+        return f"the working directory {cwd} does not exist (or is not a directory)"
+    if os.sep in str(argv[0]) and os.path.isdir(argv[0]):
+        return f"cannot run {str(argv[0])!r}: it is a directory"
+    return f"cannot run {str(argv[0])!r}: {exc.strerror or exc}"
+
+
 async def run_command(
     argv: list[str],
     *,
@@ -104,7 +114,7 @@ async def run_command(
             start_new_session=True,
         )
     except OSError as exc:
-        return CommandRun("exec_failed", message=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+        return CommandRun("exec_failed", message=_exec_failure(argv, cwd, exc))
 
     out = bytearray()
     err = bytearray()
