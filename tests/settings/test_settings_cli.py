@@ -296,3 +296,13 @@ def test_set_refuses_an_engagement_value_the_daemon_cannot_use(home, key, value)
     assert out.returncode == 3, out.stderr
     assert "nothing was written" in out.stderr
     assert not home.config_file.exists()
+
+
+def test_list_marks_the_keys_of_a_refused_project_only_sensor_as_refused(home):
+    home.write_project_sensor("mine", "spec: 1\nname: mine\nkind: command\ncommand: {argv: [cat, x.json]}\n")
+    out = home.attend("settings", "list", "attend.sensors.mine", "--json")
+    assert out.returncode == 0, out.stderr
+    stored = [e for e in json.loads(out.stdout)["stored"] if e["key"].startswith("attend.sensors.mine.")]
+    assert stored and all(e["refused"] for e in stored)
+    text = home.attend("settings", "list", "attend.sensors.mine").stdout
+    assert "attend.sensors.mine.kind = command" in text and "(refused: not read)" in text

@@ -382,11 +382,13 @@ def _list(args: Any) -> int:
         extra = [read_sensor_file(left_out, "project")] if left_out.is_file() and \
             "project" not in {f.layer for f in sensor.files} else []
         for sensor_file in (*sensor.files, *extra):
+            # Refused too: the project file of a sensor that only the (untrusted) project defines.
+            refused = sensor_file in extra or (sensor.status == "refused" and sensor_file.layer == "project")
             for path, value in flatten(sensor_file.data or {}):
                 origin = sensor_file.origins.get(path)
                 stored.append({"key": format_key((*base, *path)), "segments": (*base, *path), "value": value,
                                "layer": sensor_file.layer, "file": str(sensor_file.path),
-                               "line": origin.line if origin else None, "refused": sensor_file in extra})
+                               "line": origin.line if origin else None, "refused": refused})
         for path, _ in flatten(merge_raw([sensor.data, raw_effective(sensor)])):
             res = resolve(Key("sensor", path, name), sensor)
             effective.append({**res.to_json(), "segments": (*base, *path)})
