@@ -162,3 +162,13 @@ def test_a_lines_output_where_no_line_parses_is_a_failed_poll_not_every_item_rem
     emptied = json.loads(quiet_home.attend("sensors", "poll", "lined", "--json").stdout)
     assert emptied["state"] == "ok"
     assert [f["description"] for f in emptied["fires"]] == ["gone disk full"]
+
+
+def test_the_table_shows_a_lane_note_without_repeating_lane(quiet_home) -> None:
+    quiet_home.write_user_sensor(
+        "mail", "spec: 1\nname: mail\nkind: command\nlane: message\ncommand: {argv: [cat, x.json]}\n"
+        "triggers:\n  t: {path: '$[*]', key: id, on: added, magnitude: 1, description: 'mail {id}'}\n",
+    )
+    table = quiet_home.attend("sensors").stdout
+    assert "    lane: message needs `author` in every trigger; t has none, so it runs on the event lane" in table
+    assert "lane: lane:" not in table

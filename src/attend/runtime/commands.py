@@ -214,7 +214,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
         if row["running_last_good"]:
             details.append("the daemon keeps running this sensor's last good version")
         if row["lane_note"]:
-            details.append(f"lane: {row['lane_note']}")
+            note = row["lane_note"]  # the compiler's note may already open with `lane:`
+            details.append(note if note.startswith("lane:") else f"lane: {note}")
         if row["overrides"]:
             details.append(f"overrides: {', '.join(row['overrides'])}")
         for err in row["line_errors"][:3]:
