@@ -55,3 +55,14 @@ def test_a_valid_sensor_is_ok_with_every_key_path_positioned() -> None:
     sensor = sensor_from("spec: 1\nname: probe\nkind: command\ncommand:\n  argv: [date]\n")
     assert (sensor.status, sensor.diagnostics) == ("ok", [])
     assert sensor.origin("command", "argv", "0").col == 10
+
+
+def test_a_duration_of_zero_is_refused_where_it_would_spin_or_always_fail() -> None:
+    sensor = sensor_from(
+        "spec: 1\nname: probe\nkind: command\ninterval: 0\nmin_interval: 0s\n"
+        "command: {argv: [echo, '{}'], timeout: 0ms}\n"
+    )
+    assert [(d.code, d.line, d.col) for d in sensor.diagnostics] == [
+        ("bad-value", 4, 11), ("bad-value", 5, 15), ("bad-value", 6, 40)
+    ]
+    assert sensor.status == "invalid"

@@ -20,6 +20,7 @@ from attend.spec.model import KeyPath, Origin, SensorFile
 from attend.spec.schema import (
     COMMAND_SCHEMA,
     DEFAULT_MIN_INTERVAL,
+    DURATION_FIELDS,
     KINDS,
     MCP_SCHEMA,
     NAME_PATTERN,
@@ -155,6 +156,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_schema_errors(data, loc))
     out.extend(_required_core(data, fallback))
     out.extend(_kind_rules(data, loc))
+    out.extend(_positive_durations(data, loc))
     out.extend(_interval_order(data, loc))
     out.extend(_size_limits(data, loc))
     out.extend(_trigger_rules(data, loc))
@@ -314,6 +316,19 @@ def _kind_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
 def _a(word: str) -> str:
     """`word` with its indefinite article ("an mcp", "a command")."""
     return f"{'an' if word.strip('`').startswith(('mcp', 'a', 'e', 'i', 'o', 'u')) else 'a'} {word}"
+
+
+def _positive_durations(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """Every duration must be above zero: `interval: 0` would poll back to back, `timeout: 0` always fails."""
+    out = []
+    for path in DURATION_FIELDS:
+        block = data
+        for part in path[:-1]:
+            block = block.get(part) if isinstance(block, dict) else None
+        value = block.get(path[-1]) if isinstance(block, dict) else None
+        if is_duration(value) and parse_duration(value) <= 0:
+            out.append(loc.at_value(path, "bad-value", f"`{'.'.join(path)}` must be above zero, not {value!r}"))
+    return out
 
 
 def _interval_order(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
