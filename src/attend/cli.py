@@ -172,10 +172,46 @@ def _resolve(target: str):  # noqa: ANN202
     return getattr(importlib.import_module(module), func)
 
 
+def _names_directory(word: str) -> bool:
+    """Whether the word after a bare `--project` is its DIR rather than the command's next argument."""
+    if word.startswith("-"):
+        return False
+    return os.path.isdir(word) or word in (".", "..") or word.startswith(("/", "./", "../", "~"))
+
+
+def bind_project(argv: Sequence[str]) -> list[str]:
+    """Give every bare `--project` its DIR explicitly, so it never swallows a positional argument.
+
+    `--project [DIR]` takes an optional value, and argparse would take any following word as DIR:
+    `attend settings set --project attend.sensors.git.interval 45s` would lose its key. The next word
+    is DIR only when it names a directory (an existing one, or one written as a path: `/x`, `./x`,
+    `../x`, `~/x`, `.`, `..`); otherwise `--project` means the working directory.
+    """
+    words = list(argv)
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            out.extend(words[i:])
+            break
+        if word == "--project":
+            following = words[i + 1] if i + 1 < len(words) else None
+            if following is not None and _names_directory(following):
+                out.append(f"--project={following}")
+                i += 2
+                continue
+            out.append("--project=.")
+        else:
+            out.append(word)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv`, run the chosen command and return its exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(bind_project(sys.argv[1:] if argv is None else argv))
     # Whether --project was named (it chooses the project layer for writes), and the directory itself.
     args.project_layer = args.project is not None
     args.project_dir = os.path.abspath(args.project or os.getcwd())
