@@ -367,7 +367,7 @@ class CompiledTrigger:
 
     def _transition_text(self, verdict: dict[str, Any], baseline: bool) -> str:
         if baseline:
-            return "baseline: first poll of this definition, state recorded, nothing fires"
+            return "baseline: first poll of this definition, nothing fires"
         n = len(verdict["fired"])
         rule = {
             "added": "keys present now and not before, where held on the current value",
