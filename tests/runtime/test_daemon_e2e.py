@@ -170,6 +170,17 @@ def test_a_message_lane_file_without_author_runs_on_the_event_lane_and_says_why(
     assert sum("runs on the event lane" in line for line in d.stderr) == 1
 
 
+def test_the_shipped_message_lane_exception_keeps_its_lane_without_a_line_at_every_start(
+    daemon, quiet_home
+) -> None:
+    (quiet_home.user_sensors / "keepwarm.yaml").unlink()  # the shipped keepwarm runs
+    d = daemon()
+    wait_until(lambda: any("sensor(s) running" in line for line in d.stderr), what="the start line")
+    row = sensors_json(quiet_home)["keepwarm"]
+    assert row["lane"] == "message" and "ADR-182" in row["lane_note"]
+    assert not any("sensor keepwarm:" in line for line in d.stderr)
+
+
 def test_a_second_daemon_for_the_same_project_exits_1(items_sensor, daemon, quiet_home) -> None:
     items_sensor()
     first = daemon()

@@ -242,7 +242,10 @@ class Daemon:
         self.store.update_status(
             compiled.name, lane=compiled.lane, lane_note=compiled.lane_note or "", file_error=""
         )
-        if compiled.lane_note and (compiled.name, compiled.lane_note) not in self.lane_notes_logged:
+        # Say why only when the file's lane was not honoured; the shipped keepwarm exception keeps its
+        # lane, and its note stays visible in `attend sensors` without a line at every start.
+        demoted = compiled.lane != compiled.sensor.data.get("lane", "event")
+        if demoted and compiled.lane_note and (compiled.name, compiled.lane_note) not in self.lane_notes_logged:
             self.lane_notes_logged.add((compiled.name, compiled.lane_note))
             self.log(f"sensor {compiled.name}: {compiled.lane_note}")
         if compiled.kind == "mcp":
