@@ -34,13 +34,12 @@ def _project_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def _handler(target: str) -> str:
-    """Handlers are 'module:function' strings, imported only when their command runs."""
-    return target
-
-
 def build_parser() -> argparse.ArgumentParser:
-    """The whole command-line grammar of attend."""
+    """The whole command-line grammar of attend.
+
+    Each command's `handler` default is a 'module:function' string, imported only when that command
+    runs (`_resolve`), so a command pays only for its own imports.
+    """
     common = _project_parent()
     parser = argparse.ArgumentParser(
         prog="attend",
@@ -50,60 +49,60 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("run", parents=[common], help="run the daemon (stdout is the Monitor stream)")
-    p.set_defaults(handler=_handler("attend.runtime.daemon:main"))
+    p.set_defaults(handler="attend.runtime.daemon:main")
 
     p = sub.add_parser("compile", parents=[common], help="check sensor files and their triggers")
     p.add_argument("--check", action="store_true", required=True, help="check only (the one mode today)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: every layer)")
     p.add_argument("--format", choices=("text", "json", "github"), default="text")
     p.add_argument("--strict", action="store_true", help="warnings fail the check too")
-    p.set_defaults(handler=_handler("attend.compiler.check:main"))
+    p.set_defaults(handler="attend.compiler.check:main")
 
     p = sub.add_parser("explain", parents=[common], help="a merged sensor with provenance and compiled plans")
     p.add_argument("target", metavar="NAME[/TRIGGER]")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_handler("attend.compiler.explain:main"))
+    p.set_defaults(handler="attend.compiler.explain:main")
 
     p = sub.add_parser("test", parents=[common], help="run sensor test files")
     p.add_argument("paths", nargs="*", metavar="PATH", help="test files or folders (default: every layer)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_handler("attend.compiler.testfiles:main"))
+    p.set_defaults(handler="attend.compiler.testfiles:main")
 
     _add_sensors(sub, common)
     _add_settings(sub, common)
 
     p = sub.add_parser("drain", parents=[common], help="print undelivered message-lane notifications")
     p.add_argument("--format", choices=("hook", "plain"), default="plain")
-    p.set_defaults(handler=_handler("attend.runtime.commands:drain"))
+    p.set_defaults(handler="attend.runtime.commands:drain")
 
     p = sub.add_parser("spec", parents=[common], help="the sensor spec")
     spec_sub = p.add_subparsers(dest="spec_command", metavar="WHAT", required=True)
     q = spec_sub.add_parser("schema", parents=[common], help="print the JSON Schema of spec v1")
-    q.set_defaults(handler=_handler("attend.spec.jsonschema:main"))
+    q.set_defaults(handler="attend.spec.jsonschema:main")
     return parser
 
 
 def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("sensors", parents=[common], help="list, poll, probe, fire and manage sensors")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_handler("attend.runtime.commands:sensors_list"))
+    p.set_defaults(handler="attend.runtime.commands:sensors_list")
     s = p.add_subparsers(dest="sensors_command", metavar="ACTION")
 
     q = s.add_parser("list", parents=[common], help="every sensor with its live state")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler=_handler("attend.runtime.commands:sensors_list"))
+    q.set_defaults(handler="attend.runtime.commands:sensors_list")
 
     q = s.add_parser("poll", parents=[common], help="one real poll and each trigger's verdict")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--dry-run", action="store_true", help="stop before delivery; store nothing")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler=_handler("attend.runtime.commands:sensors_poll"))
+    q.set_defaults(handler="attend.runtime.commands:sensors_poll")
 
     q = s.add_parser("probe", parents=[common], help="the MCP read-only probe; writes the probe record")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--confirm", action="store_true", help="record the operator's confirmation without a prompt")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler=_handler("attend.runtime.probe:main"))
+    q.set_defaults(handler="attend.runtime.probe:main")
 
     q = s.add_parser("fire", parents=[common], help="a synthetic result through the real evaluation and delivery")
     q.add_argument("target", metavar="NAME[/TRIGGER]")
@@ -111,21 +110,21 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.add_argument("--dry-run", action="store_true", help="stop before delivery")
     q.add_argument("--commit", action="store_true", help="store the resulting trigger state")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler=_handler("attend.runtime.commands:sensors_fire"))
+    q.set_defaults(handler="attend.runtime.commands:sensors_fire")
 
     q = s.add_parser("copy", parents=[common], help="copy a sensor to a new name")
     q.add_argument("source", metavar="SRC")
     q.add_argument("dest", metavar="DST")
-    q.set_defaults(handler=_handler("attend.settings.manage:copy"))
+    q.set_defaults(handler="attend.settings.manage:copy")
 
     q = s.add_parser("rename", parents=[common], help="rename a user or project sensor")
     q.add_argument("source", metavar="OLD")
     q.add_argument("dest", metavar="NEW")
-    q.set_defaults(handler=_handler("attend.settings.manage:rename"))
+    q.set_defaults(handler="attend.settings.manage:rename")
 
     q = s.add_parser("delete", parents=[common], help="delete a user or project sensor file")
     q.add_argument("source", metavar="NAME")
-    q.set_defaults(handler=_handler("attend.settings.manage:delete"))
+    q.set_defaults(handler="attend.settings.manage:delete")
 
 
 def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -147,7 +146,7 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
         if action == "set":
             q.add_argument("value", metavar="VALUE")
         q.add_argument("--json", action="store_true")
-        q.set_defaults(handler=_handler(f"attend.settings.commands:{action}"))
+        q.set_defaults(handler=f"attend.settings.commands:{action}")
 
 
 class _VersionAction(argparse.Action):
