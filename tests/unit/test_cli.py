@@ -33,3 +33,23 @@ def test_project_last_or_with_an_equals_sign_behaves_as_written(tmp_path: Path):
 
 def test_words_after_a_double_dash_are_left_alone():
     assert bind_project(["test", "--", "--project", "x"]) == ["test", "--", "--project", "x"]
+
+
+def _handlers(parser) -> list[str]:
+    import argparse
+
+    found = [parser.get_default("handler")]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found.extend(_handlers(sub))
+    return [h for h in found if h]
+
+
+def test_every_command_names_a_handler_that_exists():
+    from attend.cli import _resolve
+
+    handlers = set(_handlers(build_parser()))
+    assert len(handlers) >= 20
+    for target in handlers:
+        assert callable(_resolve(target)), target
