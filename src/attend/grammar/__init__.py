@@ -16,11 +16,10 @@ from typing import Any
 from attend import ir
 from attend.errors import AttendSyntaxError, CompileError, PathSyntaxError, Span, line_col
 from attend.grammar.messages import describe_failure
-from attend.grammar.simple import READERS
+from attend.grammar.simple import GLOB_CHARS, READERS, has_glob, node_span
 
 __all__ = [
     "GLOB_CHARS",
-    "TriggerProblem",
     "has_glob",
     "parse_path",
     "parse_property",
@@ -29,9 +28,6 @@ __all__ = [
     "parse_trigger_collecting",
     "split_dotted",
 ]
-
-#: Characters that make a where string (or a property part) a glob (DESIGN.md, Trigger semantics).
-GLOB_CHARS = frozenset("*?[")
 
 _GRAMMAR_FILE = _FsPath(__file__).with_name("attend.lark")
 _parser: Any = None
@@ -69,11 +65,6 @@ def _lark() -> Any:
             cache=_cache_file(),
         )
     return _parser
-
-
-def has_glob(text: str) -> bool:
-    """True when `text` holds a glob character (`*`, `?` or `[`)."""
-    return any(c in GLOB_CHARS for c in text)
 
 
 def split_dotted(text: str) -> tuple[str, ...]:
@@ -121,11 +112,7 @@ class _Failure(Exception):
 def _span_of(meta: Any, base: Span | None, text: str) -> Span | None:
     if getattr(meta, "empty", True):
         return None
-    start = meta.start_pos
-    if base is None:
-        line, col = line_col(text, start)
-        return Span(None, line, col, start, meta.end_pos)
-    return base.shifted(text, start)
+    return node_span(base, text, meta.start_pos, meta.end_pos)
 
 
 _transformer_class: Any = None
@@ -315,18 +302,8 @@ def parse_property(text: str, span: Span | None = None) -> ir.PropertyPattern:
 
 # --------------------------------------------------------------------------------------- triggers
 
-#: The trigger fields that hold an expression, and the parser for each.
-_EXPRESSION_FIELDS: dict[str, Callable[[str, Span | None], Any]] = {
-    "path": parse_path,
-    "description": parse_template,
-}
-
 #: Operators whose operand must be a number.
 _NUMERIC_OPERATORS = ("above", "below")
-
-
-class TriggerProblem(Exception):
-    """One problem in a trigger definition, before it is positioned (collected by `diagnose`)."""
 
 
 class _TriggerReader:

@@ -19,7 +19,7 @@ from typing import Any
 from attend import ir
 from attend.errors import Span, line_col
 
-__all__ = ["READERS", "read_path", "read_property", "read_template"]
+__all__ = ["GLOB_CHARS", "READERS", "has_glob", "node_span", "read_path", "read_property", "read_template"]
 
 #: attend.lark's NAME, PART and FIELD character sets (keep in step with the grammar).
 _NAME = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*"
@@ -32,12 +32,18 @@ _SEGMENT = re.compile(rf"\.({_NAME})|\.\*|\[\*\]|\[(-?(?:0|[1-9][0-9]*))\]")
 _PROPERTY = re.compile(rf"{_PLAIN_PART}(?:\.{_PLAIN_PART})*")
 #: One template piece: literal text, or `{field.field}` (groups: text, fields).
 _TEMPLATE_PIECE = re.compile(rf"([^{{}}]+)|\{{({_FIELD}(?:\.{_FIELD})*)\}}")
-#: The glob characters of a property part (as grammar.GLOB_CHARS).
-_GLOB = frozenset("*?[")
+#: Characters that make a where string (or a property part) a glob (DESIGN.md, Trigger semantics).
+GLOB_CHARS = frozenset("*?[")
 
 
-def _span(base: Span | None, text: str, start: int, end: int) -> Span:
-    """What the grammar's transformer gives a node covering text[start:end] (`grammar._span_of`)."""
+def has_glob(text: str) -> bool:
+    """True when `text` holds a glob character (`*`, `?` or `[`)."""
+    return not GLOB_CHARS.isdisjoint(text)
+
+
+def node_span(base: Span | None, text: str, start: int, end: int) -> Span:
+    """The span of a node covering text[start:end]: inside the expression when `base` is None, else
+    shifted into the file from `base`. The readers below and the grammar's transformer both use it."""
     if base is None:
         line, col = line_col(text, start)
         return Span(None, line, col, start, end)
@@ -57,16 +63,16 @@ def read_path(text: str, base: Span | None) -> ir.Path | None:
         start, pos = pos, m.end()
         name, index = m.group(1), m.group(2)
         if name is not None:
-            whole = _span(base, text, start, pos)
+            whole = node_span(base, text, start, pos)
             selector: ir.Selector = ir.NameSelector(name=name, span=whole)
         elif index is not None:
-            selector = ir.IndexSelector(index=int(index), span=_span(base, text, start + 1, pos - 1))
+            selector = ir.IndexSelector(index=int(index), span=node_span(base, text, start + 1, pos - 1))
         elif text[start] == ".":
-            selector = ir.WildcardSelector(span=_span(base, text, start, pos))
+            selector = ir.WildcardSelector(span=node_span(base, text, start, pos))
         else:
-            selector = ir.WildcardSelector(span=_span(base, text, start + 1, pos - 1))
-        segments.append(ir.ChildSegment(selector=selector, span=_span(base, text, start, pos)))
-    return ir.Path(segments=tuple(segments), span=_span(base, text, 0, end))
+            selector = ir.WildcardSelector(span=node_span(base, text, start + 1, pos - 1))
+        segments.append(ir.ChildSegment(selector=selector, span=node_span(base, text, start, pos)))
+    return ir.Path(segments=tuple(segments), span=node_span(base, text, 0, end))
 
 
 def read_property(text: str, base: Span | None) -> ir.PropertyPattern | None:
@@ -75,7 +81,7 @@ def read_property(text: str, base: Span | None) -> ir.PropertyPattern | None:
         return None
     parts = tuple(text.split("."))
     return ir.PropertyPattern(
-        parts=parts, globbed=tuple(not _GLOB.isdisjoint(p) for p in parts), span=_span(base, text, 0, len(text))
+        parts=parts, globbed=tuple(has_glob(p) for p in parts), span=node_span(base, text, 0, len(text))
     )
 
 
@@ -92,19 +98,19 @@ def read_template(text: str, base: Span | None) -> ir.Template | None:
         pos = m.end()
         literal, fields = m.group(1), m.group(2)
         if literal is not None:
-            parts.append(ir.Literal_(text=literal, span=_span(base, text, m.start(), pos)))
+            parts.append(ir.Literal_(text=literal, span=node_span(base, text, m.start(), pos)))
         else:
             start, stop = m.start(2), m.end(2)
             names = fields.split(".")
             if names[0] in ("value", "key"):
                 if len(names) > 1:
                     return None  # an error: lark's transformer words it
-                parts.append(ir.FieldRef(root=names[0], fields=(), span=_span(base, text, start, stop)))
+                parts.append(ir.FieldRef(root=names[0], fields=(), span=node_span(base, text, start, stop)))
             elif names[0] == "previous":
-                parts.append(ir.FieldRef(root="previous", fields=tuple(names[1:]), span=_span(base, text, start, stop)))
+                parts.append(ir.FieldRef(root="previous", fields=tuple(names[1:]), span=node_span(base, text, start, stop)))
             else:
-                parts.append(ir.FieldRef(root="item", fields=tuple(names), span=_span(base, text, start, stop)))
-    return ir.Template(parts=tuple(parts), span=_span(base, text, 0, end))
+                parts.append(ir.FieldRef(root="item", fields=tuple(names), span=node_span(base, text, start, stop)))
+    return ir.Template(parts=tuple(parts), span=node_span(base, text, 0, end))
 
 
 #: The reader for each start rule of the grammar.
