@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from attend.spec.config import CONFIG_KEYS
+
 __all__ = [
     "CONFIG_SECTIONS",
     "ROOT",
@@ -36,8 +38,8 @@ __all__ = [
 #: The first segment of every attend key (ways has its own prefix, ways.sensors).
 ROOT = "attend"
 
-#: The config.yaml sections that settings keys reach, after `attend.`.
-CONFIG_SECTIONS: tuple[str, ...] = ("project_sensors", "engagement", "governor")
+#: The config.yaml sections that settings keys reach, after `attend.` (the ones the config loader reads).
+CONFIG_SECTIONS: tuple[str, ...] = CONFIG_KEYS
 
 #: Characters that force a segment to be quoted.
 _SPECIAL = frozenset('."')

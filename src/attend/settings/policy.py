@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from attend.spec.model import LAYERS
+from attend.spec.schema import NAME_PATTERN as SENSOR_NAME_RULE
 
 __all__ = [
     "EXIT_OK",
@@ -39,7 +40,8 @@ EXIT_OVERRIDDEN = 4  #: a higher layer sets the key, so writing this layer would
 EXIT_WRITE_FAILED = 5  #: the file could not be written; it is as it was
 
 #: A sensor name: also its file stem, so it can never hold a `/` or start with a `.` (DESIGN.md, Spec v1).
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+#: The spec's own rule, so a name management accepts is one the loader accepts.
+NAME_PATTERN = re.compile(SENSOR_NAME_RULE)
 
 #: The layers that settings and management write; the shipped layer is read-only.
 WRITABLE_LAYERS: tuple[str, ...] = ("user", "project")
