@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from attend.errors import Diagnostic, Severity, caret_excerpt
+from attend.errors import Diagnostic, Severity
 from attend.spec import SensorSet, load_paths, load_set
-from attend.spec.loading import read_source
+from attend.spec.loading import read_source, with_excerpt
 from attend.spec.model import Sensor
 
 __all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main", "run", "with_excerpts"]
@@ -123,11 +123,7 @@ def with_excerpts(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         if d.file not in texts:
             texts[d.file] = read_source(Path(d.file))[0]
         text = texts[d.file]
-        if text is None or d.line > text.count("\n") + 1:
-            out.append(d)
-            continue
-        out.append(Diagnostic(d.file, d.line, d.col, d.code, d.message, d.severity,
-                              caret_excerpt(text, d.line, d.col)))
+        out.append(d if text is None else with_excerpt(d, text))
     return out
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "read_sensor_file",
     "read_source",
     "read_yaml_file",
+    "with_excerpt",
 ]
 
 #: The largest sensor or config file attend reads (1 MiB); a sensor file is a few hundred bytes.
@@ -163,18 +164,18 @@ def parse_yaml(text: str, file: str, layer: str = "") -> ParsedYaml:
     try:
         root = _compose(text, file)
     except _Refused as refused:
-        return ParsedYaml(None, {}, [_with_excerpt(refused.diagnostic, text)])
+        return ParsedYaml(None, {}, [with_excerpt(refused.diagnostic, text)])
     except yaml.YAMLError as exc:
-        return ParsedYaml(None, {}, [_with_excerpt(_yaml_error(exc, text, file), text)])
+        return ParsedYaml(None, {}, [with_excerpt(_yaml_error(exc, text, file), text)])
     if root is None:
         return ParsedYaml(None, {}, diagnostics)
     builder = _Builder(file, layer, diagnostics)
     try:
         data = builder.convert(root, (), 0)
     except _Refused as refused:
-        return ParsedYaml(None, {}, [_with_excerpt(refused.diagnostic, text)])
+        return ParsedYaml(None, {}, [with_excerpt(refused.diagnostic, text)])
     builder.origins[()] = Origin(layer, file, root.line, root.col, style=root.style)
-    return ParsedYaml(data, builder.origins, [_with_excerpt(d, text) for d in diagnostics])
+    return ParsedYaml(data, builder.origins, [with_excerpt(d, text) for d in diagnostics])
 
 
 def read_yaml_file(path: Path, layer: str = "", file: str | None = None) -> ParsedYaml:
@@ -234,7 +235,9 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _with_excerpt(diagnostic: Diagnostic, text: str) -> Diagnostic:
+def with_excerpt(diagnostic: Diagnostic, text: str) -> Diagnostic:
+    """`diagnostic` with a caret excerpt of its line of `text` as its detail, unless it has a detail
+    already or its line lies past the end of `text`."""
     if diagnostic.detail or diagnostic.line > text.count("\n") + 1:
         return diagnostic
     detail = caret_excerpt(text, diagnostic.line, diagnostic.col)
