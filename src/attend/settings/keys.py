@@ -80,10 +80,6 @@ class Key:
             return format_key((ROOT, "sensors", self.sensor or "", *self.path))
         return format_key((ROOT, *self.path))
 
-    def child(self, segment: str) -> Key:
-        """The key one level below this one."""
-        return Key(self.scope, (*self.path, segment), self.sensor)
-
 
 def format_segment(segment: str) -> str:
     """One segment as it stands in a key: plain when it can be, else double-quoted."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from attend.settings.keys import Key, format_key, suggest
 from attend.settings.policy import EXIT_USAGE, SettingsRefusal
-from attend.spec.model import LAYERS, Sensor, SensorFile, SensorSet
+from attend.spec.model import LAYERS, Sensor, SensorSet
 from attend.spec.schema import describe, field_rules, known_fields
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
     "Resolution",
     "check_not_through_scalar",
     "check_sensor_key",
-    "files_by_layer",
     "flatten",
     "is_missing",
     "lookup",
@@ -85,11 +84,6 @@ def lookup(data: Any, path: tuple[str, ...]) -> Any:
 def is_missing(value: Any) -> bool:
     """Whether `lookup` found nothing."""
     return value is _MISSING
-
-
-def files_by_layer(sensor: Sensor) -> dict[str, SensorFile]:
-    """The sensor's files keyed by layer."""
-    return {f.layer: f for f in sensor.files}
 
 
 def raw_effective(sensor: Sensor) -> Any:
