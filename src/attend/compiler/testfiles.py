@@ -126,15 +126,14 @@ class _Reader:
     """Reads one test file, raising positioned `test-file` errors."""
 
     def __init__(self, path: Path, origins: dict[tuple[str, ...], Any]) -> None:
+        from attend.spec.validate import Locator
+
         self.path = path
         self.origins = origins
+        self.locator = Locator(origins, str(path))
 
     def fail(self, message: str, *keypath: str, key: bool = False) -> _Malformed:
-        origin = None
-        for depth in range(len(keypath), -1, -1):
-            origin = self.origins.get(tuple(keypath[:depth]))
-            if origin is not None:
-                break
+        origin = self.locator.origin(keypath)
         span = (origin.key_span if key else origin.span) if origin is not None else None
         return _Malformed(message, file=str(self.path), line=span.line if span else 1, col=span.col if span else 1)
 
@@ -142,7 +141,7 @@ class _Reader:
         origin = self.origins.get(tuple(keypath))
         return origin.line if origin is not None else 0
 
-    def poll_input(self, poll: Any, index: int, compiled: Any) -> tuple[Any, list[str]]:
+    def poll_input(self, poll: Any, index: int) -> tuple[Any, list[str]]:
         at = ("polls", str(index))
         if not isinstance(poll, dict):
             raise self.fail("a poll must be a mapping with `result`, `result_file` or `lines`", *at)
@@ -247,7 +246,7 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
         compiled = compile_sensor(sensor)
         states: dict[str, Any] | None = None
         for index, poll in enumerate(polls):
-            poll_result, line_errors = reader.poll_input(poll, index, compiled)
+            poll_result, line_errors = reader.poll_input(poll, index)
             expected = reader.expectations(poll, index)
             step = compiled.step(states, poll_result)
             states = step.states
