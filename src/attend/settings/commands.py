@@ -275,9 +275,9 @@ def _set_sensor(args: Any, key: Key) -> int:
     value, flow = _value(args.value)
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(paths, sensor.name)
-    # Only files that take effect override: a project file refused for trust does not.
-    built = files.build()
-    stored = {f.layer: f.data for f in (built.files if built else ())}
+    # Only files that take effect override: the loaded sensor's files, where a project file refused for
+    # trust is not among them (build_sensor already applied the gate; no need to build it again).
+    stored = {f.layer: f.data for f in sensor.files}
     higher = overriding_layer(key.path, layer, stored)
     if higher is not None:
         raise SettingsRefusal(
