@@ -241,22 +241,14 @@ def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
 
 
 async def _poll_once(compiled: Any, ctx: Any) -> Any:
-    import trio
-
     from attend.runtime import kinds
 
     if compiled.kind != "mcp":
         return await kinds.poll(compiled, ctx)
-    from attend.runtime.kinds.mcp import McpPool
+    from attend.runtime.mcp_pool import running_pool
 
-    async with trio.open_nursery() as nursery:
-        pool = McpPool(ctx)
-        await nursery.start(pool.run)
-        ctx.mcp_pool = pool
-        try:
-            return await kinds.poll(compiled, ctx)
-        finally:
-            nursery.cancel_scope.cancel()
+    async with running_pool(ctx):
+        return await kinds.poll(compiled, ctx)
 
 
 def _fire_json(fire: Any) -> dict[str, Any]:

@@ -20,6 +20,8 @@ import logging
 import math
 import re
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -37,7 +39,7 @@ from attend.runtime.mcp_policy import gate_refusal, restart_delay, result_docume
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
 
-__all__ = ["CLIENT_LOG", "LOG_DIR", "McpPool", "ToolCall", "log_path"]
+__all__ = ["CLIENT_LOG", "LOG_DIR", "McpPool", "ToolCall", "log_path", "running_pool"]
 
 #: The folder under the state directory that holds one stderr log per server.
 LOG_DIR = "mcp"
@@ -346,3 +348,19 @@ def _describe(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__
 
+
+@asynccontextmanager
+async def running_pool(ctx: PollContext) -> AsyncIterator[McpPool]:
+    """A pool for one CLI command (`sensors poll`, `sensors probe`), set as `ctx.mcp_pool` while open.
+
+    On the way out the pool is cancelled, and with it every server it started. The daemon keeps its pool
+    in its own nursery for its whole life instead.
+    """
+    async with trio.open_nursery() as nursery:
+        pool = McpPool(ctx)
+        await nursery.start(pool.run)
+        ctx.mcp_pool = pool
+        try:
+            yield pool
+        finally:
+            nursery.cancel_scope.cancel()

@@ -160,25 +160,20 @@ def main(args: Any) -> int:
 
 
 async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, args: Any) -> int:
-    import trio
-
     from attend.errors import RuntimeFailure
     from attend.runtime.kinds import PollContext
-    from attend.runtime.kinds.mcp import McpPool, call_tool, sensor_settings
+    from attend.runtime.kinds.mcp import call_tool, sensor_settings
+    from attend.runtime.mcp_pool import running_pool
 
     settings = sensor_settings(compiled)
     ctx = PollContext(project_dir=Path(args.project_dir), env=env, paths=paths, store=store)
-    async with trio.open_nursery() as nursery:
-        ctx.mcp_pool = McpPool(ctx)
-        await nursery.start(ctx.mcp_pool.run)
+    async with running_pool(ctx):
         try:
             definition, first = await call_tool(settings, ctx)
             _, second = await call_tool(settings, ctx)
         except RuntimeFailure as failure:
             print(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", file=sys.stderr)
             return EXIT_FAILED
-        finally:
-            nursery.cancel_scope.cancel()
 
     verdict = compare_results(compiled.triggers, first.document, second.document)
     out = sys.stdout
