@@ -15,6 +15,7 @@ from typing import Any
 
 from attend.settings.keys import Key, format_key, suggest
 from attend.settings.policy import EXIT_USAGE, SettingsRefusal
+from attend.spec.layers import merge_data
 from attend.spec.model import LAYERS, Sensor, SensorSet
 from attend.spec.schema import describe, field_rules, known_fields
 
@@ -87,8 +88,13 @@ def is_missing(value: Any) -> bool:
 
 
 def raw_effective(sensor: Sensor) -> Any:
-    """The sensor's files deep-merged as written (durations as written, no defaults)."""
-    return merge_raw(f.data for f in sorted(sensor.files, key=lambda f: LAYERS.index(f.layer)))
+    """The sensor's files deep-merged as written (durations as written, no defaults).
+
+    The loader's own merge (`spec.layers.merge_data`), before validation normalises it; empty when no
+    file has data.
+    """
+    merged, _ = merge_data(sorted(sensor.files, key=lambda f: LAYERS.index(f.layer)))
+    return merged
 
 
 def require_sensor(sset: SensorSet, name: str) -> Sensor:
