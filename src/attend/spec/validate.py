@@ -322,13 +322,18 @@ def _positive_durations(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     """Every duration must be above zero: `interval: 0` would poll back to back, `timeout: 0` always fails."""
     out = []
     for path in DURATION_FIELDS:
-        block = data
-        for part in path[:-1]:
-            block = block.get(part) if isinstance(block, dict) else None
-        value = block.get(path[-1]) if isinstance(block, dict) else None
+        value = _value_at(data, path)
         if is_duration(value) and parse_duration(value) <= 0:
             out.append(loc.at_value(path, "bad-value", f"`{'.'.join(path)}` must be above zero, not {value!r}"))
     return out
+
+
+def _value_at(data: Any, path: KeyPath) -> Any:
+    """The value at key path `path` of nested mappings, or None when some step is not a mapping or absent."""
+    value = data
+    for part in path:
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def _interval_order(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
@@ -417,21 +422,20 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         default = rules["meta"]["default"]
         if field not in out and default is not None and field != "min_interval":
             out[field] = _fresh(default)
-    for field in ("interval", "min_interval"):
-        if field in out and is_duration(out[field]):
-            out[field] = parse_duration(out[field])
+    kind = out.get("kind")
+    for block, schema in (("command", COMMAND_SCHEMA), ("mcp", MCP_SCHEMA)):
+        if isinstance(out.get(block), dict):
+            out[block] = _with_defaults(out[block], schema)  # a copy: the durations below never touch `data`
+    if kind != "crate" and out.get("crate") == {}:
+        del out["crate"]
+    for path in DURATION_FIELDS:
+        block, value = _value_at(out, path[:-1]), _value_at(out, path)
+        if isinstance(block, dict) and is_duration(value):
+            block[path[-1]] = parse_duration(value)
     if "min_interval" not in out:
         interval = out.get("interval")
         out["min_interval"] = min(DEFAULT_MIN_INTERVAL, interval) if isinstance(interval, float) else \
             DEFAULT_MIN_INTERVAL
-    kind = out.get("kind")
-    for block, schema in (("command", COMMAND_SCHEMA), ("mcp", MCP_SCHEMA)):
-        if isinstance(out.get(block), dict):
-            out[block] = _with_defaults(out[block], schema)
-            if "timeout" in out[block] and is_duration(out[block]["timeout"]):
-                out[block]["timeout"] = parse_duration(out[block]["timeout"])
-    if kind != "crate" and out.get("crate") == {}:
-        del out["crate"]
     triggers = out.get("triggers")
     if isinstance(triggers, dict):
         out["triggers"] = {name: _with_defaults(t, TRIGGER_SCHEMA) if isinstance(t, dict) else t
