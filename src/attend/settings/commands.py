@@ -41,15 +41,15 @@ from attend.settings.resolve import (
     lookup,
     is_missing,
     merge_raw,
-    raw_effective,
     require_sensor,
     resolve,
+    shown_document,
 )
 from attend.settings.storage import WriteFailed, write_atomically
 from attend.spec.config import legacy_keys
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source, read_yaml_file
-from attend.spec.model import LayerPaths
+from attend.spec.model import LayerPaths, Sensor
 from attend.spec.schema import describe, known_fields
 
 __all__ = ["get", "help", "lint", "list", "run_refusable", "set", "unset"]
@@ -256,6 +256,14 @@ def _unset_config(args: Any, key: Key) -> int:
 # --- sensor keys ------------------------------------------------------------------------------------
 
 
+def _checked_sensor(args: Any, key: Key) -> Sensor:
+    """The key's sensor, once the key is known to name a field of it (what `get` and `set` refuse first)."""
+    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+    check_sensor_key(key, sensor)
+    check_not_through_scalar(key, shown_document(sensor))
+    return sensor
+
+
 def _sensor_edit_document(files: SensorFiles, layer: str) -> EditableDocument:
     try:
         return EditableDocument(files.text(layer))
@@ -269,9 +277,7 @@ def _set_sensor(args: Any, key: Key) -> int:
         raise SettingsRefusal(f"{key} is a whole sensor: set one of its fields, or use attend sensors copy",
                               EXIT_USAGE)
     paths = _paths(args)
-    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
-    check_sensor_key(key, sensor)
-    check_not_through_scalar(key, merge_raw([sensor.data, raw_effective(sensor)]))
+    sensor = _checked_sensor(args, key)
     value, flow = _value(args.value)
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(paths, sensor.name)
@@ -336,10 +342,7 @@ def _get(args: Any) -> int:
         _check_config_key(key)
         res = _resolve_config(key, _config_layers(_paths(args)))
     else:
-        sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
-        check_sensor_key(key, sensor)
-        check_not_through_scalar(key, merge_raw([sensor.data, raw_effective(sensor)]))
-        res = resolve(key, sensor)
+        res = resolve(key, _checked_sensor(args, key))
     if args.json:
         _print_json(res.to_json())
         return EXIT_OK
@@ -389,7 +392,7 @@ def _list(args: Any) -> int:
                 stored.append({"key": format_key((*base, *path)), "segments": (*base, *path), "value": value,
                                "layer": sensor_file.layer, "file": str(sensor_file.path),
                                "line": origin.line if origin else None, "refused": refused})
-        for path, _ in flatten(merge_raw([sensor.data, raw_effective(sensor)])):
+        for path, _ in flatten(shown_document(sensor)):
             res = resolve(Key("sensor", path, name), sensor)
             effective.append({**res.to_json(), "segments": (*base, *path)})
     layers = _config_layers(paths)

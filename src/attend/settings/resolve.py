@@ -31,6 +31,7 @@ __all__ = [
     "raw_effective",
     "require_sensor",
     "resolve",
+    "shown_document",
 ]
 
 #: The layer name `get` and `list` show for a value no file sets.
@@ -95,6 +96,11 @@ def raw_effective(sensor: Sensor) -> Any:
     """
     merged, _ = merge_data(sorted(sensor.files, key=lambda f: LAYERS.index(f.layer)))
     return merged
+
+
+def shown_document(sensor: Sensor) -> Any:
+    """The sensor as `get` and `list` show it: its effective data, with what the files set as written."""
+    return merge_raw([sensor.data, raw_effective(sensor)])
 
 
 def require_sensor(sset: SensorSet, name: str) -> Sensor:
@@ -172,8 +178,7 @@ def resolve(key: Key, sensor: Sensor) -> Resolution:
     (normalised) value, which for an unset field is its default.
     """
     if not key.path:
-        whole = merge_raw([sensor.data, raw_effective(sensor)])
-        return Resolution(str(key), whole, None, sensor.layer, str(sensor.file) if sensor.file else None)
+        return Resolution(str(key), shown_document(sensor), None, sensor.layer, str(sensor.file) if sensor.file else None)
     default = _default(key.path)
     raw = lookup(raw_effective(sensor), key.path)
     if is_missing(raw):
