@@ -22,11 +22,12 @@ EXPRESSION_CODES = frozenset({"path-syntax", "template-syntax", "pattern-syntax"
 
 @lru_cache(maxsize=64)
 def _file_text(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        return ""
+    """The text of `path` as the loader read it (`spec.loading.read_source`), or "" when unreadable."""
+    from pathlib import Path
+
+    from attend.spec.loading import read_source
+
+    return read_source(Path(path))[0] or ""
 
 
 @lru_cache(maxsize=64)
