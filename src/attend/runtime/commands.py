@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.runtime.runnable import first_error, runnable
-from attend.runtime.store import StoreUnavailable
+from attend.runtime.store import StoreUnavailable, open_project_store
 
 __all__ = [
     "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "drain", "reports_unusable_store", "sensors_fire", "sensors_list",
@@ -72,12 +72,6 @@ def _iso(t: float | None) -> str | None:
     if t is None:
         return None
     return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
-
-
-def _open_store(paths: Any) -> Any:
-    from attend.runtime.store import Store, default_db_path, scope_for
-
-    return Store(default_db_path(paths.state_dir), scope=scope_for(paths.project_dir))
 
 
 def _overrides(sensor: Any) -> list[str]:
@@ -165,7 +159,7 @@ def sensors_list(args: Any) -> int:
     from attend.runtime.runlock import lock_path, running_pid
 
     sensor_set = _load(args)
-    with _open_store(sensor_set.paths) as store:
+    with open_project_store(sensor_set.paths) as store:
         statuses = store.statuses()
     daemon = running_pid(lock_path(args.project_dir))
     rows = [sensor_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
@@ -267,7 +261,7 @@ def sensors_poll(args: Any) -> int:
     compiled, code = _find(sensor_set, args.name)
     if compiled is None:
         return code
-    with _open_store(sensor_set.paths) as store:
+    with open_project_store(sensor_set.paths) as store:
         ctx = PollContext(project_dir=Path(args.project_dir), env=dict(os.environ), paths=sensor_set.paths, store=store)
         started = time.monotonic()
         outcome = trio.run(_poll_once, compiled, ctx)
@@ -394,7 +388,7 @@ def sensors_fire(args: Any) -> int:
     if error:
         print(f"attend: {error}", file=sys.stderr)
         return EXIT_USAGE
-    with _open_store(sensor_set.paths) as store:
+    with open_project_store(sensor_set.paths) as store:
         stored = store.trigger_states(name)
         if trigger_name:
             trigger = compiled.triggers[trigger_name]
@@ -459,7 +453,7 @@ def drain(args: Any) -> int:
     from attend.spec import layer_paths
 
     paths = layer_paths(args.project_dir, os.environ)
-    with _open_store(paths) as store:
+    with open_project_store(paths) as store:
         entries = store.undrained("message")
         if not entries:
             return 0

@@ -46,7 +46,7 @@ from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.runnable import first_error, runnable
 from attend.runtime.runlock import acquire, lock_path
 from attend.runtime.pipeline import DEFAULT_THRESHOLD, Discloser, SensorTerms, record_poll
-from attend.runtime.store import Store, default_db_path, scope_for
+from attend.runtime.store import Store, default_db_path, open_project_store
 from attend.runtime.watch import watch
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "main", "project_shipped", "run"]
@@ -124,7 +124,7 @@ class Daemon:
         self.stderr = stderr
         self.clock = clock
         self.paths = layer_paths(self.project_dir, self.env)
-        self.store = Store(default_db_path(self.paths.state_dir), scope=scope_for(self.project_dir), clock=clock)
+        self.store = open_project_store(self.paths, clock=clock)
         self.ctx = PollContext(project_dir=self.project_dir, env=self.env, paths=self.paths, store=self.store)
         self.running: dict[str, RunningSensor] = {}
         self.known: dict[str, Any] = {}  # every loaded sensor by name (terms for pending observations)
@@ -383,11 +383,12 @@ def main(args: Any) -> int:
         print(f"attend: the project directory {args.project_dir} does not exist (or is not a directory)",
               file=sys.stderr)
         return EXIT_USAGE
-    lock, holder = acquire(lock_path(args.project_dir))
+    lock_file = lock_path(args.project_dir)  # in the state folder, beside the store
+    lock, holder = acquire(lock_file)
     if lock is None:
         print(f"attend: a daemon already runs for {args.project_dir} (pid {holder})", file=sys.stderr)
         return 1
     with lock:
-        Store(default_db_path(lock_path(args.project_dir).parent)).close()
+        Store(default_db_path(lock_file.parent)).close()
         trio.run(_run_until_signalled, args.project_dir)
     return 0

@@ -152,10 +152,10 @@ def main(args: Any) -> int:
 
     import trio
 
-    from attend.runtime.store import Store, default_db_path
+    from attend.runtime.store import open_project_store
 
     assert sensors.paths is not None  # load_set always sets the paths it read
-    with Store(default_db_path(sensors.paths.state_dir)) as store:
+    with open_project_store(sensors.paths) as store:
         return trio.run(_probe, compiled, sensors.paths, env, store, args)
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "Store",
     "StoreUnavailable",
     "default_db_path",
+    "open_project_store",
     "scope_for",
 ]
 
@@ -165,6 +166,14 @@ def scope_for(project_dir: Path | str) -> str:
 def default_db_path(state_dir: Path) -> Path:
     """The database path inside `state_dir` (LayerPaths.state_dir, i.e. `$XDG_STATE_HOME/attend`)."""
     return Path(state_dir) / DB_FILENAME
+
+
+def open_project_store(paths: Any, *, clock: Any = time.time) -> Store:
+    """The store of the project behind `paths` (LayerPaths): its state folder's file, scoped to the project.
+
+    The daemon and every one-shot command open it this way, so they all read and write the same rows.
+    """
+    return Store(default_db_path(paths.state_dir), scope=scope_for(paths.project_dir), clock=clock)
 
 
 @dataclass(frozen=True, slots=True)
