@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from attend.settings.config_keys import CONFIG_FIELDS, USER_ONLY, config_field, section_names, value_problem
-from attend.settings.document import DocumentError, EditableDocument, PathIntoScalar
-from attend.settings.edits import SensorFiles, apply_edit
+from attend.settings.document import EditableDocument, PathIntoScalar
+from attend.settings.edits import SensorFiles, apply_edit, editable_document, editable_text
 from attend.settings.keys import Key, KeySyntaxError, format_key, parse_key, split_segments, suggest
 from attend.settings.policy import (
     EXIT_OK,
@@ -48,7 +48,7 @@ from attend.settings.resolve import (
 from attend.settings.storage import WriteFailed, write_atomically
 from attend.spec.config import legacy_keys
 from attend.spec.layers import layer_paths, load_set
-from attend.spec.loading import parse_yaml, read_sensor_file, read_source, read_yaml_file
+from attend.spec.loading import parse_yaml, read_sensor_file, read_yaml_file
 from attend.spec.model import LayerPaths, Sensor
 from attend.spec.schema import describe, known_fields
 
@@ -198,20 +198,8 @@ def _resolve_config(key: Key, layers: dict[str, ConfigLayer]) -> Resolution:
     return Resolution(str(key), value, default, top.layer, str(top.path), origin.line if origin else None)
 
 
-def _config_text(layer: ConfigLayer) -> str | None:
-    if not layer.path.is_file():
-        return None
-    text, problems = read_source(layer.path)
-    if text is None:
-        raise SettingsRefusal(f"{layer.path} cannot be edited: {problems[0].message}", EXIT_REJECTED)
-    return text
-
-
 def _edit_config(layer: ConfigLayer, edit: Callable[[EditableDocument, tuple[str, ...]], bool]) -> bool:
-    try:
-        doc = EditableDocument(_config_text(layer))
-    except DocumentError as exc:
-        raise SettingsRefusal(f"{layer.path} cannot be edited ({exc}); fix it by hand first", EXIT_REJECTED) from None
+    doc = editable_document(layer.path, editable_text(layer.path) if layer.path.is_file() else None)
     try:
         changed = edit(doc, layer.prefix)
     except PathIntoScalar as exc:
@@ -264,14 +252,6 @@ def _checked_sensor(args: Any, key: Key) -> Sensor:
     return sensor
 
 
-def _sensor_edit_document(files: SensorFiles, layer: str) -> EditableDocument:
-    try:
-        return EditableDocument(files.text(layer))
-    except DocumentError as exc:
-        raise SettingsRefusal(f"{files.path(layer)} cannot be edited ({exc}); fix it by hand first",
-                              EXIT_REJECTED) from None
-
-
 def _set_sensor(args: Any, key: Key) -> int:
     if not key.path:
         raise SettingsRefusal(f"{key} is a whole sensor: set one of its fields, or use attend sensors copy",
@@ -291,7 +271,7 @@ def _set_sensor(args: Any, key: Key) -> int:
             f"layer would change nothing; nothing was written. "
             + ("Set it there with --project, or unset it there first" if higher == "project"
                else "Unset it there first"), EXIT_OVERRIDDEN)
-    doc = _sensor_edit_document(files, layer)
+    doc = files.document(layer)
     try:
         doc.set(key.path, value, flow=flow)
     except PathIntoScalar as exc:
@@ -310,7 +290,7 @@ def _unset_sensor(args: Any, key: Key) -> int:
     sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(paths, sensor.name)
-    doc = _sensor_edit_document(files, layer)
+    doc = files.document(layer)
     if not doc.has(key.path):
         # An unknown key that no file sets is a typo; a known one is simply not set in this layer.
         check_sensor_key(key, sensor, deep_trigger_must_exist=False)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attend.errors import Diagnostic, Severity
+from attend.settings.document import DocumentError, EditableDocument
 from attend.settings.policy import EXIT_REJECTED, EXIT_WRITE_FAILED, SettingsRefusal
 from attend.settings.storage import WriteFailed, remove_file, write_atomically
 from attend.spec.config import load_config
@@ -25,7 +26,10 @@ from attend.spec.layers import build_sensor, chooses_what_runs
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source
 from attend.spec.model import LAYERS, LayerPaths, Sensor, SensorFile
 
-__all__ = ["SensorFiles", "apply_edit", "expression_errors", "new_errors", "sensor_file_from_text"]
+__all__ = [
+    "SensorFiles", "apply_edit", "editable_document", "editable_text", "expression_errors", "new_errors",
+    "sensor_file_from_text",
+]
 
 
 @dataclass(slots=True)
@@ -58,12 +62,15 @@ class SensorFiles:
         Raises:
             SettingsRefusal: when the file exists but cannot be read as text (exit 3).
         """
-        if layer not in self.files:
-            return None
-        text, problems = read_source(self.path(layer))
-        if text is None:
-            raise SettingsRefusal(f"{self.path(layer)} cannot be edited: {problems[0].message}", EXIT_REJECTED)
-        return text
+        return editable_text(self.path(layer)) if layer in self.files else None
+
+    def document(self, layer: str) -> EditableDocument:
+        """`layer`'s file held for editing (an empty document when there is none).
+
+        Raises:
+            SettingsRefusal: when the file cannot be read or is not a YAML mapping (exit 3).
+        """
+        return editable_document(self.path(layer), self.text(layer))
 
     def layers(self) -> tuple[str, ...]:
         """The layers that hold a file for this sensor, lowest first."""
@@ -81,6 +88,30 @@ class SensorFiles:
         if not ordered:
             return None
         return build_sensor(self.name, ordered, trusted=self.trusted, config_file=self.paths.config_file)
+
+
+def editable_text(path: Path) -> str:
+    """The text of an existing file about to be edited (settings' sensor and config files alike).
+
+    Raises:
+        SettingsRefusal: when the file cannot be read as text (exit 3).
+    """
+    text, problems = read_source(path)
+    if text is None:
+        raise SettingsRefusal(f"{path} cannot be edited: {problems[0].message}", EXIT_REJECTED)
+    return text
+
+
+def editable_document(path: Path, text: str | None) -> EditableDocument:
+    """`path`'s text (None: no file yet) held for editing.
+
+    Raises:
+        SettingsRefusal: when the text is not YAML or not a mapping, so it must be fixed by hand (exit 3).
+    """
+    try:
+        return EditableDocument(text)
+    except DocumentError as exc:
+        raise SettingsRefusal(f"{path} cannot be edited ({exc}); fix it by hand first", EXIT_REJECTED) from None
 
 
 def sensor_file_from_text(name: str, layer: str, path: Path, text: str) -> SensorFile:
