@@ -78,7 +78,7 @@ def explain_data(sensor: Any, only_trigger: str | None = None) -> dict[str, Any]
     """Everything explain shows about one sensor, as JSON-ready data."""
     from attend.compiler.plan import trigger_plan
     from attend.compiler.diagnostics import origins_by_trigger
-    from attend.compiler.sensors import _effective_lane
+    from attend.compiler.sensors import effective_lane
     from attend.compiler.triggers import CompiledTrigger
     from attend.grammar import parse_trigger
 
@@ -99,9 +99,8 @@ def explain_data(sensor: Any, only_trigger: str | None = None) -> dict[str, Any]
             compiled[name] = trigger
             entry["plan"] = trigger_plan(trigger)
         plans.append(entry)
-    all_compiled = compiled if only_trigger is None else {}
     if only_trigger is None and len(compiled) == len(triggers_raw):
-        lane, note = _effective_lane(sensor, all_compiled)
+        lane, note = effective_lane(sensor, compiled)
     else:
         lane, note = sensor.data.get("lane", "event"), ""
     return {
@@ -165,6 +164,12 @@ def _origin(row: dict[str, Any]) -> str:
     return "default" if row["file"] is None else f"{row['layer']}  {row['file']}:{row['line']}"
 
 
+def _field_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """One aligned line per field row: name, value and where it came from."""
+    width = max((len(r["field"]) for r in rows), default=0)
+    return [f"    {row['field']:<{width}}  {_value(row['value']):<28}  {_origin(row)}" for row in rows]
+
+
 def render_text(data: dict[str, Any]) -> str:
     """The human form of `explain_data`."""
     out = [f"sensor {data['sensor']}  (status {data['status']}, top layer {data['layer']})"]
@@ -172,9 +177,7 @@ def render_text(data: dict[str, Any]) -> str:
     lane = data["lane"]
     out.append(f"  lane: {lane['effective']}" + (f"  (declared {lane['declared']}: {lane['note']})" if lane["note"] else ""))
     out.append("  fields:")
-    width = max((len(r["field"]) for r in data["fields"]), default=0)
-    for row in data["fields"]:
-        out.append(f"    {row['field']:<{width}}  {_value(row['value']):<28}  {_origin(row)}")
+    out += _field_lines(data["fields"])
     if data["overrides"]:
         out.append("  overrides:")
         for o in data["overrides"]:
@@ -185,9 +188,7 @@ def render_text(data: dict[str, Any]) -> str:
         out += [f"    {d['file']}:{d['line']}:{d['col']}: {d['severity']}: [{d['code']}] {d['message']}" for d in data["diagnostics"]]
     for t in data["triggers"]:
         out.append(f"  trigger {t['name']}:")
-        width = max((len(r["field"]) for r in t["fields"]), default=0)
-        for row in t["fields"]:
-            out.append(f"    {row['field']:<{width}}  {_value(row['value']):<28}  {_origin(row)}")
+        out += _field_lines(t["fields"])
         if "error" in t:
             out.append(f"    does not compile: {t['error']}")
         else:

@@ -20,7 +20,8 @@ from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
 
 __all__ = [
-    "LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "evaluate_triggers", "parse_lines",
+    "LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
+    "parse_lines",
 ]
 
 #: The trigger name of a fire made from a `lines` output line when the sensor has no triggers.
@@ -80,7 +81,7 @@ class CompiledSensor:
         self.triggers = triggers
         block = sensor.data.get("command") if self.kind == "command" else None
         self.output: str | None = (block or {}).get("output", "json") if self.kind == "command" else None
-        self.lane, self.lane_note = _effective_lane(sensor, triggers)
+        self.lane, self.lane_note = effective_lane(sensor, triggers)
 
     def __repr__(self) -> str:
         return f"CompiledSensor({self.name!r}, triggers={list(self.triggers)})"
@@ -148,7 +149,8 @@ def evaluate_triggers(
     return out
 
 
-def _effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[str, str]:
+def effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[str, str]:
+    """The lane a sensor runs on, and a note saying why when that is not simply its declared lane."""
     declared = sensor.data.get("lane", "event")
     if declared != "message":
         return declared, ""
