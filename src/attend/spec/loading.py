@@ -133,9 +133,9 @@ def read_source(path: Path, file: str | None = None) -> tuple[str | None, list[D
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = line_col(raw[: exc.start].decode("utf-8", "replace"), exc.start)
-        if 0 <= nul < exc.start or nul >= 0:
+        if nul >= 0:  # a NUL byte anywhere says binary, whatever the first invalid byte
             return None, [_binary(name, raw, nul)]
+        line, col = line_col(raw[: exc.start].decode("utf-8", "replace"), exc.start)
         return None, [Diagnostic(name, line, col, "encoding",
                                  f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): sensor files are UTF-8 text")]
     if nul >= 0:
