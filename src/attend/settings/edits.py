@@ -21,7 +21,7 @@ from attend.errors import Diagnostic, Severity
 from attend.settings.document import DocumentError, EditableDocument
 from attend.settings.policy import EXIT_REJECTED, EXIT_WRITE_FAILED, SettingsRefusal
 from attend.settings.storage import WriteFailed, remove_file, write_atomically
-from attend.spec.config import load_config
+from attend.spec.config import Config, load_config
 from attend.spec.layers import build_sensor, chooses_what_runs
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source
 from attend.spec.model import LAYERS, LayerPaths, Sensor, SensorFile
@@ -42,9 +42,15 @@ class SensorFiles:
     files: dict[str, SensorFile] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, paths: LayerPaths, name: str) -> SensorFiles:
-        """Read `name`'s file in every layer that has one."""
-        config = load_config(paths)
+    def read(cls, paths: LayerPaths, name: str, config: Config | None = None) -> SensorFiles:
+        """Read `name`'s file in every layer that has one.
+
+        Args:
+            paths: the layer paths.
+            name: the sensor.
+            config: the config files already read for this command (default: read them now).
+        """
+        config = config if config is not None else load_config(paths)
         found = cls(name, paths, config.trusts(paths.project_dir))
         for layer in LAYERS:
             path = found.path(layer)

@@ -39,6 +39,7 @@ from attend.settings.policy import (
 )
 from attend.settings.resolve import merge_raw, require_sensor
 from attend.settings.storage import WriteFailed, remove_file
+from attend.spec.config import load_config
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.model import LAYERS, Sensor, SensorSet
 
@@ -109,8 +110,9 @@ class _Move:
         paths = layer_paths(args.project_dir)
         sset = load_set(args.project_dir)
         sensor = require_sensor(sset, args.source)
-        return cls(sset, sensor, SensorFiles.read(paths, sensor.name), SensorFiles.read(paths, args.dest),
-                   target_layer(args.project_layer))
+        config = load_config(paths)  # once for both sensors' trust
+        return cls(sset, sensor, SensorFiles.read(paths, sensor.name, config),
+                   SensorFiles.read(paths, args.dest, config), target_layer(args.project_layer))
 
 
 def _copy(args: Any) -> int:
