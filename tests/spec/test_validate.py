@@ -66,3 +66,24 @@ def test_a_duration_of_zero_is_refused_where_it_would_spin_or_always_fail() -> N
         ("bad-value", 4, 11), ("bad-value", 5, 15), ("bad-value", 6, 40)
     ]
     assert sensor.status == "invalid"
+
+
+def test_a_duration_of_the_wrong_type_and_a_malformed_duration_string_both_say_bad_duration() -> None:
+    sensor = sensor_from(
+        "spec: 1\nname: probe\nkind: command\ninterval: [30]\nmin_interval: true\n"
+        "command: {argv: [date], timeout: 5 minutes}\n"
+    )
+    found = sorted((d.line, d.code, d.message) for d in sensor.diagnostics)
+    assert [(line, code) for line, code, _ in found] == [(4, "bad-duration"), (5, "bad-duration"), (6, "bad-duration")]
+    assert found[0][2].startswith("`interval`: [30] is not a duration: use a number of seconds")
+    assert found[1][2].startswith("`min_interval`: True is not a duration")
+    assert found[2][2].startswith("`command.timeout`: '5 minutes' is not a duration")
+
+
+def test_normalise_turns_every_duration_field_into_float_seconds_and_leaves_the_input_alone() -> None:
+    given = {"interval": "2m", "min_interval": 30, "command": {"argv": ["date"], "timeout": "500ms"},
+             "mcp": {"server": "s", "tool": "t", "timeout": "1h"}}
+    data = normalise(given)
+    assert (data["interval"], data["min_interval"]) == (120.0, 30.0)
+    assert (data["command"]["timeout"], data["mcp"]["timeout"]) == (0.5, 3600.0)
+    assert given["command"]["timeout"] == "500ms" and given["mcp"]["timeout"] == "1h"

@@ -225,7 +225,8 @@ def _leaves(errors: Iterable[Any]) -> Iterable[Any]:
 def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
     rule, value, constraint = error.rule, error.value, error.constraint
     field = _shown(".".join(path))
-    if error.code == _CUSTOM and error.info and error.info[0] == _BAD_DURATION:
+    bad_form = error.code == _CUSTOM and error.info and error.info[0] == _BAD_DURATION
+    if bad_form or rule == "type" and "duration" in _listed(constraint):  # a malformed string, or not even one
         return loc.at_value(path, "bad-duration", f"`{field}`: {_short(value)} is not a duration: "
                             f"use {ACCEPTED_FORMS}")
     if error.code == _UNKNOWN_FIELD:
@@ -235,9 +236,6 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
             f" (known here: {', '.join(options)})" if options else "")
         return loc.at_key(path, "unknown-field", f"unknown field `{field}`{hint}")
     rules = field_rules(path) or {}
-    if rule == "type" and constraint == "duration" or (rule == "type" and "duration" in _listed(constraint)):
-        return loc.at_value(path, "bad-duration", f"`{field}`: {_short(value)} is not a duration: "
-                            f"use {ACCEPTED_FORMS}")
     if rule == "type":
         return loc.at_value(path, "wrong-type",
                             f"`{field}` must be {_a(type_name(rules) if rules else str(constraint))}, not {_describe(value)}")
