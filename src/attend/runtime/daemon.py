@@ -45,7 +45,7 @@ from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.runnable import first_error, runnable
 from attend.runtime.runlock import acquire, lock_path
-from attend.runtime.pipeline import DEFAULT_THRESHOLD, Discloser, SensorTerms, record_poll
+from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.store import Store, default_db_path, open_project_store
 from attend.runtime.watch import watch
 
@@ -92,8 +92,7 @@ class RunningSensor:
     @property
     def terms(self) -> SensorTerms:
         """The sensor's effective lane and emission threshold, for the discloser."""
-        data = self.compiled.sensor.data
-        return SensorTerms(self.compiled.lane, float(data.get("threshold", DEFAULT_THRESHOLD)))
+        return SensorTerms.of(self.compiled.lane, self.compiled.sensor.data)
 
 
 class Daemon:
@@ -147,7 +146,7 @@ class Daemon:
         sensor = self.known.get(name)
         if sensor is None or not runnable(sensor):
             return None
-        return SensorTerms(str(sensor.data.get("lane", "event")), float(sensor.data.get("threshold", DEFAULT_THRESHOLD)))
+        return SensorTerms.of(str(sensor.data.get("lane", "event")), sensor.data)
 
     # -- start-up and reload -------------------------------------------------------------------------
 

@@ -161,6 +161,11 @@ class SensorTerms:
     lane: str = "event"
     threshold: float = DEFAULT_THRESHOLD
 
+    @classmethod
+    def of(cls, lane: str, data: Any) -> SensorTerms:
+        """The terms of a sensor on `lane` whose merged document is `data` (its `threshold`, or the default)."""
+        return cls(lane, float(data.get("threshold", DEFAULT_THRESHOLD)))
+
 
 class Discloser:
     """Turns pending accumulations into journal entries and printed lines, under engagement and governor.
