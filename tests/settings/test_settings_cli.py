@@ -156,6 +156,14 @@ def test_project_sensors_cannot_be_set_in_the_project_layer(home, files):
     assert files() == before
 
 
+def test_a_project_sensors_list_in_the_project_file_does_not_override_the_user_one(home):
+    project_config = home.project / ".claude" / "attend.yaml"
+    project_config.parent.mkdir(parents=True, exist_ok=True)
+    project_config.write_text("project_sensors: [/elsewhere]\n")
+    result = home.attend("settings", "set", "attend.project_sensors", json.dumps([str(home.project)]))
+    assert result.returncode == 0, result.stderr
+    assert home.config_file.read_text() == f"project_sensors: [{home.project}]\n"
+
 def test_engagement_and_governor_keys_round_trip_through_both_config_layers(home):
     assert _json(home.attend("settings", "get", "attend.engagement.absolute_refractory", "--json"))["value"] == 60.0
     assert home.attend("settings", "set", "attend.engagement.absolute_refractory", "30").returncode == 0

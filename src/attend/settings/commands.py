@@ -29,7 +29,6 @@ from attend.settings.policy import (
     EXIT_WRITE_FAILED,
     SettingsRefusal,
     overriding_layer,
-    sets_path,
     target_layer,
 )
 from attend.settings.resolve import (
@@ -220,8 +219,9 @@ def _set_config(args: Any, key: Key) -> int:
     if problem:
         raise SettingsRefusal(f"{key} {problem}; nothing was written", EXIT_REJECTED)
     layers = _config_layers(_paths(args))
-    if layer_name == "user" and key.path not in USER_ONLY and sets_path(layers["project"].section, key.path) \
-            and layers["project"].section:
+    # The project file overrides every config key but trust, which only the user file holds.
+    stored = {} if key.path in USER_ONLY else {name: layer.section for name, layer in layers.items()}
+    if overriding_layer(key.path, layer_name, stored) is not None:
         raise SettingsRefusal(
             f"{key} is overridden by the project layer ({layers['project'].path}); nothing was written. "
             "Set it there with --project, or unset it there first", EXIT_OVERRIDDEN)
