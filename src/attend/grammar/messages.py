@@ -33,10 +33,6 @@ TERMINAL_WORDS: dict[str, str] = {
     "$END": "the end of the expression",
 }
 
-#: What each start rule is called in messages.
-_KIND = {"path": "path", "template": "template", "property": "property"}
-
-
 def _words(expected: Any) -> str:
     names = sorted({TERMINAL_WORDS.get(t, t) for t in expected})
     if not names:
@@ -66,7 +62,7 @@ def describe_failure(exc: Exception, text: str, start: str) -> tuple[str, int]:
     """
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
-    kind = _KIND.get(start, start)
+    kind = start  # the start rules are named as messages call them: path, template, property
     if isinstance(exc, UnexpectedCharacters):
         offset = exc.pos_in_stream
         hint = _hint(text, offset, start)
