@@ -181,12 +181,11 @@ class CompiledTrigger:
 
     def _fire_with_author(self, key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
         author = None
-        if self.author_fields is not None:
-            value = ops.get_dotted(item, self.author_fields)
-            if value is ops.MISSING:
-                warn(f"author: {'.'.join(self.author_fields)} is missing from item {key!r}")
-            else:
-                author = ops.render_value(value)
+        value = ops.get_dotted(item, self.author_fields)  # set: this maker is chosen only for a trigger with author
+        if value is ops.MISSING:
+            warn(f"author: {'.'.join(self.author_fields)} is missing from item {key!r}")
+        else:
+            author = ops.render_value(value)
         return Fire(self.name, key, self.magnitude, self.render(item, key, previous, warn), item, author)
 
     def _items(self, nodes: list[Any], warn: Callable[[str], None]) -> dict[str, Any]:
