@@ -240,17 +240,19 @@ def load_set(project_dir: str | Path, env: Mapping[str, str] | None = None) -> S
     return SensorSet(sensors=sensors, diagnostics=[*config.diagnostics, *misnamed_files(paths)], paths=paths)
 
 
-def _layer_of(path: Path, paths: LayerPaths) -> str | None:
-    parent = path.absolute().parent.resolve()
-    if parent == paths.shipped_projection.resolve():  # a read-only copy of the shipped folder
-        return "shipped"
+def _layer_folders(paths: LayerPaths) -> dict[Path, str]:
+    """Each layer folder, resolved once per command, → its layer (the first layer wins a shared folder)."""
+    folders = {paths.shipped_projection.resolve(): "shipped"}  # a read-only copy of the shipped folder
     for layer in LAYERS:
         try:
-            if paths.folder(layer).resolve() == parent:
-                return layer
+            folders.setdefault(paths.folder(layer).resolve(), layer)
         except OSError:
             continue
-    return None
+    return folders
+
+
+def _layer_of(path: Path, folders: Mapping[Path, str]) -> str | None:
+    return folders.get(path.absolute().parent.resolve())
 
 
 def _expand(targets: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
@@ -285,11 +287,12 @@ def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapp
     sensors: dict[str, Sensor] = {}
     layered: set[str] = set()
     set_diagnostics = list(problems)
+    folders = _layer_folders(paths) if files else {}
     for path in files:
         if path.resolve() in config_files:
             set_diagnostics.extend(d for d in config.diagnostics if Path(d.file).resolve() == path.resolve())
             continue
-        layer = _layer_of(path, paths)
+        layer = _layer_of(path, folders)
         if layer is None:
             sensor_file = read_sensor_file(path, STANDALONE_LAYER)
             key = sensor_file.name if sensor_file.name not in sensors else str(path)
