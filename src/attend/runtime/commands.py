@@ -274,7 +274,7 @@ def sensors_poll(args: Any) -> int:
         "message": record.message,
         "seconds": round(elapsed, 3),
         "result": outcome.result,
-        "line_errors": [e[1] if isinstance(e, (tuple, list)) else e for e in outcome.line_errors],
+        "line_errors": list(outcome.line_errors),
         "triggers": list(step.verdicts) if step is not None else [],
         "fires": [_fire_json(f) for f in step.fires] if step is not None else [],
         "warnings": list(step.warnings) if step is not None else [],

@@ -81,12 +81,6 @@ class PollRecord:
     message: str = ""
 
 
-def _line_error_text(error: Any) -> str:
-    if isinstance(error, (tuple, list)) and len(error) == 2:
-        return str(error[1])
-    return str(error)
-
-
 def record_poll(
     store: Store | None,
     compiled: Any,
@@ -137,7 +131,7 @@ def record_poll(
         "lane_note": getattr(compiled, "lane_note", "") or "",
     }
     if outcome.ok or outcome.line_errors:  # a lines output where nothing parsed shows its lines too
-        status["line_errors"] = [_line_error_text(e) for e in outcome.line_errors[:LINE_ERRORS_KEPT]]
+        status["line_errors"] = [str(e) for e in outcome.line_errors[:LINE_ERRORS_KEPT]]
     if cadence_params is not None and cadence is not None:
         record.cadence = next_cadence(cadence_params, cadence, observed=bool(record.observations), failed=failed)
         status.update(
