@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import trio
 from mcp_rig import Behind, layer_paths
 
 from attend.runtime.kinds import PollContext
 from attend.runtime.kinds.mcp import McpPool
+from attend.runtime.mcp_pool import running_pool
 
 
 @pytest.fixture
@@ -30,9 +30,5 @@ def ctx(tmp_path: Path) -> PollContext:
 @pytest.fixture
 async def pool(ctx: PollContext) -> McpPool:
     """A running pool on `ctx` (also set as `ctx.mcp_pool`); cancelled, with its servers, after the test."""
-    async with trio.open_nursery() as nursery:
-        running = McpPool(ctx)
-        await nursery.start(running.run)
-        ctx.mcp_pool = running
+    async with running_pool(ctx) as running:
         yield running
-        nursery.cancel_scope.cancel()
