@@ -50,9 +50,10 @@ def load_sensor_class(source: str) -> Any:
     Raises:
         LookupError: no entry point has that name, or it fails to import (the message says which).
     """
-    matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == source]
+    registered = entry_points(group=ENTRY_POINT_GROUP)  # one scan of the installed distributions
+    matches = [ep for ep in registered if ep.name == source]
     if not matches:
-        known = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+        known = sorted({ep.name for ep in registered})
         raise LookupError(f"no compiled sensor {source!r} in the {ENTRY_POINT_GROUP} entry points "
                           f"(known: {', '.join(known) or 'none'})")
     try:
