@@ -190,6 +190,25 @@ def test_config_writes_keep_an_attend_section_and_its_comments(home):
     assert (got["value"], got["layer"], got["line"]) == (2.0, "user", 4)
 
 
+def test_a_config_file_mixing_top_level_keys_and_an_attend_section_reads_as_the_daemon_reads_it(home):
+    from attend.spec import layer_paths, load_config
+
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text(
+        "governor:\n  event: {limit: 2}\nattend:\n  engagement:\n    relative_peak: 3.0\n")
+    assert load_config(layer_paths(home.project)).engagement == {"relative_peak": 3.0}
+    got = _json(home.attend("settings", "get", "attend.engagement.relative_peak", "--json"))
+    assert (got["value"], got["layer"], got["line"]) == (3.0, "user", 5)
+    assert _json(home.attend("settings", "get", "attend.governor.event.limit", "--json"))["value"] == 2
+    assert home.attend("settings", "set", "attend.engagement.relative_after", "4").returncode == 0
+    assert home.attend("settings", "set", "attend.governor.event.cooldown", "20").returncode == 0
+    assert home.config_file.read_text() == (
+        "governor:\n  event: {limit: 2, cooldown: 20}\nattend:\n  engagement:\n    relative_peak: 3.0\n"
+        "    relative_after: 4\n")
+    assert home.attend("settings", "unset", "attend.engagement.relative_peak").returncode == 0
+    assert "relative_peak" not in home.config_file.read_text()
+
+
 def test_list_shows_what_each_file_sets_and_what_runs(home, weather):
     home.write_project_sensor("weather", "threshold: 4\n")
     listing = _json(home.attend("settings", "list", "attend.sensors.weather", "--json"))

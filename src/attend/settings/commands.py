@@ -45,7 +45,7 @@ from attend.settings.resolve import (
     shown_document,
 )
 from attend.settings.storage import WriteFailed, write_atomically
-from attend.spec.config import legacy_keys
+from attend.spec.config import config_entries, legacy_keys
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loading import parse_yaml, read_sensor_file, read_yaml_file
 from attend.spec.model import LayerPaths, Sensor
@@ -133,22 +133,40 @@ def _paths(args: Any) -> LayerPaths:
 
 @dataclass(slots=True)
 class ConfigLayer:
-    """One config file: its attend section, the section's key prefix, and its origins."""
+    """One config file: its attend keys (top-level and under `attend:`, read as spec reads them), the
+    whole document, and its origins."""
 
     layer: str
     path: Path
     section: dict[str, Any]
-    prefix: tuple[str, ...]
+    document: dict[str, Any]
     origins: dict[tuple[str, ...], Any]
 
     @classmethod
     def read(cls, layer: str, path: Path) -> ConfigLayer:
         """Read one config file (a missing or unreadable file reads as empty)."""
         parsed = read_yaml_file(path, layer) if path.is_file() else None
-        data = parsed.data if parsed is not None else None
-        if isinstance(data, dict) and data.keys() == {"attend"} and isinstance(data["attend"], dict):
-            return cls(layer, path, data["attend"], ("attend",), parsed.origins)
-        return cls(layer, path, data if isinstance(data, dict) else {}, (), parsed.origins if parsed else {})
+        if parsed is None or not isinstance(parsed.data, dict):
+            return cls(layer, path, {}, {}, parsed.origins if parsed else {})
+        section: dict[str, Any] = {}
+        for key, value, _ in config_entries(parsed):
+            earlier = section.get(key)
+            # As `load_config` reads it: a section given both ways merges, the `attend:` keys winning.
+            section[key] = {**earlier, **value} if isinstance(earlier, dict) and isinstance(value, dict) else value
+        return cls(layer, path, section, parsed.data, parsed.origins)
+
+    def prefix_for(self, path: tuple[str, ...]) -> tuple[str, ...]:
+        """Where `path` stands in the file: under `attend:` or at the top level.
+
+        The form that already holds the key (`attend:` first: it wins), else the one that holds its
+        section, else `attend:` when the file uses it, else the top level.
+        """
+        candidates = [("attend",), ()] if isinstance(self.document.get("attend"), dict) else [()]
+        for depth in (len(path), 1):
+            for prefix in candidates:
+                if not is_missing(lookup(self.document, (*prefix, *path[:depth]))):
+                    return prefix
+        return candidates[0]
 
 
 def _config_layers(paths: LayerPaths) -> dict[str, ConfigLayer]:
@@ -193,14 +211,16 @@ def _resolve_config(key: Key, layers: dict[str, ConfigLayer]) -> Resolution:
     # A section merges its layers over the defaults, as the runtime reads it; a value comes from the top.
     value = merge_raw([default, *(lookup(found.section, key.path) for found in setting)])
     top = setting[-1]
-    origin = top.origins.get((*top.prefix, *key.path))
+    origin = top.origins.get((*top.prefix_for(key.path), *key.path))
     return Resolution(str(key), value, default, top.layer, str(top.path), origin.line if origin else None)
 
 
-def _edit_config(layer: ConfigLayer, edit: Callable[[EditableDocument, tuple[str, ...]], bool]) -> bool:
+def _edit_config(
+    layer: ConfigLayer, path: tuple[str, ...], edit: Callable[[EditableDocument, tuple[str, ...]], bool]
+) -> bool:
     doc = editable_document(layer.path, editable_text(layer.path) if layer.path.is_file() else None)
     try:
-        changed = edit(doc, layer.prefix)
+        changed = edit(doc, (*layer.prefix_for(path), *path))
     except PathIntoScalar as exc:
         raise SettingsRefusal(f"{layer.path}: {exc}", EXIT_USAGE) from None
     if changed:
@@ -226,7 +246,7 @@ def _set_config(args: Any, key: Key) -> int:
             f"{key} is overridden by the project layer ({layers['project'].path}); nothing was written. "
             "Set it there with --project, or unset it there first", EXIT_OVERRIDDEN)
     target = layers[layer_name]
-    _edit_config(target, lambda doc, prefix: (doc.set((*prefix, *key.path), value, flow=flow), True)[1])
+    _edit_config(target, key.path, lambda doc, where: (doc.set(where, value, flow=flow), True)[1])
     return _done(args, f"{key} = {render(value)}  ({layer_name}: {target.path})", key, layer_name, target.path,
                  "set", value)
 
@@ -234,7 +254,7 @@ def _set_config(args: Any, key: Key) -> int:
 def _unset_config(args: Any, key: Key) -> int:
     layer_name = target_layer(args.project_layer)
     target = _config_layers(_paths(args))[layer_name]
-    if _edit_config(target, lambda doc, prefix: doc.delete((*prefix, *key.path))):
+    if _edit_config(target, key.path, lambda doc, where: doc.delete(where)):
         return _done(args, f"{key} removed from the {layer_name} layer ({target.path})", key, layer_name,
                      target.path, "unset")
     return _nothing_to_do(args, f"{key} is not set in the {layer_name} layer; nothing to do", key, layer_name,
@@ -380,7 +400,7 @@ def _list(args: Any) -> int:
         for path, value in flatten(layer.section):
             if path[:1] == ("sensors",):
                 continue  # old keys: `attend settings lint` reports them
-            origin = layer.origins.get((*layer.prefix, *path))
+            origin = layer.origins.get((*layer.prefix_for(path), *path))
             stored.append({"key": format_key(("attend", *path)), "segments": ("attend", *path), "value": value,
                            "layer": layer.layer, "file": str(layer.path), "line": origin.line if origin else None,
                            "refused": layer.layer == "project" and path[:1] == ("project_sensors",)})

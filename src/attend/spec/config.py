@@ -48,8 +48,12 @@ def project_trusted(listed: tuple[Path, ...], project_dir: Path | str) -> bool:
     return any(entry == wanted for entry in listed)
 
 
-def _entries(parsed: ParsedYaml) -> list[tuple[str, Any, tuple[str, ...]]]:
-    """Each (key, value, key-path prefix) of attend's keys: top-level ones and those under `attend:`."""
+def config_entries(parsed: ParsedYaml) -> list[tuple[str, Any, tuple[str, ...]]]:
+    """Each (key, value, key-path prefix) of attend's keys: top-level ones, then those under `attend:`.
+
+    Both forms may stand in one file; for a section in both, the `attend:` one's keys win (they come
+    later). `attend settings` reads config files through this too, so both see the same keys.
+    """
     data = parsed.data if isinstance(parsed.data, dict) else {}
     out = [(key, value, ()) for key, value in data.items() if key != "attend"]
     nested = data.get("attend")
@@ -93,7 +97,7 @@ def load_config(paths: LayerPaths) -> Config:
         if not isinstance(parsed.data, dict):
             config.diagnostics.append(Diagnostic(file, 1, 1, "not-a-mapping", "a config file is a mapping of keys"))
             continue
-        for key, value, prefix in _entries(parsed):
+        for key, value, prefix in config_entries(parsed):
             where = _at(parsed, (*prefix, key), file)
             if key == "project_sensors":
                 if layer == "project":
@@ -165,7 +169,7 @@ def _display(path: Path) -> str:
 def _legacy_from(parsed: ParsedYaml, layer: str, file: str, paths: LayerPaths) -> list[Diagnostic]:
     folder = paths.user if layer == "user" else paths.project
     out = []
-    for key, sensors, prefix in _entries(parsed):
+    for key, sensors, prefix in config_entries(parsed):
         if key == "sensors":
             out.extend(_legacy_section(parsed, sensors, prefix, layer, file, folder))
     return out
