@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attend.runtime.runnable import first_error, runnable
+from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import StoreUnavailable, open_project_store
 
 __all__ = [
@@ -84,18 +84,9 @@ def _overrides(sensor: Any) -> list[str]:
     return out
 
 
-def _compile(sensor: Any) -> tuple[Any, str]:
-    from attend.compiler import compile_sensor
-
-    try:
-        return compile_sensor(sensor), ""
-    except Exception as exc:  # noqa: BLE001 - shown as the sensor's `invalid` state
-        return None, str(exc)
-
-
 def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
     """One sensor as `attend sensors list --json` shows it."""
-    compiled, compile_error = _compile(sensor) if runnable(sensor) else (None, "")
+    compiled, compile_error = compiled_or_error(sensor) if runnable(sensor) else (None, "")
     row: dict[str, Any] = {
         "name": sensor.name,
         "kind": sensor.kind,
@@ -227,7 +218,7 @@ def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
     if not runnable(sensor):
         print(f"attend: sensor {name} is {sensor.status}: {first_error(sensor)}", file=sys.stderr)
         return None, EXIT_FAILED
-    compiled, error = _compile(sensor)
+    compiled, error = compiled_or_error(sensor)
     if compiled is None:
         print(f"attend: sensor {name} is invalid: {error}", file=sys.stderr)
         return None, EXIT_FAILED

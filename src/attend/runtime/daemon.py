@@ -43,7 +43,7 @@ from attend.runtime.commands import EXIT_USAGE, reports_unusable_store
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
-from attend.runtime.runnable import first_error, runnable
+from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.runlock import acquire, lock_path
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.store import Store, default_db_path, open_project_store
@@ -172,7 +172,6 @@ class Daemon:
 
     async def reload(self) -> None:
         """Load every layer and bring the running sensors in line with it."""
-        from attend.compiler import compile_sensor
         from attend.spec import load_set
 
         self._configure()
@@ -194,10 +193,9 @@ class Daemon:
                 continue
             if not sensor.enabled:
                 continue
-            try:
-                compiled = compile_sensor(sensor)
-            except Exception as exc:  # noqa: BLE001 - a sensor that does not compile is `invalid`
-                self._keep_or_record(name, "invalid", str(exc))
+            compiled, compile_error = compiled_or_error(sensor)
+            if compiled is None:
+                self._keep_or_record(name, "invalid", compile_error)
                 continue
             self.file_errors_logged.pop(name, None)  # valid again: a later error is news
             fingerprint = _fingerprint(sensor)

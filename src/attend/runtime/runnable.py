@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LANE_ONLY_CODES", "REFUSED_CODE", "first_error", "runnable"]
+__all__ = ["LANE_ONLY_CODES", "REFUSED_CODE", "compiled_or_error", "first_error", "runnable"]
 
 #: Error codes that do not stop a sensor from running (the runtime falls back and says why).
 LANE_ONLY_CODES = frozenset({"lane-author"})
@@ -44,3 +44,16 @@ def first_error(sensor: Any) -> str:
     refusals = [d for d in sensor.diagnostics if d.code == REFUSED_CODE] if sensor.status == "refused" else []
     chosen = refusals or _errors(sensor) or list(sensor.diagnostics)
     return str(chosen[0]) if chosen else f"sensor {sensor.name} is {sensor.status}"
+
+
+def compiled_or_error(sensor: Any) -> tuple[Any, str]:
+    """`sensor` compiled, or (None, why): a runnable sensor that does not compile is shown as `invalid`.
+
+    The daemon and the one-shot commands both go through here, so they call the same sensors invalid.
+    """
+    from attend.compiler import compile_sensor
+
+    try:
+        return compile_sensor(sensor), ""
+    except Exception as exc:  # noqa: BLE001 - any compiler failure is the sensor's `invalid` state
+        return None, str(exc)
