@@ -142,7 +142,11 @@ def main(args: Any) -> int:
         return _usage(f"no sensor named {args.name!r}")
     if sensor.kind != "mcp":
         return _usage(f"sensor {args.name!r} is a {sensor.kind or 'kind-less'} sensor; only mcp sensors are probed")
-    if sensor.status != "ok":
+    from attend.runtime.runnable import runnable
+
+    # The same rule the daemon uses: a message-lane file without `author` still runs (on the event
+    # lane), so it must be probe-able too, or it would stay `unprobed` for good.
+    if not runnable(sensor):
         problems = "\n".join(str(d) for d in sensor.diagnostics) or sensor.status
         return _usage(f"sensor {args.name!r} is {sensor.status}:\n{problems}")
     try:

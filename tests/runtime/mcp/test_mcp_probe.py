@@ -35,6 +35,16 @@ def test_a_clean_tool_passes_and_confirm_records_it_with_both_results(home: Any,
     assert record["time"].endswith("Z")
 
 
+def test_a_message_lane_sensor_without_author_can_be_probed_as_the_daemon_runs_it(home: Any, behind: Behind) -> None:
+    doc = json.loads(mcp_sensor_yaml("chat", behind.inline("clean")))
+    doc["lane"] = "message"  # no `author`: the daemon runs it on the event lane
+    home.write_user_sensor("chat", json.dumps(doc))
+    done = home.attend("sensors", "probe", "chat", "--confirm")
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = stored_probe(home, "chat")
+    assert record is not None and record["ok"] is True and record["confirmed"] is True
+
+
 def test_a_tool_that_advances_a_cursor_fails_the_probe(home: Any, behind: Behind) -> None:
     behind.write_items([{"id": "m1", "title": "hello"}, {"id": "m2", "title": "again"}])
     server = behind.inline("cursor")
