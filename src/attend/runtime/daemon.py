@@ -32,6 +32,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -47,7 +48,7 @@ from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.runlock import acquire, lock_path
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.store import Store, default_db_path, open_project_store
-from attend.runtime.watch import watch
+from attend.runtime.watch import snapshot, watch
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "main", "project_shipped", "run"]
 
@@ -317,11 +318,13 @@ class Daemon:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(self.discloser.run)
-                await self.reload()
-                self.log(f"{len(self.running)} sensor(s) running for {self.project_dir}")
                 folders = [self.paths.shipped, self.paths.user, self.paths.project]
                 files = [self.paths.config_file, self.paths.project_config_file]
-                nursery.start_soon(watch, folders, files, self._reload_logged)
+                # Taken before the first load: a file edited while it ran is reloaded, not missed.
+                loaded = snapshot(folders, files)
+                await self.reload()
+                self.log(f"{len(self.running)} sensor(s) running for {self.project_dir}")
+                nursery.start_soon(partial(watch, folders, files, self._reload_logged, since=loaded))
                 task_status.started()
         finally:
             self._nursery = None

@@ -53,10 +53,15 @@ async def watch(
     on_change: Callable[[], Awaitable[None]],
     *,
     interval: float = WATCH_INTERVAL,
+    since: Snapshot | None = None,
 ) -> None:
-    """Call `on_change` whenever the snapshot of `folders` and `files` changes (runs until cancelled)."""
+    """Call `on_change` whenever the snapshot of `folders` and `files` changes (runs until cancelled).
+
+    `since` is the snapshot the caller's last load saw. Taken before that load, it makes a change
+    made while the load ran (or before this task first ran) count, instead of becoming the baseline.
+    """
     folders, files = list(folders), list(files)
-    last = snapshot(folders, files)
+    last = snapshot(folders, files) if since is None else since
     while True:
         await trio.sleep(interval)
         current = snapshot(folders, files)
