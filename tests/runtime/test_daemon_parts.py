@@ -54,3 +54,20 @@ def test_a_bad_engagement_value_keeps_the_defaults_and_says_so(quiet_home) -> No
         assert "soon" in daemon.stderr.getvalue()
     finally:
         daemon.store.close()
+
+
+def test_a_stopped_message_lane_sensor_without_author_discloses_on_the_event_lane(quiet_home) -> None:
+    quiet_home.write_user_sensor(
+        "chat",
+        "spec: 1\nname: chat\nkind: command\nenabled: false\nlane: message\nthreshold: 4\n"
+        "command: {argv: [echo, '[]']}\ntriggers:\n  new: {path: '$[*]', key: id, on: added}\n",
+    )
+    daemon = _daemon(quiet_home)
+    try:
+        from attend.spec import load_set
+
+        daemon.known = dict(load_set(quiet_home.project).sensors)
+        terms = daemon._terms("chat")
+        assert terms is not None and (terms.lane, terms.threshold) == ("event", 4.0)
+    finally:
+        daemon.store.close()

@@ -147,7 +147,10 @@ class Daemon:
         sensor = self.known.get(name)
         if sensor is None or not runnable(sensor):
             return None
-        return SensorTerms.of(str(sensor.data.get("lane", "event")), sensor.data)
+        # A sensor that does not run now (disabled, with observations still pending) discloses on the
+        # lane it would run on: the compiler's effective lane, not the one its file declares.
+        compiled, _ = compiled_or_error(sensor)
+        return None if compiled is None else SensorTerms.of(compiled.lane, sensor.data)
 
     # -- start-up and reload -------------------------------------------------------------------------
 
