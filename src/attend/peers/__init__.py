@@ -1,0 +1,1 @@
+"""Sessions and peers: session identity, message trays and presence (DESIGN.md, "Peers")."""
