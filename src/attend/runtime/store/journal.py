@@ -1,0 +1,257 @@
+"""The journal: every notification exactly once, and how far each conduit has delivered it (DESIGN.md, Runtime: Store).
+
+Decisions implemented here:
+
+- `disclose` moves observations from `pending` to the `journal` (and records the disclosure time for
+  the engagement model) in ONE transaction;
+- printing happens after the commit and is recorded with `mark_printed`. On restart the daemon prints
+  every journal row still marked unprinted. So the journal holds every notification exactly once, and
+  stdout/stderr are at-least-once (a crash between the print and `mark_printed` prints a line again).
+- `attend drain` hands the message lane over and records it with `mark_drained`; `prune_journal` drops
+  only rows every conduit is done with.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from attend.runtime.store.pending import Observation
+from attend.runtime.store.sensor_status import SensorStatusRows
+
+__all__ = ["JournalEntry", "JournalRows"]
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One notification as the journal holds it."""
+
+    id: int
+    time: float
+    sensor: str
+    trigger: str
+    key: str | None
+    lane: str
+    priority: str
+    magnitude: float
+    description: str
+    disclosure: int | None
+    test: bool
+    printed: bool
+    drained: bool
+    meta: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as a JSON-ready mapping."""
+        return {
+            "id": self.id,
+            "time": self.time,
+            "sensor": self.sensor,
+            "trigger": self.trigger,
+            "key": self.key,
+            "lane": self.lane,
+            "priority": self.priority,
+            "magnitude": self.magnitude,
+            "description": self.description,
+            "test": self.test,
+            "printed": self.printed,
+            "drained": self.drained,
+            "meta": self.meta,
+        }
+
+
+class JournalRows(SensorStatusRows):
+    """The `journal` table of one scope."""
+
+    def disclose(
+        self,
+        sensor: str,
+        observations: Sequence[Observation],
+        *,
+        lane: str,
+        priority: str,
+        fires: list[float] | None = None,
+        time_: float | None = None,
+    ) -> list[JournalEntry]:
+        """Move `observations` from pending to the journal as one disclosure, in ONE transaction.
+
+        Args:
+            sensor: the sensor's name.
+            observations: pending observations (with ids) to disclose.
+            lane: the lane they ride (`event` or `message`).
+            priority: the disclosure's priority (`high`, `medium`, `low`).
+            fires: the sensor's new engagement fire times, stored in the same transaction.
+            time_: the disclosure time (default: now).
+
+        Returns:
+            The new journal entries, unprinted.
+        """
+        now = self._clock() if time_ is None else time_
+        with self._write():
+            entries = self._journal_rows(sensor, observations, lane=lane, priority=priority, now=now, test=False)
+            self._db.executemany("DELETE FROM pending WHERE id = ?", [(o.id,) for o in observations])
+            if fires is not None:
+                self._update_status(sensor, {"fires": fires}, now)
+        return entries
+
+    def journal_test(
+        self, sensor: str, observations: Sequence[Observation], *, lane: str, priority: str
+    ) -> list[JournalEntry]:
+        """Write test notifications (`sensors fire`) straight to the journal, unprinted."""
+        with self._write():
+            return self._journal_rows(
+                sensor, observations, lane=lane, priority=priority, now=self._clock(), test=True
+            )
+
+    def _journal_rows(
+        self,
+        sensor: str,
+        observations: Sequence[Observation],
+        *,
+        lane: str,
+        priority: str,
+        now: float,
+        test: bool,
+    ) -> list[JournalEntry]:
+        entries: list[JournalEntry] = []
+        disclosure: int | None = None
+        for obs in observations:
+            cur = self._db.execute(
+                "INSERT INTO journal (scope, time, sensor, trigger, key, lane, priority, magnitude, description,"
+                " disclosure, test, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.scope,
+                    now,
+                    sensor,
+                    obs.trigger,
+                    obs.key,
+                    lane,
+                    priority,
+                    float(obs.magnitude),
+                    obs.description,
+                    disclosure,
+                    int(test),
+                    json.dumps(obs.meta, sort_keys=True, default=str),
+                ),
+            )
+            row_id = int(cur.lastrowid)
+            if disclosure is None:
+                # A disclosure is named after its first journal row, so the governor can count them.
+                disclosure = row_id
+                self._db.execute("UPDATE journal SET disclosure = ? WHERE id = ?", (row_id, row_id))
+            entries.append(
+                JournalEntry(
+                    id=row_id,
+                    time=now,
+                    sensor=sensor,
+                    trigger=obs.trigger,
+                    key=obs.key,
+                    lane=lane,
+                    priority=priority,
+                    magnitude=float(obs.magnitude),
+                    description=obs.description,
+                    disclosure=disclosure,
+                    test=test,
+                    printed=False,
+                    drained=False,
+                    meta=dict(obs.meta),
+                )
+            )
+        return entries
+
+    # -- the journal -------------------------------------------------------------------------------
+
+    def journal(self, *, sensor: str | None = None, test: bool | None = None) -> list[JournalEntry]:
+        """Journal entries, oldest first, optionally only one sensor's or only (non-)test ones."""
+        clauses, params = ["scope = ?"], [self.scope]
+        if sensor is not None:
+            clauses.append("sensor = ?")
+            params.append(sensor)
+        if test is not None:
+            clauses.append("test = ?")
+            params.append(int(test))
+        where = f"WHERE {' AND '.join(clauses)}"
+        rows = self._db.execute(f"SELECT * FROM journal {where} ORDER BY id", params)  # noqa: S608
+        return [_entry_from_row(r) for r in rows]
+
+    def unprinted(self, *, test: bool | None = None) -> list[JournalEntry]:
+        """Journal entries not yet printed (after a crash, or test fires from another process)."""
+        sql = "SELECT * FROM journal WHERE scope = ? AND printed = 0"
+        params: list[Any] = [self.scope]
+        if test is not None:
+            sql += " AND test = ?"
+            params.append(int(test))
+        return [_entry_from_row(r) for r in self._db.execute(sql + " ORDER BY id", params)]
+
+    def mark_printed(self, ids: Iterable[int]) -> None:
+        """Record that these entries reached their stream."""
+        with self._write():
+            self._db.executemany("UPDATE journal SET printed = 1 WHERE id = ?", [(i,) for i in ids])
+
+    def undrained(self, lane: str = "message") -> list[JournalEntry]:
+        """Entries of `lane` that no conduit has delivered yet, oldest first.
+
+        Delivered means drained by `attend drain`, or printed on stdout (the Monitor stream, high and
+        medium priority): a line the Monitor already woke the agent with is not handed over a second
+        time by the Stop hook. Low-priority lines went to stderr only, so they stay undelivered until
+        drained, and so does a disclosure a crash left unprinted.
+        """
+        rows = self._db.execute(
+            "SELECT * FROM journal WHERE scope = ? AND drained = 0 AND lane = ?"
+            " AND NOT (printed = 1 AND priority IN ('high', 'medium')) ORDER BY id",
+            (self.scope, lane),
+        )
+        return [_entry_from_row(r) for r in rows]
+
+    def mark_drained(self, ids: Iterable[int]) -> None:
+        """Record that `attend drain` delivered these entries."""
+        with self._write():
+            self._db.executemany("UPDATE journal SET drained = 1 WHERE id = ?", [(i,) for i in ids])
+
+    def prune_journal(self, before: float) -> int:
+        """Delete journal rows older than `before` that every conduit is done with; return how many.
+
+        A row is done when it was printed and, on the message lane, delivered (drained, or printed on
+        stdout). Undelivered rows stay whatever their age.
+        """
+        with self._write():
+            cur = self._db.execute(
+                "DELETE FROM journal WHERE time < ? AND printed = 1"
+                " AND (lane != 'message' OR drained = 1 OR priority IN ('high', 'medium'))",
+                (before,),
+            )
+        return int(cur.rowcount)
+
+    def disclosure_times(self, lane: str, since: float) -> list[float]:
+        """The times of the real (non-test) disclosures on `lane` since `since`, oldest first.
+
+        The governor rebuilds its window from these after a restart.
+        """
+        rows = self._db.execute(
+            "SELECT DISTINCT disclosure, time FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND time >= ?"
+            " ORDER BY time",
+            (self.scope, lane, since),
+        )
+        return [float(r["time"]) for r in rows]
+
+
+def _entry_from_row(row: sqlite3.Row) -> JournalEntry:
+    return JournalEntry(
+        id=row["id"],
+        time=row["time"],
+        sensor=row["sensor"],
+        trigger=row["trigger"],
+        key=row["key"],
+        lane=row["lane"],
+        priority=row["priority"],
+        magnitude=row["magnitude"],
+        description=row["description"],
+        disclosure=row["disclosure"],
+        test=bool(row["test"]),
+        printed=bool(row["printed"]),
+        drained=bool(row["drained"]),
+        meta=json.loads(row["meta"]),
+    )

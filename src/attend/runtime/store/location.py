@@ -1,0 +1,46 @@
+"""Where the store lives: the state folder, the database file, and a project's scope (DESIGN.md, Runtime: Store).
+
+The file `$XDG_STATE_HOME/attend/attend.db` is shared by every project of the XDG home; each row (but
+MCP probe records) carries a `scope`, the project's resolved path. A folder or file that cannot be used
+is `StoreUnavailable`: bad input from the user's machine, reported in one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["DB_FILENAME", "StoreUnavailable", "default_db_path", "make_state_folder", "scope_for"]
+
+#: The database's file name inside `$XDG_STATE_HOME/attend/`.
+DB_FILENAME = "attend.db"
+
+
+class StoreUnavailable(Exception):
+    """The state folder or the database cannot be used: the folder is a file or not writable, or the
+    file is not an SQLite database. Bad input from the user's machine, so the commands report it in one
+    line and exit 1 instead of showing an internal error."""
+
+    def __init__(self, folder: Path, reason: str) -> None:
+        super().__init__(f"cannot use the state store {folder}: {reason}")
+        self.folder = folder
+        self.reason = reason
+
+
+def make_state_folder(folder: Path) -> None:
+    """Create the state folder (and its parents) when missing; `StoreUnavailable` when it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise StoreUnavailable(folder, "it exists and is not a folder") from None
+    except OSError as exc:
+        raise StoreUnavailable(folder, exc.strerror or str(exc)) from None
+
+
+def scope_for(project_dir: Path | str) -> str:
+    """The store scope of a project: its resolved absolute path."""
+    return str(Path(project_dir).resolve())
+
+
+def default_db_path(state_dir: Path) -> Path:
+    """The database path inside `state_dir` (LayerPaths.state_dir, i.e. `$XDG_STATE_HOME/attend`)."""
+    return Path(state_dir) / DB_FILENAME

@@ -1,0 +1,120 @@
+"""Pending observations and the poll commit (DESIGN.md, Runtime: Store).
+
+Decision implemented here: `commit_poll` writes a poll's new trigger states, its observations (into
+`pending`, a sensor's accumulator), its status and a crate sensor's export in ONE transaction, so a
+crash never keeps a state change without the fires it caused, nor the fires without the state.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from attend.runtime.store.sensor_memory import CrateStateRows
+from attend.runtime.store.sensor_status import SensorStatusRows
+from attend.runtime.store.trigger_states import TriggerStateRows
+
+__all__ = ["Observation", "PendingRows"]
+
+#: `commit_poll`'s marker for "leave the crate state as it is" (None is a state a sensor may export).
+_UNCHANGED: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One fire waiting in a sensor's accumulator (a `pending` row), or about to be stored as one."""
+
+    trigger: str
+    magnitude: float
+    description: str
+    key: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+    time: float = 0.0
+
+
+class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows):
+    """The `pending` table of one scope, and the one transaction a poll commits."""
+
+    def commit_poll(
+        self,
+        sensor: str,
+        *,
+        states: dict[str, Any] | None,
+        observations: Sequence[Observation] = (),
+        status: dict[str, Any] | None = None,
+        replace_states: bool = True,
+        crate_state: Any = _UNCHANGED,
+    ) -> list[int]:
+        """Commit one poll in ONE transaction: the new trigger states, the observations, the status.
+
+        Args:
+            sensor: the sensor's name.
+            states: the trigger states the step returned (None: leave them untouched, as after a
+                failed poll). With `replace_states` the sensor's other stored states (of triggers
+                that were edited or removed) are dropped.
+            observations: the fires, appended to the sensor's pending accumulation.
+            status: fields of the sensor's status row to update (see `SensorStatus`).
+            replace_states: drop stored states whose hash is not in `states`.
+            crate_state: the state a crate sensor exported after this poll (left as it was when
+                not given), so the sensor's own memory and its trigger states move together.
+
+        Returns:
+            The pending ids of the stored observations.
+        """
+        now = self._clock()
+        with self._write():
+            if states is not None:
+                self._put_states(sensor, states, replace=replace_states, now=now)
+            ids = []
+            for obs in observations:
+                cur = self._db.execute(
+                    "INSERT INTO pending (scope, sensor, time, trigger, key, magnitude, description, meta)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        self.scope,
+                        sensor,
+                        obs.time or now,
+                        obs.trigger,
+                        obs.key,
+                        float(obs.magnitude),
+                        obs.description,
+                        json.dumps(obs.meta, sort_keys=True, default=str),
+                    ),
+                )
+                ids.append(int(cur.lastrowid))
+            if status:
+                self._update_status(sensor, status, now)
+            if crate_state is not _UNCHANGED:
+                self._put_crate_state(sensor, crate_state, now)
+        return ids
+
+    def pending(self, sensor: str) -> list[Observation]:
+        """The observations `sensor` has accumulated and not yet disclosed, oldest first."""
+        rows = self._db.execute(
+            "SELECT * FROM pending WHERE scope = ? AND sensor = ? ORDER BY id", (self.scope, sensor)
+        )
+        return [_observation_from_row(row) for row in rows]
+
+    def pending_sensors(self) -> list[str]:
+        """The names of the sensors that hold pending observations, the longest-waiting first."""
+        # Oldest first, so a sensor that has waited longest meets the governor first.
+        rows = self._db.execute(
+            "SELECT sensor FROM pending WHERE scope = ? GROUP BY sensor ORDER BY MIN(id)", (self.scope,)
+        )
+        return [r[0] for r in rows]
+
+
+def _observation_from_row(row: sqlite3.Row) -> Observation:
+    return Observation(
+        trigger=row["trigger"],
+        magnitude=row["magnitude"],
+        description=row["description"],
+        key=row["key"],
+        meta=json.loads(row["meta"]),
+        id=row["id"],
+        time=row["time"],
+    )

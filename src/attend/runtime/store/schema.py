@@ -1,0 +1,141 @@
+"""The store's tables and their migrations (`PRAGMA user_version`).
+
+Version 2 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
+scope. A later version adds its tables the same way (every statement of `SCHEMA` is idempotent).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "migrate"]
+
+#: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column.
+SCHEMA_VERSION = 2
+
+#: The current schema (every statement idempotent).
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS trigger_state (
+    scope    TEXT NOT NULL,
+    sensor   TEXT NOT NULL,
+    hash     TEXT NOT NULL,
+    state    TEXT NOT NULL,
+    updated  REAL NOT NULL,
+    PRIMARY KEY (scope, sensor, hash)
+);
+CREATE TABLE IF NOT EXISTS sensor_status (
+    scope        TEXT NOT NULL,
+    sensor       TEXT NOT NULL,
+    state        TEXT NOT NULL DEFAULT 'ok',
+    message      TEXT NOT NULL DEFAULT '',
+    since        REAL,
+    last_poll    REAL,
+    next_poll    REAL,
+    interval     REAL,
+    quiet_polls  INTEGER NOT NULL DEFAULT 0,
+    failures     INTEGER NOT NULL DEFAULT 0,
+    line_errors  TEXT NOT NULL DEFAULT '[]',
+    lane         TEXT,
+    lane_note    TEXT NOT NULL DEFAULT '',
+    fires        TEXT NOT NULL DEFAULT '[]',
+    file_error   TEXT NOT NULL DEFAULT '',
+    updated      REAL,
+    PRIMARY KEY (scope, sensor)
+);
+CREATE TABLE IF NOT EXISTS pending (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope       TEXT NOT NULL,
+    sensor      TEXT NOT NULL,
+    time        REAL NOT NULL,
+    trigger     TEXT NOT NULL,
+    key         TEXT,
+    magnitude   REAL NOT NULL,
+    description TEXT NOT NULL,
+    meta        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS pending_sensor ON pending (scope, sensor);
+CREATE TABLE IF NOT EXISTS journal (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope       TEXT NOT NULL,
+    time        REAL NOT NULL,
+    sensor      TEXT NOT NULL,
+    trigger     TEXT NOT NULL,
+    key         TEXT,
+    lane        TEXT NOT NULL,
+    priority    TEXT NOT NULL,
+    magnitude   REAL NOT NULL,
+    description TEXT NOT NULL,
+    disclosure  INTEGER,
+    test        INTEGER NOT NULL DEFAULT 0,
+    printed     INTEGER NOT NULL DEFAULT 0,
+    drained     INTEGER NOT NULL DEFAULT 0,
+    meta        TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS journal_unprinted ON journal (scope, printed) WHERE printed = 0;
+CREATE INDEX IF NOT EXISTS journal_undrained ON journal (scope, lane, drained) WHERE drained = 0;
+CREATE TABLE IF NOT EXISTS probes (
+    sensor   TEXT PRIMARY KEY,
+    record   TEXT NOT NULL,
+    updated  REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS crate_state (
+    scope    TEXT NOT NULL,
+    sensor   TEXT NOT NULL,
+    state    TEXT NOT NULL,
+    updated  REAL NOT NULL,
+    PRIMARY KEY (scope, sensor)
+);
+"""
+
+#: The tables whose rows belong to one project (version 2 added their `scope` column).
+SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state")
+
+#: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
+_V1_INDEXES = ("pending_sensor", "journal_unprinted", "journal_undrained")
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring the database to `SCHEMA_VERSION`; the caller holds a write transaction."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version >= SCHEMA_VERSION:
+        return
+    if version == 1:
+        _scope_v1_tables(db)
+    _create_schema(db)
+    if version == 1:
+        _copy_v1_rows(db)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _create_schema(db: sqlite3.Connection) -> None:
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
+def _scope_v1_tables(db: sqlite3.Connection) -> None:
+    """Version 1 → 2, step 1: move the unscoped tables aside (their rows are copied back after)."""
+    for index in _V1_INDEXES:
+        db.execute(f"DROP INDEX IF EXISTS {index}")
+    for table in SCOPED_TABLES:
+        columns = _columns(db, table)
+        if columns and "scope" not in columns:
+            db.execute(f"ALTER TABLE {table} RENAME TO {table}_v1")
+
+
+def _copy_v1_rows(db: sqlite3.Connection) -> None:
+    """Version 1 → 2, step 2: copy the old rows into the scoped tables with the empty scope."""
+    for table in SCOPED_TABLES:
+        old = _columns(db, f"{table}_v1")
+        if not old:
+            continue
+        shared = [c for c in old if c in _columns(db, table)]
+        names = ", ".join(shared)
+        db.execute(
+            f"INSERT INTO {table} (scope, {names}) SELECT '', {names} FROM {table}_v1"  # noqa: S608 - fixed names
+        )
+        db.execute(f"DROP TABLE {table}_v1")
