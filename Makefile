@@ -22,8 +22,10 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 run: $(VENV)/.installed
 	$(VENV)/bin/attend run
 
+# The suite runs on both cores (pytest-xdist); every test works in its own temporary home.
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 bench: $(VENV)/.installed-test
 	$(PY) -m benchmarks

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from attend.settings.document import EditableDocument
@@ -28,6 +28,8 @@ def test_any_segments_survive_formatting_and_parsing(parts):
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=3), values, st.booleans())
+@example(path=["0"], value={":0": None}, flow=True)  # issue 14 item 15: the writer emitted `{:0: null}`
+@example(path=[":0"], value=[":0", "a, b", "[x"], flow=True)
 def test_any_value_set_into_a_document_reads_back_as_itself(path, value, flow):
     doc = EditableDocument(BASE)
     key = ("triggers", "t", "where", *path)

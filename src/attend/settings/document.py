@@ -114,15 +114,25 @@ def detect_style(text: str, data: Any) -> IndentStyle:
 
 
 def _reads_back_as_itself(text: str) -> bool:
-    """Whether the loader reads `text`, written plain, back as the same string."""
-    parsed = parse_yaml(text, "<value>")
-    return not parsed.diagnostics and parsed.data == text
+    """Whether the loader reads `text`, written plain, back as the same string, in every place it can go.
+
+    A plain scalar that reads fine on its own can break inside `[…]` or `{…}` (`:0` does), so it is tried
+    as a block value, a flow item and a flow key.
+    """
+    for document, expected in ((text, text), (f"[{text}]", [text]), (f"{{{text}: 0}}", {text: 0})):
+        parsed = parse_yaml(document, "<value>")
+        if parsed.diagnostics or parsed.data != expected:
+            return False
+    return True
 
 
 def key_node(key: Any) -> Any:
-    """A mapping key as ruamel should write it: double-quoted (escaped) when it holds unprintable characters."""
+    """A mapping key as ruamel should write it: double-quoted (escaped) when it holds unprintable characters,
+    single-quoted when the loader would not read it back plain as the same string."""
     if isinstance(key, str) and not key.isprintable():
         return DoubleQuotedScalarString(key)
+    if isinstance(key, str) and "\n" not in key and not _reads_back_as_itself(key):
+        return SingleQuotedScalarString(key)
     return key
 
 
