@@ -1,6 +1,6 @@
 """Source positions, diagnostics with stable codes, and the error hierarchy.
 
-A leaf module: it imports nothing from attend. Every problem attend reports about a user's input is
+A leaf module: it imports nothing from attend but the named bounds (`attend.bounds`). Every problem attend reports about a user's input is
 either a `Diagnostic` (collected, many per run: `compile --check`) or an `AttendError` (raised, one at a
 time: the public API). Both print as ``file:line:col: error: [code] message``.
 """
@@ -8,7 +8,11 @@ time: the public API). Both print as ``file:line:col: error: [code] message``.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+from attend.bounds import EXCERPT_WIDTH
 
 __all__ = [
     "CODES",
@@ -23,6 +27,8 @@ __all__ = [
     "SpecError",
     "caret_excerpt",
     "line_col",
+    "source_lines",
+    "unforeseen",
 ]
 
 
@@ -71,7 +77,24 @@ CODES: dict[str, str] = {
     "operator": "an unknown where operator or an operand of the wrong type",
     # Sensor test files (compiler/testfiles.py)
     "test-file": "a sensor test file that does not follow the test-file format",
+    # Bounds (attend/bounds.py) and the last-resort guard
+    "bad-number": "a number that is not finite, or an integer with too many digits",
+    "too-many-errors": "a file with more errors than are reported for one file",
+    "check-failed": "attend failed checking this sensor (a bug in attend); the other sensors are unaffected",
 }
+
+
+def unforeseen(file: str, exc: BaseException) -> Diagnostic:
+    """The last-resort diagnostic for an exception nobody foresaw while reading or checking one sensor.
+
+    One sensor (or file) is marked `invalid` with it and every other one goes on (issue 14): the
+    message names the exception so the bug can be reported, never as a traceback.
+    """
+    text = str(exc)
+    text = text if len(text) <= 200 else text[:199] + "…"
+    return Diagnostic(file, 1, 1, "check-failed",
+                      f"attend failed checking this sensor ({type(exc).__name__}: {text}); this is a bug in "
+                      "attend, please report it; the other sensors are unaffected")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,24 +126,54 @@ class Span:
         return f"{self.file or '<expr>'}:{self.line}:{self.col}"
 
 
+#: A line break as the YAML reader counts one (YAML 1.1/libyaml: CRLF, CR, LF, NEL, LS, PS), so a
+#: position attend computes agrees with the parser's marks whatever breaks a file uses.
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
 def line_col(text: str, offset: int) -> tuple[int, int]:
     """Turn a 0-based character offset into a 1-based (line, column) pair.
 
-    The one place this conversion happens; offsets past the end clamp to the end of the text.
+    The one place this conversion happens; offsets past the end clamp to the end of the text. Lines
+    break where YAML breaks them (`\\r\\n`, `\\r`, `\\n`, NEL, U+2028, U+2029).
     """
     offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset) + 1
-    start = text.rfind("\n", 0, offset) + 1
+    line, start = 1, 0
+    for found in _BREAK.finditer(text, 0, min(offset + 1, len(text))):
+        if found.end() > offset:  # the offset sits between the \r and \n of a CRLF
+            break
+        line, start = line + 1, found.end()
     return line, offset - start + 1
 
 
+@lru_cache(maxsize=8)
+def source_lines(text: str) -> tuple[str, ...]:
+    """`text` split into lines where YAML breaks them (unlike `str.splitlines`, not at form feeds); a
+    text ending in a break ends with an empty line, as the parser can point at it.
+
+    Cached: a file with many problems is split once, not once per excerpt (a str keeps its hash).
+    """
+    return tuple(_BREAK.split(text))
+
+
 def caret_excerpt(text: str, line: int, col: int, label: str = "") -> str:
-    """A two-line excerpt: the source line and a caret under column `col` (python-jsonpath style)."""
-    lines = text.splitlines() or [""]
+    """A two-line excerpt: the source line and a caret under column `col` (python-jsonpath style).
+
+    A line longer than `EXCERPT_WIDTH` is cut to a window of that width around the column, its cut
+    ends marked `…`, so a 62 KB line with 5,000 problems prints 5,000 short excerpts, not 5,000 copies.
+    """
+    lines = source_lines(text) or ("",)
     source = lines[min(max(line, 1), len(lines)) - 1]
+    at = max(col - 1, 0)
+    if len(source) > EXCERPT_WIDTH:
+        start = max(0, min(at - EXCERPT_WIDTH // 2, len(source) - EXCERPT_WIDTH))
+        end = start + EXCERPT_WIDTH
+        head, tail = ("…" if start > 0 else ""), ("…" if end < len(source) else "")
+        source = head + source[start:end] + tail
+        at = at - start + len(head)
     gutter = f"{line} | "
     pad = " " * (len(gutter) - 2) + "| "
-    marker = " " * max(col - 1, 0) + "^" + (f" {label}" if label else "")
+    marker = " " * at + "^" + (f" {label}" if label else "")
     return f"{gutter}{source}\n{pad}{marker}"
 
 

@@ -71,3 +71,35 @@ def test_a_stopped_message_lane_sensor_without_author_discloses_on_the_event_lan
         assert terms is not None and (terms.lane, terms.threshold) == ("event", 4.0)
     finally:
         daemon.store.close()
+
+
+CALM = "spec: 1\nname: {name}\nkind: command\ninterval: 5m\ncommand: {{argv: [echo, '{{}}']}}\n"
+
+
+async def test_an_unforeseen_error_loading_one_sensor_marks_it_invalid_and_the_others_run(quiet_home, monkeypatch):
+    import trio
+
+    from attend.runtime import daemon as daemon_module
+
+    for name in ("boom", "calm"):
+        quiet_home.write_user_sensor(name, CALM.format(name=name))
+    real = daemon_module.CadenceParams.from_sensor_data
+
+    def from_sensor_data(data):  # stands for a bug no test foresaw, in one sensor only
+        if data.get("name") == "boom":
+            raise OverflowError("int too large to convert to float")
+        return real(data)
+
+    monkeypatch.setattr(daemon_module.CadenceParams, "from_sensor_data", staticmethod(from_sensor_data))
+    daemon = _daemon(quiet_home)
+    try:
+        async with trio.open_nursery() as nursery:
+            daemon._nursery = nursery
+            await daemon.reload()
+            assert "calm" in daemon.running and "boom" not in daemon.running
+            status = daemon.store.statuses()["boom"]
+            assert status.state == "invalid"
+            assert "OverflowError" in status.message and "bug in attend" in status.message
+            nursery.cancel_scope.cancel()
+    finally:
+        daemon.store.close()

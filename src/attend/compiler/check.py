@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from attend.errors import Diagnostic, Severity
+from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec import SensorSet, load_paths, load_set
 from attend.spec.loading import read_source, with_excerpt
 from attend.spec.model import Sensor
@@ -46,7 +46,10 @@ def check(sensor_set: SensorSet, diagnose: Diagnose | None = None) -> list[Diagn
     found: list[Diagnostic] = list(sensor_set.all_diagnostics())
     for sensor in sensor_set.sensors.values():
         if _compilable(sensor):
-            found.extend(diagnose(sensor))
+            try:
+                found.extend(diagnose(sensor))
+            except Exception as exc:  # noqa: BLE001 - the last-resort guard: this file flagged, the rest checked
+                found.append(unforeseen(str(sensor.file or sensor.name), exc))
     seen: set[tuple[str, int, int, str, str]] = set()
     unique = []
     for d in found:

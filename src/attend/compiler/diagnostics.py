@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from attend.errors import CompileError, Diagnostic, caret_excerpt
+from attend.errors import CompileError, Diagnostic, caret_excerpt, source_lines
 
 __all__ = ["EXPRESSION_CODES", "diagnose", "origins_by_trigger"]
 
@@ -34,7 +34,7 @@ def _file_text(path: str) -> str:
 def _file_lines(path: str) -> list[str]:
     """The lines of `path`, split once per `diagnose` (a file with many errors would otherwise split
     its whole text once per error). Callers only read the list."""
-    return _file_text(path).splitlines()
+    return list(source_lines(_file_text(path)))
 
 
 def _excerpt(lines: list[str], line: int, col: int) -> str:

@@ -153,7 +153,7 @@ def sensors_list(args: Any) -> int:
     with open_project_store(sensor_set.paths) as store:
         statuses = store.statuses()
     daemon = running_pid(lock_path(args.project_dir))
-    rows = [sensor_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
+    rows = [_guarded_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
     for row in rows:
         row["daemon_running"] = daemon is not None
         if daemon is None:
@@ -168,6 +168,19 @@ def sensors_list(args: Any) -> int:
     if daemon is None:
         print(f"(no daemon runs for {args.project_dir}: start one with `attend run`)")
     return 0
+
+
+def _guarded_row(sensor: Any, status: Any) -> dict[str, Any]:
+    """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
+    try:
+        return sensor_row(sensor, status)
+    except Exception as exc:  # noqa: BLE001 - this sensor invalid, the rest listed
+        return {"name": sensor.name, "kind": None, "layer": sensor.layer, "enabled": False,
+                "file": str(sensor.file) if sensor.file else None, "description": "", "state": "invalid",
+                "message": f"attend failed showing this sensor ({type(exc).__name__}: {exc}); this is a bug in "
+                           "attend, please report it", "since": None, "last_poll": None, "next_poll": None,
+                "interval": None, "lane": "event", "lane_note": "", "overrides": [], "requires": [],
+                "line_errors": [], "failures": 0, "running_last_good": False}
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
@@ -236,6 +249,18 @@ async def _poll_once(compiled: Any, ctx: Any) -> Any:
         return await kinds.poll(compiled, ctx)
 
 
+def _poll_guarded(compiled: Any, ctx: Any) -> Any:
+    """One poll; a kind's unforeseen exception is this poll's failure (as in the daemon), never a crash."""
+    import trio
+
+    from attend.runtime.kinds import PollOutcome
+
+    try:
+        return trio.run(_poll_once, compiled, ctx)
+    except Exception as exc:  # noqa: BLE001 - a kind's bug: the poll failed, state untouched
+        return PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
+
+
 def _fire_json(fire: Any) -> dict[str, Any]:
     return {"trigger": fire.trigger, "key": fire.key, "magnitude": fire.magnitude, "description": fire.description}
 
@@ -243,8 +268,6 @@ def _fire_json(fire: Any) -> dict[str, Any]:
 @reports_unusable_store
 def sensors_poll(args: Any) -> int:
     """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
-    import trio
-
     from attend.runtime.kinds import PollContext
     from attend.runtime.pipeline import record_poll
 
@@ -255,7 +278,7 @@ def sensors_poll(args: Any) -> int:
     with open_project_store(sensor_set.paths) as store:
         ctx = PollContext(project_dir=Path(args.project_dir), env=dict(os.environ), paths=sensor_set.paths, store=store)
         started = time.monotonic()
-        outcome = trio.run(_poll_once, compiled, ctx)
+        outcome = _poll_guarded(compiled, ctx)
         elapsed = time.monotonic() - started
         record = record_poll(None if args.dry_run else store, compiled, outcome, now=time.time())
     step = record.step

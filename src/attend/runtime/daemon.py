@@ -192,25 +192,37 @@ class Daemon:
         for name in set(self.file_errors_logged) - set(sensor_set.sensors):
             del self.file_errors_logged[name]
         for name, sensor in sensor_set.sensors.items():
-            if not runnable(sensor):
-                self._keep_or_record(name, sensor.status, first_error(sensor))
-                continue
-            if not sensor.enabled:
-                continue
-            compiled, compile_error = compiled_or_error(sensor)
-            if compiled is None:
-                self._keep_or_record(name, "invalid", compile_error)
-                continue
-            self.file_errors_logged.pop(name, None)  # valid again: a later error is news
-            fingerprint = _fingerprint(sensor)
-            current = self.running.get(name)
-            if current is not None and current.fingerprint == fingerprint:
-                self.store.update_status(name, file_error="")
-                continue
-            if current is not None:
+            try:
+                await self._bring_in_line(name, sensor)
+            except sqlite3.OperationalError:
+                raise  # the store, not this sensor: the whole reload is retried
+            except Exception as exc:  # noqa: BLE001 - the last-resort guard: this sensor invalid, the rest go on
                 self._stop(name)
-            await self._start(RunningSensor(compiled, fingerprint))
+                self._keep_or_record(name, "invalid", f"attend failed loading this sensor ({type(exc).__name__}: "
+                                     f"{exc}); this is a bug in attend, please report it")
         self.discloser.wake()
+
+    async def _bring_in_line(self, name: str, sensor: Any) -> None:
+        """Start, keep, restart or record one loaded sensor."""
+        if not runnable(sensor):
+            self._keep_or_record(name, sensor.status, first_error(sensor))
+            return
+        if not sensor.enabled:
+            return
+        compiled, compile_error = compiled_or_error(sensor)
+        if compiled is None:
+            self._keep_or_record(name, "invalid", compile_error)
+            return
+        CadenceParams.from_sensor_data(compiled.sensor.data)  # raises here, not in the sensor's task
+        self.file_errors_logged.pop(name, None)  # valid again: a later error is news
+        fingerprint = _fingerprint(sensor)
+        current = self.running.get(name)
+        if current is not None and current.fingerprint == fingerprint:
+            self.store.update_status(name, file_error="")
+            return
+        if current is not None:
+            self._stop(name)
+        await self._start(RunningSensor(compiled, fingerprint))
 
     async def _reload_logged(self) -> None:
         # A reload that fails (a store locked past its timeout, a bug) must not stop the sensors that run.

@@ -1,13 +1,16 @@
 """Durations in sensor files: seconds as a number, or `500ms` / `30s` / `5m` / `1h` (DESIGN.md, Spec v1).
 
 One pure function turns either form into float seconds; the schema uses `is_duration` to validate and
-the normaliser `parse_duration` to store the value in `Sensor.data`.
+the normaliser `parse_duration` to store the value in `Sensor.data`. The range is checked before any
+conversion (a 400-digit integer would overflow `float()`): ASCII digits only, at most
+`MAX_DURATION_CHARS` characters, finite, and at most `MAX_DURATION_SECONDS` (30 days).
 """
 
 from __future__ import annotations
 
-import math
 import re
+
+from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
 
 __all__ = ["ACCEPTED_FORMS", "UNIT_SECONDS", "is_duration", "parse_duration"]
 
@@ -15,9 +18,10 @@ __all__ = ["ACCEPTED_FORMS", "UNIT_SECONDS", "is_duration", "parse_duration"]
 UNIT_SECONDS: dict[str, float] = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 #: What an error message says a duration may look like.
-ACCEPTED_FORMS = "a number of seconds (e.g. 90 or 2.5) or a string like 500ms, 30s, 5m or 1h"
+ACCEPTED_FORMS = "a number of seconds (e.g. 90 or 2.5) or a string like 500ms, 30s, 5m or 1h, at most 30 days"
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h)?\s*$")
+#: ASCII digits only (`\d` would take `٣s`, an Arabic-Indic three), ASCII spaces around.
+_DURATION = re.compile(r"^[ \t]*([0-9]+(?:\.[0-9]+)?|\.[0-9]+)[ \t]*(ms|s|m|h)?[ \t]*$", re.ASCII)
 
 
 def parse_duration(value: object) -> float:
@@ -37,15 +41,24 @@ def parse_duration(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration: use {ACCEPTED_FORMS}")
     if isinstance(value, int | float):
-        seconds = float(value)
-        if not math.isfinite(seconds) or seconds < 0:
-            raise ValueError(f"{value!r} is not a duration: use {ACCEPTED_FORMS}")
-        return seconds
-    if isinstance(value, str):
+        # Compared before converting: an int past float's range would raise OverflowError in float();
+        # NaN fails every comparison, so it is refused here too.
+        if not 0 <= value <= MAX_DURATION_SECONDS:
+            raise ValueError(f"{_shown(value)} is not a duration: use {ACCEPTED_FORMS}")
+        return float(value)
+    if isinstance(value, str) and len(value) <= MAX_DURATION_CHARS:
         match = _DURATION.match(value)
         if match:
-            return float(match.group(1)) * UNIT_SECONDS[match.group(2) or "s"]
-    raise ValueError(f"{value!r} is not a duration: use {ACCEPTED_FORMS}")
+            seconds = float(match.group(1)) * UNIT_SECONDS[match.group(2) or "s"]
+            if seconds <= MAX_DURATION_SECONDS:
+                return seconds
+    raise ValueError(f"{_shown(value)} is not a duration: use {ACCEPTED_FORMS}")
+
+
+def _shown(value: object) -> str:
+    """`repr(value)`, cut short: a duration error never quotes a whole hostile string."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def is_duration(value: object) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from attend.errors import Diagnostic, Severity
+from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config
 from attend.spec.loading import file_stem, read_sensor_file
 from attend.spec.model import LAYERS, KeyPath, LayerPaths, Origin, Sensor, SensorFile, SensorSet
@@ -165,6 +165,9 @@ def build_sensor(name: str, files: Sequence[SensorFile], *, trusted: bool, confi
                  ) -> Sensor:
     """One sensor from its layers' files, with the project-trust gate applied.
 
+    Never raises for any input: an unforeseen exception (a bug) makes this one sensor `invalid` with a
+    `check-failed` diagnostic, so one file can never stop the others (issue 14).
+
     Args:
         name: the sensor's name.
         files: its files, lowest layer first.
@@ -172,6 +175,16 @@ def build_sensor(name: str, files: Sequence[SensorFile], *, trusted: bool, confi
         config_file: the user's config.yaml, named in the refusal message.
     """
     files = tuple(files)
+    try:
+        return _build_sensor(name, files, trusted=trusted, config_file=config_file)
+    except Exception as exc:  # noqa: BLE001 - the last-resort guard: this sensor invalid, the rest go on
+        file = str(files[-1].path) if files else name
+        return Sensor(name=name, data={"name": name}, files=files, status="invalid",
+                      diagnostics=[*(d for f in files for d in f.diagnostics), unforeseen(file, exc)])
+
+
+def _build_sensor(name: str, files: tuple[SensorFile, ...], *, trusted: bool, config_file: Path | None) -> Sensor:
+    """`build_sensor` without its guard."""
     project = [f for f in files if f.layer == "project"]
     chosen = chooses_what_runs(project[0]) if project and project[0].data is not None else None
     if trusted or chosen is None:
@@ -209,8 +222,16 @@ def _grouped(files: Iterable[SensorFile]) -> dict[str, list[SensorFile]]:
 
 def _layer_files(paths: LayerPaths, names: set[str] | None = None) -> list[SensorFile]:
     """The sensor files of every layer (only those named `names`, when given), read and parsed."""
-    return [read_sensor_file(p, layer) for layer in LAYERS for p in discover(paths.folder(layer))
+    return [_read_guarded(p, layer) for layer in LAYERS for p in discover(paths.folder(layer))
             if names is None or file_stem(p) in names]
+
+
+def _read_guarded(path: Path, layer: str) -> SensorFile:
+    """`read_sensor_file`, with the last-resort guard: a bug reading one file marks that file alone."""
+    try:
+        return read_sensor_file(path, layer)
+    except Exception as exc:  # noqa: BLE001 - this file unreadable, the rest go on
+        return SensorFile(name=file_stem(path), layer=layer, path=path, diagnostics=[unforeseen(str(path), exc)])
 
 
 def misnamed_files(paths: LayerPaths) -> list[Diagnostic]:
@@ -294,9 +315,9 @@ def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapp
             continue
         layer = _layer_of(path, folders)
         if layer is None:
-            sensor_file = read_sensor_file(path, STANDALONE_LAYER)
+            sensor_file = _read_guarded(path, STANDALONE_LAYER)
             key = sensor_file.name if sensor_file.name not in sensors else str(path)
-            sensors[key] = merge_sensor([sensor_file], sensor_file.name)
+            sensors[key] = build_sensor(sensor_file.name, [sensor_file], trusted=True)
         else:
             layered.add(file_stem(path))
     if layered:

@@ -10,6 +10,8 @@ stream* (libyaml's CParser when available) and builds plain Python data itself, 
 - a repeated key is an error at the second key, naming the first's line;
 - only the YAML core tags (str, int, float, bool, null, seq, map) are accepted; scalars resolve by the
   YAML 1.2 core schema, so `on`, `yes` and `no` stay strings and keys are always their own text;
+- an integer literal longer than `MAX_INTEGER_DIGITS` digits is refused at its position (Python would
+  raise converting one past 4,300 digits, and no field needs one);
 - every key path gets an `Origin` (value and key position, scalar style).
 
 Every problem becomes a positioned `Diagnostic`; nothing here raises for bad input.
@@ -24,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from attend.errors import Diagnostic, caret_excerpt, line_col
+from attend.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER_DIGITS, MAX_NODES
+from attend.errors import Diagnostic, caret_excerpt, line_col, source_lines
 from attend.spec.model import KeyPath, Origin, SensorFile
 
 __all__ = [
@@ -39,13 +42,6 @@ __all__ = [
     "read_yaml_file",
     "with_excerpt",
 ]
-
-#: The largest sensor or config file attend reads (1 MiB); a sensor file is a few hundred bytes.
-MAX_FILE_BYTES = 1 << 20
-#: How many nodes a document may materialise, aliases expanded (refuses "billion laughs" files fast).
-MAX_NODES = 100_000
-#: How deep mappings and sequences may nest (a sensor file needs about six levels).
-MAX_DEPTH = 64
 
 try:  # libyaml when present: the same events, an order of magnitude faster
     from yaml import CSafeLoader as _Loader
@@ -238,7 +234,7 @@ def _type_name(value: object) -> str:
 def with_excerpt(diagnostic: Diagnostic, text: str) -> Diagnostic:
     """`diagnostic` with a caret excerpt of its line of `text` as its detail, unless it has a detail
     already or its line lies past the end of `text`."""
-    if diagnostic.detail or diagnostic.line > text.count("\n") + 1:
+    if diagnostic.detail or diagnostic.line > len(source_lines(text)):
         return diagnostic
     detail = caret_excerpt(text, diagnostic.line, diagnostic.col)
     return Diagnostic(diagnostic.file, diagnostic.line, diagnostic.col, diagnostic.code, diagnostic.message,
@@ -250,7 +246,10 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Diagnostic:
     if mark is not None:
         line, col = mark.line + 1, mark.column + 1
     elif isinstance(getattr(exc, "position", None), int):
-        line, col = line_col(text, exc.position)  # type: ignore[attr-defined]
+        position = exc.position  # type: ignore[attr-defined]
+        if getattr(exc, "encoding", "unicode") != "unicode":  # libyaml counts UTF-8 bytes, not characters
+            position = len(text.encode("utf-8")[:position].decode("utf-8", "replace"))
+        line, col = line_col(text, position)
     else:
         line, col = 1, 1
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -434,6 +433,10 @@ class _Builder:
         tag = node.tag[len(_TAG):] if node.tag and node.tag.startswith(_TAG) else None
         if tag == "str" or (tag is None and (node.style is not None or node.tag == "!")):
             return text
+        if tag in (None, "int") and _int_digits(text) > MAX_INTEGER_DIGITS:
+            raise _Refused(Diagnostic(self.file, node.line, node.col, "bad-number",
+                                      f"an integer of {_int_digits(text):,} digits: attend reads integers of at "
+                                      f"most {MAX_INTEGER_DIGITS:,} digits"))
         value = _resolve_plain(text)
         if tag is None:
             return value
@@ -447,6 +450,15 @@ class _Builder:
 
 def _style(node: _Node) -> str | None:
     return node.style if node.kind == "scalar" else None
+
+
+def _int_digits(text: str) -> int:
+    """How many digits `text` has if it is an integer literal (decimal, 0o or 0x), else 0."""
+    if _INT.match(text):
+        return len(text.lstrip("+-"))
+    if _INT_OCT.match(text) or _INT_HEX.match(text):
+        return len(text) - 2
+    return 0
 
 
 def _resolve_plain(text: str) -> Any:

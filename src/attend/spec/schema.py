@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from attend.bounds import MAX_DECAY_THRESHOLD, MAX_MAGNITUDE, MAX_OUTPUT_BYTES
+
 __all__ = [
     "DEFAULT_INTERVAL",
     "DEFAULT_MIN_INTERVAL",
@@ -102,7 +104,8 @@ TRIGGER_SCHEMA: dict[str, Any] = {
                 keysrules={"type": "string"}, valuesrules=WHERE_VALUE),
     "match": _f("string", "how where's properties combine: all (every one holds) or any", "all",
                 allowed=["all", "any"]),
-    "magnitude": _f("number", "how much one fire weighs in the sensor's accumulator (a number ≥ 0)", 1.0, min=0),
+    "magnitude": _f("number", "how much one fire weighs in the sensor's accumulator (a number ≥ 0)", 1.0, min=0,
+                    max=MAX_MAGNITUDE),
     "description": _f("string", "the notification text: a template with {field}, {value}, {key}, {previous}"),
     "author": _f("string", "the item field holding who composed the item (required on the message lane)"),
     "initial": _f("string", "what the first poll does: baseline (record, fire nothing) or fire", "baseline",
@@ -117,7 +120,8 @@ COMMAND_SCHEMA: dict[str, Any] = {
     "timeout": _f("duration", "how long one run may take before its process group is killed", 10.0),
     "output": _f("string", "how stdout is read: json (the poll result) or lines (magnitude|description)",
                  "json", allowed=["json", "lines"]),
-    "max_output": _f("integer", "the most stdout bytes one run may print; more is a failed poll", 1 << 20, min=1),
+    "max_output": _f("integer", "the most stdout bytes one run may print; more is a failed poll", 1 << 20, min=1,
+                     max=MAX_OUTPUT_BYTES),
 }
 
 MCP_SERVER_SCHEMA: dict[str, Any] = {
@@ -148,8 +152,10 @@ SENSOR_SCHEMA: dict[str, Any] = {
     "interval": _f("duration", "the slowest polling interval (seconds, or 500ms/30s/5m/1h)", DEFAULT_INTERVAL),
     "min_interval": _f("duration", "the fastest polling interval while changes keep coming (≤ interval)",
                        DEFAULT_MIN_INTERVAL),
-    "decay_threshold": _f("integer", "quiet polls before the cadence slows back down", 3, min=0),
-    "threshold": _f("number", "the accumulated magnitude at which the sensor fires", 2.0, min=0),
+    "decay_threshold": _f("integer", "quiet polls before the cadence slows back down", 3, min=0,
+                          max=MAX_DECAY_THRESHOLD),
+    "threshold": _f("number", "the accumulated magnitude at which the sensor fires", 2.0, min=0,
+                    max=MAX_MAGNITUDE),
     "lane": _f("string", "the delivery lane: event (engagement and governor) or message", "event",
                allowed=list(LANES)),
     "lane_exception": _f("string", "the decision record that lets a shipped message-lane sensor go without "

@@ -10,10 +10,12 @@ are pure functions below. `normalise` fills defaults and turns durations into fl
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from attend.bounds import MAX_MAGNITUDE, MAX_TRIGGERS, MAX_WHERE_PROPERTIES
 from attend.errors import Diagnostic, Severity
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
 from attend.spec.model import KeyPath, Origin, SensorFile
@@ -35,10 +37,6 @@ from attend.spec.schema import (
 __all__ = ["Locator", "normalise", "validate_sensor"]
 
 _NAME = re.compile(NAME_PATTERN)
-#: The most triggers one sensor may declare, and where-properties one trigger may test: generous for any
-#: real sensor, and a bound on the work `compile --check` does for a hostile 1 MiB file.
-MAX_TRIGGERS = 256
-MAX_WHERE_PROPERTIES = 256
 #: Where `lane_exception` is honoured: only a file attend itself ships may waive `author`.
 LANE_EXCEPTION_LAYER = "shipped"
 
@@ -154,6 +152,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
                                 f"spec {version!r} is not a version this attend reads (it reads spec {SPEC_VERSION})"))
         return out
     out.extend(_schema_errors(data, loc))
+    out.extend(_finite_numbers(data, loc))
     out.extend(_required_core(data, fallback))
     out.extend(_kind_rules(data, loc))
     out.extend(_positive_durations(data, loc))
@@ -209,8 +208,31 @@ def _schema_errors(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
         return []
     out = []
     for error in _leaves(validator._errors):
+        if _non_finite(error.value):
+            continue  # `_finite_numbers` says what is wrong with .inf and .nan, once
         path = tuple(str(p) for p in error.document_path)
         out.append(_from_cerberus(error, path, loc))
+    return out
+
+
+def _non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _finite_numbers(data: Any, loc: Locator) -> list[Diagnostic]:
+    """Every number in a sensor is finite: `.inf`, `.nan` and literals past float's range (`1e400`) are
+    refused wherever they stand (a field, a where operand, a crate or mcp argument)."""
+    out = []
+    stack: list[tuple[KeyPath, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(((*path, str(k)), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, str(i)), v) for i, v in enumerate(value))
+        elif _non_finite(value):
+            out.append(loc.at_value(path, "bad-number", f"`{_shown('.'.join(path))}` is {value!r}: numbers in a "
+                                    "sensor file must be finite (.inf, .nan and literals past 1.8e308 are not)"))
     return out
 
 
@@ -250,6 +272,8 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
                             + ", ".join(str(c) for c in constraint))
     if rule == "min":
         return loc.at_value(path, "bad-value", f"`{field}` must be at least {constraint}, not {_short(value)}")
+    if rule == "max":
+        return loc.at_value(path, "bad-value", f"`{field}` must be at most {_number(constraint)}, not {_short(value)}")
     if rule == "minlength":
         return loc.at_value(path, "bad-value", f"`{field}` must not be empty")
     if rule == "regex":
@@ -273,6 +297,11 @@ def _short(value: Any) -> str:
     return text if len(text) <= _QUOTED_CHARS else text[: _QUOTED_CHARS - 1] + "…"
 
 
+def _number(value: float) -> str:
+    """A bound as a message shows it: `1,000,000`, not `1000000.0`."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,}"
+
+
 def _listed(constraint: Any) -> list[Any]:
     return constraint if isinstance(constraint, list) else [constraint]
 
@@ -283,7 +312,7 @@ def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     if isinstance(value, int | float):
-        return f"the number {value!r}"
+        return f"the number {_short(value)}"
     if isinstance(value, str):
         return f"the string {value!r}" if len(value) < 40 else "a string"
     if isinstance(value, list):
@@ -439,12 +468,18 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         out["triggers"] = {name: _with_defaults(t, TRIGGER_SCHEMA) if isinstance(t, dict) else t
                            for name, t in triggers.items()}
         for trigger in out["triggers"].values():
-            if isinstance(trigger, dict) and isinstance(trigger.get("magnitude"), int) \
-                    and not isinstance(trigger["magnitude"], bool):
-                trigger["magnitude"] = float(trigger["magnitude"])
-    if isinstance(out.get("threshold"), int) and not isinstance(out["threshold"], bool):
-        out["threshold"] = float(out["threshold"])
+            if isinstance(trigger, dict) and "magnitude" in trigger:
+                trigger["magnitude"] = _as_float(trigger["magnitude"])
+    if "threshold" in out:
+        out["threshold"] = _as_float(out["threshold"])
     return out
+
+
+def _as_float(value: Any) -> Any:
+    """An int as a float when float can hold it; anything else as written (the sensor is invalid then)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_MAGNITUDE:
+        return float(value)
+    return value
 
 
 def _with_defaults(block: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
