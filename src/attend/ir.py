@@ -45,8 +45,15 @@ def _span() -> Any:
     return field(default=None, compare=False, hash=False, repr=False)
 
 
+#: How `_quote_name` writes the characters a quoted name may not hold as they are (RFC 9535).
+_NAME_ESCAPES = {"\\": "\\\\", "'": "\\'", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NAME_ESCAPES.update({chr(c): f"\\u{c:04x}" for c in range(0x20) if chr(c) not in _NAME_ESCAPES})
+_NEEDS_ESCAPE = re.compile("[\\\\'\x00-\x1f]")
+
+
 def _quote_name(name: str) -> str:
-    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """`name` as a single-quoted RFC 9535 string literal (reads back as `name`)."""
+    return "'" + _NEEDS_ESCAPE.sub(lambda m: _NAME_ESCAPES[m.group()], name) + "'"
 
 
 # --------------------------------------------------------------------------------------------- paths
@@ -102,7 +109,7 @@ class ChildSegment:
 class DescendantSegment:
     """`..field` or `..*`: the selector applied to each node and all of its descendants."""
 
-    selector: NameSelector | WildcardSelector
+    selector: Selector
     span: Span | None = _span()
 
     def __str__(self) -> str:

@@ -28,7 +28,7 @@ triggers:
     description: >-
       wind {speed
   low:
-    path: $.a b
+    path: $.a]
     on: changed
     description: "x } y"
   fine:
@@ -57,7 +57,7 @@ def test_every_expression_problem_is_reported_at_the_character_inside_the_scalar
         (12, 28, "regex-syntax"),     # inside the single-quoted regex, at its end
         (14, 9, "pattern-syntax"),    # the space inside a quoted key
         (16, 18, "template-syntax"),  # inside the folded block scalar, on its content line
-        (18, 14, "path-syntax"),      # a plain scalar: the space
+        (18, 14, "path-syntax"),      # a plain scalar: the stray bracket
         (20, 21, "template-syntax"),  # the lone brace inside the double-quoted scalar
         (27, 12, "template-syntax"),  # second line of a literal block scalar
     ]
@@ -67,7 +67,7 @@ def test_every_expression_problem_is_reported_at_the_character_inside_the_scalar
 def test_each_diagnostic_carries_a_caret_under_the_offending_character(tmp_path: Path) -> None:
     sensor, _ = _sensor(tmp_path)
     low = [d for d in diagnose(sensor) if d.line == 18][0]
-    assert low.detail == "18 |     path: $.a b\n   |              ^"
+    assert low.detail == "18 |     path: $.a]\n   |              ^"
     assert "expected '.', '..' or '['" in low.message
 
 

@@ -76,8 +76,8 @@ def test_a_path_error_with_a_span_points_into_the_file() -> None:
     with pytest.raises(PathSyntaxError) as info:
         parse_path("$.a b", Span("s.yaml", 7, 11))
     err = info.value
-    assert (err.file, err.line, err.col, err.offset) == ("s.yaml", 7, 14, 3)
-    assert str(err) == "s.yaml:7:14: error: [path-syntax] unexpected space in the path; expected '.', '..' or '['"
+    assert (err.file, err.line, err.col, err.offset) == ("s.yaml", 7, 15, 4)
+    assert str(err) == "s.yaml:7:15: error: [path-syntax] unexpected 'b' in the path; expected '.', '..' or '['"
 
 
 def test_spans_of_parsed_nodes_stay_outside_equality() -> None:

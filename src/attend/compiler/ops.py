@@ -195,12 +195,24 @@ def descendants(node: Any, out: list[Any]) -> None:
     """Append `node` and every container below it, each before its own descendants (RFC 9535 order).
 
     Only mappings and lists are appended: a descendant segment's selector selects nothing from a scalar.
+    Walked with an explicit stack of iterators, so a document nested deeper than Python's recursion
+    limit is walked like any other.
     """
     out.append(node)
-    children = node.values() if isinstance(node, dict) else node
-    for child in children:
-        if isinstance(child, (dict, list)):
-            descendants(child, out)
+    append = out.append
+    stack = [iter(node.values() if isinstance(node, dict) else node)]
+    while stack:
+        for child in stack[-1]:
+            if isinstance(child, dict):
+                append(child)
+                stack.append(iter(child.values()))
+                break
+            if isinstance(child, list):
+                append(child)
+                stack.append(iter(child))
+                break
+        else:
+            stack.pop()
 
 
 def render_value(value: Any) -> str:

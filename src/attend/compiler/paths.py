@@ -84,30 +84,19 @@ def _singular(steps: list[tuple[bool, Any]]) -> Callable[[Any], Any]:
 def _segment_step(segment: ir.ChildSegment | ir.DescendantSegment) -> PathStep:
     selector = segment.selector
     if isinstance(segment, ir.DescendantSegment):
+        # a descendant segment is its selector applied as a child segment to every container below
+        # (and including) each node, in document order
         descendants = ops.descendants
-        if isinstance(selector, ir.NameSelector):
-            name = selector.name
+        child = _segment_step(ir.ChildSegment(selector=selector))
 
-            def desc_name(nodes: list[Any]) -> list[Any]:
-                visited: list[Any] = []
-                for node in nodes:
-                    if isinstance(node, (dict, list)):
-                        descendants(node, visited)
-                return [v[name] for v in visited if isinstance(v, dict) and name in v]
-
-            return desc_name
-
-        def desc_wild(nodes: list[Any]) -> list[Any]:
+        def descendant(nodes: list[Any]) -> list[Any]:
             visited: list[Any] = []
             for node in nodes:
                 if isinstance(node, (dict, list)):
                     descendants(node, visited)
-            out: list[Any] = []
-            for v in visited:
-                out.extend(v.values() if isinstance(v, dict) else v)
-            return out
+            return child(visited)
 
-        return desc_wild
+        return descendant
     if isinstance(selector, ir.NameSelector):
         name = selector.name
 

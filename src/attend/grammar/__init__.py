@@ -75,28 +75,81 @@ def split_dotted(text: str) -> tuple[str, ...]:
 # ------------------------------------------------------------------------------------ expressions
 
 
+#: The largest index magnitude RFC 9535 allows (I-JSON's exact integers): 2^53 - 1.
+MAX_INDEX = 2**53 - 1
+
+#: The one-character escapes of a quoted name; the quote escape is the one matching the delimiter.
+_ESCAPES = {"\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _hex4(body: str, at: int) -> int | None:
+    """The code unit of the four hex digits at `body[at:at+4]`, or None."""
+    digits = body[at : at + 4]
+    return int(digits, 16) if len(digits) == 4 and _HEX.issuperset(digits) else None
+
+
 def _unquote(token: str, offset: int, text: str) -> str:
-    """The value of a quoted path name: backslash escapes as in JSON, plus ``\\'``."""
-    body = token[1:-1]
+    r"""The value of a quoted path name under RFC 9535's string-literal rules.
+
+    Escapes are JSON's (`\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\uXXXX`) plus the escaped
+    delimiter (`\'` inside single quotes, `\"` inside double quotes, never the other one). A
+    `\uXXXX` high surrogate must be followed by a `\uXXXX` low surrogate (the pair is one character);
+    control characters U+0000-U+001F and lone surrogates are refused, each with its position.
+    """
+    quote, body = token[0], token[1:-1]
     out: list[str] = []
-    i = 0
-    simple = {"\\": "\\", "'": "'", '"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-    while i < len(body):
+    i, n = 0, len(body)
+    while i < n:
         ch = body[i]
         if ch != "\\":
+            code = ord(ch)
+            if code < 0x20:
+                raise _Failure(f"control character U+{code:04X} in a quoted name; write it as an escape (\\u{code:04x})", offset + 1 + i, text)
+            if 0xD800 <= code <= 0xDFFF:
+                raise _Failure(f"lone surrogate U+{code:04X} in a quoted name", offset + 1 + i, text)
             out.append(ch)
             i += 1
             continue
         nxt = body[i + 1]
-        if nxt in simple:
-            out.append(simple[nxt])
+        if nxt == quote:
+            out.append(quote)
             i += 2
-        elif nxt == "u" and len(body) >= i + 6 and all(c in "0123456789abcdefABCDEF" for c in body[i + 2 : i + 6]):
-            out.append(chr(int(body[i + 2 : i + 6], 16)))
-            i += 6
+        elif nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif nxt == "u" and (unit := _hex4(body, i + 2)) is not None:
+            if 0xDC00 <= unit <= 0xDFFF:
+                raise _Failure(f"low surrogate \\u{body[i + 2 : i + 6]} without a high surrogate before it", offset + 1 + i, text)
+            if 0xD800 <= unit <= 0xDBFF:
+                low = _hex4(body, i + 8) if body[i + 6 : i + 8] == "\\u" else None
+                if low is None or not 0xDC00 <= low <= 0xDFFF:
+                    raise _Failure(f"high surrogate \\u{body[i + 2 : i + 6]} must be followed by a low surrogate \\uDC00-\\uDFFF", offset + 1 + i, text)
+                out.append(chr(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
+                i += 12
+            else:
+                out.append(chr(unit))
+                i += 6
         else:
-            raise _Failure(f"unknown escape '\\{nxt}' in a quoted name", offset + 1 + i, text)
+            if nxt in "'\"":
+                other = "double" if quote == '"' else "single"
+                message = f"'\\{nxt}' is not an escape inside {other} quotes; write {nxt} as it is"
+            elif nxt == "u":
+                message = "unknown escape \\u without four hex digits in a quoted name"
+            elif ord(nxt) < 0x20:
+                message = f"unknown escape: a backslash before control character U+{ord(nxt):04X} in a quoted name"
+            else:
+                message = f"unknown escape '\\{nxt}' in a quoted name"
+            raise _Failure(message, offset + 1 + i, text)
     return "".join(out)
+
+
+def _index(token: str, offset: int, text: str) -> int:
+    """An index token's value, refused outside ±(2^53-1) (checked on its digits: never `int()` of a huge string)."""
+    digits = token.lstrip("-")
+    if len(digits) > 16 or int(digits) > MAX_INDEX:
+        raise _Failure(f"index {token[:20]}{'…' if len(token) > 20 else ''} is out of range; an index is within ±{MAX_INDEX} (2^53-1)", offset, text)
+    return int(token)
 
 
 class _Failure(Exception):
@@ -164,8 +217,6 @@ def _build_transformer_class() -> Any:
 
         def desc_bracket(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
             selector = children[1]
-            if isinstance(selector, ir.IndexSelector):
-                raise _Failure("'..' takes a name or '*', not an index", meta.start_pos + 3, self._expr)
             return ir.DescendantSegment(selector=selector, span=self._sp(meta))
 
         def sel_name(self, meta: Any, children: list[Any]) -> ir.NameSelector:
@@ -173,7 +224,8 @@ def _build_transformer_class() -> Any:
             return ir.NameSelector(name=_unquote(str(token), token.start_pos, self._expr), span=self._sp(meta))
 
         def sel_index(self, meta: Any, children: list[Any]) -> ir.IndexSelector:
-            return ir.IndexSelector(index=int(children[0]), span=self._sp(meta))
+            token = children[0]
+            return ir.IndexSelector(index=_index(str(token), token.start_pos, self._expr), span=self._sp(meta))
 
         def sel_wild(self, meta: Any, children: list[Any]) -> ir.WildcardSelector:
             return ir.WildcardSelector(span=self._sp(meta))

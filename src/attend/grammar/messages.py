@@ -34,7 +34,8 @@ TERMINAL_WORDS: dict[str, str] = {
 }
 
 def _words(expected: Any) -> str:
-    names = sorted({TERMINAL_WORDS.get(t, t) for t in expected})
+    # blank space is allowed in many places and never what a message should suggest
+    names = sorted({TERMINAL_WORDS.get(t, t) for t in expected if t != "_BLANK"})
     if not names:
         return "something else"
     if len(names) == 1:
@@ -46,7 +47,9 @@ def _shown(text: str, offset: int) -> str:
     if offset >= len(text):
         return "end of expression"
     ch = text[offset]
-    return "space" if ch == " " else f"'{ch}'"
+    if ch == " ":
+        return "space"
+    return f"U+{ord(ch):04X}" if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 else f"'{ch}'"
 
 
 def describe_failure(exc: Exception, text: str, start: str) -> tuple[str, int]:
@@ -83,6 +86,23 @@ def describe_failure(exc: Exception, text: str, start: str) -> tuple[str, int]:
     return f"invalid {kind}: {exc}", 0
 
 
+#: RFC 9535 selectors outside attend's path subset, by the character that opens them inside brackets.
+UNSUPPORTED_SELECTORS = {
+    "?": "filter selectors ([?…])",
+    ":": "slice selectors ([start:end:step])",
+    ",": "lists of several selectors ([a,b])",
+}
+
+
+def _unsupported(text: str, offset: int) -> str | None:
+    """The message for valid RFC 9535 syntax that attend's subset leaves out, found at `offset`."""
+    ch = text[offset] if offset < len(text) else ""
+    what = UNSUPPORTED_SELECTORS.get(ch)
+    if what is None or "[" not in text[:offset]:
+        return None
+    return f"unsupported: {what} are not part of attend's path subset; select with `where:` instead"
+
+
 def _hint(text: str, offset: int, start: str) -> str | None:
     """A specific message for a well-known mistake at `offset`, or None."""
     ch = text[offset] if offset < len(text) else ""
@@ -93,8 +113,11 @@ def _hint(text: str, offset: int, start: str) -> str | None:
             return "too many dots; write '.' for a child or '..' for descendants"
         if ch and ch in "'\"" and text.count(ch, offset) == 1:
             return f"the quoted name is never closed; expected {ch}"
-        if ch and ch in "?(:" and offset > 0 and text[offset - 1] in "[0123456789":
-            return "filters and slices are not part of attend's path subset; use where: instead"
+        unsupported = _unsupported(text, offset)
+        if unsupported:
+            return unsupported
+        if ch == "-" and text[offset + 1 : offset + 2] == "0":
+            return "-0 is not an index (RFC 9535); write 0"
     if start == "template":
         if offset > 0 and text[offset - 1] == "{" and ch == "}":
             return "an empty field reference '{}'; name a field, or write '{{}}' for literal braces"

@@ -22,12 +22,14 @@ from attend.errors import Span, line_col
 __all__ = ["GLOB_CHARS", "READERS", "has_glob", "node_span", "read_path", "read_property", "read_template"]
 
 #: attend.lark's NAME, PART and FIELD character sets (keep in step with the grammar).
-_NAME = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*"
+_NAME = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f\ud800-\udfff][^\x00-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\ud800-\udfff]*"
 _PLAIN_PART = r"[^.\[\]\s]+"
 _FIELD = r"[^{}.\s]+"
 
+#: RFC 9535's index bound, ±(2^53-1) (grammar.MAX_INDEX; the pattern below caps digits at 16).
+_MAX_INDEX = 2**53 - 1
 #: One path segment of the plain shapes: `.name`, `.*`, `[*]`, `[n]` (groups: name, index).
-_SEGMENT = re.compile(rf"\.({_NAME})|\.\*|\[\*\]|\[(-?(?:0|[1-9][0-9]*))\]")
+_SEGMENT = re.compile(rf"\.({_NAME})|\.\*|\[\*\]|\[(0|-?[1-9][0-9]{0,15})\]")
 #: A property with no bracket glob: dotted plain parts.
 _PROPERTY = re.compile(rf"{_PLAIN_PART}(?:\.{_PLAIN_PART})*")
 #: One template piece: literal text, or `{field.field}` (groups: text, fields).
@@ -66,6 +68,8 @@ def read_path(text: str, base: Span | None) -> ir.Path | None:
             whole = node_span(base, text, start, pos)
             selector: ir.Selector = ir.NameSelector(name=name, span=whole)
         elif index is not None:
+            if abs(int(index)) > _MAX_INDEX:
+                return None  # out of range: lark's transformer words the error
             selector = ir.IndexSelector(index=int(index), span=node_span(base, text, start + 1, pos - 1))
         elif text[start] == ".":
             selector = ir.WildcardSelector(span=node_span(base, text, start, pos))
