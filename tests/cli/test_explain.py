@@ -134,3 +134,24 @@ def test_explain_shows_a_trigger_that_does_not_compile_and_exits_one(home) -> No
     assert run.returncode == 1
     assert "does not compile:" in run.stdout and "[path-syntax]" in run.stdout
     assert "trigger new-alert:" in run.stdout and "compiled plan:" in run.stdout
+
+
+def test_explain_shows_what_wake_on_watches_for_the_file_and_for_the_git_crate(home) -> None:
+    (home.project / "data").mkdir()
+    home.write_user_sensor("feed", "spec: 1\nname: feed\nkind: command\ncommand: {argv: [cat, data/feed.json]}\n"
+                                   "wake_on: [data/feed.json, \"inbox/**\"]\n")
+    run = home.attend("explain", "feed")
+    assert run.returncode == 0, run.stderr
+    text = _normalised(run.stdout, home)
+    assert "  wakes on (a change polls at once, no sooner than min_interval):" in text
+    assert ("    data/feed.json  (file)  → watches <project>/data flat, wakes on <project>/data/feed.json"
+            in text)
+    assert ("    inbox/**  (file)  → watches <project>/inbox recursively, wakes on <project>/inbox/**; "
+            "not there yet: its nearest existing folder is watched") in text
+    git = json.loads(home.attend("explain", "git", "--json").stdout)["wake_on"]
+    assert [(w["pattern"], w["declared_by"], w["recursive"]) for w in git["paths"]] == [
+        (str(home.project / ".git" / "HEAD"), "crate git", False),
+        (str(home.project / ".git" / "index"), "crate git", False),
+        (str(home.project / ".git" / "packed-refs"), "crate git", False),
+        (str(home.project / ".git" / "refs" / "**"), "crate git", True),
+    ]

@@ -117,3 +117,56 @@ async def test_an_interval_of_zero_in_a_file_does_not_spin_polls_back_to_back(au
     with trio.move_on_after(10):
         await poll_on_cadence(params, poll)
     assert polls <= 10 / MIN_POLL_GAP + 1
+
+
+async def _polls_with_wakes(params: CadenceParams, wakes_at: list[float], *, poll_takes: float = 0.0,
+                            run_for: float = 600.0) -> list[float]:
+    """Poll times (virtual seconds from start) of a quiet sensor whose wake signal is set at `wakes_at`."""
+    import trio
+
+    from attend.runtime.cadence import poll_on_cadence
+    from attend.runtime.wake import WakeSignal
+
+    wake = WakeSignal()
+    start = trio.current_time()
+    times: list[float] = []
+
+    async def poll(cadence: Cadence) -> Cadence:
+        times.append(round(trio.current_time() - start, 3))
+        await trio.sleep(poll_takes)
+        return next_cadence(params, cadence, observed=False)
+
+    async def changes() -> None:
+        for at in wakes_at:
+            await trio.sleep_until(start + at)
+            wake.set()
+
+    with trio.move_on_after(run_for):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(changes)
+            await poll_on_cadence(params, poll, wake=wake)
+    return times
+
+
+async def test_a_wake_polls_at_once_when_min_interval_has_passed(autojump_clock) -> None:
+    params = CadenceParams(interval=60.0, min_interval=5.0, decay_threshold=3)
+    times = await _polls_with_wakes(params, [20.0], run_for=100.0)
+    assert times == [0.0, 20.0, 80.0]  # the interval counts again from the woken poll
+
+
+async def test_a_burst_of_changes_inside_min_interval_is_one_poll_at_its_end(autojump_clock) -> None:
+    params = CadenceParams(interval=60.0, min_interval=5.0, decay_threshold=3)
+    times = await _polls_with_wakes(params, [1.0, 1.5, 2.0, 4.9], run_for=30.0)
+    assert times == [0.0, 5.0]
+
+
+async def test_a_change_during_a_poll_polls_once_more_after_it(autojump_clock) -> None:
+    params = CadenceParams(interval=60.0, min_interval=5.0, decay_threshold=3)
+    # The first poll runs from 0 to 2 s; a change at 1 s may not have been seen by it.
+    times = await _polls_with_wakes(params, [1.0], poll_takes=2.0, run_for=30.0)
+    assert times == [0.0, 7.0]  # min_interval after the poll ended
+
+
+async def test_without_changes_the_interval_stays_the_fallback(autojump_clock) -> None:
+    params = CadenceParams(interval=60.0, min_interval=5.0, decay_threshold=3)
+    assert await _polls_with_wakes(params, [], run_for=130.0) == [0.0, 60.0, 120.0]

@@ -2,7 +2,9 @@
 
 Shows every field of the merged sensor with the layer and file:line it came from (or `default`), the
 effective lane and why, the overrides a reader should notice (`mcp.allow_unannotated: true`, a
-`lane_exception`), and for each trigger its compiled plan (`compiler.plan`). Exit codes: 0 shown;
+`lane_exception`), what the daemon watches for it (`wake_on`, the file's and what a crate sensor
+declares, resolved to folders as runtime/wake_targets.py does), and for each trigger its compiled
+plan (`compiler.plan`). Exit codes: 0 shown;
 1 shown, but the sensor is invalid or a trigger does not compile (the problems are listed);
 2 unknown sensor or trigger.
 Never imports trio or mcp.
@@ -74,8 +76,48 @@ def _overrides(sensor: Any, lane: str, note: str) -> list[dict[str, Any]]:
     return out
 
 
-def explain_data(sensor: Any, only_trigger: str | None = None) -> dict[str, Any]:
-    """Everything explain shows about one sensor, as JSON-ready data."""
+def _crate_wake_on(sensor: Any, project_dir: Path, env: dict[str, str]) -> tuple[list[str], str]:
+    """What a crate sensor's object declares in `wake_on(focus)`, and a note when it could not say."""
+    if sensor.data.get("kind") != "crate":
+        return [], ""
+    from attend.sensors.base import focus_from_env
+    from attend.sensors.registry import load_sensor_class
+
+    try:
+        cls = load_sensor_class(str(sensor.data.get("source", "")))
+        if not callable(getattr(cls, "wake_on", None)):
+            return [], ""
+        block = {k: v for k, v in (sensor.data.get("crate") or {}).items() if k != "timeout"}
+        return [str(p) for p in cls(block).wake_on(focus_from_env(project_dir, env))], ""
+    except Exception as exc:  # noqa: BLE001 - third-party code: say why, show the rest
+        return [], f"the compiled sensor's wake_on could not be read: {type(exc).__name__}: {exc}"
+
+
+def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Each `wake_on` entry (the file's, then the crate's) with the folder the daemon watches for it."""
+    from attend.runtime.wake_targets import watch_target
+
+    declared = [(str(p), "file") for p in sensor.data.get("wake_on") or []]
+    crate, note = _crate_wake_on(sensor, project_dir, env)
+    declared += [(p, f"crate {sensor.data.get('source')}") for p in crate]
+    rows = []
+    for pattern, by in declared:
+        target = watch_target(pattern, project_dir, home=env.get("HOME"))
+        rows.append({"pattern": pattern, "declared_by": by, "watch": str(target.base),
+                     "recursive": target.recursive, "matches": target.glob, "exists": target.base.is_dir()})
+    return {"paths": rows, "note": note}
+
+
+def explain_data(
+    sensor: Any, only_trigger: str | None = None, *, project_dir: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Everything explain shows about one sensor, as JSON-ready data.
+
+    `project_dir` (default: the working directory) and `env` (default: os.environ) resolve the
+    sensor's `wake_on` paths as the daemon would.
+    """
+    import os
     from attend.compiler.plan import trigger_plan
     from attend.compiler.diagnostics import origins_by_trigger
     from attend.compiler.sensors import effective_lane
@@ -111,6 +153,7 @@ def explain_data(sensor: Any, only_trigger: str | None = None) -> dict[str, Any]
         "lane": {"declared": sensor.data.get("lane", "event"), "effective": lane, "note": note},
         "fields": _fields(sensor),
         "overrides": _overrides(sensor, lane, note),
+        "wake_on": wake_rows(sensor, Path(project_dir or Path.cwd()), dict(os.environ if env is None else env)),
         "triggers": plans,
         "diagnostics": [d.to_json() for d in sensor.diagnostics],
     }
@@ -183,6 +226,16 @@ def render_text(data: dict[str, Any]) -> str:
         for o in data["overrides"]:
             where = f"  ({o['file']}:{o['line']})" if o["file"] else ""
             out.append(f"    {o['override']}: {o['meaning']}{where}")
+    wake = data["wake_on"]
+    if wake["paths"] or wake["note"]:
+        out.append("  wakes on (a change polls at once, no sooner than min_interval):")
+        for w in wake["paths"]:
+            how = "recursively" if w["recursive"] else "flat"
+            missing = "" if w["exists"] else "; not there yet: its nearest existing folder is watched"
+            out.append(f"    {w['pattern']}  ({w['declared_by']})  → watches {w['watch']} {how}, "
+                       f"wakes on {w['matches']}{missing}")
+        if wake["note"]:
+            out.append(f"    {wake['note']}")
     if data["diagnostics"]:
         out.append("  problems:")
         out += [f"    {d['file']}:{d['line']}:{d['col']}: {d['severity']}: [{d['code']}] {d['message']}" for d in data["diagnostics"]]
@@ -213,7 +266,7 @@ def main(args: Any) -> int:
         known = ", ".join(triggers) or "none"
         print(f"attend explain: sensor {name!r} has no trigger {trigger!r} (triggers: {known})", file=sys.stderr)
         return EXIT_UNKNOWN
-    data = explain_data(sensor, trigger or None)
+    data = explain_data(sensor, trigger or None, project_dir=Path(args.project_dir))
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:

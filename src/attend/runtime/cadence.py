@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import trio
+
+if TYPE_CHECKING:
+    from attend.runtime.wake import WakeSignal
 
 __all__ = [
     "DECAY_FACTOR",
@@ -101,15 +105,32 @@ def next_cadence(params: CadenceParams, cadence: Cadence, *, observed: bool, fai
     return Cadence(interval=interval, quiet_polls=quiet)
 
 
-async def poll_on_cadence(params: CadenceParams, poll: Callable[[Cadence], Awaitable[Cadence]]) -> None:
+async def poll_on_cadence(
+    params: CadenceParams,
+    poll: Callable[[Cadence], Awaitable[Cadence]],
+    *,
+    wake: WakeSignal | None = None,
+) -> None:
     """Poll at once, then again after each new cadence's interval, until cancelled.
 
     Args:
         params: the sensor's cadence fields.
         poll: runs one poll given the cadence before it and returns the cadence after it (the daemon's
             poll records both in the store, with `next_cadence` deciding).
+        wake: set when a path the sensor watches changed (`wake_on`, runtime/wake.py): the next poll
+            comes then, but never sooner than `min_interval` after the last one ended, so a burst of
+            changes is one poll. A change during a poll polls once more after it.
     """
     cadence = Cadence.start(params)
     while True:
+        if wake is not None:
+            wake.clear()  # this poll sees every change made before it starts
         cadence = await poll(cadence)
-        await trio.sleep(max(cadence.interval, MIN_POLL_GAP))
+        ended = trio.current_time()
+        deadline = ended + max(cadence.interval, MIN_POLL_GAP)
+        if wake is None:
+            await trio.sleep_until(deadline)
+            continue
+        with trio.move_on_at(deadline):
+            await wake.wait()
+            await trio.sleep_until(min(deadline, ended + max(params.min_interval, MIN_POLL_GAP)))

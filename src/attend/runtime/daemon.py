@@ -5,6 +5,8 @@ Decisions:
   another sensor, and a reload restarts only the sensors whose merged document changed.
 - One discloser task (pipeline.Discloser): engagement, governor, delivery and the printing of every
   journal entry still unprinted (crash recovery and `sensors fire` test lines from other processes).
+- One wake task (wake.py): a change to a path a sensor declares in `wake_on` (or its crate object
+  declares) polls it at once, no sooner than its `min_interval`; `interval` stays the fallback.
 - One watcher task (watch.py): a changed layer file or config file reloads the set. A sensor whose
   file stops validating keeps its last good version running and records the error (`file_error`).
 - On start the shipped files are projected read-only to `$XDG_DATA_HOME/agent-ways/attend/sensors/`.
@@ -48,6 +50,7 @@ from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.runlock import acquire, lock_path
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.store import Store, default_db_path, open_project_store
+from attend.runtime.wake import WakeHub, declared_wake_on
 from attend.runtime.watch import snapshot, watch
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "main", "project_shipped", "run"]
@@ -132,6 +135,7 @@ class Daemon:
         self.config_problems_logged: list[str] = []
         self.file_errors_logged: dict[str, str] = {}  # sensor name → the file error last logged
         self.discloser = Discloser(self.store, self._terms, stdout=stdout, stderr=stderr, clock=clock)
+        self.wakes = WakeHub(self.project_dir, self.env, self.log)
         self._nursery: trio.Nursery | None = None
         self._mcp_started = False
 
@@ -248,6 +252,7 @@ class Daemon:
         running = self.running.pop(name, None)
         if running is not None:
             running.scope.cancel()
+            self.wakes.forget(name)
 
     async def _start(self, running: RunningSensor) -> None:
         compiled = running.compiled
@@ -304,10 +309,11 @@ class Daemon:
                 self._forget_crate_memory(compiled.name)
             if record.observations:
                 self.discloser.wake()
+            self.wakes.update(compiled.name, declared_wake_on(compiled, self.ctx))
             return record.cadence or cadence
 
         with running.scope:
-            await poll_on_cadence(params, poll)
+            await poll_on_cadence(params, poll, wake=self.wakes.signal(compiled.name))
 
     def _forget_crate_memory(self, name: str) -> None:
         """Drop a crate sensor's object, so its next poll starts from the state the store holds."""
@@ -333,6 +339,7 @@ class Daemon:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await nursery.start(self.discloser.run)
+                await nursery.start(self.wakes.run)
                 folders = [self.paths.shipped, self.paths.user, self.paths.project]
                 files = [self.paths.config_file, self.paths.project_config_file]
                 # Taken before the first load: a file edited while it ran is reloaded, not missed.

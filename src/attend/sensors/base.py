@@ -86,6 +86,10 @@ class Sensor(Protocol):
     Optional methods, found by name: ``export_state() -> JSON-able`` and ``import_state(state)``. attend
     stores the exported state after every successful poll and hands it back to a new instance (after
     a restart, or to a one-shot ``attend sensors poll``) before its first poll.
+
+    ``wake_on(focus) -> list of paths or globs``: files whose change should poll the sensor at once
+    (the daemon watches them beside the file's own `wake_on`, and asks again after every poll). The
+    git sensor declares its repository's HEAD, index, refs and packed-refs.
     """
 
     def poll(self, focus: Focus) -> Any:

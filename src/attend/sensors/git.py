@@ -27,7 +27,7 @@ from typing import Any
 
 from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
 
-__all__ = ["GitSensor", "describe_change", "parse_porcelain_v2"]
+__all__ = ["GitSensor", "describe_change", "git_dirs", "parse_porcelain_v2", "wake_paths"]
 
 #: The environment every git command runs with: no optional locks (git status would otherwise
 #: refresh the index and hold index.lock), no pager, no prompts, the C locale for stable output.
@@ -116,6 +116,43 @@ def describe_change(xy: str) -> str:
     return "changed"
 
 
+def git_dirs(cwd: Path) -> tuple[Path, Path] | None:
+    """The git directory and the common directory of the repository holding `cwd`, read from disk.
+
+    A `.git` folder is both. A `.git` file (a linked worktree, a submodule) names the git directory
+    (``gitdir: PATH``, relative to the file's folder); a ``commondir`` file inside it names the
+    common directory (relative to the git directory), where refs and packed-refs live. None when no
+    folder from `cwd` up holds a `.git`, or the `.git` file cannot be read.
+    """
+    for folder in (cwd, *cwd.parents):
+        dotgit = folder / ".git"
+        if dotgit.is_dir():
+            return dotgit, dotgit
+        if dotgit.is_file():
+            try:
+                text = dotgit.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return None
+            first = text.splitlines()[0] if text else ""
+            if not first.startswith("gitdir:"):
+                return None
+            gitdir = Path(os.path.normpath(folder / first[len("gitdir:"):].strip()))
+            try:
+                common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+            except OSError:
+                return gitdir, gitdir
+            return gitdir, Path(os.path.normpath(gitdir / common))
+    return None
+
+
+def wake_paths(cwd: Path) -> list[str]:
+    """What a change in the repository at `cwd` touches: HEAD and index (per worktree), refs and
+    packed-refs (shared). Without a repository, the paths a `git init` in `cwd` would create."""
+    found = git_dirs(cwd)
+    gitdir, common = found if found is not None else (cwd / ".git", cwd / ".git")
+    return [str(gitdir / "HEAD"), str(gitdir / "index"), str(common / "packed-refs"), str(common / "refs" / "**")]
+
+
 class GitSensor:
     """Polls the git repository that holds the focus directory.
 
@@ -148,6 +185,11 @@ class GitSensor:
             self._last_cwd = cwd if isinstance(cwd, str) else None
             self._last_branch = branch if isinstance(branch, str) else None
             self._last_head = head if isinstance(head, str) else None
+
+    # --- wake_on ------------------------------------------------------------------------------
+    def wake_on(self, focus: Focus) -> list[str]:
+        """The paths whose change polls this sensor at once (runtime/wake.py): see `wake_paths`."""
+        return wake_paths(focus.cwd)
 
     # --- poll ---------------------------------------------------------------------------------
     def poll(self, focus: Focus) -> dict[str, Any]:

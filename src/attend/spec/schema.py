@@ -154,6 +154,9 @@ SENSOR_SCHEMA: dict[str, Any] = {
                        DEFAULT_MIN_INTERVAL),
     "decay_threshold": _f("integer", "quiet polls before the cadence slows back down", 3, min=0,
                           max=MAX_DECAY_THRESHOLD),
+    "wake_on": _f("list", "paths or globs (relative to the project, ~ expanded) whose change polls the sensor at "
+                  "once, no more often than min_interval; interval stays the fallback", [],
+                  schema={"type": "string", "empty": False, "meta": {"description": "a path or glob to watch"}}),
     "threshold": _f("number", "the accumulated magnitude at which the sensor fires", 2.0, min=0,
                     max=MAX_MAGNITUDE),
     "lane": _f("string", "the delivery lane: event (engagement and governor) or message", "event",

@@ -20,21 +20,18 @@ from __future__ import annotations
 
 import json
 import threading
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from attend.runtime.kinds import CRATE_STATE, PollContext, PollOutcome
 from attend.sensors.base import SensorConfigError, SensorUnavailable, focus_from_env
+from attend.sensors.registry import ENTRY_POINT_GROUP, load_sensor_class
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
 __all__ = ["CRATE_POLL_TIMEOUT", "ENTRY_POINT_GROUP", "CrateInstance", "load_sensor_class", "poll"]
-
-#: The entry-point group compiled sensors register in (a separate package can add its own).
-ENTRY_POINT_GROUP = "attend.sensors"
 
 #: How long one poll may take, in seconds, unless the crate block sets `timeout`. A poll past it is
 #: recorded as `timeout`; its thread is abandoned and the instance is not polled again until it ends.
@@ -42,24 +39,6 @@ CRATE_POLL_TIMEOUT = 10.0
 
 #: Crate-block fields the kind reads itself; the sensor class never sees them.
 KIND_FIELDS = ("timeout",)
-
-
-def load_sensor_class(source: str) -> Any:
-    """The class registered as `source` in the `attend.sensors` group.
-
-    Raises:
-        LookupError: no entry point has that name, or it fails to import (the message says which).
-    """
-    registered = entry_points(group=ENTRY_POINT_GROUP)  # one scan of the installed distributions
-    matches = [ep for ep in registered if ep.name == source]
-    if not matches:
-        known = sorted({ep.name for ep in registered})
-        raise LookupError(f"no compiled sensor {source!r} in the {ENTRY_POINT_GROUP} entry points "
-                          f"(known: {', '.join(known) or 'none'})")
-    try:
-        return matches[0].load()
-    except Exception as exc:  # noqa: BLE001 - any import error of third-party code is a recorded state
-        raise LookupError(f"compiled sensor {source!r} ({matches[0].value}) failed to load: {exc}") from None
 
 
 class CrateInstance:

@@ -1,0 +1,149 @@
+"""Which folders `wake_on` watches, and which sensors a change wakes (DESIGN.md, Spec v1: `wake_on`).
+
+Pure decisions, apart from a few `stat`s; the watching itself is runtime/wake.py. No trio here:
+`attend explain` shows the resolved watches.
+
+- A pattern is relative to the project, `~` expanded. A plain path to a folder covers everything
+  under it; a plain path to anything else (or to nothing yet) watches its parent folder flat and
+  wakes on that one name. A glob watches the folder before its first glob part, recursively when
+  `**` or a further folder part follows.
+- A change is matched against each pattern (wcmatch glob, `**` spanning folders, dot files matched),
+  never against the folder's other files: watching `data.json` ignores its neighbours.
+- A path that does not exist yet is watched through its nearest existing ancestor (flat); a change
+  on the way to it re-plans the watches and wakes the sensor (a `git init`, a folder created later).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["WatchPlan", "WatchTarget", "plan_watches", "watch_target"]
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class WatchTarget:
+    """One resolved `wake_on` entry: the folder to watch, how deep, and the glob a change must match."""
+
+    pattern: str  # as the file wrote it
+    base: Path  # the folder to watch
+    recursive: bool
+    glob: str  # absolute glob a changed path must match
+
+
+def _split(pattern: str, project_dir: Path, home: str | None) -> tuple[Path, tuple[str, ...]]:
+    """The literal folder a pattern starts from (the project, the home, or `/`) and its own parts.
+
+    Only the parts the file wrote can hold glob characters: a project folder named `a[1]` is a name.
+    """
+    if pattern == "~" or pattern.startswith("~/"):
+        prefix, rest = Path(home or os.path.expanduser("~")), pattern[2:]
+    elif pattern.startswith("/"):
+        prefix, rest = Path("/"), pattern.lstrip("/")
+    else:
+        prefix, rest = project_dir, pattern
+    rest = os.path.normpath(rest) if rest else "."
+    if rest.startswith(".."):  # climbing out of the prefix: fold the climb into the literal folder
+        ups = [p for p in rest.split("/") if p == ".."]
+        prefix = Path(os.path.normpath(prefix.joinpath(*ups)))
+        rest = os.path.normpath(rest[3 * len(ups):] or ".")
+    return Path(os.path.normpath(prefix)), tuple(p for p in rest.split("/") if p not in ("", "."))
+
+
+def watch_target(pattern: str, project_dir: Path, *, home: str | None = None) -> WatchTarget:
+    """Resolve one `wake_on` entry (relative to `project_dir`, `~` expanded with `home`) to what to watch."""
+    prefix, parts = _split(pattern, Path(project_dir), home)
+    first_glob = next((i for i, part in enumerate(parts) if _GLOB_CHARS & set(part)), None)
+    if first_glob is None:
+        path = prefix.joinpath(*parts)
+        if path.is_dir():
+            return WatchTarget(pattern, path, True, _escape(str(path)) + "/**")
+        return WatchTarget(pattern, path.parent, False, _escape(str(path)))
+    base = prefix.joinpath(*parts[:first_glob])
+    rest = parts[first_glob:]
+    recursive = len(rest) > 1 or "**" in rest[0]
+    return WatchTarget(pattern, base, recursive, _escape(str(base)).rstrip("/") + "/" + "/".join(rest))
+
+
+def _escape(text: str) -> str:
+    """`text` as a glob that matches only itself."""
+    return "".join(f"[{c}]" if c in _GLOB_CHARS else c for c in text)
+
+
+def _existing_ancestor(path: Path) -> Path:
+    while not path.is_dir() and path != path.parent:
+        path = path.parent
+    return path
+
+
+@dataclass(slots=True)
+class WatchPlan:
+    """What the watchers watch for the current set of sensors, and who each change wakes."""
+
+    flat: set[Path] = field(default_factory=set)
+    recursive: set[Path] = field(default_factory=set)
+    #: sensor → its targets
+    targets: dict[str, tuple[WatchTarget, ...]] = field(default_factory=dict)
+    #: a base that does not exist yet → the ancestor watched in its place
+    missing: dict[Path, Path] = field(default_factory=dict)
+    _matchers: dict[str, Callable[[str], bool]] = field(default_factory=dict)
+
+    def woken(self, changed: Iterable[str]) -> tuple[set[str], bool]:
+        """The sensors a set of changed paths wakes, and whether the watches must be planned again.
+
+        A change to a path on the way to a missing base (the folder it needs being created) wakes the
+        sensor and re-plans; a change that matches a target's glob wakes its sensor.
+        """
+        changed = [os.path.normpath(p) for p in changed]
+        woken: set[str] = set()
+        replan = False
+        for name, targets in self.targets.items():
+            for target in targets:
+                if target.base in self.missing and any(_on_the_way(p, target.base) for p in changed):
+                    woken.add(name)
+                    replan = True
+                    break
+                if any(self._match(target.glob, p) for p in changed):
+                    woken.add(name)
+                    break
+        return woken, replan
+
+    def _match(self, glob: str, path: str) -> bool:
+        matcher = self._matchers.get(glob)
+        if matcher is None:
+            from wcmatch import glob as wcglob
+
+            compiled = wcglob.compile(glob, flags=wcglob.GLOBSTAR | wcglob.DOTGLOB)
+            matcher = self._matchers[glob] = compiled.match
+        return matcher(path)
+
+
+def _on_the_way(changed: str, base: Path) -> bool:
+    """`changed` is `base` or one of its ancestors (the path `base` needs is being made)."""
+    text = str(base)
+    return text == changed or text.startswith(changed.rstrip("/") + "/")
+
+
+def plan_watches(targets: Mapping[str, Iterable[WatchTarget]]) -> WatchPlan:
+    """The folders to watch, flat and recursive, for every sensor's targets.
+
+    A recursive folder inside another recursive one is dropped (its parent covers it), and so is a
+    flat one inside a recursive one. A base that does not exist is replaced by its nearest existing
+    ancestor, watched flat.
+    """
+    plan = WatchPlan(targets={name: tuple(ts) for name, ts in targets.items()})
+    for ts in plan.targets.values():
+        for t in ts:
+            if t.base.is_dir():
+                (plan.recursive if t.recursive else plan.flat).add(t.base)
+            else:
+                ancestor = _existing_ancestor(t.base)
+                plan.missing[t.base] = ancestor
+                plan.flat.add(ancestor)
+    plan.recursive = {d for d in plan.recursive if not any(o != d and d.is_relative_to(o) for o in plan.recursive)}
+    plan.flat = {d for d in plan.flat if not any(d.is_relative_to(o) for o in plan.recursive)}
+    return plan

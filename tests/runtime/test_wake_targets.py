@@ -1,0 +1,72 @@
+"""What `wake_on` watches and whom a change wakes (runtime/wake_targets.py): pure, on real folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attend.runtime.wake_targets import plan_watches, watch_target
+
+
+def test_a_named_file_watches_its_folder_flat_and_wakes_on_that_name_only(tmp_path: Path) -> None:
+    (tmp_path / "data.json").write_text("{}")
+    target = watch_target("data.json", tmp_path)
+    assert (target.base, target.recursive) == (tmp_path, False)
+    plan = plan_watches({"s": [target]})
+    assert plan.flat == {tmp_path} and plan.recursive == set()
+    assert plan.woken([str(tmp_path / "data.json")]) == ({"s"}, False)
+    assert plan.woken([str(tmp_path / "other.json"), str(tmp_path / "data.json.tmp")]) == (set(), False)
+
+
+def test_a_named_folder_covers_everything_under_it(tmp_path: Path) -> None:
+    (tmp_path / "inbox" / "deep").mkdir(parents=True)
+    plan = plan_watches({"s": [watch_target("inbox", tmp_path)]})
+    assert plan.recursive == {tmp_path / "inbox"}
+    assert plan.woken([str(tmp_path / "inbox" / "deep" / "a.txt")]) == ({"s"}, False)
+    assert plan.woken([str(tmp_path / "outbox.txt")]) == (set(), False)
+
+
+def test_a_globstar_watches_its_base_recursively_and_matches_dot_files(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "refs").mkdir(parents=True)
+    target = watch_target(".git/refs/**", tmp_path)
+    assert (target.base, target.recursive) == (tmp_path / ".git" / "refs", True)
+    plan = plan_watches({"git": [target]})
+    assert plan.woken([str(tmp_path / ".git/refs/remotes/origin/.main.lock")]) == ({"git"}, False)
+    assert plan.woken([str(tmp_path / ".git/objects/ab/cdef")]) == (set(), False)
+
+
+def test_a_one_level_glob_is_flat_and_a_glob_with_a_folder_part_is_recursive(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    flat = watch_target("logs/*.json", tmp_path)
+    deep = watch_target("logs/*/status.json", tmp_path)
+    assert (flat.base, flat.recursive, deep.base, deep.recursive) == (tmp_path / "logs", False, tmp_path / "logs", True)
+    plan = plan_watches({"flat": [flat], "deep": [deep]})
+    assert plan.woken([str(tmp_path / "logs/a.json")]) == ({"flat"}, False)
+    assert plan.woken([str(tmp_path / "logs/job1/status.json")]) == ({"deep"}, False)
+
+
+def test_tilde_is_the_home_given_and_absolute_paths_stay(tmp_path: Path) -> None:
+    assert watch_target("~/notes.md", tmp_path / "p", home=str(tmp_path)).glob == str(tmp_path / "notes.md")
+    assert watch_target(str(tmp_path / "x.json"), Path("/elsewhere")).base == tmp_path
+
+
+def test_glob_characters_in_the_project_folder_name_are_literal(tmp_path: Path) -> None:
+    project = tmp_path / "a[1]"
+    project.mkdir()
+    plan = plan_watches({"s": [watch_target("f.json", project)], "g": [watch_target("*.json", project)]})
+    assert plan.woken([str(project / "f.json")]) == ({"s", "g"}, False)
+    assert plan.woken([str(tmp_path / "a1" / "f.json")]) == (set(), False)
+
+
+def test_a_missing_base_is_watched_through_its_nearest_folder_and_its_creation_replans(tmp_path: Path) -> None:
+    plan = plan_watches({"git": [watch_target(".git/refs/**", tmp_path)]})
+    assert plan.flat == {tmp_path} and plan.missing == {tmp_path / ".git" / "refs": tmp_path}
+    assert plan.woken([str(tmp_path / ".git")]) == ({"git"}, True)
+    assert plan.woken([str(tmp_path / "README.md")]) == (set(), False)
+
+
+def test_nested_recursive_folders_are_watched_once(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    plan = plan_watches({"outer": [watch_target("a/**", tmp_path)], "inner": [watch_target("a/b/**", tmp_path)],
+                         "file": [watch_target("a/b/c.json", tmp_path)]})
+    assert plan.recursive == {tmp_path / "a"} and plan.flat == set()
+    assert plan.woken([str(tmp_path / "a/b/c.json")]) == ({"outer", "inner", "file"}, False)
