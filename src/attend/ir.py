@@ -21,6 +21,7 @@ __all__ = [
     "ChildSegment",
     "Condition",
     "DescendantSegment",
+    "Flap",
     "FieldRef",
     "IndexSelector",
     "Literal_",
@@ -269,12 +270,28 @@ ON_VALUES: tuple[str, ...] = ("added", "removed", "changed", "enters", "leaves")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Flap:
+    """Flap detection of a trigger (DESIGN.md, Noise controls): more than `limit` fires of one key in
+    `window` seconds is flapping. `limit` 0 turns detection off (`flap: false`); a negative `limit` or
+    `window` was not written (the compiler takes the sensor's, else the default)."""
+
+    limit: int
+    window: float
+
+    def __str__(self) -> str:
+        if self.limit == 0:
+            return "off"
+        bits = ([f"limit: {self.limit}"] if self.limit >= 0 else []) + ([f"window: {self.window:g}s"] if self.window >= 0 else [])
+        return "{" + ", ".join(bits) + "}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Trigger:
     """One trigger of a sensor, parsed. The compiler turns it into a step function.
 
-    `key` and `author` are dotted field paths. `hold` (`for:`) and `clear_where` are reserved for the
-    next spec version (DESIGN.md, Coming next) and are always None today; the state format keeps room
-    for the pending state they will need.
+    `key` and `author` are dotted field paths. The noise controls (DESIGN.md, Noise controls): `hold`
+    is `for:` in seconds (None: fire at once), `clear_where` the hysteresis condition of
+    `enters`/`leaves`, `flap` the trigger's own flap settings (None: the sensor's, else the defaults).
     """
 
     name: str
@@ -286,8 +303,9 @@ class Trigger:
     description: Template = field(default_factory=Template)
     author: tuple[str, ...] | None = None
     initial: Literal["baseline", "fire"] = "baseline"
-    hold: None = None
-    clear_where: None = None
+    hold: float | None = None
+    clear_where: Where | None = None
+    flap: Flap | None = None
     span: Span | None = _span()
 
     def __str__(self) -> str:
@@ -302,4 +320,10 @@ class Trigger:
             bits.append(f"author: {'.'.join(self.author)}")
         if self.initial != "baseline":
             bits.append(f"initial: {self.initial}")
+        if self.hold is not None:
+            bits.append(f"for: {self.hold:g}s")
+        if self.clear_where is not None:
+            bits.append(f"clear_where: {self.clear_where}")
+        if self.flap is not None:
+            bits.append(f"flap: {self.flap}")
         return f"{self.name}: {{{'; '.join(bits)}}}"

@@ -119,12 +119,14 @@ def test_step_is_pure_so_a_failed_poll_that_never_calls_it_leaves_state_untouche
     assert fires == []
 
 
-def test_state_is_versioned_json_and_an_unknown_version_is_a_baseline() -> None:
+def test_state_is_versioned_json_and_an_unknown_version_is_a_baseline_with_a_warning() -> None:
     trigger = _trigger(on="added")
     _, state = trigger.step(None, _items((1, "a")))
-    assert state["v"] == 1 and json.loads(json.dumps(state)) == state
-    fires, _ = trigger.step({"v": 99, "items": {}}, _items((1, "a"), (2, "b")))
-    assert fires == []
+    assert state["v"] == 2 and json.loads(json.dumps(state)) == state
+    evaluation = trigger.evaluate({"v": 99, "items": {}}, _items((1, "a"), (2, "b")))
+    assert evaluation.fires == []
+    assert evaluation.verdict["baseline"] is True
+    assert any("version 99" in w and "re-baselined" in w for w in evaluation.warnings)
 
 
 def test_editing_what_is_compared_changes_the_definition_hash_so_state_rebaselines() -> None:

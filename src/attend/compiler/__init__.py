@@ -69,22 +69,24 @@ def compile_trigger(
     """Compile one trigger definition (the mapping under `triggers.<name>` in a sensor file).
 
     Args:
-        definition: `path`, `key`, `on`, `where`, `match`, `magnitude`, `description`, `author`, `initial`.
+        definition: `path`, `key`, `on`, `where`, `match`, `magnitude`, `description`, `author`, `initial`,
+            and the noise controls `for` (a duration: seconds, or `30s`/`5m`/`1h`), `clear_where`, `flap`.
         name: the trigger's name; it appears in every `Fire`.
         origins: optional positions keyed by key path inside the trigger (see `grammar.parse_trigger`).
 
     Returns:
-        The `CompiledTrigger`; `.step(state, result)` returns ``(fires, new_state)``.
+        The `CompiledTrigger`; `.step(state, result, now=t)` returns ``(fires, new_state)``.
 
     Raises:
         attend.CompileError: with `.field`, `.code` and `.column` for the first problem found.
     """
+    from attend.compiler.noise import normalise_durations
     from attend.compiler.triggers import CompiledTrigger
     from attend.grammar import parse_trigger
 
     if not isinstance(definition, Mapping):
         raise CompileError("a trigger must be a mapping", field="", code="wrong-type")
-    return CompiledTrigger(parse_trigger(definition, name, origins))
+    return CompiledTrigger(parse_trigger(normalise_durations(definition), name, origins))
 
 
 def __getattr__(name: str) -> Any:

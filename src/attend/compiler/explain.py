@@ -120,7 +120,7 @@ def explain_data(
     import os
     from attend.compiler.plan import trigger_plan
     from attend.compiler.diagnostics import origins_by_trigger
-    from attend.compiler.sensors import effective_lane
+    from attend.compiler.sensors import effective_lane, sensor_flap
     from attend.compiler.triggers import CompiledTrigger
     from attend.grammar import parse_trigger
 
@@ -134,7 +134,7 @@ def explain_data(
         origins = by_trigger.get(name, {})
         entry: dict[str, Any] = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}
         try:
-            trigger = CompiledTrigger(parse_trigger(definition, name, origins))
+            trigger = CompiledTrigger(parse_trigger(definition, name, origins), sensor_flap(sensor.data.get("flap")))
         except CompileError as exc:
             entry["error"] = str(exc)
         else:
@@ -184,6 +184,18 @@ def _where_lines(where: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _noise_lines(noise: dict[str, Any]) -> list[str]:
+    """The noise controls of a plan: `for`, `clear_where`, `flap` (DESIGN.md, Noise controls)."""
+    hold = noise["for"]
+    lines = [f"    for:         {hold['seconds']:g}s: {hold['rule']}" if hold else "    for:         (none: a transition fires at once)"]
+    if noise["clear_where"] is not None:
+        lines += [line.replace("    where:      ", "    clear_where:", 1) for line in _where_lines(noise["clear_where"])]
+        lines.append(f"                 {noise['hysteresis']}")
+    flap = noise["flap"]
+    lines.append(f"    flap:        {flap['rule']}  ({flap['from']})")
+    return lines
+
+
 def _plan_lines(plan: dict[str, Any]) -> list[str]:
     lines = [f"    path:        {plan['path']['expression']}  ({plan['path']['walk']})"]
     lines += [f"      {s['segment']:<14} {s['selects']}" for s in plan["path"]["steps"]]
@@ -196,10 +208,11 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
     lines.append(f"    description: {_value(plan['description']['template'])} = {parts}")
     if plan["author"]:
         lines.append(f"    author:      {plan['author']}")
+    lines += _noise_lines(plan["noise"])
     lines.append(f"    first poll:  {plan['state']['first_poll']}")
     lines.append(f"    state:       {_value(plan['state']['shape'])}")
     lines.append(f"                 keeps {plan['state']['keeps']}")
-    lines.append(f"    definition:  {plan['definition_hash']}  (edits to path, key, on, where, match, initial or author re-baseline)")
+    lines.append(f"    definition:  {plan['definition_hash']}  (edits to path, key, on, where, clear_where, match, initial or author re-baseline)")
     return lines
 
 

@@ -104,7 +104,36 @@ def _template(template: ir.Template) -> list[dict[str, Any]]:
     return parts
 
 
-def _state(trigger: ir.Trigger) -> dict[str, Any]:
+#: What a pending `for:` waits for, per `on` (DESIGN.md, Noise controls).
+HOLD_RULES: dict[str, str] = {
+    "added": "the added key still present (and where still holding)",
+    "removed": "the removed key still absent",
+    "changed": "the value still the new one",
+    "enters": "the item still inside where",
+    "leaves": "the item still outside where",
+}
+
+
+def _noise(trigger: CompiledTrigger) -> dict[str, Any]:
+    t = trigger.ir
+    hold = None
+    if t.hold is not None:
+        hold = {"seconds": t.hold, "rule": f"a transition waits in pending until it has held that long: {HOLD_RULES[t.on]}; "
+                "undone sooner, it fires nothing; the wait is kept across restarts"}
+    flap = trigger.flap
+    flap_rule = "off" if not flap.limit else (
+        f"more than {flap.limit} fires of one key within {flap.window:g}s is flapping: one line says so, further fires "
+        "are held until one quiet window, then one line says it settled")
+    return {
+        "for": hold,
+        "clear_where": _conditions(t.clear_where),
+        "hysteresis": "an item inside stays inside until clear_where holds; outside, it enters when where holds"
+        if t.clear_where is not None else None,
+        "flap": {"limit": flap.limit, "window": flap.window, "rule": flap_rule, "from": trigger.flap_from},
+    }
+
+
+def _state(trigger: ir.Trigger, flap_on: bool) -> dict[str, Any]:
     if trigger.key is not None:
         shape = {"v": STATE_VERSION, "items": "{key: the item's value, ...}"}
         if trigger.on in ("enters", "leaves"):
@@ -113,6 +142,10 @@ def _state(trigger: ir.Trigger) -> dict[str, Any]:
     else:
         shape = {"v": STATE_VERSION, "present": "bool", "value": "the watched value", "holding": "bool"}
         why = "the watched value as a whole and whether where held"
+    if trigger.hold is not None:
+        shape["pending"] = "{key: {since, value, previous}} (transitions waiting for `for`)"
+    if flap_on:
+        shape["flap"] = "{key: {t: [recent fire times], since, held, last}} (only keys that fired within the window)"
     return {"shape": shape, "keeps": why, "first_poll": "fires (initial: fire)" if trigger.initial == "fire"
             else "baseline: recorded, nothing fires"}
 
@@ -136,5 +169,6 @@ def trigger_plan(trigger: CompiledTrigger) -> dict[str, Any]:
         "description": {"template": str(t.description), "parts": _template(t.description)},
         "author": ".".join(t.author) if t.author else None,
         "initial": t.initial,
-        "state": _state(t),
+        "noise": _noise(trigger),
+        "state": _state(t, bool(trigger.flap.limit)),
     }

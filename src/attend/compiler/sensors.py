@@ -13,6 +13,7 @@ on the event lane and `lane_note` says why. The one exception is a shipped file 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ from attend.errors import AttendError, CompileError
 
 __all__ = [
     "LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
-    "parse_lines",
+    "parse_lines", "sensor_flap",
 ]
 
 #: The trigger name of a fire made from a `lines` output line when the sensor has no triggers.
@@ -42,6 +43,8 @@ class SensorStep:
     states: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     verdicts: list[dict[str, Any]] = field(default_factory=list)
+    #: When the earliest transition pending `for:` will have held long enough (None: none pending).
+    due: float | None = None
 
 
 def parse_lines(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
@@ -105,7 +108,10 @@ class CompiledSensor:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise MalformedOutput(f"the output is not valid JSON{where}: {reason}") from None
 
-    def step(self, states: dict[str, Any] | None, result: Any, *, test: bool = False, detail: bool = True) -> SensorStep:
+    def step(
+        self, states: dict[str, Any] | None, result: Any, *, test: bool = False, detail: bool = True,
+        now: float | None = None,
+    ) -> SensorStep:
         """Run every trigger on one poll result.
 
         Args:
@@ -114,6 +120,7 @@ class CompiledSensor:
             test: a test fire (see `CompiledTrigger.evaluate`).
             detail: build each trigger's verdict (`sensors poll`); the daemon may pass False to skip
                 the extra pass over the items that per-condition counts cost.
+            now: the poll's time (default `time.time()`), for `for:` and flap detection.
 
         Returns:
             The fires of all triggers in trigger order, the new states keyed by definition hash,
@@ -127,11 +134,12 @@ class CompiledSensor:
                 if isinstance(item, dict)
             ]
             return SensorStep(fires, {}, [])
-        return evaluate_triggers(self.triggers, states, result, test=test, detail=detail)
+        return evaluate_triggers(self.triggers, states, result, test=test, detail=detail, now=now)
 
 
 def evaluate_triggers(
-    triggers: dict[str, CompiledTrigger], states: dict[str, Any], result: Any, *, test: bool = False, detail: bool = True
+    triggers: dict[str, CompiledTrigger], states: dict[str, Any], result: Any, *, test: bool = False, detail: bool = True,
+    now: float | None = None,
 ) -> SensorStep:
     """Run several triggers on one poll result, selecting each distinct path (and key) only once.
 
@@ -140,12 +148,19 @@ def evaluate_triggers(
     """
     out = SensorStep([], {})
     shared: dict[Any, Any] = {}
+    if now is None:
+        now = time.time()
     for name, trigger in triggers.items():
-        evaluation = trigger.evaluate(states.get(trigger.definition_hash), result, test=test, shared=shared, detail=detail)
+        evaluation = trigger.evaluate(
+            states.get(trigger.definition_hash), result, test=test, shared=shared, detail=detail, now=now
+        )
         out.fires.extend(evaluation.fires)
         out.states[trigger.definition_hash] = evaluation.state
         out.warnings.extend(f"{name}: {w}" for w in evaluation.warnings)
         out.verdicts.append(evaluation.verdict)
+        due = trigger.due(evaluation.state)
+        if due is not None and (out.due is None or due < out.due):
+            out.due = due
     return out
 
 
@@ -180,8 +195,22 @@ def compile_sensor(sensor: Any) -> CompiledSensor:
     if not isinstance(raw, dict):
         raise CompileError("`triggers` must be a mapping of trigger name → trigger", field="triggers", code="wrong-type")
     by_trigger = origins_by_trigger(sensor.origins)
+    flap = sensor_flap(sensor.data.get("flap"))
     triggers = {
-        str(name): CompiledTrigger(parse_trigger(definition, str(name), by_trigger.get(str(name), {})))
+        str(name): CompiledTrigger(parse_trigger(definition, str(name), by_trigger.get(str(name), {})), flap)
         for name, definition in raw.items()
     }
     return CompiledSensor(sensor, triggers)
+
+
+def sensor_flap(raw: Any) -> Any:
+    """The sensor's `flap:` as an `ir.Flap` (None when absent); its triggers' own `flap:` override it."""
+    from attend.grammar import read_flap
+
+    if raw is None:
+        return None
+
+    def fail(message: str, keypath: tuple[str, ...]) -> None:
+        raise CompileError(message, field="flap", code="bad-value")
+
+    return read_flap(raw, fail)

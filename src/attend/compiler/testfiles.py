@@ -8,6 +8,10 @@ list of `{trigger, description, magnitude}` matched against the poll's fires reg
 `expect` must fire nothing. The first poll starts from no stored state, and each poll's state feeds
 the next through the same `CompiledSensor.step` the daemon runs.
 
+`at:` (optional, a duration: `90`, `30s`, `10m`) is the poll's time counted from the start of the
+test, what `for:` and flap detection measure against; a poll without it comes one `interval` of the
+sensor after the previous one (the first at 0). Times never go backwards.
+
 Without paths every `*.test.yaml` of every layer folder runs (the shipped `sensors.d` included).
 The sensor is loaded through the layers: the file beside the test file merged with the other layers'
 files of the same name. Exit codes: 0 every test passed (or none was found), 1 a failure or a
@@ -31,7 +35,7 @@ __all__ = ["PollOutcome", "TestFileResult", "main", "match_fires", "run_test_fil
 TEST_SUFFIX = ".test.yaml"
 
 #: The fields a poll entry may hold.
-_POLL_FIELDS = frozenset({"result", "result_file", "lines", "expect"})
+_POLL_FIELDS = frozenset({"result", "result_file", "lines", "expect", "at"})
 #: The fields an expect entry may hold.
 _EXPECT_FIELDS = frozenset({"trigger", "description", "magnitude"})
 
@@ -147,7 +151,7 @@ class _Reader:
             raise self.fail("a poll must be a mapping with `result`, `result_file` or `lines`", *at)
         for name in poll:
             if name not in _POLL_FIELDS:
-                raise self.fail(f"unknown poll field `{name}` (expected result, result_file, lines or expect)", *at, str(name), key=True)
+                raise self.fail(f"unknown poll field `{name}` (expected result, result_file, lines, expect or at)", *at, str(name), key=True)
         given = [name for name in ("result", "result_file", "lines") if name in poll]
         if len(given) != 1:
             raise self.fail("a poll needs exactly one of `result`, `result_file` or `lines`", *at)
@@ -171,6 +175,21 @@ class _Reader:
 
         items, errors = parse_lines(text)
         return items, [message for _, message in errors]
+
+    def time_of(self, poll: dict[str, Any], index: int, previous: float | None, interval: float) -> float:
+        """The poll's `at:` in seconds, else one interval after the previous poll (the first at 0)."""
+        from attend.spec.durations import ACCEPTED_FORMS, parse_duration
+
+        if "at" not in poll:
+            return 0.0 if previous is None else previous + interval
+        try:
+            at = parse_duration(poll["at"])
+        except ValueError:
+            raise self.fail(f"`at` must be {ACCEPTED_FORMS} (the time since the test started)", "polls", str(index), "at") from None
+        if previous is not None and at < previous:
+            raise self.fail(f"`at` ({poll['at']}) is before the previous poll ({previous:g}s): polls run forward in time",
+                            "polls", str(index), "at")
+        return at
 
     def expectations(self, poll: dict[str, Any], index: int) -> list[dict[str, Any]]:
         at = ("polls", str(index), "expect")
@@ -244,11 +263,14 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
             result.problems.extend(sensor.diagnostics or [Diagnostic(str(path), 1, 1, "test-file", f"the sensor {name!r} is {sensor.status}")])
             return result
         compiled = compile_sensor(sensor)
+        interval = float(sensor.data.get("interval") or 60.0)
         states: dict[str, Any] | None = None
+        now: float | None = None
         for index, poll in enumerate(polls):
             poll_result, line_errors = reader.poll_input(poll, index)
             expected = reader.expectations(poll, index)
-            step = compiled.step(states, poll_result)
+            now = reader.time_of(poll, index, now, interval)
+            step = compiled.step(states, poll_result, now=now)
             states = step.states
             got = [_fire_json(f) for f in step.fires]
             result.polls.append(

@@ -1,25 +1,28 @@
 """Compiled triggers: pure step functions with per-key transition state (DESIGN.md, Trigger semantics).
 
-`CompiledTrigger.step(state, result)` is the one code path the daemon, `sensors poll`, `sensors fire`
-and `attend test` share: it selects the items, applies `where`, compares with the state the previous
-poll returned and decides what fires (`added`, `removed`, `changed`, `enters`, `leaves`). It never
-mutates its inputs, and a poll that failed simply never calls it, so failure leaves state untouched.
+`CompiledTrigger.step(state, result, now=t)` is the one code path the daemon, `sensors poll`,
+`sensors fire` and `attend test` share: it selects the items, applies `where`, compares with the state
+the previous poll returned and decides what fires (`added`, `removed`, `changed`, `enters`, `leaves`).
+It never mutates its inputs, and a poll that failed simply never calls it, so failure leaves state
+untouched. The noise controls (`for:`, `clear_where`, flap detection) live in `compiler.noise`, one
+module each; this module calls them.
 
-State (JSON, versioned): ``{"v": 1, "items": {key: value, ...}, "holding": [keys where held]}`` for a
-keyed trigger, ``{"v": 1, "present": bool, "value": ..., "holding": bool}`` for a keyless one. It keeps
-each item's value because `changed`, `removed` and `{previous}` need it, and the keys for which `where`
-held because `enters`/`leaves` compare those sets. A state of another version is treated as absent (a
-baseline); version 2 will add a `pending` map for `for:` (DESIGN.md, Coming next).
+State (JSON, versioned; `compiler.noise.state` has the format, the migration of version 1, and the
+check that turns an unreadable stored state into a re-baseline with a warning): each item's value
+because `changed`, `removed` and `{previous}` need it, the keys for which `where` held because
+`enters`/`leaves` compare those sets, the transitions pending `for:`, and recent fire times for flap
+detection.
 
-`definition_hash` hashes only what shapes state (path, key, on, where, match, initial, author), in
-canonical form: editing `magnitude` or `description` keeps the stored baseline, editing what is
-selected or compared re-baselines.
+`definition_hash` hashes only what shapes state (path, key, on, where, clear_where, match, initial,
+author), in canonical form: editing `magnitude`, `description`, `for` or `flap` keeps the stored
+baseline (a pending `for:` keeps its start time), editing what is selected or compared re-baselines.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -29,12 +32,17 @@ from attend import ir
 from attend.compiler import ops
 from attend.compiler.conditions import compile_condition, compile_where
 from attend.compiler.paths import compile_path_ir, is_singular
+from attend.compiler.noise import flap as flapping
+from attend.compiler.noise import hold as holding
+from attend.compiler.noise import hysteresis, resolve_flap
+from attend.compiler.noise.state import STATE_VERSION, read_state
 from attend.compiler.templates import compile_template
 
 __all__ = ["STATE_VERSION", "CompiledTrigger", "Evaluation", "Fire", "definition_hash"]
 
-#: The version of the state format this module reads and writes.
-STATE_VERSION = 1
+#: How many transitions (and what became of each) one poll's verdict lists per trigger; the counts
+#: cover the rest. Keeps `sensors poll` output and the stored history bounded for 10,000-item polls.
+OUTCOMES_LISTED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +55,8 @@ class Fire:
     description: str
     item: Any = field(default=None, hash=False)
     author: str | None = None
+    #: None for a transition; `flapping` / `settled` for flap detection's own notifications.
+    note: str | None = None
 
 
 @dataclass(slots=True)
@@ -70,6 +80,7 @@ def definition_hash(trigger: ir.Trigger) -> str:
         "on": trigger.on,
         "where": where,
         "initial": trigger.initial,
+        **({"clear_where": sorted(str(c) for c in trigger.clear_where.conditions)} if trigger.clear_where else {}),
         "author": list(trigger.author) if trigger.author else None,
     }
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -99,10 +110,18 @@ def _plain_items(nodes: list[Any], field: str) -> dict[str, Any] | None:
     return items if len(items) == len(nodes) else None
 
 
-class CompiledTrigger:
-    """A trigger compiled to closures. Build with `compile_trigger` or `compile_trigger_ir`."""
+def _transition(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> tuple[Any, Any, Any]:
+    """The fire maker of a trigger with `for:`: the transition, rendered only once it fires."""
+    return key, item, previous
 
-    def __init__(self, trigger: ir.Trigger) -> None:
+
+class CompiledTrigger:
+    """A trigger compiled to closures. Build with `compile_trigger` or `compile_trigger_ir`.
+
+    `sensor_flap` is the sensor's `flap:` (`ir.Flap`), which the trigger's own fields override.
+    """
+
+    def __init__(self, trigger: ir.Trigger, sensor_flap: ir.Flap | None = None) -> None:
         self.name = trigger.name
         self.ir = trigger
         self.definition_hash = definition_hash(trigger)
@@ -118,29 +137,39 @@ class CompiledTrigger:
         self.author_fields = trigger.author
         self.magnitude = trigger.magnitude
         self._fire = self._fire_with_author if trigger.author is not None else self._plain_fire()
+        self.hold = trigger.hold
+        self.clear = compile_where(trigger.clear_where) if trigger.clear_where is not None else None
+        self.flap = resolve_flap(trigger.flap, sensor_flap)
+        #: Where the flap settings came from, for `explain`.
+        self.flap_from = "the trigger's flap" if trigger.flap is not None else (
+            "the sensor's flap" if sensor_flap is not None else "the defaults")
 
     def __repr__(self) -> str:
         return f"CompiledTrigger({self.ir})"
 
     # ------------------------------------------------------------------------------------ public
 
-    def step(self, state: dict[str, Any] | None, result: Any) -> tuple[list[Fire], dict[str, Any]]:
+    def step(
+        self, state: dict[str, Any] | None, result: Any, now: float | None = None
+    ) -> tuple[list[Fire], dict[str, Any]]:
         """One poll: the fires and the new state. Pure; `state=None` is a baseline (no fires).
 
         Args:
             state: what the previous step returned for this definition, or None.
             result: the poll result (parsed JSON).
+            now: the poll's time in wall-clock seconds (default `time.time()`): what `for:` and flap
+                detection measure against.
 
         Returns:
             ``(fires, new_state)``.
         """
         warnings: list[str] = []
-        fires, new_state, _ = self._run(state, result, warnings.append, test=False, detail=False)
+        fires, new_state, _ = self._run(state, result, warnings.append, test=False, detail=False, now=now)
         return fires, new_state
 
     def evaluate(
         self, state: dict[str, Any] | None, result: Any, *, test: bool = False, shared: dict[Any, Any] | None = None,
-        detail: bool = True,
+        detail: bool = True, now: float | None = None,
     ) -> Evaluation:
         """Like `step`, with warnings and a verdict saying what was selected, what held, what fired.
 
@@ -151,22 +180,36 @@ class CompiledTrigger:
             shared: a cache for one poll result, shared by the triggers of one sensor: triggers with the
                 same path (and key) select (and key) the items once. Read-only for the triggers.
             detail: build the verdict (per-condition counts cost one more pass over the items).
+            now: the poll's time (default `time.time()`).
         """
         warnings: list[str] = []
-        fires, new_state, verdict = self._run(state, result, warnings.append, test=test, detail=detail, shared=shared)
+        fires, new_state, verdict = self._run(
+            state, result, warnings.append, test=test, detail=detail, shared=shared, now=now
+        )
         return Evaluation(fires, new_state, warnings, verdict)
+
+    def due(self, state: Any) -> float | None:
+        """When a transition pending `for:` in `state` will have held long enough (None: none pending).
+
+        The daemon polls again no later than this, so a `for:` fires on time, not at the next interval.
+        """
+        if self.hold is None or not isinstance(state, dict) or not isinstance(state.get("pending"), dict):
+            return None
+        try:
+            return holding.due(state["pending"], self.hold)
+        except (TypeError, KeyError):
+            return None
 
     # ------------------------------------------------------------------------------------ core
 
-    def _previous(self, state: Any, test: bool) -> tuple[dict[str, Any], bool]:
-        """The previous state to compare with, and whether this poll is only a baseline."""
-        usable = isinstance(state, dict) and state.get("v") == STATE_VERSION
-        if usable and self.key_fields is not None and not isinstance(state.get("items"), dict):
-            usable = False
-        if usable and self.key_fields is None and "present" not in state:
-            usable = False
-        if usable:
-            return state, False
+    def _previous(self, state: Any, test: bool, warn: Callable[[str], None]) -> tuple[dict[str, Any], bool]:
+        """The previous state to compare with (version 1 migrated), and whether this poll is only a
+        baseline. A stored state that cannot be read is warned about and re-baselined."""
+        previous, problem = read_state(state, keyed=self.key_fields is not None)
+        if previous is not None:
+            return previous, False
+        if problem is not None:
+            warn(f"{problem}; re-baselined: this poll fires nothing and sets the new baseline")
         empty = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
         return empty, not (test or self.ir.initial == "fire")
 
@@ -257,39 +300,149 @@ class CompiledTrigger:
 
     def _run(
         self, state: Any, result: Any, warn: Callable[[str], None], *, test: bool, detail: bool,
-        shared: dict[Any, Any] | None = None,
+        shared: dict[Any, Any] | None = None, now: float | None = None,
     ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
-        previous, baseline = self._previous(state, test)
+        if now is None:
+            now = time.time()
+        previous, baseline = self._previous(state, test, warn)
+        try:
+            return self._evaluate(previous, baseline, result, warn, detail=detail, shared=shared, now=now)
+        except (TypeError, KeyError, AttributeError, ValueError) as exc:
+            if previous is EMPTY_KEYED or previous is EMPTY_KEYLESS:
+                raise  # not the stored state's fault: the poll result cannot be evaluated
+            # A stored state that passed the shape check and still broke the comparison: re-baseline.
+            warn(f"the stored state could not be compared ({type(exc).__name__}: {exc}); re-baselined: this poll "
+                 "fires nothing and sets the new baseline")
+            empty = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
+            return self._evaluate(empty, True, result, warn, detail=detail, shared=shared, now=now)
+
+    def _evaluate(
+        self, previous: dict[str, Any], baseline: bool, result: Any, warn: Callable[[str], None], *, detail: bool,
+        shared: dict[Any, Any] | None, now: float,
+    ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
         nodes, items = self._selection(result, warn, shared)
+        maker = self._fire if self.hold is None else _transition
         if items is not None:
-            fires, new_state, verdict = self._keyed(previous, items, warn, baseline, detail)
+            fires, new_state, verdict = self._keyed(previous, items, warn, baseline, detail, maker)
         else:
-            fires, new_state, verdict = self._keyless(previous, nodes, warn, baseline, detail)
+            fires, new_state, verdict = self._keyless(previous, nodes, warn, baseline, detail, maker)
+        if baseline:
+            fires = []
+        found = len(fires)
+        pending_keys: list[str] = []
+        if self.hold is not None:
+            fires, pending_keys = self._hold(previous, new_state, fires, items, now, warn)
+        held: list[Fire] = []
+        if self.flap.limit and (fires or previous.get("flap")):
+            fires, flap_state, held = flapping.apply_flap(
+                fires, previous.get("flap") or {}, limit=self.flap.limit, window=self.flap.window, now=now,
+                note=self._flap_note, settle_note=self._settle_note,
+            )
+            if flap_state:
+                new_state["flap"] = flap_state
         if detail:
             verdict.update(
                 trigger=self.name,
                 on=self.ir.on,
                 baseline=baseline,
                 selected=len(nodes),
-                fired=[f.key for f in fires],
+                fired=[f.key for f in fires if f.note is None],
             )
-            verdict["transition"] = self._transition_text(verdict, baseline)
-        return ([] if baseline else fires), new_state, verdict
+            verdict["transition"] = self._transition_text(verdict, baseline, found)
+            verdict["outcomes"] = self._outcomes(fires, held, pending_keys, new_state.get("pending"))
+        return fires, new_state, verdict
+
+    def _hold(
+        self, previous: dict[str, Any], new_state: dict[str, Any], transitions: list[Any], items: dict[str, Any] | None,
+        now: float, warn: Callable[[str], None],
+    ) -> tuple[list[Fire], list[str]]:
+        """`for:`: this poll's transitions join `pending`; the pending ones that held long enough fire."""
+        assert self.hold is not None
+        on, missing = self.ir.on, ops.MISSING
+        ignore: Callable[[str], None] = lambda message: None  # noqa: E731 - the step already warned
+        if items is not None:
+            inside = set(new_state.get("holding", ()))
+            where = self.where
+
+            def still(key: str, entry: dict[str, Any]) -> bool:
+                if on == "added":
+                    return key in items and (where is None or where(items[key], ignore))
+                if on == "removed":
+                    return key not in items
+                if on == "changed":
+                    return key in items and items[key] == entry["value"]
+                return (key in inside) == (on == "enters")
+
+            def current(key: str, entry: dict[str, Any]) -> Any:
+                return entry["value"] if on == "removed" else items.get(key, entry["value"])
+
+            found = [(k, item, prev) for k, item, prev in transitions]
+        else:
+            value, holds = new_state.get("value"), new_state.get("holding")
+
+            def still(key: str, entry: dict[str, Any]) -> bool:
+                if on == "changed":
+                    return bool(new_state.get("present")) and bool(holds) and value == entry["value"]
+                return bool(holds) == (on == "enters")
+
+            def current(key: str, entry: dict[str, Any]) -> Any:
+                return value if new_state.get("present") else entry["value"]
+
+            found = [("", item, prev) for _, item, prev in transitions]
+        ready, pending = holding.settle(
+            previous.get("pending") or {}, found, hold=self.hold, now=now, still=still, current=current
+        )
+        if pending:
+            new_state["pending"] = pending
+        fires = [self._fire(k if items is not None else None, item, prev, warn) for k, item, prev in ready]
+        return fires, list(pending)
+
+    def _flap_note(self, fire: Fire, note: str, why: str) -> Fire:
+        who = "the watched value" if fire.key is None else f"key {fire.key}"
+        text = (f"{self.name}: {who} is flapping ({why}); its further fires are held until it stays quiet for "
+                f"{flapping._span(self.flap.window)}. Last: {fire.description}")
+        return Fire(fire.trigger, fire.key, fire.magnitude, text, fire.item, fire.author, note)
+
+    def _settle_note(self, key: str, entry: dict[str, Any]) -> Fire:
+        who = "the watched value" if self.key_fields is None else f"key {key}"
+        text = (f"{self.name}: {who} settled (quiet for {flapping._span(self.flap.window)}); "
+                f"{entry['held']} fire(s) were held while it flapped")
+        return Fire(self.name, None if self.key_fields is None else key, self.magnitude, text, None, None, flapping.SETTLED)
+
+    def _outcomes(
+        self, fires: list[Fire], held: list[Fire], pending_keys: list[str], pending: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        """What became of each transition of this poll (and each pending one): the verdict's trace, bounded."""
+        out: list[dict[str, Any]] = []
+        for f in fires:
+            out.append({"key": f.key, "outcome": f.note or "fired", "description": f.description})
+        for f in held:
+            out.append({"key": f.key, "outcome": "held", "reason": "flapping", "description": f.description})
+        for k in pending_keys:
+            since = (pending or {}).get(k, {}).get("since")
+            out.append({"key": k if self.key_fields is not None else None, "outcome": "held", "reason": "for",
+                        "until": None if since is None or self.hold is None else since + self.hold})
+        if len(out) > OUTCOMES_LISTED:
+            out = out[:OUTCOMES_LISTED] + [{"more": len(out) - OUTCOMES_LISTED}]
+        return out
 
     def _keyed(
-        self, previous: dict[str, Any], items: dict[str, Any], warn: Callable[[str], None], baseline: bool, detail: bool
-    ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
+        self, previous: dict[str, Any], items: dict[str, Any], warn: Callable[[str], None], baseline: bool, detail: bool,
+        fire: Callable[..., Any],
+    ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
         prev_items: dict[str, Any] = previous["items"]
         where = self.where
         on = self.ir.on
         fires: list[Fire] = []
         new_state: dict[str, Any] = {"v": STATE_VERSION, "items": items}
         verdict: dict[str, Any] = {"items": len(items)} if detail else {}
-        fire = self._fire
         missing = ops.MISSING
         if on in ("enters", "leaves"):
             assert where is not None
-            holding = [k for k, v in items.items() if where(v, warn)]
+            if self.clear is None:
+                holding = [k for k, v in items.items() if where(v, warn)]
+            else:
+                holding = hysteresis.holding_keys(items, set(previous.get("holding", ())), where, self.clear, warn)
             new_state["holding"] = holding
             if not baseline:
                 prev_holding = set(previous.get("holding", ()))
@@ -328,8 +481,9 @@ class CompiledTrigger:
         return fires, new_state, verdict
 
     def _keyless(
-        self, previous: dict[str, Any], nodes: list[Any], warn: Callable[[str], None], baseline: bool, detail: bool
-    ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
+        self, previous: dict[str, Any], nodes: list[Any], warn: Callable[[str], None], baseline: bool, detail: bool,
+        fire: Callable[..., Any],
+    ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
         if self.singular:
             present = bool(nodes)
             value = nodes[0] if nodes else None
@@ -337,20 +491,23 @@ class CompiledTrigger:
             present, value = True, nodes
         where = self.where
         on = self.ir.on
-        holds = present and (where is None or where(value, warn))
+        if self.clear is not None and where is not None:
+            holds = present and hysteresis.holds(value, bool(previous.get("holding")), where, self.clear, warn)
+        else:
+            holds = present and (where is None or where(value, warn))
         new_state = {"v": STATE_VERSION, "present": present, "value": value, "holding": holds}
-        fires: list[Fire] = []
+        fires: list[Any] = []
         prev_value = previous.get("value") if previous.get("present") else ops.MISSING
         if not baseline:
             if on == "changed":
                 differs = present and (not previous.get("present") or previous.get("value") != value)
                 if differs and holds:
-                    fires.append(self._fire(None, value, prev_value, warn))
+                    fires.append(fire(None, value, prev_value, warn))
             elif on == "enters" and holds and not previous.get("holding"):
-                fires.append(self._fire(None, value, prev_value, warn))
+                fires.append(fire(None, value, prev_value, warn))
             elif on == "leaves" and previous.get("holding") and not holds:
                 item = value if present else previous.get("value")
-                fires.append(self._fire(None, item, prev_value, warn))
+                fires.append(fire(None, item, prev_value, warn))
         verdict: dict[str, Any] = {}
         if detail:
             verdict = {"present": present, "holding": holds, "conditions": self._condition_counts([value] if present else [])}
@@ -364,10 +521,10 @@ class CompiledTrigger:
             for c, pred in self.conditions
         ]
 
-    def _transition_text(self, verdict: dict[str, Any], baseline: bool) -> str:
+    def _transition_text(self, verdict: dict[str, Any], baseline: bool, found: int) -> str:
         if baseline:
             return "baseline: first poll of this definition, nothing fires"
-        n = len(verdict["fired"])
+        n = found
         rule = {
             "added": "keys present now and not before, where held on the current value",
             "removed": "keys present before and not now, where held on the previous value",
@@ -375,4 +532,6 @@ class CompiledTrigger:
             "enters": "where holds now and did not before",
             "leaves": "where held before and does not now",
         }[self.ir.on]
+        if self.hold is not None:
+            return f"{self.ir.on} ({rule}): {n} transition(s), each pending until it has held for {self.hold:g}s"
         return f"{self.ir.on} ({rule}): {n} fire(s)"

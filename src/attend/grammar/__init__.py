@@ -26,6 +26,7 @@ __all__ = [
     "parse_template",
     "parse_trigger",
     "parse_trigger_collecting",
+    "read_flap",
     "split_dotted",
 ]
 
@@ -459,6 +460,13 @@ class _TriggerReader:
         if initial not in ("baseline", "fire"):
             self.fail(f"`initial` must be `baseline` or `fire`, not {initial!r}", field="initial", code="bad-value", keypath=("initial",))
             initial = "baseline"
+        hold = self._seconds(d, "for", ("for",))
+        clear_where = self._where(d, "clear_where")
+        if "clear_where" in d and on in ir.ON_VALUES and on not in ("enters", "leaves"):
+            self.fail(f"`clear_where` is hysteresis for `on: enters` or `on: leaves` (an item stays inside `where` until "
+                      f"`clear_where` holds); `on: {on}` has no inside to stay in",
+                      field="clear_where", code="on-rules", keypath=("clear_where",), key=True)
+        flap = self._flap(d)
         if path is None or on not in ir.ON_VALUES or self.errors:
             return None
         return ir.Trigger(
@@ -471,6 +479,9 @@ class _TriggerReader:
             description=template,
             author=author,
             initial=initial,
+            hold=hold or None,
+            clear_where=clear_where,
+            flap=flap,
         )
 
     def _path(self, d: Mapping[str, Any]) -> ir.Path | None:
@@ -489,34 +500,52 @@ class _TriggerReader:
             return None
         return split_dotted(value)
 
-    def _where(self, d: Mapping[str, Any]) -> ir.Where | None:
-        raw = d.get("where")
+    def _seconds(self, d: Mapping[str, Any], name: str, keypath: tuple[str, ...]) -> float | None:
+        """A duration already in seconds (the compiler turns `5m` into 300 before parsing), or None."""
+        value = d.get(name)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+            self.fail(f"`{'.'.join(keypath)}` must be a duration (seconds, or 500ms/30s/5m/1h), not {value!r}",
+                      field=keypath[0], code="bad-value", keypath=keypath)
+            return None
+        return float(value)
+
+    def _flap(self, d: Mapping[str, Any]) -> ir.Flap | None:
+        raw = d.get("flap")
+        if raw is None:
+            return None
+        return read_flap(raw, lambda message, keypath: self.fail(message, field="flap", code="bad-value", keypath=keypath))
+
+    def _where(self, d: Mapping[str, Any], field: str = "where") -> ir.Where | None:
+        raw = d.get(field)
         match = d.get("match", "all")
         if match not in ("all", "any"):
-            self.fail(f"`match` must be `all` or `any`, not {match!r}", field="match", code="bad-value", keypath=("match",))
+            if field == "where":
+                self.fail(f"`match` must be `all` or `any`, not {match!r}", field="match", code="bad-value", keypath=("match",))
             match = "all"
         if raw is None:
             return None
         if not isinstance(raw, Mapping):
-            self.fail("`where` must be a mapping of property → value or operator object", field="where", code="wrong-type", keypath=("where",))
+            self.fail(f"`{field}` must be a mapping of property → value or operator object", field=field, code="wrong-type", keypath=(field,))
             return None
         conditions = []
         for prop_text, value in raw.items():
             prop_text = str(prop_text)
-            keypath = ("where", prop_text)
-            prop = self.expression(parse_property, prop_text, field="where", keypath=keypath, key=True)
-            tests = self._tests(prop_text, value)
+            keypath = (field, prop_text)
+            prop = self.expression(parse_property, prop_text, field=field, keypath=keypath, key=True)
+            tests = self._tests(prop_text, value, field)
             if prop is not None and tests is not None:
                 conditions.append(ir.Condition(prop=prop, tests=tests))
         if not conditions and raw:
             return None
         return ir.Where(conditions=tuple(conditions), match=match)
 
-    def _tests(self, prop: str, value: Any) -> tuple[ir.Test, ...] | None:
-        keypath = ("where", prop)
+    def _tests(self, prop: str, value: Any, field: str = "where") -> tuple[ir.Test, ...] | None:
+        keypath = (field, prop)
         if isinstance(value, Mapping):
             if not value:
-                self.fail(f"the operator object of `{prop}` is empty", field="where", code="operator", keypath=keypath)
+                self.fail(f"the operator object of `{prop}` is empty", field=field, code="operator", keypath=keypath)
                 return None
             tests = []
             for op, operand in value.items():
@@ -533,32 +562,62 @@ class _TriggerReader:
         return None if test is None else (test,)
 
     def _test(self, op: str, operand: Any, keypath: tuple[str, ...], *, bare: bool) -> ir.Test | None:
+        field = keypath[0]
         if op not in ir.OPERATORS:
-            self.fail(f"unknown operator `{op}` (expected one of {', '.join(ir.OPERATORS)})", field="where", code="operator", keypath=keypath, key=True)
+            self.fail(f"unknown operator `{op}` (expected one of {', '.join(ir.OPERATORS)})", field=field, code="operator", keypath=keypath, key=True)
             return None
         if op in _NUMERIC_OPERATORS:
             if isinstance(operand, bool) or not isinstance(operand, (int, float)):
-                self.fail(f"`{op}` needs a number, not {operand!r}", field="where", code="operator", keypath=keypath)
+                self.fail(f"`{op}` needs a number, not {operand!r}", field=field, code="operator", keypath=keypath)
                 return None
         elif op == "in":
             if not isinstance(operand, list):
-                self.fail(f"`in` needs a list, not {operand!r}", field="where", code="operator", keypath=keypath)
+                self.fail(f"`in` needs a list, not {operand!r}", field=field, code="operator", keypath=keypath)
                 return None
             operand = tuple(operand)
         elif op in ("like", "matches"):
             if not isinstance(operand, str):
-                self.fail(f"`{op}` needs a string pattern, not {operand!r}", field="where", code="operator", keypath=keypath)
+                self.fail(f"`{op}` needs a string pattern, not {operand!r}", field=field, code="operator", keypath=keypath)
                 return None
             if op == "matches":
                 problem = regex_problem(operand)
                 if problem is not None:
                     message, offset = problem
-                    self.positioned(message, "regex-syntax", "where", keypath, operand, offset)
+                    self.positioned(message, "regex-syntax", field, keypath, operand, offset)
                     return None
             operand = ir.ValuePattern(text=operand, mode="glob" if op == "like" else "regex")
         elif isinstance(operand, list):
             operand = tuple(operand)
         return ir.Test(op=op, operand=operand, bare=bare)
+
+def read_flap(raw: Any, fail: Callable[[str, tuple[str, ...]], None]) -> ir.Flap | None:
+    """`flap:` as written (`false`, `true`, or `{limit, window}` with `window` already in seconds) → `ir.Flap`.
+
+    `false` turns detection off (limit 0); a missing `limit` or `window` is None here and filled in by
+    the compiler from the sensor's `flap:` and the defaults (spec.schema.DEFAULT_FLAP). `fail(message,
+    keypath)` reports a problem; the return is then None.
+    """
+    if raw is False:
+        return ir.Flap(limit=0, window=0.0)
+    if raw is True:
+        return ir.Flap(limit=-1, window=-1.0)
+    if not isinstance(raw, Mapping):
+        fail(f"`flap` must be false or a mapping {{limit, window}}, not {raw!r}", ("flap",))
+        return None
+    ok = True
+    for name in raw:
+        if name not in ("limit", "window"):
+            fail(f"unknown flap field `{name}` (expected limit or window)", ("flap", str(name)))
+            ok = False
+    limit, window = raw.get("limit", -1), raw.get("window", -1.0)
+    if "limit" in raw and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        fail(f"`flap.limit` must be a whole number ≥ 0 (0 turns flap detection off), not {limit!r}", ("flap", "limit"))
+        ok = False
+    if "window" in raw and (isinstance(window, bool) or not isinstance(window, (int, float)) or not 0 < window < float("inf")):
+        fail(f"`flap.window` must be a duration above zero (seconds, or 30s/5m/1h), not {window!r}", ("flap", "window"))
+        ok = False
+    return ir.Flap(limit=int(limit), window=float(window)) if ok else None
+
 
 def regex_problem(pattern: str) -> tuple[str, int] | None:
     """Why `pattern` is not a valid regular expression (message, 0-based offset), or None."""

@@ -7,7 +7,9 @@ each field's `meta` holds its description and default, which `describe(keypath)`
 Defaults (docs/spec.md): interval 60 s, min_interval 15 s (capped at interval), decay_threshold 3,
 threshold 2.0, lane event, enabled true; a command's cwd `.`, timeout 10 s, output json, max_output
 1 MiB; an mcp tool call's timeout 30 s, allow_unannotated false; a trigger's path `$`, match all,
-magnitude 1.0, initial baseline.
+magnitude 1.0, initial baseline. Noise controls (DESIGN.md, Noise controls): no `for:` (fire at once),
+flap detection at more than 5 fires of one key in 10 minutes (`DEFAULT_FLAP_LIMIT`, `DEFAULT_FLAP_WINDOW`),
+the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 from attend.bounds import MAX_DECAY_THRESHOLD, MAX_MAGNITUDE, MAX_OUTPUT_BYTES
 
 __all__ = [
+    "DEFAULT_FLAP_LIMIT",
+    "DEFAULT_FLAP_WINDOW",
     "DEFAULT_INTERVAL",
     "DEFAULT_MIN_INTERVAL",
     "DURATION_FIELDS",
@@ -29,6 +33,7 @@ __all__ = [
     "SENSOR_SCHEMA",
     "SPEC_VERSION",
     "TRIGGER_SCHEMA",
+    "HISTORY_KEPT",
     "FieldDoc",
     "describe",
     "field_rules",
@@ -59,6 +64,13 @@ OPERATORS: dict[str, str] = {
 DEFAULT_INTERVAL = 60.0
 #: The fastest cadence when no file says otherwise, in seconds (never above the interval).
 DEFAULT_MIN_INTERVAL = 15.0
+#: Flap detection when neither the trigger nor the sensor says otherwise: more than this many fires of
+#: one key within the window is flapping.
+DEFAULT_FLAP_LIMIT = 5
+#: ... within this many seconds (10 minutes); also how long a flapping key must stay quiet to settle.
+DEFAULT_FLAP_WINDOW = 600.0
+#: How many poll verdicts `attend sensors history` keeps per sensor.
+HISTORY_KEPT = 50
 #: Key paths (with `*` wildcards) that hold durations; normalised to float seconds.
 DURATION_FIELDS = (("interval",), ("min_interval",), ("command", "timeout"), ("mcp", "timeout"))
 
@@ -95,6 +107,14 @@ WHERE_VALUE = _f(["string", "number", "boolean", "list", "dict"],
 _OPERATOR_RULES = {op: {"type": ["string", "number", "boolean", "list"], "meta": {"description": text}}
                    for op, text in OPERATORS.items()}
 
+FLAP_SCHEMA: dict[str, Any] = {
+    "limit": _f("integer", "more than this many fires of one key within the window is flapping (0: off)",
+                DEFAULT_FLAP_LIMIT, min=0),
+    "window": _f("duration", "the flap window; a flapping key settles after one quiet window", DEFAULT_FLAP_WINDOW),
+}
+FLAP_FIELD = _f(["boolean", "dict"], "flap detection: {limit, window} (default more than 5 fires of one key "
+                "in 10m), or false to turn it off", None, schema=FLAP_SCHEMA)
+
 TRIGGER_SCHEMA: dict[str, Any] = {
     "path": _f("string", "where to look in the poll result (JSONPath subset: $, .field, [n], [*], ..field)", "$"),
     "key": _f("string", "the field (dotted allowed) that identifies each selected item across polls"),
@@ -110,6 +130,11 @@ TRIGGER_SCHEMA: dict[str, Any] = {
     "author": _f("string", "the item field holding who composed the item (required on the message lane)"),
     "initial": _f("string", "what the first poll does: baseline (record, fire nothing) or fire", "baseline",
                   allowed=["baseline", "fire"]),
+    "for": _f("duration", "fire only once the transition has held this long (kept across restarts)"),
+    "clear_where": _f("dict", "hysteresis for enters/leaves: an item inside where stays inside until this "
+                      "holds (same operators as where)", None,
+                      keysrules={"type": "string"}, valuesrules=WHERE_VALUE),
+    "flap": FLAP_FIELD,
 }
 
 COMMAND_SCHEMA: dict[str, Any] = {
@@ -165,6 +190,7 @@ SENSOR_SCHEMA: dict[str, Any] = {
                          "`author` (honoured in shipped files only)", None),
     "requires": _f("list", "tool permissions the sensor needs (informational, shown and audited)", [],
                    schema=_STR_LIST),
+    "flap": FLAP_FIELD,
     "triggers": _f("dict", "the triggers, keyed by name", {},
                    keysrules={"type": "string", "regex": TRIGGER_NAME_PATTERN},
                    valuesrules={"type": "dict", "schema": TRIGGER_SCHEMA}),
@@ -258,7 +284,7 @@ def describe(keypath: tuple[str, ...] | str) -> FieldDoc | None:
 
 def _split(dotted: str) -> tuple[str, ...]:
     parts = dotted.split(".") if dotted else []
-    if len(parts) >= 4 and parts[0] == "triggers" and parts[2] == "where":
+    if len(parts) >= 4 and parts[0] == "triggers" and parts[2] in ("where", "clear_where"):
         rest = parts[3:]
         if len(rest) > 1 and rest[-1] in OPERATORS:
             return (*parts[:3], ".".join(rest[:-1]), rest[-1])

@@ -26,6 +26,7 @@ from attend.spec.schema import (
     KINDS,
     MCP_SCHEMA,
     NAME_PATTERN,
+    ON_VALUES,
     SENSOR_SCHEMA,
     SPEC_VERSION,
     TRIGGER_SCHEMA,
@@ -348,11 +349,22 @@ def _a(word: str) -> str:
 def _positive_durations(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     """Every duration must be above zero: `interval: 0` would poll back to back, `timeout: 0` always fails."""
     out = []
-    for path in DURATION_FIELDS:
+    for path in _duration_paths(data):
         value = _value_at(data, path)
-        if is_duration(value) and parse_duration(value) <= 0:
+        if path[-1] != "for" and is_duration(value) and parse_duration(value) <= 0:
             out.append(loc.at_value(path, "bad-value", f"`{'.'.join(path)}` must be above zero, not {value!r}"))
     return out
+
+
+def _duration_paths(data: dict[str, Any]) -> list[KeyPath]:
+    """Every key path of `data` that holds a duration: the fixed ones, the sensor's and each trigger's
+    `flap.window`, and each trigger's `for` (the only one that may be zero: fire at once)."""
+    paths: list[KeyPath] = [*DURATION_FIELDS, ("flap", "window")]
+    triggers = data.get("triggers")
+    if isinstance(triggers, dict):
+        for name in triggers:
+            paths += [("triggers", name, "for"), ("triggers", name, "flap", "window")]
+    return paths
 
 
 def _value_at(data: Any, path: KeyPath) -> Any:
@@ -413,6 +425,11 @@ def _trigger_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
         elif on in ("enters", "leaves") and "where" not in trigger:
             out.append(loc.at_value(("triggers", name, "on"), "on-rules",
                                     f"trigger {name!r}: `on: {on}` needs a `where` condition to {on[:-1]}"))
+        if "clear_where" in trigger and on in ON_VALUES and on not in ("enters", "leaves"):
+            out.append(loc.at_key(("triggers", name, "clear_where"), "on-rules",
+                                  f"trigger {name!r}: `clear_where` is hysteresis for `on: enters` or `on: leaves` "
+                                  f"(an item stays inside `where` until `clear_where` holds); `on: {on}` has no "
+                                  f"inside to stay in"))
     return out
 
 
@@ -455,7 +472,16 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
             out[block] = _with_defaults(out[block], schema)  # a copy: the durations below never touch `data`
     if kind != "crate" and out.get("crate") == {}:
         del out["crate"]
-    for path in DURATION_FIELDS:
+    if isinstance(out.get("flap"), dict):
+        out["flap"] = dict(out["flap"])
+    triggers = out.get("triggers")
+    if isinstance(triggers, dict):
+        out["triggers"] = {name: _with_defaults(t, TRIGGER_SCHEMA) if isinstance(t, dict) else t
+                           for name, t in triggers.items()}
+        for trigger in out["triggers"].values():
+            if isinstance(trigger, dict) and isinstance(trigger.get("flap"), dict):
+                trigger["flap"] = dict(trigger["flap"])  # a copy: the durations below never touch `data`
+    for path in _duration_paths(out):
         block, value = _value_at(out, path[:-1]), _value_at(out, path)
         if isinstance(block, dict) and is_duration(value):
             block[path[-1]] = parse_duration(value)
@@ -463,10 +489,7 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         interval = out.get("interval")
         out["min_interval"] = min(DEFAULT_MIN_INTERVAL, interval) if isinstance(interval, float) else \
             DEFAULT_MIN_INTERVAL
-    triggers = out.get("triggers")
-    if isinstance(triggers, dict):
-        out["triggers"] = {name: _with_defaults(t, TRIGGER_SCHEMA) if isinstance(t, dict) else t
-                           for name, t in triggers.items()}
+    if isinstance(out.get("triggers"), dict):
         for trigger in out["triggers"].values():
             if isinstance(trigger, dict) and "magnitude" in trigger:
                 trigger["magnitude"] = _as_float(trigger["magnitude"])
