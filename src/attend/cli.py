@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 #: Exit code for a bug in attend itself (EX_SOFTWARE); bad input never ends here.
 EXIT_INTERNAL = 70
@@ -34,11 +34,17 @@ def _project_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command-line grammar of attend.
+#: The top-level commands, in the order `attend --help` lists them.
+COMMANDS = ("run", "compile", "explain", "test", "sensors", "settings", "drain", "spec")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command-line grammar of attend, or with `only` just that command's part of it.
 
     Each command's `handler` default is a 'module:function' string, imported only when that command
-    runs (`_resolve`), so a command pays only for its own imports.
+    runs (`_resolve`), so a command pays only for its own imports. `main` builds only the command it
+    was given (building all of them, with argparse's per-message gettext lookups, was a fifth of
+    `compile --check`'s start-up); anything else (`--help`, a mistyped command) gets the whole parser.
     """
     common = _project_parent()
     parser = argparse.ArgumentParser(
@@ -47,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print attend's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    if only is not None:
+        sub = _OnlyOne(sub, only)
 
     p = sub.add_parser("run", parents=[common], help="run the daemon (stdout is the Monitor stream)")
     p.set_defaults(handler="attend.runtime.daemon:main")
@@ -80,6 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     q = spec_sub.add_parser("schema", parents=[common], help="print the JSON Schema of spec v1")
     q.set_defaults(handler="attend.spec.jsonschema:main")
     return parser
+
+
+class _OnlyOne:
+    """A subparsers action that builds one command for real and a throwaway parser for the others."""
+
+    def __init__(self, sub: argparse._SubParsersAction, only: str) -> None:
+        self.sub, self.only = sub, only
+
+    def add_parser(self, name: str, **kwargs):  # noqa: ANN003, ANN201
+        if name == self.only:
+            return self.sub.add_parser(name, **kwargs)
+        return argparse.ArgumentParser(add_help=False)  # never parsed; kept off the real grammar
 
 
 def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -209,8 +229,10 @@ def bind_project(argv: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv`, run the chosen command and return its exit code."""
-    parser = build_parser()
-    args = parser.parse_args(bind_project(sys.argv[1:] if argv is None else argv))
+    words = bind_project(sys.argv[1:] if argv is None else argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
+    args = parser.parse_args(words)
     # Whether --project was named (it chooses the project layer for writes), and the directory itself.
     args.project_layer = args.project is not None
     args.project_dir = os.path.abspath(args.project or os.getcwd())

@@ -9,7 +9,6 @@ no reader any more: `legacy_keys` reports each key with the sensor file to write
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,7 +113,8 @@ def load_config(paths: LayerPaths) -> Config:
                     continue
                 getattr(config, key).update(value)
             elif key != "sensors":
-                close = difflib.get_close_matches(key, [*CONFIG_KEYS, "sensors"], n=1)
+                from difflib import get_close_matches  # only on a typo: difflib is slow to import
+                close = get_close_matches(key, [*CONFIG_KEYS, "sensors"], n=1)
                 hint = f" (did you mean `{close[0]}`?)" if close else f" (known: {', '.join(CONFIG_KEYS)})"
                 config.diagnostics.append(Diagnostic(*where, "unknown-field", f"unknown config key `{key}`{hint}",
                                                      Severity.WARNING))
