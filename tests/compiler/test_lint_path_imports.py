@@ -20,3 +20,30 @@ def test_explain_and_test_run_without_importing_trio_or_mcp(home) -> None:
                          env=home.env(), cwd=home.project, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+CHECK_PROBE = """
+import sys
+from attend.cli import main
+main(['compile', '--check'])
+heavy = ('trio', 'mcp', 'anyio', 'textual', 'watchfiles', 'regex', 'importlib.metadata')
+print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy[:5]))
+from importlib.metadata import version  # the real module still loads after the check's stand-in
+print(version('attend') != '')
+"""
+
+
+def test_compile_check_of_the_shipped_set_imports_no_runtime_regex_or_metadata(home) -> None:
+    run = subprocess.run([sys.executable, "-c", CHECK_PROBE], capture_output=True, text=True,
+                         env=home.env(), cwd=home.project, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-2:] == ["[]", "True"]
+
+
+def test_a_pattern_only_the_regex_module_reads_is_still_valid_and_a_broken_one_positioned() -> None:
+    from attend.grammar import regex_problem
+
+    assert regex_problem(r"\p{Lu}+") is None  # `re` refuses it; `regex` (what matches runs) reads it
+    assert regex_problem(r"(?<=a|bc)x") is None  # variable-width lookbehind, likewise
+    message, offset = regex_problem("ab(c")
+    assert message == "invalid regular expression: missing )" and offset == 4  # regex positions it
