@@ -155,3 +155,18 @@ def test_explain_shows_what_wake_on_watches_for_the_file_and_for_the_git_crate(h
         (str(home.project / ".git" / "packed-refs"), "crate git", False),
         (str(home.project / ".git" / "refs" / "**"), "crate git", True),
     ]
+
+
+def test_explain_shows_a_fused_path_and_the_stages_of_one_with_a_descendant(home) -> None:
+    home.write_user_sensor("deep", "spec: 1\nname: deep\nkind: command\ncommand: {argv: [echo, '{}']}\ntriggers:\n"
+                                   "  owner: {path: '$.items[*].meta.owner.id', on: changed}\n"
+                                   "  below: {path: '$.a..b[*].c', on: changed}\n")
+    run = home.attend("explain", "deep")
+    assert run.returncode == 0, run.stderr
+    assert ("    path:        $.items[*].meta.owner.id  (one fused loop nest from the document down, the "
+            "comprehension a person would write)") in run.stdout
+    assert ("      stage fused      .items[*].meta.owner.id: one generated loop nest, no node list between its "
+            "segments") in run.stdout
+    below = json.loads(home.attend("explain", "deep/below", "--json").stdout)["triggers"][0]["plan"]["path"]
+    assert [(s["stage"], s["segments"]) for s in below["stages"]] == [
+        ("walk", ".a"), ("descendant", "..b"), ("fused", "[*].c")]

@@ -199,6 +199,7 @@ def _noise_lines(noise: dict[str, Any]) -> list[str]:
 def _plan_lines(plan: dict[str, Any]) -> list[str]:
     lines = [f"    path:        {plan['path']['expression']}  ({plan['path']['walk']})"]
     lines += [f"      {s['segment']:<14} {s['selects']}" for s in plan["path"]["steps"]]
+    lines += [f"      stage {st['stage']:<10} {st['segments'] or '$'}: {st['does']}" for st in plan["path"]["stages"]]
     lines.append(f"    key:         {plan['key'] or '(none)'}  → {plan['items']}")
     lines.append(f"    on:          {plan['on']}: fires on {plan['rule']}")
     lines += _where_lines(plan["where"])

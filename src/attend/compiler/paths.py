@@ -2,9 +2,18 @@
 
 A path selects a node list in document order: members in mapping order, elements in list order, and
 for a descendant segment each node before its descendants (RFC 9535). Paths are specialised at
-compile time, because they run on every item of every poll: a path of plain names and indices walks
-straight down (no intermediate lists), a path ending in one wildcard copies the container once, and
-only the general case steps a node list segment by segment.
+compile time, because they run on every item of every poll (`path_stages` names the stages, which
+`explain` prints):
+
+- walk: a path of plain names and indices walks straight down (no intermediate lists);
+- copy: a walk then one wildcard copies the container once;
+- fused: every other run of child segments (names, indices, wildcards) becomes one generated loop
+  nest, the comprehension a person would write (`for v1 in items: ... out.append(v1["name"])`), with
+  no node list between its segments; a path without descendant segments is a single such loop;
+- descendant: `..name` and `..*` step the node list (each node before its descendants).
+
+Generated loops call only `isinstance`, `dict.get`, `len` and list methods, and compare with
+`ops.MISSING`; names and indices enter the source as `repr` literals, never as code.
 """
 
 from __future__ import annotations
@@ -15,7 +24,11 @@ from typing import Any
 from attend import ir
 from attend.compiler import ops
 
-__all__ = ["PathStep", "compile_path_ir", "is_singular"]
+__all__ = ["FUSED_RUN_LIMIT", "PathStep", "compile_path_ir", "fused_source", "is_singular", "path_stages"]
+
+#: The most child segments one generated loop nest holds (Python allows 20 nested loops and 100
+#: indentation levels); a longer run is split into several nests that hand on node lists.
+FUSED_RUN_LIMIT = 16
 
 Selector = Callable[[Any], list[Any]]
 #: One segment as a function from a node list to the next node list.
@@ -124,6 +137,117 @@ def _segment_step(segment: ir.ChildSegment | ir.DescendantSegment) -> PathStep:
     return child_wild
 
 
+Segment = ir.ChildSegment | ir.DescendantSegment
+
+
+def _is_walk(segment: Segment) -> bool:
+    return isinstance(segment, ir.ChildSegment) and not isinstance(segment.selector, ir.WildcardSelector)
+
+
+def path_stages(path: ir.Path) -> list[tuple[str, tuple[Segment, ...]]]:
+    """How `compile_path_ir` evaluates `path`: (stage, its segments) in order.
+
+    Stages: `walk` (the leading names and indices), `copy` (one wildcard right after the walk, at the
+    end), `fused` (a run of child segments, one generated loop nest; at most `FUSED_RUN_LIMIT` each)
+    and `descendant`. A path without descendant segments and with a wildcard is one `fused` stage
+    from the document down, its leading names included.
+    """
+    segments = tuple(path.segments)
+    prefix = 0
+    while prefix < len(segments) and _is_walk(segments[prefix]):
+        prefix += 1
+    rest = segments[prefix:]
+    if not rest:
+        return [("walk", segments)] if segments else []
+    if len(rest) == 1 and isinstance(rest[0], ir.ChildSegment):
+        return ([("walk", segments[:prefix])] if prefix else []) + [("copy", rest)]
+    if not any(isinstance(s, ir.DescendantSegment) for s in segments):
+        return [("fused", segments[i:i + FUSED_RUN_LIMIT]) for i in range(0, len(segments), FUSED_RUN_LIMIT)]
+    stages: list[tuple[str, tuple[Segment, ...]]] = [("walk", segments[:prefix])] if prefix else []
+    run: list[Segment] = []
+    for segment in rest:
+        if isinstance(segment, ir.DescendantSegment):
+            if run:
+                stages += [("fused", tuple(run[i:i + FUSED_RUN_LIMIT])) for i in range(0, len(run), FUSED_RUN_LIMIT)]
+                run = []
+            stages.append(("descendant", (segment,)))
+        else:
+            run.append(segment)
+    if run:
+        stages += [("fused", tuple(run[i:i + FUSED_RUN_LIMIT])) for i in range(0, len(run), FUSED_RUN_LIMIT)]
+    return stages
+
+
+def fused_source(segments: tuple[ir.ChildSegment, ...], *, from_nodes: bool) -> str:
+    """The Python source of one fused run: `fused(src)` returns the list of nodes it selects.
+
+    With `from_nodes`, `src` is a node list and each node is walked in turn; otherwise `src` is the
+    document itself. The names and indices between two wildcards become one `if` whose conditions
+    test each node's type and bind the next node (`isinstance(v2 := v1.get('meta', M), dict)`), and
+    each wildcard one `for`: the comprehension a person would write, with the checks RFC 9535
+    needs (a missing member or a node of the wrong type selects nothing). `M` is `ops.MISSING`.
+    """
+    lines = ["def fused(src):", "    out = []"]
+    if from_nodes:
+        lines.append("    for v0 in src:")
+        depth = 2
+    else:
+        lines.append("    v0 = src")
+        depth = 1
+    conds: list[str] = []
+    node = "v0"  # the current node: a bound name, or a walrus that binds it when evaluated
+
+    def bound(k: int) -> str:
+        """`v{k}` once the conditions so far have bound it (adding the binding test when needed)."""
+        nonlocal node
+        if node != f"v{k}":
+            conds.append(f"{node} is not M")
+            node = f"v{k}"
+        return node
+
+    def open_if() -> None:
+        nonlocal depth
+        if conds:
+            lines.append(f"{'    ' * depth}if {' and '.join(conds)}:")
+            conds.clear()
+            depth += 1
+
+    for k, segment in enumerate(segments):
+        sel, here, there = segment.selector, f"v{k}", f"v{k + 1}"
+        if isinstance(sel, ir.NameSelector):
+            conds.append(f"isinstance({node}, dict)")
+            node = f"({there} := {here}.get({sel.name!r}, M))"
+        elif isinstance(sel, ir.IndexSelector):
+            need = -sel.index if sel.index < 0 else sel.index + 1
+            conds.append(f"isinstance({node}, list)")
+            conds.append(f"{need} <= len({here})")
+            node = f"({there} := {here}[{sel.index}])"
+        else:
+            bound(k)
+            open_if()
+            pad = "    " * depth
+            if k == len(segments) - 1:  # a trailing wildcard: the container's members in one call
+                lines += [f"{pad}if isinstance({here}, dict):", f"{pad}    out.extend({here}.values())",
+                          f"{pad}elif isinstance({here}, list):", f"{pad}    out.extend({here})",
+                          "    return out"]
+                return "\n".join(lines) + "\n"
+            lines.append(f"{pad}for {there} in ({here}.values() if isinstance({here}, dict) "
+                         f"else {here} if isinstance({here}, list) else ()):")
+            depth += 1
+            node = there
+    last = bound(len(segments))
+    open_if()
+    lines += [f"{'    ' * depth}out.append({last})", "    return out"]
+    return "\n".join(lines) + "\n"
+
+
+def _fused(segments: tuple[ir.ChildSegment, ...], *, from_nodes: bool) -> Callable[[Any], list[Any]]:
+    namespace: dict[str, Any] = {"M": ops.MISSING}
+    source = fused_source(segments, from_nodes=from_nodes)
+    exec(compile(source, "<attend fused path>", "exec"), namespace)  # noqa: S102 - literals only, see fused_source
+    return namespace["fused"]
+
+
 def compile_path_ir(path: ir.Path) -> Selector:
     """The closure selecting `path`'s node list from a document.
 
@@ -133,21 +257,16 @@ def compile_path_ir(path: ir.Path) -> Selector:
     Returns:
         A callable mapping a document to a new list of the selected values, in document order.
     """
-    segments = list(path.segments)
-    if not segments:
+    stages = path_stages(path)
+    if not stages:
         return lambda doc: [doc]
-    # the longest prefix of plain names/indices is walked directly
-    prefix: list[tuple[bool, Any]] = []
-    for segment in segments:
-        if isinstance(segment, ir.ChildSegment) and not isinstance(segment.selector, ir.WildcardSelector):
-            prefix.append(_walk_step(segment.selector))
-        else:
-            break
-    rest = segments[len(prefix) :]
     missing = ops.MISSING
-    walk = _singular(prefix) if prefix else None
+    kinds = [kind for kind, _ in stages]
+    if kinds == ["fused"]:
+        return _fused(stages[0][1], from_nodes=False)  # type: ignore[arg-type]
+    walk = _singular([_walk_step(s.selector) for s in stages[0][1]]) if kinds[0] == "walk" else None
 
-    if not rest:
+    if kinds == ["walk"]:
         assert walk is not None
 
         def select_singular(doc: Any) -> list[Any]:
@@ -156,7 +275,7 @@ def compile_path_ir(path: ir.Path) -> Selector:
 
         return select_singular
 
-    if len(rest) == 1 and isinstance(rest[0], ir.ChildSegment):
+    if kinds[-1] == "copy":
         # `$.items[*]`, the commonest trigger path: one container copied once
 
         def select_all(doc: Any) -> list[Any]:
@@ -169,7 +288,10 @@ def compile_path_ir(path: ir.Path) -> Selector:
 
         return select_all
 
-    steps = tuple(_segment_step(s) for s in rest)
+    steps = tuple(
+        _fused(run, from_nodes=True) if kind == "fused" else _segment_step(run[0])  # type: ignore[arg-type]
+        for kind, run in stages if kind != "walk"
+    )
 
     def select_general(doc: Any) -> list[Any]:
         if walk is not None:

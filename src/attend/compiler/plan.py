@@ -12,10 +12,10 @@ from typing import Any
 
 from attend import ir
 from attend.compiler import ops
-from attend.compiler.paths import is_singular
+from attend.compiler.paths import is_singular, path_stages
 from attend.compiler.triggers import STATE_VERSION, CompiledTrigger
 
-__all__ = ["TRANSITION_RULES", "trigger_plan"]
+__all__ = ["STAGE_WORDS", "TRANSITION_RULES", "trigger_plan"]
 
 #: What each `on` fires on, in the words explain uses (DESIGN.md, Trigger semantics).
 TRANSITION_RULES: dict[str, str] = {
@@ -41,15 +41,31 @@ def _segment(segment: ir.ChildSegment | ir.DescendantSegment) -> dict[str, str]:
     return {"segment": str(segment), "selects": what}
 
 
+#: What each evaluation stage of a path does (compiler/paths.py, `path_stages`).
+STAGE_WORDS = {
+    "walk": "a direct walk down names and indices",
+    "copy": "one copy of the container's members",
+    "fused": "one generated loop nest, no node list between its segments",
+    "descendant": "each node, then all its descendants, in document order",
+}
+
+
+def _stages(path: ir.Path) -> list[dict[str, str]]:
+    return [{"stage": kind, "segments": "".join(str(s) for s in run), "does": STAGE_WORDS[kind]}
+            for kind, run in path_stages(path)]
+
+
 def _strategy(path: ir.Path) -> str:
-    if not path.segments:
+    kinds = [kind for kind, _ in path_stages(path)]
+    if not kinds:
         return "the whole poll result"
-    if is_singular(path):
+    if kinds == ["walk"]:
         return "a direct walk down names and indices (at most one node)"
-    last = path.segments[-1]
-    if isinstance(last, ir.ChildSegment) and is_singular(ir.Path(segments=path.segments[:-1])):
+    if kinds[-1] == "copy":
         return "a direct walk, then one copy of the container's members"
-    return "a node list stepped segment by segment"
+    if set(kinds) == {"fused"}:
+        return "one fused loop nest from the document down, the comprehension a person would write"
+    return "a node list handed from stage to stage (" + ", then ".join(kinds) + ")"
 
 
 def _operand(test: ir.Test) -> dict[str, Any]:
@@ -158,7 +174,7 @@ def trigger_plan(trigger: CompiledTrigger) -> dict[str, Any]:
         "definition_hash": trigger.definition_hash,
         "canonical": str(t),
         "path": {"expression": str(t.path), "steps": [_segment(s) for s in t.path.segments],
-                 "walk": _strategy(t.path)},
+                 "walk": _strategy(t.path), "stages": _stages(t.path)},
         "key": ".".join(t.key) if t.key else None,
         "items": "each selected node, identified by its key" if t.key
         else ("the selected node, watched as a whole" if is_singular(t.path) else "the selected node list, watched as a whole"),
