@@ -70,3 +70,21 @@ def test_nested_recursive_folders_are_watched_once(tmp_path: Path) -> None:
                          "file": [watch_target("a/b/c.json", tmp_path)]})
     assert plan.recursive == {tmp_path / "a"} and plan.flat == set()
     assert plan.woken([str(tmp_path / "a/b/c.json")]) == ({"outer", "inner", "file"}, False)
+
+
+def test_the_wake_on_example_in_docs_runtime_md_is_a_valid_sensor_and_resolves(home) -> None:
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "runtime.md").read_text()
+    section = doc.split("## `wake_on`: polling on a change", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    path = home.write_user_sensor("feed", "spec: 1\nname: feed\nkind: command\ncommand: {argv: [cat, data/status.json]}\n"
+                                  + block)
+    run = home.attend("compile", "--check", str(path))
+    assert run.returncode == 0, run.stdout + run.stderr
+    import yaml
+
+    patterns = yaml.safe_load(block)["wake_on"]
+    targets = [watch_target(p, home.project, home=str(home.root)) for p in patterns]
+    assert [(t.base, t.recursive) for t in targets] == [
+        (home.project / "data", False), (home.project / "inbox", False), (home.root / ".cache" / "builds", True)]
