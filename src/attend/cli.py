@@ -103,6 +103,8 @@ class _OnlyOne:
 
 
 def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    from attend.spec.schema import HISTORY_KEPT
+
     p = sub.add_parser("sensors", parents=[common], help="list, poll, probe, fire and manage sensors")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler="attend.runtime.commands:sensors_list")
@@ -131,6 +133,25 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.add_argument("--commit", action="store_true", help="store the resulting trigger state")
     q.add_argument("--json", action="store_true")
     q.set_defaults(handler="attend.runtime.commands:sensors_fire")
+
+    q = s.add_parser("shelve", parents=[common], help="hold a sensor's (or trigger's) notifications for a while")
+    q.add_argument("target", metavar="NAME[/TRIGGER]")
+    q.add_argument("--for", dest="duration", metavar="DURATION", required=True, help="how long: 30m, 2h, 3600")
+    q.add_argument("--reason", metavar="TEXT", help="why, shown with the shelf")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(handler="attend.runtime.noise.commands:shelve")
+
+    q = s.add_parser("unshelve", parents=[common], help="take a shelf down")
+    q.add_argument("target", metavar="NAME[/TRIGGER]")
+    q.set_defaults(handler="attend.runtime.noise.commands:unshelve")
+
+    q = s.add_parser("history", parents=[common], help="the last poll verdicts: why it fired or was held")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("--trigger", metavar="T", help="only this trigger")
+    q.add_argument("--limit", metavar="N", type=int, default=HISTORY_KEPT,
+                   help=f"how many polls, newest first (default {HISTORY_KEPT}, all that are kept)")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(handler="attend.runtime.noise.commands:history")
 
     q = s.add_parser("copy", parents=[common], help="copy a sensor to a new name")
     q.add_argument("source", metavar="SRC")

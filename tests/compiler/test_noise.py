@@ -268,3 +268,36 @@ def test_polls_without_at_are_one_interval_apart(home) -> None:
                     "  - result: {n: 2}\n    expect: [{description: n=2}]\n")
     done = home.attend("test", str(test))
     assert done.returncode == 0, done.stdout
+
+
+def test_the_noise_commands_in_authoring_md_run(home) -> None:
+    import shlex
+
+    section = (DOCS / "authoring.md").read_text().split("### Noise controls", 1)[1].split("\n### ", 1)[0]
+    commands = [shlex.split(line[2:]) for line in section.splitlines() if line.startswith("$ attend ")]
+    assert [c[:3] for c in commands] == [["attend", "sensors", "shelve"], ["attend", "sensors", "history"]]
+    trigger = _doc_blocks(DOCS / "authoring.md", "trigger")[-1][1]
+    body = "\n".join("    " + line for line in trigger.splitlines())
+    home.write_user_sensor("disks", f"spec: 1\nname: disks\nkind: command\ncommand: {{argv: [df]}}\ntriggers:\n  full:\n{body}\n")
+    for argv in commands:
+        done = home.attend(*argv[1:])
+        assert done.returncode == 0, done.stderr
+
+
+def test_settings_set_writes_each_noise_field_and_the_sensor_stays_valid(home) -> None:
+    home.write_user_sensor("w", "spec: 1\nname: w\nkind: command\ncommand: {argv: [x]}\n"
+                                "triggers:\n  t: {path: $.n, on: enters, where: {n: {above: 3}}}\n")
+    for key, value in [("triggers.t.for", "5m"), ("triggers.t.clear_where.n.below", "2"),
+                       ("triggers.t.flap.limit", "3"), ("flap.window", "1h")]:
+        done = home.attend("settings", "set", f"attend.sensors.w.{key}", value)
+        assert done.returncode == 0, done.stderr
+    got = json.loads(home.attend("settings", "get", "attend.sensors.w.triggers.t.for", "--json").stdout)
+    assert got["value"] == "5m" and got["layer"] == "user"
+    refused = home.attend("settings", "set", "attend.sensors.w.triggers.t.for", "soon")
+    assert refused.returncode == 3
+    from attend.compiler import compile_sensor
+    from attend.spec import load_set
+
+    (trigger,) = compile_sensor(load_set(home.project).sensors["w"]).triggers.values()
+    assert (trigger.hold, trigger.flap.limit, trigger.flap.window) == (300.0, 3, 3600.0)
+    assert trigger.clear is not None

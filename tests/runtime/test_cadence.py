@@ -170,3 +170,29 @@ async def test_a_change_during_a_poll_polls_once_more_after_it(autojump_clock) -
 async def test_without_changes_the_interval_stays_the_fallback(autojump_clock) -> None:
     params = CadenceParams(interval=60.0, min_interval=5.0, decay_threshold=3)
     assert await _polls_with_wakes(params, [], run_for=130.0) == [0.0, 60.0, 120.0]
+
+
+async def test_a_pending_for_brings_the_next_poll_forward_to_when_it_is_due(autojump_clock) -> None:
+    """A trigger whose `for:` will have held 25 s after a poll gets its next poll then, not a minute later."""
+    import trio
+
+    from attend.runtime.cadence import poll_on_cadence
+
+    params = CadenceParams(interval=60.0, min_interval=10.0, decay_threshold=2)
+    start = trio.current_time()
+    times: list[float] = []
+    due_at: list[float | None] = [start + 25.0]
+
+    async def poll(cadence: Cadence) -> Cadence:
+        now = trio.current_time()
+        times.append(now - start)
+        if due_at[0] is not None and now >= due_at[0]:
+            due_at[0] = None  # fired: nothing pending any more
+        return next_cadence(params, cadence, observed=False)
+
+    def until_due() -> float | None:
+        return None if due_at[0] is None else due_at[0] - trio.current_time()
+
+    with trio.move_on_after(150):
+        await poll_on_cadence(params, poll, until_due=until_due)
+    assert times[:4] == [0.0, 25.0, 85.0, 145.0]

@@ -50,6 +50,6 @@ def test_every_command_names_a_handler_that_exists():
     from attend.cli import _resolve
 
     handlers = set(_handlers(build_parser()))
-    assert len(handlers) == 19  # run, compile, explain, test, drain, spec schema, 7 sensors, 6 settings
+    assert len(handlers) == 22  # run, compile, explain, test, drain, spec schema, 10 sensors, 6 settings
     for target in handlers:
         assert callable(_resolve(target)), target

@@ -350,6 +350,7 @@ class CompiledTrigger:
             )
             verdict["transition"] = self._transition_text(verdict, baseline, found)
             verdict["outcomes"] = self._outcomes(fires, held, pending_keys, new_state.get("pending"))
+            verdict["flapping"] = flapping.flapping_keys(new_state.get("flap"))
         return fires, new_state, verdict
 
     def _hold(

@@ -110,6 +110,7 @@ async def poll_on_cadence(
     poll: Callable[[Cadence], Awaitable[Cadence]],
     *,
     wake: WakeSignal | None = None,
+    until_due: Callable[[], float | None] | None = None,
 ) -> None:
     """Poll at once, then again after each new cadence's interval, until cancelled.
 
@@ -120,6 +121,8 @@ async def poll_on_cadence(
         wake: set when a path the sensor watches changed (`wake_on`, runtime/wake.py): the next poll
             comes then, but never sooner than `min_interval` after the last one ended, so a burst of
             changes is one poll. A change during a poll polls once more after it.
+        until_due: seconds until a trigger's pending `for:` will have held long enough (None: nothing
+            pending); the next poll comes no later than that, so the fire is on time.
     """
     cadence = Cadence.start(params)
     while True:
@@ -127,7 +130,11 @@ async def poll_on_cadence(
             wake.clear()  # this poll sees every change made before it starts
         cadence = await poll(cadence)
         ended = trio.current_time()
-        deadline = ended + max(cadence.interval, MIN_POLL_GAP)
+        wait = max(cadence.interval, MIN_POLL_GAP)
+        due = until_due() if until_due is not None else None
+        if due is not None:
+            wait = min(wait, max(due, MIN_POLL_GAP))
+        deadline = ended + wait
         if wake is None:
             await trio.sleep_until(deadline)
             continue

@@ -68,7 +68,8 @@ def reports_unusable_store(handler: Callable[[Any], int]) -> Callable[[Any], int
     return wrapper
 
 
-def _iso(t: float | None) -> str | None:
+def iso_time(t: float | None) -> str | None:
+    """A wall-clock time as ISO-8601 UTC to the second (None stays None): how commands show times."""
     if t is None:
         return None
     return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
@@ -112,9 +113,9 @@ def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
         row.update(
             state=status.state,
             message=status.message,
-            since=_iso(status.since),
-            last_poll=_iso(status.last_poll),
-            next_poll=_iso(status.next_poll) if sensor.enabled else None,
+            since=iso_time(status.since),
+            last_poll=iso_time(status.last_poll),
+            next_poll=iso_time(status.next_poll) if sensor.enabled else None,
             line_errors=status.line_errors,
             failures=status.failures,
         )
@@ -149,12 +150,17 @@ def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
     from attend.runtime.runlock import lock_path, running_pid
 
+    from attend.runtime.noise.query import sensor_noise
+
     sensor_set = _load(args)
     with open_project_store(sensor_set.paths) as store:
         statuses = store.statuses()
+        noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
     daemon = running_pid(lock_path(args.project_dir))
     rows = [_guarded_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
     for row in rows:
+        row["shelves"] = noise[row["name"]]["shelves"]
+        row["flapping"] = noise[row["name"]]["flapping"]
         row["daemon_running"] = daemon is not None
         if daemon is None:
             row["next_poll"] = None  # nothing polls without a daemon
@@ -211,6 +217,12 @@ def _table(rows: list[dict[str, Any]]) -> str:
             details.append(f"failed {row['failures']} polls in a row; polling every {row['interval']:g} s")
         if row["running_last_good"]:
             details.append("the daemon keeps running this sensor's last good version")
+        for shelf in row.get("shelves", ()):
+            target = "shelved" if shelf["trigger"] is None else f"trigger {shelf['trigger']} shelved"
+            details.append(f"{target} until {iso_time(shelf['until'])}" + (f": {shelf['reason']}" if shelf["reason"] else ""))
+        for f in row.get("flapping", ()):
+            who = f["trigger"] + (f" key {f['key']}" if f["key"] is not None else "")
+            details.append(f"flapping: {who} since {iso_time(f['since'])}, {f['held']} fire(s) held")
         if row["lane_note"]:
             note = row["lane_note"]  # the compiler's note may already open with `lane:`
             details.append(note if note.startswith("lane:") else f"lane: {note}")
@@ -290,7 +302,11 @@ def sensors_poll(args: Any) -> int:
         "result": outcome.result,
         "line_errors": list(outcome.line_errors),
         "triggers": list(step.verdicts) if step is not None else [],
-        "fires": [_fire_json(f) for f in step.fires] if step is not None else [],
+        "fires": [_fire_json(f) for f in step.fires if f not in record.shelved] if step is not None else [],
+        "held": [
+            {"trigger": part["trigger"], **{k: v for k, v in o.items() if k != "outcome"}}
+            for part in record.trace.get("triggers", []) for o in part["outcomes"] if o.get("outcome") == "held"
+        ],
         "warnings": list(step.warnings) if step is not None else [],
         "stored": not args.dry_run and record.state == "ok",
     }
@@ -321,6 +337,10 @@ def _poll_text(report: dict[str, Any]) -> str:
         lines.append(f"trigger {verdict.get('trigger')}: {verdict.get('transition', '')}")
     for fire in report["fires"]:
         lines.append(f"  fire: {fire['description']} (trigger {fire['trigger']}, magnitude {fire['magnitude']:g})")
+    for held in report["held"]:
+        who = "" if held.get("key") is None else f" key {held['key']}"
+        until = f" until {iso_time(held['until'])}" if held.get("until") is not None else ""
+        lines.append(f"  held: trigger {held['trigger']}{who}: {held.get('reason', '')}{until}")
     for warning in report["warnings"]:
         lines.append(f"  warning: {warning}")
     if report["stored"]:

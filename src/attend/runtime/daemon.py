@@ -288,6 +288,11 @@ class Daemon:
         compiled = running.compiled
         params = CadenceParams.from_sensor_data(compiled.sensor.data)
 
+        due: list[float | None] = [None]  # when a pending `for:` of this sensor will have held long enough
+
+        def until_due() -> float | None:
+            return None if due[0] is None else due[0] - self.clock()
+
         async def poll(cadence: Cadence) -> Cadence:
             try:
                 outcome = await kinds.poll(compiled, self.ctx)
@@ -307,13 +312,15 @@ class Daemon:
                 # Evaluated but not stored: a crate sensor's in-memory state moved on without its
                 # trigger states, so rebuild it from the store before the next poll.
                 self._forget_crate_memory(compiled.name)
+            if record.step is not None and record.state == "ok":
+                due[0] = record.step.due
             if record.observations:
                 self.discloser.wake()
             self.wakes.update(compiled.name, declared_wake_on(compiled, self.ctx))
             return record.cadence or cadence
 
         with running.scope:
-            await poll_on_cadence(params, poll, wake=self.wakes.signal(compiled.name))
+            await poll_on_cadence(params, poll, wake=self.wakes.signal(compiled.name), until_due=until_due)
 
     def _forget_crate_memory(self, name: str) -> None:
         """Drop a crate sensor's object, so its next poll starts from the state the store holds."""

@@ -28,6 +28,8 @@ from attend.runtime.delivery import priority, write_entries
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
 from attend.runtime.kinds import CRATE_STATE, PollOutcome
+from attend.runtime.noise.history import poll_trace
+from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.store import Observation, Store
 
 __all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "observations_from", "record_poll"]
@@ -79,6 +81,10 @@ class PollRecord:
     cadence: Cadence | None = None
     state: str = "ok"
     message: str = ""
+    #: The fires a shelf held (evaluated and recorded in the history, never delivered).
+    shelved: list[Any] = field(default_factory=list)
+    #: The poll's history record (`runtime.noise.history.poll_trace`).
+    trace: dict[str, Any] = field(default_factory=dict)
 
 
 def record_poll(
@@ -110,13 +116,15 @@ def record_poll(
     if outcome.ok:
         stored = store.trigger_states(compiled.name) if store is not None else {}
         try:
-            record.step = compiled.step(stored, outcome.result, test=test)
+            record.step = compiled.step(stored, outcome.result, test=test, now=now)
         except Exception as exc:  # noqa: BLE001 - an evaluator failure is the sensor's state, not a crash
             record.state = "malformed"
             record.message = f"the result could not be evaluated: {type(exc).__name__}: {exc}"
         else:
             states = record.step.states
-            record.observations = observations_from(record.step.fires, outcome, now)
+            shelves = store.shelves(compiled.name, now=now) if store is not None else []
+            delivered, record.shelved = split_shelved(record.step.fires, shelves, now)
+            record.observations = observations_from(delivered, outcome, now)
             notes = []
             if outcome.line_errors:
                 notes.append(f"{len(outcome.line_errors)} output line(s) did not parse")
@@ -140,11 +148,14 @@ def record_poll(
             quiet_polls=record.cadence.quiet_polls,
             failures=record.cadence.failures,
         )
+    record.trace = poll_trace(outcome, record.step if states is not None else None, record.shelved,
+                              now=now, state=record.state, message=record.message)
     if store is not None:
         extra: dict[str, Any] = {}
         if states is not None and CRATE_STATE in outcome.meta:
             extra["crate_state"] = outcome.meta[CRATE_STATE]
-        store.commit_poll(compiled.name, states=states, observations=record.observations, status=status, **extra)
+        store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
+                          trace=record.trace, **extra)
     return record
 
 
@@ -253,11 +264,13 @@ class Discloser:
                 lane=terms.lane,
             )
             if not ready.ready:
+                self.store.settle_history(name, fired=False, reason=ready.reason)
                 next_wake = _earliest(next_wake, ready.retry_at)
                 continue
             governor = self.governors.get(terms.lane) or self.governors["event"]
             slot = governor.next_slot(now)
             if slot > now:
+                self.store.settle_history(name, fired=False, reason="governor")
                 next_wake = _earliest(next_wake, slot)
                 continue
             new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
@@ -265,6 +278,7 @@ class Discloser:
                 name, pending, lane=terms.lane, priority=priority(total), fires=new_fires, time_=now
             )
             governor.record(now)
+            self.store.settle_history(name, fired=True)
             # Printed after the commit: the journal holds it exactly once, the stream at least once.
             self.store.mark_printed(write_entries(entries, self.stdout, self.stderr))
         return next_wake

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from attend.runtime.store.noise import NoiseRows
 from attend.runtime.store.sensor_memory import CrateStateRows
 from attend.runtime.store.sensor_status import SensorStatusRows
 from attend.runtime.store.trigger_states import TriggerStateRows
@@ -36,7 +37,7 @@ class Observation:
     time: float = 0.0
 
 
-class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows):
+class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows):
     """The `pending` table of one scope, and the one transaction a poll commits."""
 
     def commit_poll(
@@ -48,6 +49,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows):
         status: dict[str, Any] | None = None,
         replace_states: bool = True,
         crate_state: Any = _UNCHANGED,
+        trace: dict[str, Any] | None = None,
     ) -> list[int]:
         """Commit one poll in ONE transaction: the new trigger states, the observations, the status.
 
@@ -61,6 +63,8 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows):
             replace_states: drop stored states whose hash is not in `states`.
             crate_state: the state a crate sensor exported after this poll (left as it was when
                 not given), so the sensor's own memory and its trigger states move together.
+            trace: the poll's history record (`runtime.noise.history.poll_trace`), stored with the poll
+                and the sensor's oldest traces past the bound pruned, in the same transaction.
 
         Returns:
             The pending ids of the stored observations.
@@ -90,6 +94,8 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows):
                 self._update_status(sensor, status, now)
             if crate_state is not _UNCHANGED:
                 self._put_crate_state(sensor, crate_state, now)
+            if trace is not None:
+                self._record_history(sensor, trace, now)
         return ids
 
     def pending(self, sensor: str) -> list[Observation]:

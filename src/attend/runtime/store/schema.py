@@ -1,7 +1,8 @@
 """The store's tables and their migrations (`PRAGMA user_version`).
 
-Version 2 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
-scope. A later version adds its tables the same way (every statement of `SCHEMA` is idempotent).
+Version 3 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
+scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), created
+like every table by the idempotent statements of `SCHEMA`.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "migrate"]
 
-#: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column.
-SCHEMA_VERSION = 2
+#: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
+#: version 2 no noise tables.
+SCHEMA_VERSION = 3
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -78,6 +80,25 @@ CREATE TABLE IF NOT EXISTS probes (
     record   TEXT NOT NULL,
     updated  REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS shelves (
+    scope    TEXT NOT NULL,
+    sensor   TEXT NOT NULL,
+    trigger  TEXT NOT NULL DEFAULT '',
+    until    REAL NOT NULL,
+    reason   TEXT NOT NULL DEFAULT '',
+    since    REAL NOT NULL,
+    PRIMARY KEY (scope, sensor, trigger)
+);
+CREATE TABLE IF NOT EXISTS poll_history (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    scope    TEXT NOT NULL,
+    sensor   TEXT NOT NULL,
+    time     REAL NOT NULL,
+    trace    TEXT NOT NULL,
+    open     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS poll_history_sensor ON poll_history (scope, sensor, id);
+CREATE INDEX IF NOT EXISTS poll_history_open ON poll_history (scope, sensor) WHERE open = 1;
 CREATE TABLE IF NOT EXISTS crate_state (
     scope    TEXT NOT NULL,
     sensor   TEXT NOT NULL,

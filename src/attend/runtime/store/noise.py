@@ -1,0 +1,103 @@
+"""Noise rows (DESIGN.md, Noise controls and traces): shelves and the poll history.
+
+- `shelves`: one row per shelved sensor (`trigger` '') or trigger, with its expiry and reason. An
+  expired shelf covers nothing (`runtime.noise.shelving`) and is deleted the next time a shelf is
+  written, so the table never grows past the shelves people set.
+- `poll_history`: one trace per poll (`runtime.noise.history.poll_trace`), written by `commit_poll` in
+  the poll's own transaction, which also prunes the sensor's traces past `HISTORY_KEPT`: the table is
+  bounded by sensors × 50 rows. `open` marks a trace with fires the discloser has not settled yet;
+  `settle_history` writes the discloser's verdict (disclosed, or held by threshold, refractory or the
+  governor) into them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from attend.runtime.noise.history import settle_outcomes
+from attend.runtime.noise.shelving import Shelf
+from attend.runtime.store.connection import StoreConnection
+from attend.spec.schema import HISTORY_KEPT
+
+__all__ = ["NoiseRows"]
+
+
+class NoiseRows(StoreConnection):
+    """The `shelves` and `poll_history` tables of one scope."""
+
+    # -- shelves
+
+    def put_shelf(self, sensor: str, trigger: str | None, *, until: float, reason: str = "") -> Shelf:
+        """Shelve `sensor` (or one trigger) until `until`, replacing a shelf on the same target."""
+        now = self._clock()
+        with self._write():
+            self._db.execute("DELETE FROM shelves WHERE scope = ? AND until <= ?", (self.scope, now))
+            self._db.execute(
+                "INSERT OR REPLACE INTO shelves (scope, sensor, trigger, until, reason, since) VALUES (?, ?, ?, ?, ?, ?)",
+                (self.scope, sensor, trigger or "", float(until), reason, now),
+            )
+        return Shelf(sensor, trigger, float(until), reason, now)
+
+    def remove_shelf(self, sensor: str, trigger: str | None) -> bool:
+        """Take a shelf down; False when there was no live one on that target."""
+        now = self._clock()
+        with self._write():
+            cur = self._db.execute(
+                "DELETE FROM shelves WHERE scope = ? AND sensor = ? AND trigger = ? AND until > ?",
+                (self.scope, sensor, trigger or "", now),
+            )
+            self._db.execute("DELETE FROM shelves WHERE scope = ? AND until <= ?", (self.scope, now))
+        return cur.rowcount > 0
+
+    def shelves(self, sensor: str | None = None, *, now: float | None = None) -> list[Shelf]:
+        """The live shelves (of one sensor, or all), the sensor's own before its triggers'."""
+        now = self._clock() if now is None else now
+        sql = "SELECT * FROM shelves WHERE scope = ? AND until > ?"
+        params: list[Any] = [self.scope, now]
+        if sensor is not None:
+            sql += " AND sensor = ?"
+            params.append(sensor)
+        rows = self._db.execute(sql + " ORDER BY sensor, trigger", params)
+        return [Shelf(r["sensor"], r["trigger"] or None, r["until"], r["reason"], r["since"]) for r in rows]
+
+    # -- history
+
+    def _record_history(self, sensor: str, trace: dict[str, Any], now: float) -> None:
+        """Store one poll's trace and prune the sensor's oldest past `HISTORY_KEPT` (inside a write)."""
+        open_ = any(o.get("outcome") == "queued" for t in trace.get("triggers", ()) for o in t.get("outcomes", ()))
+        self._db.execute(
+            "INSERT INTO poll_history (scope, sensor, time, trace, open) VALUES (?, ?, ?, ?, ?)",
+            (self.scope, sensor, trace.get("time", now), json.dumps(trace, sort_keys=True, default=str), int(open_)),
+        )
+        self._db.execute(
+            "DELETE FROM poll_history WHERE scope = ? AND sensor = ? AND id NOT IN"
+            " (SELECT id FROM poll_history WHERE scope = ? AND sensor = ? ORDER BY id DESC LIMIT ?)",
+            (self.scope, sensor, self.scope, sensor, HISTORY_KEPT),
+        )
+
+    def history(self, sensor: str, *, limit: int = HISTORY_KEPT) -> list[dict[str, Any]]:
+        """The sensor's last `limit` poll traces, newest first."""
+        rows = self._db.execute(
+            "SELECT trace FROM poll_history WHERE scope = ? AND sensor = ? ORDER BY id DESC LIMIT ?",
+            (self.scope, sensor, max(0, int(limit))),
+        )
+        return [json.loads(r["trace"]) for r in rows]
+
+    def settle_history(self, sensor: str, *, fired: bool, reason: str = "") -> None:
+        """Write the discloser's verdict on the sensor's waiting fires into their traces: `fired` when it
+        disclosed them, else `held` by `reason`. Writes nothing when nothing changes."""
+        rows = self._db.execute(
+            "SELECT id, trace FROM poll_history WHERE scope = ? AND sensor = ? AND open = 1", (self.scope, sensor)
+        ).fetchall()
+        updates = []
+        for row in rows:
+            trace = json.loads(row["trace"])
+            before = json.dumps(trace, sort_keys=True, default=str)
+            still_open = settle_outcomes(trace, fired=fired, reason=reason)
+            after = json.dumps(trace, sort_keys=True, default=str)
+            if after != before or not still_open:
+                updates.append((after, int(still_open), row["id"]))
+        if updates:
+            with self._write():
+                self._db.executemany("UPDATE poll_history SET trace = ?, open = ? WHERE id = ?", updates)

@@ -1,0 +1,63 @@
+"""A pending `for:` across a real daemon restart (issue 12): it survives SIGTERM and SIGKILL and fires
+when it would have without the restart, not DURATION after it. The sensor polls every 30 s, so a fire
+on time also shows the daemon polls when a pending transition falls due."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import time
+
+import pytest
+from daemon_rig import PATIENCE, journal_rows, query
+
+HOLD = 6.0
+
+ADDED_FOR = {"path": "$.items[*]", "key": "id", "on": "added", "for": f"{HOLD:g}s", "magnitude": 3,
+             "description": "item {id} stayed"}
+
+
+def _states(home) -> list[tuple]:
+    try:
+        return query(home, "SELECT state FROM trigger_state")
+    except sqlite3.OperationalError:  # the daemon is still creating the tables
+        return []
+
+
+def _pending_since(home) -> float | None:
+    for (state,) in _states(home):
+        pending = json.loads(state).get("pending") or {}
+        if "1" in pending:
+            return float(pending["1"]["since"])
+    return None
+
+
+def _wait(predicate, what: str) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_pending_for_survives_a_restart_and_fires_on_its_original_schedule(items_sensor, daemon, quiet_home, sig) -> None:
+    items = items_sensor(trigger=ADDED_FOR, interval="30s", min_interval="30s")
+    first = daemon()
+    _wait(lambda: _states(quiet_home), "the baseline")
+    items.set([{"id": 1}])
+    # the sensor polls every 30 s: `sensors poll` (the same pipeline) records the transition now
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0
+    since = _pending_since(quiet_home)
+    assert since is not None
+    time.sleep(2.0)
+    first.stop(sig)
+    restarted_at = time.time()
+    second = daemon()
+    second.wait_for(lambda lines: any("item 1 stayed" in line for line in lines))
+    (row,) = journal_rows(quiet_home)
+    assert row["description"] == "item 1 stayed"
+    assert row["time"] >= since + HOLD
+    assert row["time"] < restarted_at + HOLD - 1.0, "the wait restarted with the daemon"
+    second.stop()
