@@ -272,3 +272,11 @@ def test_sensors_poll_shows_a_pending_for_and_a_shelved_fire_as_held(home, tmp_p
     n.write_text('{"a": 1, "b": 2}')
     text = home.attend("sensors", "poll", "two").stdout
     assert "held: trigger a: for until " in text and "held: trigger b: shelved" in text
+
+
+def test_sensors_fire_on_a_for_trigger_says_the_transition_is_held(home, tmp_path) -> None:
+    home.write_user_sensor("one", "spec: 1\nname: one\nkind: command\ncommand: {argv: [x]}\n"
+                                  "triggers:\n  a: {path: '$.items[*]', key: id, on: added, for: 10m}\n")
+    (tmp_path / "in.json").write_text('{"items": [{"id": 7}]}')
+    done = home.attend("sensors", "fire", "one", "--input", str(tmp_path / "in.json"), "--dry-run")
+    assert done.returncode == 0 and "no fire" in done.stdout and "held: trigger a key 7: for until" in done.stdout

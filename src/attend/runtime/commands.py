@@ -428,9 +428,12 @@ def sensors_fire(args: Any) -> int:
             trigger = compiled.triggers[trigger_name]
             evaluation = trigger.evaluate(stored.get(trigger.definition_hash), result, test=True)
             fires, states, warnings = evaluation.fires, {trigger.definition_hash: evaluation.state}, evaluation.warnings
+            verdicts = [evaluation.verdict]
         else:
             step = compiled.step(stored, result, test=True)
-            fires, states, warnings = step.fires, step.states, step.warnings
+            fires, states, warnings, verdicts = step.fires, step.states, step.warnings, step.verdicts
+        held = [{"trigger": v["trigger"], **{k: x for k, x in o.items() if k != "outcome"}}
+                for v in verdicts if v for o in v.get("outcomes", ()) if o.get("outcome") == "held"]
         observations = observations_from(fires, PollOutcome(result=result, meta=_test_meta(compiled)), time.time())
         prio = priority(sum(o.magnitude for o in observations))
         lines = [format_line(name, prio, o.description, test=True, key=o.key, meta=o.meta) for o in observations]
@@ -445,6 +448,7 @@ def sensors_fire(args: Any) -> int:
             "lane": compiled.lane,
             "priority": prio if observations else None,
             "fires": [_fire_json(f) for f in fires],
+            "held": held,
             "lines": lines,
             "warnings": list(warnings),
             "line_errors": line_errors,
@@ -458,6 +462,9 @@ def sensors_fire(args: Any) -> int:
         print(f"attend: line error: {line_error}", file=sys.stderr)
     if not observations:
         print(f"no fire: {name}{'/' + trigger_name if trigger_name else ''} produced nothing for this input")
+    for h in held:  # a `for:` waits in the state even for a test fire (--commit keeps the wait)
+        until = f" until {iso_time(h['until'])}" if h.get("until") is not None else ""
+        print(f"held: trigger {h['trigger']}{'' if h.get('key') is None else ' key ' + str(h['key'])}: {h.get('reason', '')}{until}")
     for line in lines:
         if args.dry_run:
             print(f"would deliver ({compiled.lane} lane): {line}")
