@@ -401,12 +401,12 @@ class CompiledTrigger:
     def _flap_note(self, fire: Fire, note: str, why: str) -> Fire:
         who = "the watched value" if fire.key is None else f"key {fire.key}"
         text = (f"{self.name}: {who} is flapping ({why}); its further fires are held until it stays quiet for "
-                f"{flapping._span(self.flap.window)}. Last: {fire.description}")
+                f"{flapping.span_text(self.flap.window)}. Last: {fire.description}")
         return Fire(fire.trigger, fire.key, fire.magnitude, text, fire.item, fire.author, note)
 
     def _settle_note(self, key: str, entry: dict[str, Any]) -> Fire:
         who = "the watched value" if self.key_fields is None else f"key {key}"
-        text = (f"{self.name}: {who} settled (quiet for {flapping._span(self.flap.window)}); "
+        text = (f"{self.name}: {who} settled (quiet for {flapping.span_text(self.flap.window)}); "
                 f"{entry['held']} fire(s) were held while it flapped")
         return Fire(self.name, None if self.key_fields is None else key, self.magnitude, text, None, None, flapping.SETTLED)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FLAPPING", "SETTLED", "flapping_keys", "apply_flap"]
+__all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text"]
 
 #: The `note` of the notification that says a key started flapping, and of the one that says it settled.
 FLAPPING = "flapping"
@@ -59,7 +59,7 @@ def apply_flap(
             held.append(fire)
         elif len(times) > limit:
             out[key] = {"t": times, "since": now, "held": 1, "last": now}
-            delivered.append(note(fire, FLAPPING, f"{len(times)} fires within {_span(window)}"))
+            delivered.append(note(fire, FLAPPING, f"{len(times)} fires within {span_text(window)}"))
             held.append(fire)
         else:
             out[key] = {"t": times}
@@ -84,7 +84,8 @@ def flapping_keys(entries: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     return {k: {f: e[f] for f in ("since", "held", "last")} for k, e in (entries or {}).items() if "since" in e}
 
 
-def _span(seconds: float) -> str:
+def span_text(seconds: float) -> str:
+    """A duration as a person writes it: `10m`, `1h`, `90s`."""
     for unit, size in (("h", 3600), ("m", 60)):
         if seconds >= size and seconds % size == 0:
             return f"{seconds / size:g}{unit}"
