@@ -301,3 +301,11 @@ def test_settings_set_writes_each_noise_field_and_the_sensor_stays_valid(home) -
     (trigger,) = compile_sensor(load_set(home.project).sensors["w"]).triggers.values()
     assert (trigger.hold, trigger.flap.limit, trigger.flap.window) == (300.0, 3, 3600.0)
     assert trigger.clear is not None
+
+
+def test_the_json_schema_describes_every_noise_field(home) -> None:
+    schema = json.loads(home.attend("spec", "schema").stdout)
+    text = json.dumps(schema)
+    assert '"for": {"description": "fire only once the transition has held this long' in text
+    assert '"clear_where": {"description": "hysteresis for enters/leaves' in text
+    assert text.count('"flap": {"description": "flap detection') == 2  # the sensor's and each trigger's
