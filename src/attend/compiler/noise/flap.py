@@ -51,7 +51,11 @@ def apply_flap(
     horizon = now - window
     for fire in fires:
         key = "" if fire.key is None else fire.key
-        entry = out.get(key) or entries.get(key) or {}
+        entry = out.get(key) or entries.get(key)
+        if entry is None:  # the common case: the key's first fire within the window
+            out[key] = {"t": [now]}
+            delivered.append(fire)
+            continue
         times = [t for t in entry.get("t", ()) if t > horizon]
         times.append(now)
         if "since" in entry:
