@@ -9,6 +9,8 @@ docs/spec.md (tests/unit/test_bounds.py keeps the two in step).
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "EXCERPT_WIDTH",
     "MAX_COUNT",
@@ -23,6 +25,8 @@ __all__ = [
     "MAX_NODES",
     "MAX_OUTPUT_BYTES",
     "MAX_PATTERN_CHARS",
+    "MAX_PATTERN_EXPANSION",
+    "MAX_PATTERN_EXPANSION_PER_SENSOR",
     "MAX_PATTERN_GROUP_DEPTH",
     "MAX_PATTERN_REPEAT",
     "MAX_PLACEHOLDERS",
@@ -30,6 +34,8 @@ __all__ = [
     "MAX_TRIGGERS",
     "MAX_WHERE_PROPERTIES",
     "PATTERN_TIMEOUT_SECONDS",
+    "PatternShape",
+    "pattern_shape",
 ]
 
 # -- reading a file ---------------------------------------------------------------------------------
@@ -69,6 +75,12 @@ MAX_PATTERN_CHARS = 1000
 #: The largest repetition count in a pattern (`{n}`, `{n,m}`): `(?:a|bc){1000000}` crashes the
 #: regex module's compiler; a thousand is more than any real pattern needs.
 MAX_PATTERN_REPEAT = 1000
+#: The largest size of one pattern with its counted repetitions expanded (`(?:a|bc){1000}` is about
+#: 4,000): the regex module's compile time and memory grow with it, and past about a million it crashes.
+MAX_PATTERN_EXPANSION = 5_000
+#: The largest sum of those sizes over every pattern of one sensor, so a file cannot multiply the
+#: per-pattern bound by its 65,536 possible where-properties (`over-budget`).
+MAX_PATTERN_EXPANSION_PER_SENSOR = 50_000
 #: How deep groups may nest in a pattern (400 nested groups overflow the regex compiler's stack).
 MAX_PATTERN_GROUP_DEPTH = 32
 #: How long one regex match may run before it counts as no match and the poll warns (seconds).
@@ -84,3 +96,157 @@ MAX_PLACEHOLDERS = 64
 MAX_ERRORS_PER_FILE = 50
 #: The width of a caret excerpt: a long line is cut to a window around the column.
 EXCERPT_WIDTH = 80
+
+
+# -- checking a pattern before the regex module sees it -----------------------------------------------
+
+
+class PatternShape:
+    """What `pattern_shape` found: the first bound broken (message, 0-based offset) or None, the
+    pattern's expanded size, and whether it is provably free of catastrophic backtracking features."""
+
+    __slots__ = ("expansion", "offset", "problem", "special")
+
+    def __init__(self, problem: str | None, offset: int, expansion: int, special: bool) -> None:
+        self.problem = problem
+        self.offset = offset
+        self.expansion = expansion
+        self.special = special
+
+
+def pattern_shape(pattern: str) -> PatternShape:
+    """Measure a regular expression without compiling it: length, repetition counts, group nesting and
+    its size with counted repetitions expanded, each against its bound.
+
+    The scan follows the `regex` module's syntax closely enough to bound it: escapes, character classes
+    (nested ones too), groups of every `(?...)` form, quantifiers `*`, `+`, `?`, `{n}`, `{n,m}`, `{n,}`,
+    and fuzzy constraints (`{e<=2}`), whose numbers are bounded like counts. `special` is True for
+    what a linear-time reading cannot promise: fuzzy matching, backreferences, lookarounds, conditionals,
+    recursion and inline flags other than case and ASCII ones.
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return PatternShape(f"the pattern has {len(pattern):,} characters: at most {MAX_PATTERN_CHARS:,} are "
+                            "allowed", MAX_PATTERN_CHARS, 0, True)
+    # Each open group: [size so far, size of the last atom, start offset].
+    stack: list[list[int]] = [[0, 0, 0]]
+    special = False
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        frame = stack[-1]
+        if ch == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if nxt.isdigit() and nxt != "0" or nxt in ("g", "k"):
+                special = True  # a backreference
+            end = i + 2
+            if nxt in ("p", "P", "N", "g", "k", "x", "u", "U") and pattern[end : end + 1] in ("{", "<"):
+                close = pattern.find("}" if pattern[end] == "{" else ">", end)
+                end = n if close < 0 else close + 1
+            frame[0] += 1
+            frame[1] = 1
+            i = end
+            continue
+        if ch == "[":
+            i = _class_end(pattern, i)
+            frame[0] += 1
+            frame[1] = 1
+            continue
+        if ch == "(":
+            if pattern.startswith("(?#", i):
+                close = pattern.find(")", i)
+                i = n if close < 0 else close + 1
+                continue
+            head = pattern[i : i + 4]
+            if head.startswith("(?") and not (head.startswith("(?:") or head.startswith("(?P<")
+                                              or head.startswith("(?<") and head[3:4] not in ("=", "!")):
+                flags_only = _inline_flags(pattern, i)
+                if flags_only is not None:
+                    if set(flags_only[0]) - set("imsxauL-"):
+                        special = True  # best match, enhance match, reverse, version flags...
+                    i = flags_only[1]
+                    continue
+                special = True  # lookaround, conditional, atomic, recursion, branch reset
+            if len(stack) > MAX_PATTERN_GROUP_DEPTH:
+                return PatternShape(f"groups nest deeper than {MAX_PATTERN_GROUP_DEPTH} levels", i, 0, special)
+            stack.append([0, 0, i])
+            i += 1
+            continue
+        if ch == ")":
+            if len(stack) > 1:
+                size = stack.pop()[0]
+                stack[-1][0] += size
+                stack[-1][1] = size
+            i += 1
+            continue
+        if ch == "{":
+            close = pattern.find("}", i)
+            body = pattern[i + 1 : close] if close > 0 else ""
+            numbers = [int(x) for x in _DIGITS.findall(body)] if _BRACE.match(body) else None
+            if numbers is not None:
+                if any(c.isalpha() for c in body):
+                    special = True  # a fuzzy constraint
+                big = max(numbers, default=0)
+                if big > MAX_PATTERN_REPEAT:
+                    return PatternShape(f"a repetition count of {big:,}: at most {MAX_PATTERN_REPEAT:,} is allowed",
+                                        i, 0, special)
+                if not any(c.isalpha() for c in body):
+                    count = max(max(numbers, default=1), 1)
+                    frame[0] += frame[1] * (count - 1)
+                    frame[1] *= count
+                    if frame[0] > MAX_PATTERN_EXPANSION or frame[1] > MAX_PATTERN_EXPANSION:
+                        return PatternShape(f"the pattern's counted repetitions expand it past "
+                                            f"{MAX_PATTERN_EXPANSION:,} elements", i, 0, special)
+                i = close + 1
+                continue
+        if ch not in "*+?|":
+            frame[0] += 1
+            frame[1] = 1
+        i += 1
+    expansion = sum(frame[0] for frame in stack)
+    if expansion > MAX_PATTERN_EXPANSION:
+        return PatternShape(f"the pattern's counted repetitions expand it past {MAX_PATTERN_EXPANSION:,} elements",
+                            0, 0, special)
+    return PatternShape(None, 0, expansion, special)
+
+
+#: What may stand between braces to make them a quantifier or a fuzzy constraint, not literal braces.
+_BRACE_TEXT = r"^\s*(?:\d*\s*(?:,\s*\d*)?|[^{}]*[eisd][^{}]*)\s*$"
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The offset just past the character class opening at `i` (nested classes and escapes allowed)."""
+    n, depth = len(pattern), 0
+    j = i
+    while j < n:
+        c = pattern[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            depth += 1
+            j += 1
+            if pattern[j : j + 1] == "^":
+                j += 1
+            if pattern[j : j + 1] == "]":
+                j += 1
+            continue
+        if c == "]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return n
+
+
+def _inline_flags(pattern: str, i: int) -> tuple[str, int] | None:
+    """`(?flags)` at `i`: (the flags, the offset past it), or None when this `(?` opens a group."""
+    j = i + 2
+    while j < len(pattern) and (pattern[j].isalpha() or pattern[j] == "-"):
+        j += 1
+    if j < len(pattern) and pattern[j] == ")" and j > i + 2:
+        return pattern[i + 2 : j], j + 1
+    return None
+
+
+_DIGITS = re.compile(r"\d+", re.ASCII)
+_BRACE = re.compile(_BRACE_TEXT, re.ASCII)

@@ -80,6 +80,7 @@ CODES: dict[str, str] = {
     # Bounds (attend/bounds.py) and the last-resort guard
     "bad-number": "a number that is not finite, or an integer with too many digits",
     "too-many-errors": "a file with more errors than are reported for one file",
+    "over-budget": "a sensor whose regular expressions together cost more than a sensor may",
     "check-failed": "attend failed checking this sensor (a bug in attend); the other sensors are unaffected",
 }
 

@@ -29,6 +29,7 @@ __all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main",
 #: each field on its own and reports only expression codes), so one run shows every problem.
 BLOCKING_CODES = frozenset({
     "io", "encoding", "file-too-large", "yaml-syntax", "alias-limit", "too-deep", "not-a-mapping",
+    "over-budget", "too-many-errors",
 })
 
 Diagnose = Callable[[Sensor], list[Diagnostic]]
@@ -57,13 +58,41 @@ def check(sensor_set: SensorSet, diagnose: Diagnose | None = None) -> list[Diagn
         if identity not in seen:
             seen.add(identity)
             unique.append(d)
-    return sorted(unique, key=lambda d: (d.file, d.line, d.col, d.code))
+    return capped(sorted(unique, key=lambda d: (d.file, d.line, d.col, d.code)))
+
+
+def capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """At most MAX_ERRORS_PER_FILE errors per file (the first by position), then one line saying how many
+    more there are: a file with 5,000 problems prints 50 and "and 4,950 more", not 5,000 excerpts."""
+    from attend.bounds import MAX_ERRORS_PER_FILE
+
+    errors: dict[str, int] = {}
+    out = []
+    stopped = {d.file for d in diagnostics if d.code == "too-many-errors"}  # said once per file
+    for d in diagnostics:
+        if d.severity == Severity.ERROR and d.code != "too-many-errors":
+            errors[d.file] = errors.get(d.file, 0) + 1
+            if errors[d.file] > MAX_ERRORS_PER_FILE:
+                continue
+        out.append(d)
+    for file, count in errors.items():
+        if count > MAX_ERRORS_PER_FILE and file not in stopped:
+            out.append(Diagnostic(file, 1, 1, "too-many-errors",
+                                  f"and {count - MAX_ERRORS_PER_FILE:,} more errors in this file, not shown (at most "
+                                  f"{MAX_ERRORS_PER_FILE} are reported per file): fix these and check again"))
+    return sorted(out, key=lambda d: (d.file, d.line, d.col, d.code))
 
 
 def _compilable(sensor: Sensor) -> bool:
+    from attend.bounds import MAX_TRIGGERS, MAX_WHERE_PROPERTIES
+
     if not sensor.files or any(f.data is None for f in sensor.files):
         return False
-    if not isinstance(sensor.data.get("triggers"), dict):
+    triggers = sensor.data.get("triggers")
+    if not isinstance(triggers, dict) or len(triggers) > MAX_TRIGGERS:
+        return False  # a file known invalid for its size is not compiled (its cost is what is refused)
+    if any(isinstance(t, dict) and isinstance(t.get("where"), dict) and len(t["where"]) > MAX_WHERE_PROPERTIES
+           for t in triggers.values()):
         return False
     return not any(d.code in BLOCKING_CODES and d.severity == Severity.ERROR for d in sensor.diagnostics)
 

@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from attend.bounds import PATTERN_TIMEOUT_SECONDS
+
 __all__ = [
     "GLOB_FLAGS",
     "MISSING",
@@ -46,7 +48,7 @@ MISSING: Any = _Missing()
 
 #: Seconds a single `matches` search may take before it counts as not matching (and warns):
 #: a catastrophic pattern must never hang a poll.
-REGEX_TIMEOUT = 0.25
+REGEX_TIMEOUT = PATTERN_TIMEOUT_SECONDS
 
 
 def _glob_flags() -> int:
@@ -84,9 +86,15 @@ def regex_needs_timeout(pattern: str) -> bool:
     """True unless `pattern` has a shape that cannot backtrack catastrophically.
 
     Safe means: no backreference, no repeated group (`(...)*`, `(...)+`, `(...){2,}`) and at most one
-    unbounded quantifier (`*`, `+`, `{n,}`) outside character classes. Anything else (the shapes of
-    ReDoS: nested or adjacent repetition, repeated alternation) is always searched with the timeout.
+    unbounded quantifier (`*`, `+`, `{n,}`) outside character classes, and none of what
+    `attend.bounds.pattern_shape` calls special (fuzzy matching, lookarounds, conditionals, recursion,
+    flags such as BESTMATCH). Anything else (the shapes of ReDoS: nested or adjacent repetition, repeated
+    alternation, fuzzy matching) is always searched with the timeout.
     """
+    from attend.bounds import pattern_shape
+
+    if pattern_shape(pattern).special:
+        return True
     i, n = 0, len(pattern)
     unbounded = 0
     while i < n:

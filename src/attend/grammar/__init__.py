@@ -14,6 +14,7 @@ from pathlib import Path as _FsPath
 from typing import Any
 
 from attend import ir
+from attend.bounds import MAX_PLACEHOLDERS, MAX_TEMPLATE_CHARS, pattern_shape
 from attend.errors import AttendSyntaxError, CompileError, PathSyntaxError, Span, line_col
 from attend.grammar.messages import describe_failure
 from attend.grammar.simple import GLOB_CHARS, READERS, has_glob, node_span
@@ -270,11 +271,36 @@ def _build_transformer_class() -> Any:
 
 
 def _parse(text: str, start: str, span: Span | None, error: type[AttendSyntaxError], code: str) -> Any:
-    """Parse `text` from rule `start`: the plain shapes without lark (`grammar.simple`), the rest with it."""
+    """Parse `text` from rule `start`: the plain shapes without lark (`grammar.simple`), the rest with it.
+
+    A template is measured first (MAX_TEMPLATE_CHARS, MAX_PLACEHOLDERS): a 150 KB description of
+    50,000 placeholders would otherwise take minutes to parse and to render at every fire.
+    """
+    if start == "template":
+        problem = _template_bounds(text)
+        if problem is not None:
+            raise _positioned(error, code, problem[0], text, problem[1], span)
     simple = READERS[start](text, span)
     if simple is not None:
         return simple
     return _parse_with_lark(text, start, span, error, code)
+
+
+def _template_bounds(text: str) -> tuple[str, int] | None:
+    """Why a template is past its bounds (message, 0-based offset), or None."""
+    if len(text) > MAX_TEMPLATE_CHARS:
+        return (f"the template has {len(text):,} characters: at most {MAX_TEMPLATE_CHARS:,} are allowed",
+                MAX_TEMPLATE_CHARS)
+    count, i = 0, text.find("{")
+    while i >= 0:
+        if text.startswith("{{", i):
+            i = text.find("{", i + 2)
+            continue
+        count += 1
+        if count > MAX_PLACEHOLDERS:
+            return f"the template has more than {MAX_PLACEHOLDERS} placeholders", i
+        i = text.find("{", i + 1)
+    return None
 
 
 def _parse_with_lark(
@@ -622,14 +648,21 @@ def read_flap(raw: Any, fail: Callable[[str, tuple[str, ...]], None]) -> ir.Flap
 def regex_problem(pattern: str) -> tuple[str, int] | None:
     """Why `pattern` is not a valid regular expression (message, 0-based offset), or None.
 
-    The `regex` module (what `matches` runs) reads every pattern the standard `re` reads, so a pattern
-    `re` compiles is valid without importing `regex` (a third of the lint path's import time); only
-    what `re` refuses is asked of `regex`, which accepts more (`\\p{L}`, variable lookbehind) and
-    positions its errors.
+    The pattern is measured against its bounds first (`attend.bounds.pattern_shape`: length, repetition
+    counts, group nesting, expanded size), so no compiler sees one that would crash it (a segfault in
+    `regex` no `try` can catch) or take seconds. Then the `regex` module (what `matches` runs) reads
+    every pattern the standard `re` reads, so a pattern `re` compiles is valid without importing
+    `regex` (a third of the lint path's import time); only what `re` refuses is asked of `regex`, which
+    accepts more (`\\p{L}`, variable lookbehind) and positions its errors. Any exception its compile
+    raises (`regex.error`, `ValueError` for incompatible flags, `RecursionError`, ...) is the pattern's
+    error.
     """
     import re
     import warnings
 
+    shape = pattern_shape(pattern)
+    if shape.problem is not None:
+        return f"regular expression refused: {shape.problem}", min(shape.offset, len(pattern))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a pattern `re` warns about (a possible nested set) goes to regex
@@ -645,6 +678,8 @@ def regex_problem(pattern: str) -> tuple[str, int] | None:
     except regex.error as exc:
         pos = exc.pos if isinstance(exc.pos, int) else 0
         return f"invalid regular expression: {exc.msg}", min(pos, len(pattern))
+    except (ValueError, RecursionError, OverflowError, MemoryError, IndexError, TypeError) as exc:
+        return f"invalid regular expression: {exc}", 0
     return None
 
 

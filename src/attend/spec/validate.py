@@ -16,7 +16,14 @@ import types
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from attend.bounds import MAX_MAGNITUDE, MAX_TRIGGERS, MAX_WHERE_PROPERTIES
+from attend.bounds import (
+    MAX_ERRORS_PER_FILE,
+    MAX_MAGNITUDE,
+    MAX_PATTERN_EXPANSION_PER_SENSOR,
+    MAX_TRIGGERS,
+    MAX_WHERE_PROPERTIES,
+    pattern_shape,
+)
 from attend.errors import Diagnostic, Severity
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
 from attend.spec.model import KeyPath, Origin, SensorFile
@@ -196,6 +203,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_positive_durations(data, loc))
     out.extend(_interval_order(data, loc))
     out.extend(_size_limits(data, loc))
+    out.extend(_pattern_budget(data, loc))
     out.extend(_trigger_rules(data, loc))
     out.extend(_lane_rules(data, loc))
     return out
@@ -240,17 +248,89 @@ _RULE_CODES = {"allowed": "bad-value", "min": "bad-value", "max": "bad-value", "
 
 
 def _schema_errors(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
-    """Cerberus's findings, each mapped to a stable code, a readable message and a position."""
+    """Cerberus's findings, each mapped to a stable code, a readable message and a position.
+
+    Cerberus re-sorts its whole error list on every error, so thousands of errors in one call take
+    minutes. So the floods are found here first, linearly (`_prune`: unknown fields, list items and map
+    values of the wrong type), and left out of what cerberus sees; cerberus then checks the top level and
+    each trigger in calls of their own, and the whole stops once MAX_ERRORS_PER_FILE errors are found.
+    """
+    out: list[Diagnostic] = []
+    pruned = _prune(data, (), {"type": "dict", "schema": SENSOR_SCHEMA}, loc, out)
+    if len(out) >= MAX_ERRORS_PER_FILE:
+        return [*out, _stopped(loc)]
+    if not isinstance(pruned, dict):
+        return out
+    triggers = pruned.pop("triggers", None)
+    parts: list[dict[str, Any]] = [pruned]
+    if isinstance(triggers, dict) and len(triggers) <= MAX_TRIGGERS:
+        parts.extend({"triggers": {name: trigger}} for name, trigger in triggers.items())
+    elif triggers is not None and not isinstance(triggers, dict):
+        parts.append({"triggers": triggers})
     validator = _cerberus()
-    if validator.validate(data, normalize=False):
-        return []
-    out = []
-    for error in _leaves(validator._errors):
-        if _non_finite(error.value):
-            continue  # `_finite_numbers` says what is wrong with .inf and .nan, once
-        path = tuple(str(p) for p in error.document_path)
-        out.append(_from_cerberus(error, path, loc))
+    for part in parts:
+        if validator.validate(part, normalize=False):
+            continue
+        for error in _leaves(validator._errors):
+            if _non_finite(error.value):
+                continue  # `_finite_numbers` says what is wrong with .inf and .nan, once
+            path = tuple(str(p) for p in error.document_path)
+            out.append(_from_cerberus(error, path, loc))
+        if len(out) >= MAX_ERRORS_PER_FILE:
+            return [*out, _stopped(loc)]
     return out
+
+
+def _stopped(loc: Locator) -> Diagnostic:
+    return Diagnostic(loc.fallback_file, 1, 1, "too-many-errors",
+                      f"validation of this file stopped after {MAX_ERRORS_PER_FILE} errors: fix these and check again")
+
+
+def _prune(value: Any, path: KeyPath, rules: dict[str, Any], loc: Locator, out: list[Diagnostic]) -> Any:
+    """`value` without its unknown fields and wrongly typed list items and map values, each reported.
+
+    Only the mappings with a fixed set of fields, the lists of strings and the string → string maps are
+    pruned (the shapes a hostile file can repeat thousands of times); the rest is left to cerberus.
+    """
+    if len(out) >= MAX_ERRORS_PER_FILE:
+        return value
+    schema = rules.get("schema")
+    if isinstance(value, dict) and isinstance(schema, dict) and rules.get("type") != "list" \
+            and not rules.get("allow_unknown"):
+        kept = {}
+        for key, item in value.items():
+            if key in schema:
+                kept[key] = _prune(item, (*path, key), schema[key], loc, out)
+            elif len(out) < MAX_ERRORS_PER_FILE:
+                out.append(_unknown_field((*path, key), loc))
+        return kept
+    if isinstance(value, dict) and "valuesrules" in rules:
+        inner = rules["valuesrules"]
+        if inner.get("type") == "string":  # a reported value is replaced by a string: reported once
+            return {k: v if _string_or_report(v, (*path, k), loc, out) else "" for k, v in value.items()}
+        return {k: _prune(v, (*path, k), inner, loc, out) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema, dict) and schema.get("type") == "string":
+        return [v if _string_or_report(v, (*path, str(i)), loc, out) else "" for i, v in enumerate(value)]
+    return value
+
+
+def _string_or_report(value: Any, path: KeyPath, loc: Locator, out: list[Diagnostic]) -> bool:
+    if isinstance(value, str):
+        return True
+    if len(out) < MAX_ERRORS_PER_FILE:
+        out.append(loc.at_value(path, "wrong-type", f"`{_shown('.'.join(path))}` must be a string, not "
+                                f"{_describe(value)}"))
+    return False
+
+
+def _unknown_field(path: KeyPath, loc: Locator) -> Diagnostic:
+    from difflib import get_close_matches  # only on a typo: difflib is slow to import
+
+    options = known_fields(path[:-1])
+    close = get_close_matches(path[-1], options, n=1, cutoff=0.6)
+    hint = f" (did you mean `{close[0]}`?)" if close else (
+        f" (known here: {', '.join(options)})" if options else "")
+    return loc.at_key(path, "unknown-field", f"unknown field `{_shown('.'.join(path))}`{hint}")
 
 
 def _non_finite(value: Any) -> bool:
@@ -290,12 +370,7 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
         return loc.at_value(path, "bad-duration", f"`{field}`: {_short(value)} is not a duration: "
                             f"use {ACCEPTED_FORMS}")
     if error.code == _UNKNOWN_FIELD:
-        options = known_fields(path[:-1])
-        from difflib import get_close_matches  # only on a typo: difflib is slow to import
-        close = get_close_matches(path[-1], options, n=1, cutoff=0.6)
-        hint = f" (did you mean `{close[0]}`?)" if close else (
-            f" (known here: {', '.join(options)})" if options else "")
-        return loc.at_key(path, "unknown-field", f"unknown field `{field}`{hint}")
+        return _unknown_field(path, loc)
     rules = field_rules(path) or {}
     if rule == "type":
         return loc.at_value(path, "wrong-type",
@@ -442,6 +517,38 @@ def _size_limits(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                                   f"trigger {name!r} tests {len(where)} properties: a where may test at most "
                                   f"{MAX_WHERE_PROPERTIES}"))
     return out
+
+
+#: The code of a sensor that asks for more work than a sensor may: its expressions are not compiled.
+OVER_BUDGET = "over-budget"
+
+
+def _pattern_budget(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """The `matches` patterns of a sensor together stay within MAX_PATTERN_EXPANSION_PER_SENSOR.
+
+    Each pattern is bounded on its own by the compiler (`regex-syntax`); this bounds their sum, so a file
+    of 65,536 where-properties cannot make `compile --check` or the daemon compile 65,536 costly patterns.
+    """
+    triggers = data.get("triggers")
+    if not isinstance(triggers, dict):
+        return []
+    total = 0
+    for name, trigger in triggers.items():
+        where = trigger.get("where") if isinstance(trigger, dict) else None
+        if not isinstance(where, dict):
+            continue
+        for prop, condition in where.items():
+            pattern = condition.get("matches") if isinstance(condition, dict) else None
+            if not isinstance(pattern, str):
+                continue
+            total += pattern_shape(pattern).expansion
+            if total > MAX_PATTERN_EXPANSION_PER_SENSOR:
+                return [loc.at_value(("triggers", name, "where", prop, "matches"), OVER_BUDGET,
+                                     f"the sensor's regular expressions together pass the bound of "
+                                     f"{MAX_PATTERN_EXPANSION_PER_SENSOR:,} elements (counted repetitions "
+                                     "expanded): split the sensor or simplify its patterns; its expressions "
+                                     "are not compiled")]
+    return []
 
 
 def _trigger_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
