@@ -78,8 +78,8 @@ def capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     for file, count in errors.items():
         if count > MAX_ERRORS_PER_FILE and file not in stopped:
             out.append(Diagnostic(file, 1, 1, "too-many-errors",
-                                  f"and {count - MAX_ERRORS_PER_FILE:,} more errors in this file, not shown (at most "
-                                  f"{MAX_ERRORS_PER_FILE} are reported per file): fix these and check again"))
+                                  f"and {count - MAX_ERRORS_PER_FILE:,} or more further errors in this file, not shown "
+                                  f"(at most {MAX_ERRORS_PER_FILE} are reported per file): fix these and check again"))
     return sorted(out, key=lambda d: (d.file, d.line, d.col, d.code))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path as _FsPath
 from typing import Any
 
 from attend import ir
-from attend.bounds import MAX_PLACEHOLDERS, MAX_TEMPLATE_CHARS, pattern_shape
+from attend.bounds import MAX_ERRORS_PER_FILE, MAX_PLACEHOLDERS, MAX_TEMPLATE_CHARS, pattern_shape
 from attend.errors import AttendSyntaxError, CompileError, PathSyntaxError, Span, line_col
 from attend.grammar.messages import describe_failure
 from attend.grammar.simple import GLOB_CHARS, READERS, has_glob, node_span
@@ -417,6 +417,11 @@ class _TriggerReader:
         exc.keypath = keypath  # type: ignore[attr-defined]
         self._raise(exc)
 
+    @property
+    def full(self) -> bool:
+        """True once a collecting reader holds more errors than a file reports: reading stops there."""
+        return self.collect and len(self.errors) > MAX_ERRORS_PER_FILE
+
     def _raise(self, exc: CompileError) -> None:
         if not self.collect:
             raise exc
@@ -557,6 +562,8 @@ class _TriggerReader:
             return None
         conditions = []
         for prop_text, value in raw.items():
+            if self.full:
+                break
             prop_text = str(prop_text)
             keypath = (field, prop_text)
             prop = self.expression(parse_property, prop_text, field=field, keypath=keypath, key=True)
@@ -575,6 +582,8 @@ class _TriggerReader:
                 return None
             tests = []
             for op, operand in value.items():
+                if self.full:
+                    return None
                 test = self._test(str(op), operand, keypath + (str(op),), bare=False)
                 if test is not None:
                     tests.append(test)
