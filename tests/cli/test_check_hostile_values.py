@@ -28,7 +28,8 @@ COMMAND = {
     "command": {"argv": ["echo", "{}"], "env": {"A": "b"}, "cwd": ".", "timeout": "10s", "output": "json",
                 "max_output": 1024},
     "triggers": {"t": {"path": "$.items[*]", "key": "id", "on": "enters", "where": {"n": {"above": 3}, "s": "a*"},
-                       "match": "all", "magnitude": 2.5, "description": "n is {n}", "initial": "baseline"}},
+                       "match": "all", "magnitude": 2.5, "description": "n is {n}", "initial": "baseline",
+                       "for": "2m", "clear_where": {"n": {"below": 1}}, "flap": {"limit": 5, "window": "10m"}}},
 }
 MCP = {
     "spec": 1, "name": "hostile", "kind": "mcp", "interval": 60,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from attend.bounds import MAX_DECAY_THRESHOLD, MAX_MAGNITUDE, MAX_OUTPUT_BYTES
+from attend.bounds import MAX_COUNT, MAX_DECAY_THRESHOLD, MAX_MAGNITUDE, MAX_OUTPUT_BYTES
 
 __all__ = [
     "DEFAULT_FLAP_LIMIT",
@@ -109,7 +109,7 @@ _OPERATOR_RULES = {op: {"type": ["string", "number", "boolean", "list"], "meta":
 
 FLAP_SCHEMA: dict[str, Any] = {
     "limit": _f("integer", "more than this many fires of one key within the window is flapping (0: off)",
-                DEFAULT_FLAP_LIMIT, min=0),
+                DEFAULT_FLAP_LIMIT, min=0, max=MAX_COUNT),
     "window": _f("duration", "the flap window; a flapping key settles after one quiet window", DEFAULT_FLAP_WINDOW),
 }
 FLAP_FIELD = _f(["boolean", "dict"], "flap detection: {limit, window} (default more than 5 fires of one key "

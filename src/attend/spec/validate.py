@@ -534,20 +534,21 @@ def _pattern_budget(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
         return []
     total = 0
     for name, trigger in triggers.items():
-        where = trigger.get("where") if isinstance(trigger, dict) else None
-        if not isinstance(where, dict):
-            continue
-        for prop, condition in where.items():
-            pattern = condition.get("matches") if isinstance(condition, dict) else None
-            if not isinstance(pattern, str):
+        for block in ("where", "clear_where"):
+            where = trigger.get(block) if isinstance(trigger, dict) else None
+            if not isinstance(where, dict):
                 continue
-            total += pattern_shape(pattern).expansion
-            if total > MAX_PATTERN_EXPANSION_PER_SENSOR:
-                return [loc.at_value(("triggers", name, "where", prop, "matches"), OVER_BUDGET,
-                                     f"the sensor's regular expressions together pass the bound of "
-                                     f"{MAX_PATTERN_EXPANSION_PER_SENSOR:,} elements (counted repetitions "
-                                     "expanded): split the sensor or simplify its patterns; its expressions "
-                                     "are not compiled")]
+            for prop, condition in where.items():
+                pattern = condition.get("matches") if isinstance(condition, dict) else None
+                if not isinstance(pattern, str):
+                    continue
+                total += pattern_shape(pattern).expansion
+                if total > MAX_PATTERN_EXPANSION_PER_SENSOR:
+                    return [loc.at_value(("triggers", name, block, prop, "matches"), OVER_BUDGET,
+                                         f"the sensor's regular expressions together pass the bound of "
+                                         f"{MAX_PATTERN_EXPANSION_PER_SENSOR:,} elements (counted repetitions "
+                                         "expanded): split the sensor or simplify its patterns; its "
+                                         "expressions are not compiled")]
     return []
 
 
