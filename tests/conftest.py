@@ -45,7 +45,9 @@ class Home:
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment a subprocess of attend should see in this home."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+        # Nothing of the session running the tests leaks in: each test names its own sessions.
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("XDG_") and k not in ("ATTEND_SESSION", "CLAUDE_CONFIG_DIR")}
         env.update(
             HOME=str(self.root),
             XDG_CONFIG_HOME=str(self.config),

@@ -34,6 +34,13 @@ def _project_parent() -> argparse.ArgumentParser:
     return parent
 
 
+def _add_session(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--session", metavar="ID", default=None,
+        help="the session this process serves (default: $ATTEND_SESSION, else Claude Code's session, else pid-<pid>)",
+    )
+
+
 #: The top-level commands, in the order `attend --help` lists them.
 COMMANDS = ("run", "compile", "explain", "test", "sensors", "settings", "drain", "spec")
 
@@ -56,8 +63,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     if only is not None:
         sub = _OnlyOne(sub, only)
 
-    p = sub.add_parser("run", parents=[common], help="run the daemon (stdout is the Monitor stream)")
-    p.set_defaults(handler="attend.runtime.daemon:main")
+    p = sub.add_parser(
+        "run", parents=[common],
+        help="this session's Monitor stream; polls the project unless another session already does",
+    )
+    _add_session(p)
+    p.set_defaults(handler="attend.runtime.sessions:main")
 
     p = sub.add_parser("compile", parents=[common], help="check sensor files and their triggers")
     p.add_argument("--check", action="store_true", required=True, help="check only (the one mode today)")
@@ -80,8 +91,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_settings(sub, common)
 
     p = sub.add_parser("drain", parents=[common], help="print undelivered message-lane notifications")
-    p.add_argument("--format", choices=("hook", "plain"), default="plain")
-    p.set_defaults(handler="attend.runtime.commands:drain")
+    p.add_argument("--format", choices=("hook", "plain"), default="plain",
+                   help="hook: read Claude Code's Stop-hook JSON on stdin and answer with its decision")
+    _add_session(p)
+    p.set_defaults(handler="attend.runtime.drain:main")
 
     p = sub.add_parser("spec", parents=[common], help="the sensor spec")
     spec_sub = p.add_subparsers(dest="spec_command", metavar="WHAT", required=True)
@@ -237,6 +250,10 @@ def bind_project(argv: Sequence[str]) -> list[str]:
             break
         if word == "--project":
             following = words[i + 1] if i + 1 < len(words) else None
+            if following == "":  # `--project "$CLAUDE_PROJECT_DIR"` with the variable unset: main says so
+                out.append("--project=")
+                i += 2
+                continue
             if following is not None and _names_directory(following):
                 out.append(f"--project={following}")
                 i += 2
@@ -254,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = next((w for w in words if not w.startswith("-")), None)
     parser = build_parser(command if command in COMMANDS else None)
     args = parser.parse_args(words)
+    if args.project == "":
+        return _empty_project(args)
     # Whether --project was named (it chooses the project layer for writes), and the directory itself.
     args.project_layer = args.project is not None
     args.project_dir = os.path.abspath(args.project or os.getcwd())
@@ -277,6 +296,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _empty_project(args: argparse.Namespace) -> int:
+    """`--project ""` (an unset `$CLAUDE_PROJECT_DIR` expanded to nothing): say so, and never block a Stop hook.
+
+    Exit 2 would make Claude Code block the agent with the message, so the hook drain exits 0.
+    """
+    print(
+        "attend: --project is empty (was $CLAUDE_PROJECT_DIR unset?); give a directory, or leave --project "
+        "out to use the working directory",
+        file=sys.stderr,
+    )
+    if args.command == "drain" and getattr(args, "format", None) == "hook":
+        return 0
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

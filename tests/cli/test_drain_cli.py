@@ -45,3 +45,67 @@ def test_drain_plain_prints_one_line_per_notification(home) -> None:
     out = home.attend("drain")
     assert out.stdout == "[attend sensor=chat priority=low] ann: hi\n"
     assert home.attend("drain").stdout == ""
+
+
+def _hook(home, session: str, *, active: bool = False):
+    payload = {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": active,
+               "transcript_path": str(home.root / "t.jsonl"), "cwd": str(home.project)}
+    return home.attend("drain", "--format", "hook", input=json.dumps(payload))
+
+
+def _reasons(out) -> list[str]:
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["reason"].splitlines()[1:] if out.stdout else []
+
+
+def test_the_stop_hook_drains_per_session_from_claude_codes_json_on_stdin(home) -> None:
+    _disclose(home, "message", "ann: lunch?")
+    assert _reasons(_hook(home, "s1")) == ["[attend sensor=chat priority=low] ann: lunch?"]
+    # A session's first drain hands over only what no conduit delivered yet, then starts at the end.
+    assert _reasons(_hook(home, "s2")) == []
+    _disclose(home, "message", "bob: build is red")
+    line = "[attend sensor=chat priority=low] bob: build is red"
+    assert _reasons(_hook(home, "s1")) == [line]
+    assert _reasons(_hook(home, "s2")) == [line]  # each session is handed it once
+    assert _reasons(_hook(home, "s1")) == []
+
+
+def test_a_stop_hook_that_already_blocked_lets_the_agent_stop_when_nothing_is_new(home) -> None:
+    _disclose(home, "message", "ann: lunch?")
+    assert _hook(home, "s1").stdout
+    again = _hook(home, "s1", active=True)
+    assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
+
+
+def test_a_message_the_sessions_monitor_printed_is_not_handed_over_by_its_stop_hook(home) -> None:
+    with _store(home) as store:
+        store.attach_session("s1", pid=1, resume=True)
+        store.commit_poll("chat", states={}, observations=[Observation("msg", 4.0, "shown on stdout")])
+        [shown] = store.disclose("chat", store.pending("chat"), lane="message", priority="medium")
+        store.commit_poll("chat", states={}, observations=[Observation("msg", 1.0, "low, stderr only")])
+        store.disclose("chat", store.pending("chat"), lane="message", priority="low")
+        store.advance_session("s1", store.journal_end(), [e.id for e in store.journal()])
+    assert _reasons(_hook(home, "s1")) == ["[attend sensor=chat priority=low] low, stderr only"]
+
+
+def test_test_fires_never_reach_the_drain(home) -> None:
+    with _store(home) as store:
+        store.journal_test("chat", [Observation("msg", 9.0, "a test line")], lane="message", priority="high")
+    assert home.attend("drain", "--format", "hook").stdout == ""
+    assert _hook(home, "s1").stdout == ""
+
+
+def test_a_stdin_that_is_not_the_hooks_json_is_ignored(home) -> None:
+    _disclose(home, "message", "ann: hi")
+    out = home.attend("drain", "--format", "hook", input="not json {")
+    assert out.returncode == 0 and "ann: hi" in json.loads(out.stdout)["reason"]
+
+
+def test_an_empty_project_never_blocks_a_stop_hook(home) -> None:
+    out = home.attend("drain", "--format", "hook", "--project", "")
+    assert (out.returncode, out.stdout) == (0, "")
+    assert "--project is empty" in out.stderr and "CLAUDE_PROJECT_DIR" in out.stderr
+    run = home.attend("run", "--project", "")
+    assert run.returncode == 2 and "--project is empty" in run.stderr
+    assert "unrecognized arguments" not in run.stderr
+    assert home.attend("drain", "--project=").returncode == 2

@@ -71,12 +71,12 @@ NEW_ITEM = {"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 3, "d
 class DaemonProcess:
     """`attend run` as a real subprocess in a temporary XDG home; its stdout and stderr read by threads."""
 
-    def __init__(self, home) -> None:
+    def __init__(self, home, *args: str, env: dict[str, str] | None = None) -> None:
         self.home = home
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "attend", "run"],
+            [sys.executable, "-m", "attend", "run", *args],
             cwd=home.project,
-            env=home.env(),
+            env=home.env(**(env or {})),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

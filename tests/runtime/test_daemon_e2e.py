@@ -179,15 +179,3 @@ def test_the_shipped_message_lane_exception_keeps_its_lane_without_a_line_at_eve
     row = sensors_json(quiet_home)["keepwarm"]
     assert row["lane"] == "message" and "ADR-182" in row["lane_note"]
     assert not any("sensor keepwarm:" in line for line in d.stderr)
-
-
-def test_a_second_daemon_for_the_same_project_exits_1(items_sensor, daemon, quiet_home) -> None:
-    items_sensor()
-    first = daemon()
-    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first daemon")
-    second = daemon()
-    assert second.proc.wait(timeout=30) == 1
-    second.stop()
-    assert any(f"already runs for {quiet_home.project}" in line for line in second.stderr)
-    assert first.proc.poll() is None
-    assert first.stop() == 0

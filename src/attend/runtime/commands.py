@@ -34,7 +34,7 @@ from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import StoreUnavailable, open_project_store
 
 __all__ = [
-    "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "drain", "reports_unusable_store", "sensors_fire", "sensors_list",
+    "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "reports_unusable_store", "sensors_fire", "sensors_list",
     "sensors_poll",
 ]
 
@@ -148,7 +148,7 @@ def _load(args: Any) -> Any:
 @reports_unusable_store
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
-    from attend.runtime.runlock import lock_path, running_pid
+    from attend.runtime.session_status import project_sessions
 
     from attend.runtime.noise.query import sensor_noise
 
@@ -156,12 +156,15 @@ def sensors_list(args: Any) -> int:
     with open_project_store(sensor_set.paths) as store:
         statuses = store.statuses()
         noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
-    daemon = running_pid(lock_path(args.project_dir))
+        sessions = project_sessions(args.project_dir, store=store)
+    daemon = sessions.lock_pid
     rows = [_guarded_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
     for row in rows:
         row["shelves"] = noise[row["name"]]["shelves"]
         row["flapping"] = noise[row["name"]]["flapping"]
         row["daemon_running"] = daemon is not None
+        row["polling_session"] = sessions.poller.session if sessions.poller else None
+        row["attached_sessions"] = [s.session for s in sessions.attached]
         if daemon is None:
             row["next_poll"] = None  # nothing polls without a daemon
     if getattr(args, "json", False):
@@ -173,6 +176,8 @@ def sensors_list(args: Any) -> int:
     print(_table(rows))
     if daemon is None:
         print(f"(no daemon runs for {args.project_dir}: start one with `attend run`)")
+    else:
+        print(f"sessions: {sessions.describe()}")
     return 0
 
 
@@ -485,27 +490,3 @@ def _test_meta(compiled: Any) -> dict[str, Any]:
         return {"server": sensor_settings(compiled).label}
     except Exception:  # noqa: BLE001 - a test line without the server name is still a test line
         return {}
-
-
-@reports_unusable_store
-def drain(args: Any) -> int:
-    """`attend drain [--format hook|plain]`: the undelivered message-lane notifications, then mark them."""
-    from attend.runtime.delivery import format_line
-    from attend.spec import layer_paths
-
-    paths = layer_paths(args.project_dir, os.environ)
-    with open_project_store(paths) as store:
-        entries = store.undrained("message")
-        if not entries:
-            return 0
-        lines = [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta) for e in entries]
-        if args.format == "hook":
-            count = len(lines)
-            reason = f"attend: {count} message{'s' if count != 1 else ''} arrived while you worked:\n" + "\n".join(lines)
-            print(json.dumps({"decision": "block", "reason": reason}))
-        else:
-            print("\n".join(lines))
-        sys.stdout.flush()
-        # Marked after printing: a crash in between delivers again rather than never (at least once).
-        store.mark_drained(e.id for e in entries)
-    return 0

@@ -12,8 +12,10 @@ Decisions:
 - On start the shipped files are projected read-only to `$XDG_DATA_HOME/agent-ways/attend/sensors/`.
 - Invalid and refused sensors get their state recorded and never poll. A message-lane file without
   `author` runs on the event lane; the reason is logged once on stderr and shown by `attend sensors`.
-- One daemon per project: `attend run` holds an flock on `$XDG_STATE_HOME/attend/run-<hash>.lock`; a
-  second one for the same project exits 1 at once.
+- One poller per project: the `attend run` holding the flock on `$XDG_STATE_HOME/attend/run-<hash>.lock`
+  runs this daemon; the others attach and print the journal (sessions.py) until one takes over.
+- The daemon never prints itself: it journals, and the session's `SessionPrinter` prints every row
+  (sessions.py), the same way in the poller and in the attached sessions.
 - SIGINT/SIGTERM cancel everything: each running command's process group is killed (kinds/command.py),
   the store is closed after its last transaction, and the exit code is 0.
 - Test lines written by `sensors fire` that are older than `STALE_TEST_FIRE` seconds when the daemon
@@ -27,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import sqlite3
 import stat
 import sys
@@ -42,21 +43,18 @@ import trio
 
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
-from attend.runtime.commands import EXIT_USAGE, reports_unusable_store
+
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
-from attend.runtime.runlock import acquire, lock_path
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
-from attend.runtime.store import Store, default_db_path, open_project_store
+from attend.runtime.sessions import STALE_TEST_FIRE, SessionPrinter
+from attend.runtime.store import open_project_store
 from attend.runtime.wake import WakeHub, declared_wake_on
 from attend.runtime.watch import snapshot, watch
 
-__all__ = ["STALE_TEST_FIRE", "Daemon", "main", "project_shipped", "run"]
-
-#: Test lines older than this (seconds) when the daemon starts are not printed by it.
-STALE_TEST_FIRE = 60.0
+__all__ = ["STALE_TEST_FIRE", "Daemon", "project_shipped", "run"]
 
 #: Delivered journal rows older than this (seconds) are deleted when the daemon starts.
 JOURNAL_RETENTION = 30 * 24 * 3600.0
@@ -108,6 +106,8 @@ class Daemon:
         stdout: the Monitor stream.
         stderr: low-priority lines and the daemon's own log.
         clock: wall-clock seconds (stored times, engagement and governor).
+        printer: the session's printer (sessions.py), run by the caller; without one the daemon runs
+            its own for a session that keeps no position.
     """
 
     def __init__(
@@ -118,6 +118,7 @@ class Daemon:
         stdout: TextIO,
         stderr: TextIO,
         clock: Callable[[], float] = time.time,
+        printer: SessionPrinter | None = None,
     ) -> None:
         from attend.spec import layer_paths
 
@@ -134,7 +135,9 @@ class Daemon:
         self.lane_notes_logged: set[tuple[str, str]] = set()
         self.config_problems_logged: list[str] = []
         self.file_errors_logged: dict[str, str] = {}  # sensor name → the file error last logged
-        self.discloser = Discloser(self.store, self._terms, stdout=stdout, stderr=stderr, clock=clock)
+        self._own_printer = printer is None
+        self.printer = printer or SessionPrinter(self.store, None, stdout=stdout, stderr=stderr, clock=clock)
+        self.discloser = Discloser(self.store, self._terms, printer=self.printer, clock=clock)
         self.wakes = WakeHub(self.project_dir, self.env, self.log)
         self._nursery: trio.Nursery | None = None
         self._mcp_started = False
@@ -345,6 +348,8 @@ class Daemon:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                if self._own_printer:
+                    await nursery.start(self.printer.run)
                 await nursery.start(self.discloser.run)
                 await nursery.start(self.wakes.run)
                 folders = [self.paths.shipped, self.paths.user, self.paths.project]
@@ -384,40 +389,3 @@ async def run(
         stderr=stderr or sys.stderr,
     )
     await daemon.run(task_status=task_status)
-
-
-async def _run_until_signalled(project_dir: str) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(run, project_dir)
-
-            async def stop_on_signal() -> None:
-                async for _ in signals:
-                    nursery.cancel_scope.cancel()
-                    return
-
-            nursery.start_soon(stop_on_signal)
-
-
-@reports_unusable_store
-def main(args: Any) -> int:
-    """`attend run`: the daemon in the foreground; exits 0 on SIGINT/SIGTERM.
-
-    Exits 1 at once when another daemon already runs for the same project (runlock.py), and when the
-    state store cannot be used (checked before the daemon starts, so it is one clear line). Exits 2
-    for a project directory that does not exist: a mistyped `--project` would otherwise run quietly
-    with no project layer and every `cwd` failing.
-    """
-    if not Path(args.project_dir).is_dir():
-        print(f"attend: the project directory {args.project_dir} does not exist (or is not a directory)",
-              file=sys.stderr)
-        return EXIT_USAGE
-    lock_file = lock_path(args.project_dir)  # in the state folder, beside the store
-    lock, holder = acquire(lock_file)
-    if lock is None:
-        print(f"attend: a daemon already runs for {args.project_dir} (pid {holder})", file=sys.stderr)
-        return 1
-    with lock:
-        Store(default_db_path(lock_file.parent)).close()
-        trio.run(_run_until_signalled, args.project_dir)
-    return 0

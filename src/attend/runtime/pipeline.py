@@ -24,12 +24,13 @@ from typing import Any, TextIO
 import trio
 
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
-from attend.runtime.delivery import priority, write_entries
+from attend.runtime.delivery import priority
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
 from attend.runtime.kinds import CRATE_STATE, PollOutcome
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
+from attend.runtime.sessions import SessionPrinter
 from attend.runtime.store import Observation, Store
 
 __all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "observations_from", "record_poll"]
@@ -179,8 +180,9 @@ class Discloser:
         store: the store.
         terms: maps a sensor name to its `SensorTerms`, or None for a sensor that is not loaded (its
             pending observations wait for it to come back).
-        stdout: the Monitor stream (high and medium).
-        stderr: where low-priority lines go.
+        printer: the session's printer (sessions.py), asked to print right after each disclosure.
+        stdout: without `printer`: the Monitor stream (high and medium) of a printer made here.
+        stderr: without `printer`: where its low-priority lines go.
         engagement: the engagement parameters.
         governors: each lane's governor limits.
         clock: wall-clock seconds.
@@ -191,18 +193,23 @@ class Discloser:
         store: Store,
         terms: Callable[[str], SensorTerms | None],
         *,
-        stdout: TextIO,
-        stderr: TextIO,
+        printer: SessionPrinter | None = None,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
         engagement: EngagementParams | None = None,
         governors: dict[str, GovernorParams] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
         self.terms = terms
-        self.stdout = stdout
-        self.stderr = stderr
         self.engagement = engagement or EngagementParams()
         self.clock = clock
+        if printer is None:
+            if stdout is None or stderr is None:
+                raise TypeError("Discloser needs a printer, or stdout and stderr")
+            printer = SessionPrinter(store, None, stdout=stdout, stderr=stderr, clock=clock)
+        self.printer = printer
+        self.stderr = printer.stderr
         self.governors: dict[str, Governor] = {}
         self._wake = trio.Event()
         self.configure(engagement=self.engagement, governors=governors or DEFAULT_GOVERNORS)
@@ -220,11 +227,11 @@ class Discloser:
         self._wake.set()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """The disclosure loop: print what is unprinted, disclose what is ready, sleep until due."""
+        """The disclosure loop: print what is new in the journal, disclose what is ready, sleep until due."""
         task_status.started()
         while True:
             try:
-                self.print_unprinted()
+                self.printer.print_new()
                 due = self.run_once()
             except sqlite3.OperationalError as exc:
                 # Locked past busy_timeout: every step is its own transaction, so retry next round.
@@ -234,13 +241,6 @@ class Discloser:
             with trio.move_on_after(delay):
                 await self._wake.wait()
             self._wake = trio.Event()
-
-    def print_unprinted(self) -> int:
-        """Print every journal entry not printed yet (after a crash, or a test fire from another process)."""
-        entries = self.store.unprinted()
-        if entries:
-            self.store.mark_printed(write_entries(entries, self.stdout, self.stderr))
-        return len(entries)
 
     def run_once(self) -> float | None:
         """Disclose every ready, allowed accumulation now; return when a held one may be ready (or None)."""
@@ -274,13 +274,13 @@ class Discloser:
                 next_wake = _earliest(next_wake, slot)
                 continue
             new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
-            entries = self.store.disclose(
+            self.store.disclose(
                 name, pending, lane=terms.lane, priority=priority(total), fires=new_fires, time_=now
             )
             governor.record(now)
             self.store.settle_history(name, fired=True)
             # Printed after the commit: the journal holds it exactly once, the stream at least once.
-            self.store.mark_printed(write_entries(entries, self.stdout, self.stderr))
+            self.printer.print_new()
         return next_wake
 
 

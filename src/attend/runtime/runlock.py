@@ -1,9 +1,10 @@
-"""One daemon per project: the run lock (DESIGN.md, Runtime; docs/runtime.md).
+"""One poller per project: the run lock (DESIGN.md, Runtime and Sessions; docs/runtime.md).
 
-Decision: `attend run` holds an exclusive flock on `$XDG_STATE_HOME/attend/run-<hash>.lock` (the hash
-of the project's resolved path) and writes its pid into the file. The kernel drops the lock when the
-process dies, however it dies, so a killed daemon never blocks the next one. `attend sensors` asks the
-same lock whether a daemon runs, so it shows no next poll when none will happen.
+Decision: the `attend run` that polls holds an exclusive flock on `$XDG_STATE_HOME/attend/run-<hash>.lock`
+(the hash of the project's resolved path) and writes its pid into the file. The kernel drops the lock
+when the process dies, however it dies, so a killed poller never blocks the next one: the other
+sessions' `attend run` retry the lock (`try_lock`) and one of them takes over. `attend sensors` asks
+the same lock whether a poller runs, so it shows no next poll when none will happen.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import IO
 
 from attend.runtime.store import StoreUnavailable, make_state_folder, scope_for
 
-__all__ = ["acquire", "lock_path", "running_pid"]
+__all__ = ["holder_pid", "lock_path", "open_lock", "running_pid", "try_lock"]
 
 
 def lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None) -> Path:
@@ -29,25 +30,32 @@ def lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None) -> 
     return paths.state_dir / f"run-{digest}.lock"
 
 
-def acquire(path: Path) -> tuple[IO[str] | None, str]:
-    """Take the lock at `path`: (the open lock file to keep, "") or (None, the running daemon's pid)."""
+def open_lock(path: Path) -> IO[str]:
+    """Open (create) the lock file at `path`, unlocked; `StoreUnavailable` when the folder cannot be used."""
     make_state_folder(path.parent)
     try:
-        lock = open(path, "a+")  # noqa: SIM115 - held open for the daemon's whole life
+        return open(path, "a+")  # noqa: SIM115 - held open for the session's whole life
     except OSError as exc:
         raise StoreUnavailable(path.parent, f"{path.name}: {exc.strerror or exc}") from None
+
+
+def try_lock(lock: IO[str]) -> bool:
+    """Take the lock on the open file `lock` without waiting; on success write this process's pid into it."""
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        lock.seek(0)
-        holder = lock.read().strip() or "?"
-        lock.close()
-        return None, holder
+        return False
     lock.seek(0)
     lock.truncate()
     lock.write(str(os.getpid()))
     lock.flush()
-    return lock, ""
+    return True
+
+
+def holder_pid(lock: IO[str]) -> str:
+    """The pid the lock's holder wrote into the open file `lock` ("?" when unreadable)."""
+    lock.seek(0)
+    return lock.read().strip() or "?"
 
 
 def running_pid(path: Path) -> int | None:

@@ -9,7 +9,8 @@ notification. The package is split by concern, one module per table group:
 - `connection.py`: the connection and its one-transaction-at-a-time `_write()`;
 - `trigger_states.py`, `sensor_status.py`, `sensor_memory.py` (probe records, crate state);
 - `pending.py`: the accumulation and `commit_poll` (a poll in one transaction);
-- `journal.py`: `disclose`, printing and draining marks, pruning.
+- `journal.py`: `disclose`, printing and draining marks, pruning;
+- `sessions.py`: each session's delivery positions, role and liveness (several `attend run` per project).
 
 `Store` is all of them on one connection; `open_project_store(paths)` is how every command opens it.
 """
@@ -19,12 +20,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from attend.runtime.store.journal import JournalEntry, JournalRows
+from attend.runtime.store.journal import JournalEntry
 from attend.runtime.store.location import DB_FILENAME, StoreUnavailable, default_db_path, make_state_folder, scope_for
 from attend.runtime.store.pending import Observation, PendingRows
 from attend.runtime.store.schema import SCHEMA_VERSION
 from attend.runtime.store.sensor_memory import ProbeRecords
 from attend.runtime.store.sensor_status import SensorStatus
+from attend.runtime.store.sessions import SessionRecord, SessionRows
 
 __all__ = [
     "DB_FILENAME",
@@ -32,6 +34,7 @@ __all__ = [
     "JournalEntry",
     "Observation",
     "SensorStatus",
+    "SessionRecord",
     "Store",
     "StoreUnavailable",
     "default_db_path",
@@ -41,7 +44,7 @@ __all__ = [
 ]
 
 
-class Store(PendingRows, JournalRows, ProbeRecords):
+class Store(PendingRows, SessionRows, ProbeRecords):
     """The SQLite store: every table of one project's scope on one connection (see `StoreConnection`)."""
 
     def __enter__(self) -> Store:

@@ -22,7 +22,7 @@ from typing import Any
 from attend.runtime.store.pending import Observation
 from attend.runtime.store.sensor_status import SensorStatusRows
 
-__all__ = ["JournalEntry", "JournalRows"]
+__all__ = ["JournalEntry", "JournalRows", "entry_from_row"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +175,7 @@ class JournalRows(SensorStatusRows):
             params.append(int(test))
         where = f"WHERE {' AND '.join(clauses)}"
         rows = self._db.execute(f"SELECT * FROM journal {where} ORDER BY id", params)  # noqa: S608
-        return [_entry_from_row(r) for r in rows]
+        return [entry_from_row(r) for r in rows]
 
     def unprinted(self, *, test: bool | None = None) -> list[JournalEntry]:
         """Journal entries not yet printed (after a crash, or test fires from another process)."""
@@ -184,7 +184,7 @@ class JournalRows(SensorStatusRows):
         if test is not None:
             sql += " AND test = ?"
             params.append(int(test))
-        return [_entry_from_row(r) for r in self._db.execute(sql + " ORDER BY id", params)]
+        return [entry_from_row(r) for r in self._db.execute(sql + " ORDER BY id", params)]
 
     def mark_printed(self, ids: Iterable[int]) -> None:
         """Record that these entries reached their stream."""
@@ -197,14 +197,15 @@ class JournalRows(SensorStatusRows):
         Delivered means drained by `attend drain`, or printed on stdout (the Monitor stream, high and
         medium priority): a line the Monitor already woke the agent with is not handed over a second
         time by the Stop hook. Low-priority lines went to stderr only, so they stay undelivered until
-        drained, and so does a disclosure a crash left unprinted.
+        drained, and so does a disclosure a crash left unprinted. Test lines (`sensors fire`) belong to
+        whoever ran the test and never reach the drain.
         """
         rows = self._db.execute(
-            "SELECT * FROM journal WHERE scope = ? AND drained = 0 AND lane = ?"
+            "SELECT * FROM journal WHERE scope = ? AND drained = 0 AND lane = ? AND test = 0"
             " AND NOT (printed = 1 AND priority IN ('high', 'medium')) ORDER BY id",
             (self.scope, lane),
         )
-        return [_entry_from_row(r) for r in rows]
+        return [entry_from_row(r) for r in rows]
 
     def mark_drained(self, ids: Iterable[int]) -> None:
         """Record that `attend drain` delivered these entries."""
@@ -238,7 +239,7 @@ class JournalRows(SensorStatusRows):
         return [float(r["time"]) for r in rows]
 
 
-def _entry_from_row(row: sqlite3.Row) -> JournalEntry:
+def entry_from_row(row: sqlite3.Row) -> JournalEntry:
     return JournalEntry(
         id=row["id"],
         time=row["time"],

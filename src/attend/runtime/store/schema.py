@@ -1,8 +1,9 @@
 """The store's tables and their migrations (`PRAGMA user_version`).
 
-Version 3 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
-scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), created
-like every table by the idempotent statements of `SCHEMA`.
+Version 4 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
+scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), version 4
+the `sessions` table (runtime/store/sessions.py), created like every table by the idempotent
+statements of `SCHEMA`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import sqlite3
 __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "migrate"]
 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
-#: version 2 no noise tables.
-SCHEMA_VERSION = 3
+#: version 2 no noise tables, version 3 no `sessions` table.
+SCHEMA_VERSION = 4
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -99,6 +100,18 @@ CREATE TABLE IF NOT EXISTS poll_history (
 );
 CREATE INDEX IF NOT EXISTS poll_history_sensor ON poll_history (scope, sensor, id);
 CREATE INDEX IF NOT EXISTS poll_history_open ON poll_history (scope, sensor) WHERE open = 1;
+CREATE TABLE IF NOT EXISTS sessions (
+    scope         TEXT NOT NULL,
+    session       TEXT NOT NULL,
+    printed_upto  INTEGER NOT NULL DEFAULT 0,
+    drained_upto  INTEGER NOT NULL DEFAULT 0,
+    pid           INTEGER,
+    role          TEXT NOT NULL DEFAULT 'stopped',
+    role_since    REAL,
+    started       REAL,
+    heartbeat     REAL,
+    PRIMARY KEY (scope, session)
+);
 CREATE TABLE IF NOT EXISTS crate_state (
     scope    TEXT NOT NULL,
     sensor   TEXT NOT NULL,
@@ -109,7 +122,7 @@ CREATE TABLE IF NOT EXISTS crate_state (
 """
 
 #: The tables whose rows belong to one project (version 2 added their `scope` column).
-SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state")
+SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state", "sessions")
 
 #: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
 _V1_INDEXES = ("pending_sensor", "journal_unprinted", "journal_undrained")

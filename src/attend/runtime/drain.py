@@ -1,0 +1,98 @@
+"""`attend drain [--format hook|plain]`: the message-lane notifications a session has not been handed yet.
+
+Decisions implemented here:
+
+- Per session (DESIGN.md, "Sessions"): the session is `--session`, else the `session_id` of the
+  Stop-hook JSON Claude Code writes on stdin (`--format hook`), else `resolve_session` ($ATTEND_SESSION,
+  Claude Code's session record, ...). A resolved session is handed what its own Monitor did not show
+  and its earlier drains did not hand over (store/sessions.py). An unresolved one (`pid-<pid>`) gets
+  what no conduit delivered yet, as before sessions existed.
+- A Stop hook must never trap the agent: nothing new prints nothing and exits 0, whatever
+  `stop_hook_active` says, so a hook that already blocked once lets the agent stop; a stdin that is
+  not the hook's JSON is ignored; no problem of attend's ever exits 2 (which would block).
+- Printed first, recorded after: a crash in between hands the rows over again rather than never.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from attend.runtime.commands import reports_unusable_store
+
+__all__ = ["hook_input", "main"]
+
+#: The most of stdin read for the hook's JSON (Claude Code sends well under a kilobyte).
+HOOK_INPUT_LIMIT = 1 << 20
+
+
+def hook_input(text: str) -> dict[str, Any]:
+    """The Stop hook's JSON object from `text`, or {} for anything else (empty, not JSON, not an object)."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _read_hook_stdin() -> dict[str, Any]:
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    try:
+        return hook_input(sys.stdin.read(HOOK_INPUT_LIMIT))
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
+def _session_id(args: Any, hook: dict[str, Any]) -> str | None:
+    """The resolved session to drain for, or None (unresolved: drain what no conduit delivered)."""
+    from attend.peers.identity import SessionError, resolve_session, validate_session_id
+
+    explicit = getattr(args, "session", None)
+    if explicit is None and isinstance(hook.get("session_id"), str):
+        try:
+            return validate_session_id(hook["session_id"])
+        except SessionError as exc:
+            print(f"attend: the hook's {exc}; draining for no session", file=sys.stderr)
+            return None
+    try:
+        session = resolve_session(explicit)
+    except SessionError as exc:
+        print(f"attend: {exc}; draining for no session", file=sys.stderr)
+        return None
+    return session.id if session.resolved else None
+
+
+@reports_unusable_store
+def main(args: Any) -> int:
+    """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
+    from attend.runtime.delivery import format_line
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    hook = _read_hook_stdin() if args.format == "hook" else {}
+    session = _session_id(args, hook)
+    with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        if session is None:
+            entries, upto = store.undrained("message"), 0
+        else:
+            entries, upto = store.drain_backlog(session)
+        if entries:
+            lines = [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
+                     for e in entries]
+            if args.format == "hook":
+                count = len(lines)
+                reason = (f"attend: {count} message{'s' if count != 1 else ''} arrived while you worked:\n"
+                          + "\n".join(lines))
+                print(json.dumps({"decision": "block", "reason": reason}))
+            else:
+                print("\n".join(lines))
+            sys.stdout.flush()
+        # Recorded after printing: a crash in between hands the rows over again rather than never.
+        if session is None:
+            store.mark_drained(e.id for e in entries)
+        else:
+            store.claim_drained(session, entries, upto)
+    return 0

@@ -1,0 +1,116 @@
+"""Which session polls a project and which are attached: a small query for `attend sensors` and `attend doctor`.
+
+`project_sessions(project_dir)` reads the run lock (who holds it) and the store's session rows (who
+runs), without importing trio, so any command can call it cheaply. A row counts as live while its
+process runs; a row whose process died without a word (SIGKILL) is not shown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LiveSession", "ProjectSessions", "project_sessions"]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSession:
+    """A running `attend run` of the project."""
+
+    session: str
+    pid: int
+    role: str  # "polling" or "attached"
+    since: float | None  # when it took this role
+    started: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The session as a JSON-ready mapping."""
+        return {"session": self.session, "pid": self.pid, "role": self.role, "since": self.since, "started": self.started}
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSessions:
+    """The project's live sessions.
+
+    Attributes:
+        poller: the session that holds the run lock, or None when nothing polls.
+        attached: the other live sessions (they print the journal, and take over when the poller exits).
+        lock_pid: the pid in the run lock (set even when the holder has no session row).
+    """
+
+    poller: LiveSession | None
+    attached: list[LiveSession] = field(default_factory=list)
+    lock_pid: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The sessions as a JSON-ready mapping."""
+        return {
+            "polling": self.poller.to_json() if self.poller else None,
+            "attached": [s.to_json() for s in self.attached],
+            "lock_pid": self.lock_pid,
+        }
+
+    def describe(self) -> str:
+        """One line for people: who polls since when, who is attached."""
+        import time
+
+        if self.poller is None and self.lock_pid is None:
+            head = "no session polls this project"
+        elif self.poller is None:
+            head = f"pid {self.lock_pid} polls this project"
+        else:
+            since = time.strftime("%H:%M:%S", time.localtime(self.poller.since)) if self.poller.since else "?"
+            head = f"session {self.poller.session} (pid {self.poller.pid}) polls since {since}"
+        if not self.attached:
+            return f"{head}; no other session attached"
+        others = ", ".join(f"{s.session} (pid {s.pid})" for s in self.attached)
+        return f"{head}; attached: {others}"
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = None, *, store: Any = None) -> ProjectSessions:
+    """The live sessions of `project_dir` (see `ProjectSessions`); `store` may be an open project store.
+
+    Raises:
+        StoreUnavailable: the state folder or database cannot be used.
+    """
+    from attend.runtime.runlock import lock_path, running_pid
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    env = os.environ if env is None else env
+    lock_pid = running_pid(lock_path(project_dir, env))
+    if store is None:
+        with open_project_store(layer_paths(project_dir, env)) as own:
+            records = own.sessions()
+    else:
+        records = store.sessions()
+    poller = None
+    attached = []
+    for record in records:
+        if record.role == "stopped" or not _alive(record.pid):
+            continue
+        role = "polling" if record.pid == lock_pid else "attached"
+        live = LiveSession(record.session, int(record.pid), role, record.role_since, record.started)
+        if role == "polling":
+            poller = live
+        else:
+            attached.append(live)
+    return ProjectSessions(poller, attached, lock_pid if lock_pid and lock_pid > 0 else None)

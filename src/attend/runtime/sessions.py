@@ -1,0 +1,254 @@
+"""`attend run` as one session among several: one polls, the others attach (DESIGN.md, "Sessions").
+
+Decisions implemented here:
+
+- Every `attend run` serves one session (`peers.identity.resolve_session`) and stays up. The one that
+  holds the project's run lock (runlock.py) polls: it runs the `Daemon`. Every other one is attached:
+  it prints the project's journal on its own stdout and retries the lock every `TAKEOVER_CHECK`
+  seconds, so when the poller exits (SIGTERM, SIGKILL, a crash: the kernel drops the flock) one of
+  them takes over within that delay plus the daemon's start.
+- Every session, the poller included, prints through one `SessionPrinter`: the journal rows after its
+  stored position (store/sessions.py), written first and recorded after (`advance_session`), so no
+  row is skipped; only a crash between the write and the record can show a row again, and only in
+  the session that crashed. A restarted session (same id) resumes; a new one starts at the journal's
+  end; an unresolved one (`pid-<pid>`) keeps no position.
+- A closed stdout (the Monitor gone, `attend run | head -1`) ends the session quietly with exit 0; the
+  rows it could not write stay unrecorded, so the session's next run prints them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import trio
+
+from attend.peers.identity import Session, SessionError, resolve_session
+from attend.runtime.delivery import write_entries
+from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
+from attend.runtime.store import Store
+
+__all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "main", "serve_session"]
+
+#: How often an attached session tries to take the run lock (seconds): most of the failover delay.
+TAKEOVER_CHECK = 0.25
+#: How often a session looks for journal rows written by another process (seconds).
+JOURNAL_CHECK = 0.2
+#: How often a session records that it is alive (seconds).
+HEARTBEAT = 5.0
+#: Test lines older than this (seconds) when a session starts are not printed by it: a test belongs
+#: to the session that ran it.
+STALE_TEST_FIRE = 60.0
+
+
+class StreamClosed(Exception):
+    """The session's stdout (or stderr) reader went away."""
+
+
+class SessionPrinter:
+    """Prints the project's journal on one session's streams, from the session's position on.
+
+    Args:
+        store: the project's store.
+        session: the session, or None for an in-process daemon that keeps no session row.
+        stdout: the Monitor stream (high and medium priority).
+        stderr: low-priority lines.
+        clock: wall-clock seconds.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        session: Session | None,
+        *,
+        stdout: TextIO,
+        stderr: TextIO,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.session_id = session.id if session is not None else None
+        self.stdout = stdout
+        self.stderr = stderr
+        self.clock = clock
+        if session is not None:
+            self.position = store.attach_session(session.id, pid=os.getpid(), resume=session.resolved)
+        else:
+            self.position = store.journal_end()
+        self._wake = trio.Event()
+
+    def wake(self) -> None:
+        """Ask for a round now (this process just journaled something)."""
+        self._wake.set()
+
+    def print_new(self) -> int:
+        """Print the rows this session has not shown yet and record them; return how many were written.
+
+        Raises:
+            StreamClosed: a stream's reader went away; nothing of this round was recorded.
+        """
+        entries, drained_upto = self.store.session_backlog(
+            self.session_id, self.position, stale_test_before=self.clock() - STALE_TEST_FIRE
+        )
+        if not entries:
+            return 0
+        # A message its Stop hook already handed over is not shown to the same session again.
+        shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)]
+        try:
+            write_entries(shown, self.stdout, self.stderr)
+        except (BrokenPipeError, ValueError) as exc:  # ValueError: a stream already closed in-process
+            raise StreamClosed(str(exc)) from None
+        upto = max(self.position, entries[-1].id)
+        self.store.advance_session(self.session_id, upto, [e.id for e in entries])
+        self.position = upto
+        return len(shown)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Print new rows as they come (woken by this process, or every `JOURNAL_CHECK` seconds)."""
+        task_status.started()
+        while True:
+            try:
+                self.print_new()
+            except sqlite3.OperationalError as exc:
+                # Locked past busy_timeout: nothing was recorded, so the next round prints the same rows.
+                self.stderr.write(f"attend: printing round skipped: {exc}\n")
+            with trio.move_on_after(JOURNAL_CHECK):
+                await self._wake.wait()
+            self._wake = trio.Event()
+
+
+def _log(stderr: TextIO, message: str) -> None:
+    stderr.write(f"attend: {message}\n")
+    stderr.flush()
+
+
+async def _heartbeat(store: Store, session: str) -> None:
+    while True:
+        await trio.sleep(HEARTBEAT)
+        try:
+            store.session_heartbeat(session)
+        except sqlite3.OperationalError:
+            pass  # a busy store: the next beat records it
+
+
+async def serve_session(
+    project_dir: Path | str,
+    session: Session,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    clock: Callable[[], float] = time.time,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `session` for `project_dir` until cancelled: print the journal, and poll while holding the lock.
+
+    `task_status.started()` is called once the session prints (attached or polling).
+
+    Raises:
+        StreamClosed: the session's stdout reader went away.
+    """
+    from attend.runtime.daemon import Daemon
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    env = dict(os.environ if env is None else env)
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    project_dir = Path(project_dir)
+    lock = open_lock(lock_path(project_dir, env))
+    store = open_project_store(layer_paths(project_dir, env), clock=clock)
+    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(printer.run)
+            nursery.start_soon(_heartbeat, store, session.id)
+            task_status.started()
+            if not try_lock(lock):
+                _log(stderr, f"session {session.id} attached to {project_dir}; pid {holder_pid(lock)} polls it")
+                while not try_lock(lock):
+                    await trio.sleep(TAKEOVER_CHECK)
+                _log(stderr, f"session {session.id} polls {project_dir} now (the poller exited)")
+            store.set_session_role(session.id, "polling", pid=os.getpid())
+            daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
+            await daemon.run()
+    finally:
+        try:
+            store.set_session_role(session.id, "stopped", pid=None)
+        except sqlite3.Error:
+            pass  # the row stays as it was; its dead pid tells it apart from a live one
+        store.close()
+        lock.close()  # releases the lock, if held
+
+
+async def _serve_until_signalled(project_dir: str, session: Session) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serve_session, project_dir, session)
+
+            async def stop_on_signal() -> None:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(stop_on_signal)
+
+
+def _closed_stream(exc: BaseException) -> bool:
+    """True when `exc` (or every exception of a group) is a closed stream."""
+    if isinstance(exc, StreamClosed | BrokenPipeError):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_closed_stream(inner) for inner in exc.exceptions)
+    return False
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into a closed pipe says nothing."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def main(args: Any) -> int:
+    """`attend run [--session ID]`: this session's Monitor stream; polls while it holds the project's lock.
+
+    Exits 0 on SIGINT/SIGTERM and when stdout's reader goes away; 2 for a project directory that does
+    not exist or an unusable session id; 1 when the state store cannot be used.
+    """
+    from attend.runtime.commands import EXIT_USAGE, reports_unusable_store
+
+    if not Path(args.project_dir).is_dir():
+        print(f"attend: the project directory {args.project_dir} does not exist (or is not a directory)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        session = resolve_session(getattr(args, "session", None))
+    except SessionError as exc:
+        print(f"attend: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    @reports_unusable_store
+    def check_store(_: Any) -> int:
+        # Checked before trio starts, so an unusable store is one clear line (not an exception group).
+        from attend.runtime.store import open_project_store
+        from attend.spec import layer_paths
+
+        open_lock(lock_path(args.project_dir)).close()
+        open_project_store(layer_paths(args.project_dir, os.environ)).close()
+        return 0
+
+    code = check_store(args)
+    if code:
+        return code
+    try:
+        trio.run(_serve_until_signalled, args.project_dir, session)
+    except BaseException as exc:  # noqa: BLE001 - only a closed stream is swallowed
+        if not _closed_stream(exc):
+            raise
+        _silence_stdout()
+    return 0

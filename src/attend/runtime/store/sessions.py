@@ -1,0 +1,197 @@
+"""Session rows: each session's delivery positions, role and liveness (DESIGN.md, "Sessions").
+
+Several `attend run` processes serve one project, one per agent session. The journal is shared; what
+each session has been shown is its own:
+
+- `printed_upto`: the last journal id this session's `attend run` wrote to its stdout/stderr. Journal
+  ids grow in commit order (SQLite has one writer at a time), so "everything up to N" is exact.
+- `drained_upto`: the last journal id this session's Stop hook (`attend drain`) has considered. A
+  message-lane row is delivered to a session once: by its Monitor line (high and medium priority,
+  id ≤ printed_upto) or by its Stop hook, never both (each conduit skips what the other handed over).
+- A new session starts at the journal's end, except that it still shows rows no session ever showed
+  (`printed = 0`: disclosed while no `attend run` was alive, or while the poller died before printing);
+  a restarted session (same id) resumes from its stored positions.
+- `role` is `polling` (the run lock's holder), `attached` or `stopped`; `pid` and `heartbeat` tell a
+  live row from one a SIGKILL left behind.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row
+
+__all__ = ["SessionRecord", "SessionRows"]
+
+#: The roles a session row holds.
+ROLES = ("polling", "attached", "stopped")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One session's row."""
+
+    session: str
+    printed_upto: int
+    drained_upto: int
+    pid: int | None
+    role: str
+    role_since: float | None
+    started: float | None
+    heartbeat: float | None
+
+
+class SessionRows(JournalRows):
+    """The `sessions` table of one scope, and the journal as each session sees it."""
+
+    def journal_end(self) -> int:
+        """The last journal id of the scope (0 for an empty journal)."""
+        row = self._db.execute("SELECT MAX(id) FROM journal WHERE scope = ?", (self.scope,)).fetchone()
+        return int(row[0] or 0)
+
+    def attach_session(self, session: str, *, pid: int, resume: bool) -> int:
+        """Register `session` as a live `attended` process and return the journal id it prints after.
+
+        Args:
+            session: the session id.
+            pid: the `attend run` process.
+            resume: True for a resolved session: a stored row's position is taken up again. An
+                unresolved one (`pid-<pid>`) always starts at the journal's end.
+        """
+        now = self._clock()
+        with self._write():
+            row = self._session_row(session)
+            end = self.journal_end()
+            if row is not None and resume:
+                position = row.printed_upto
+                drained = row.drained_upto
+            else:
+                position = drained = end
+            self._db.execute(
+                "INSERT OR REPLACE INTO sessions (scope, session, printed_upto, drained_upto, pid, role, role_since,"
+                " started, heartbeat) VALUES (?, ?, ?, ?, ?, 'attached', ?, ?, ?)",
+                (self.scope, session, position, drained, pid, now, now, now),
+            )
+        return position
+
+    def set_session_role(self, session: str, role: str, *, pid: int | None) -> None:
+        """Record that `session` now polls, is attached, or stopped (`pid` None when stopped)."""
+        if role not in ROLES:
+            raise ValueError(f"unknown session role {role!r}")
+        now = self._clock()
+        with self._write():
+            self._db.execute(
+                "UPDATE sessions SET role = ?, role_since = ?, pid = ?, heartbeat = ? WHERE scope = ? AND session = ?",
+                (role, now, pid, now, self.scope, session),
+            )
+
+    def session_heartbeat(self, session: str) -> None:
+        """Record that `session`'s process is alive now."""
+        with self._write():
+            self._db.execute(
+                "UPDATE sessions SET heartbeat = ? WHERE scope = ? AND session = ?", (self._clock(), self.scope, session)
+            )
+
+    def session(self, session: str) -> SessionRecord | None:
+        """`session`'s row, or None when it never attached nor drained."""
+        return self._session_row(session)
+
+    def sessions(self) -> list[SessionRecord]:
+        """Every session row of the scope, the earliest started first."""
+        rows = self._db.execute("SELECT * FROM sessions WHERE scope = ? ORDER BY started, session", (self.scope,))
+        return [_record_from_row(r) for r in rows]
+
+    def _session_row(self, session: str) -> SessionRecord | None:
+        row = self._db.execute(
+            "SELECT * FROM sessions WHERE scope = ? AND session = ?", (self.scope, session)
+        ).fetchone()
+        return _record_from_row(row) if row is not None else None
+
+    # -- the Monitor stream ------------------------------------------------------------------------
+
+    def session_backlog(
+        self, session: str | None, position: int, *, stale_test_before: float
+    ) -> tuple[list[JournalEntry], int]:
+        """What a session at `position` has to print, and the journal id its Stop hook reached.
+
+        The rows after `position`, plus rows at or before it that no session ever showed (never a
+        test line older than `stale_test_before`: a test belongs to the session that ran it).
+        """
+        rows = self._db.execute(
+            "SELECT * FROM journal WHERE scope = ? AND (id > ? OR (printed = 0 AND NOT (test = 1 AND time < ?)))"
+            " ORDER BY id",
+            (self.scope, position, stale_test_before),
+        )
+        entries = [entry_from_row(r) for r in rows]
+        return entries, (self.drained_upto(session) if session is not None else 0)
+
+    def drained_upto(self, session: str) -> int:
+        """The last journal id `session`'s Stop hook has considered (0 without a row)."""
+        row = self._db.execute(
+            "SELECT drained_upto FROM sessions WHERE scope = ? AND session = ?", (self.scope, session)
+        ).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def advance_session(self, session: str | None, upto: int, shown: Sequence[int]) -> None:
+        """Record, in one transaction, that a session printed the rows `shown` and reached `upto`.
+
+        The rows are marked `printed` (some session showed them); `session` None keeps no position.
+        """
+        with self._write():
+            self._db.executemany("UPDATE journal SET printed = 1 WHERE id = ?", [(i,) for i in shown])
+            if session is not None:
+                self._db.execute(
+                    "UPDATE sessions SET printed_upto = MAX(printed_upto, ?), heartbeat = ? WHERE scope = ? AND session = ?",
+                    (upto, self._clock(), self.scope, session),
+                )
+
+    # -- the Stop hook -----------------------------------------------------------------------------
+
+    def drain_backlog(self, session: str, lane: str = "message") -> tuple[list[JournalEntry], int]:
+        """What `session`'s Stop hook hands over on `lane`, and the journal id it will have reached.
+
+        A session with a row gets the rows after its `drained_upto` that its Monitor did not already
+        show (high and medium priority up to its `printed_upto`). A session without one (its first
+        Stop hook, no `attend run` attached) gets what no conduit delivered yet, then starts at the
+        journal's end. Test lines never go to the drain. Nothing is recorded until `claim_drained`.
+        """
+        row = self._session_row(session)
+        end = self.journal_end()
+        if row is None:
+            return [e for e in self.undrained(lane) if e.id <= end], end
+        rows = self._db.execute(
+            "SELECT * FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND id > ? AND id <= ?"
+            " AND NOT (id <= ? AND priority IN ('high', 'medium')) ORDER BY id",
+            (self.scope, lane, row.drained_upto, end, row.printed_upto),
+        )
+        return [entry_from_row(r) for r in rows], end
+
+    def claim_drained(self, session: str, entries: Sequence[JournalEntry], upto: int) -> None:
+        """Record, in one transaction, that `session`'s Stop hook handed `entries` over and reached `upto`."""
+        now = self._clock()
+        with self._write():
+            self._db.execute(
+                "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
+                " VALUES (?, ?, ?, ?, 'stopped', ?, ?)",
+                (self.scope, session, upto, upto, now, now),
+            )
+            self._db.execute(
+                "UPDATE sessions SET drained_upto = MAX(drained_upto, ?) WHERE scope = ? AND session = ?",
+                (upto, self.scope, session),
+            )
+            self._db.executemany("UPDATE journal SET drained = 1 WHERE id = ?", [(e.id,) for e in entries])
+
+
+def _record_from_row(row: sqlite3.Row) -> SessionRecord:
+    return SessionRecord(
+        session=row["session"],
+        printed_upto=int(row["printed_upto"]),
+        drained_upto=int(row["drained_upto"]),
+        pid=row["pid"],
+        role=row["role"],
+        role_since=row["role_since"],
+        started=row["started"],
+        heartbeat=row["heartbeat"],
+    )
