@@ -309,3 +309,18 @@ def test_the_json_schema_describes_every_noise_field(home) -> None:
     assert '"for": {"description": "fire only once the transition has held this long' in text
     assert '"clear_where": {"description": "hysteresis for enters/leaves' in text
     assert text.count('"flap": {"description": "flap detection') == 2  # the sensor's and each trigger's
+
+
+def test_explain_shows_for_clear_where_and_flap_with_where_the_flap_came_from(home) -> None:
+    home.write_user_sensor("cpu", "spec: 1\nname: cpu\nkind: command\ncommand: {argv: [x]}\nflap: {window: 30m}\n"
+                                  "triggers:\n  hot:\n    path: $\n    on: enters\n    where: {cpu: {above: 90}}\n"
+                                  "    clear_where: {cpu: {below: 70}}\n    for: 2m\n"
+                                  "  plain: {path: $.n, on: changed, flap: false}\n")
+    text = home.attend("explain", "cpu").stdout
+    assert "for:         120s: a transition waits in pending until it has held that long: the item still inside where" in text
+    assert "clear_where: all of:" in text and "below 70" in text
+    assert "flap:        more than 5 fires of one key within 1800s is flapping" in text and "(the sensor's flap)" in text
+    assert "flap:        off  (the trigger's flap)" in text
+    plan = json.loads(home.attend("explain", "cpu/hot", "--json").stdout)["triggers"][0]["plan"]
+    assert plan["noise"]["for"]["seconds"] == 120.0 and plan["noise"]["flap"]["window"] == 1800.0
+    assert "pending" in plan["state"]["shape"]
