@@ -280,3 +280,15 @@ def test_sensors_fire_on_a_for_trigger_says_the_transition_is_held(home, tmp_pat
     (tmp_path / "in.json").write_text('{"items": [{"id": 7}]}')
     done = home.attend("sensors", "fire", "one", "--input", str(tmp_path / "in.json"), "--dry-run")
     assert done.returncode == 0 and "no fire" in done.stdout and "held: trigger a key 7: for until" in done.stdout
+
+
+def test_a_relative_refractory_hold_is_in_the_history(rig) -> None:
+    _, store, poll, disclose, _ = rig
+    poll("other", 900, n=0)
+    for i, t in enumerate((1000, 1061, 1122), start=1):
+        poll("other", t, n=i)
+        disclose(t)
+    assert _outcomes(store, "other") == {("t", "fired", "")}
+    poll("other", 1183, n=4)
+    disclose(1183)
+    assert ("t", "held", "relative refractory") in _outcomes(store, "other")
