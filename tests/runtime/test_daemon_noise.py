@@ -61,3 +61,27 @@ def test_a_pending_for_survives_a_restart_and_fires_on_its_original_schedule(ite
     assert row["time"] >= since + HOLD
     assert row["time"] < restarted_at + HOLD - 1.0, "the wait restarted with the daemon"
     second.stop()
+
+
+def test_a_failing_sensor_with_an_overdue_for_is_not_polled_back_to_back(items_sensor, daemon, quiet_home) -> None:
+    items = items_sensor(trigger={**ADDED_FOR, "for": "5s"}, interval="30s", min_interval="30s")
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # the baseline
+    items.set([{"id": 1}])
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # pending, due in 5 s
+    since = _pending_since(quiet_home)
+    d = daemon()  # polls at start (still pending), then again when it falls due
+    _wait(lambda: any(n >= 3 for (n,) in _poll_counts(quiet_home)), "the daemon's first poll")
+    items.fail(1)
+    if time.time() > since + 4.5:
+        pytest.skip("the daemon started too late on this machine to poll before the transition was due")
+    time.sleep(max(0.0, since + 5.0 + 3.0 - time.time()))  # the due poll fails; the next waits for the cadence
+    failures = [f for (f,) in query(quiet_home, "SELECT failures FROM sensor_status")]
+    assert failures and failures[0] <= 2, "a failing sensor with an overdue for: was polled back to back"
+    d.stop()
+
+
+def _poll_counts(home) -> list[tuple]:
+    try:
+        return query(home, "SELECT COUNT(*) FROM poll_history")
+    except sqlite3.OperationalError:
+        return []

@@ -294,7 +294,10 @@ class Daemon:
         due: list[float | None] = [None]  # when a pending `for:` of this sensor will have held long enough
 
         def until_due() -> float | None:
-            return None if due[0] is None else due[0] - self.clock()
+            # Past due only after failed polls (an ok poll fires what is due): then the cadence's
+            # backoff decides, never back-to-back polls of a failing sensor.
+            left = None if due[0] is None else due[0] - self.clock()
+            return left if left is not None and left > 0 else None
 
         async def poll(cadence: Cadence) -> Cadence:
             try:
