@@ -76,6 +76,7 @@ def test_an_engagement_value_the_model_cannot_use_is_ignored_and_the_daemon_keep
     wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
     items.set([{"id": 1}])
     assert d.wait_for(lambda ls: len(ls) >= 1) == ["[attend sensor=items priority=medium] new item 1"]
-    assert _stderr_has(d, "engagement/governor ignored", "engagement.relative_half_life must be more than 0")
+    assert _stderr_has(d, "config.yaml:1:53: error: [bad-value] `engagement.relative_half_life` must be more than 0",
+                       "the default is used")
     assert d.proc.poll() is None
     assert d.stop() == 0

@@ -33,7 +33,7 @@ def _daemon(home) -> Daemon:
 
 def test_engagement_and_governor_parameters_come_from_config_yaml(quiet_home) -> None:
     quiet_home.config_file.write_text(
-        "engagement: {absolute_refractory: 5s}\ngovernor:\n  event: {cooldown: 1, limit: 9, window: 30}\n"
+        "engagement: {absolute_refractory: 5s}\ngovernor:\n  event: {cooldown: 1, limit: 9, window: 30s}\n"
     )
     daemon = _daemon(quiet_home)
     try:
@@ -50,8 +50,9 @@ def test_a_bad_engagement_value_keeps_the_defaults_and_says_so(quiet_home) -> No
     try:
         daemon._configure()
         assert daemon.discloser.engagement.absolute_refractory == 60.0
-        assert "engagement/governor ignored" in daemon.stderr.getvalue()
-        assert "soon" in daemon.stderr.getvalue()
+        logged = daemon.stderr.getvalue()
+        assert "config.yaml:1:35: error: [bad-duration] `engagement.absolute_refractory` 'soon'" in logged
+        assert "the default is used" in logged
     finally:
         daemon.store.close()
 

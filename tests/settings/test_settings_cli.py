@@ -316,6 +316,11 @@ def test_a_project_file_refused_for_trust_is_listed_as_refused_and_overrides_not
         ("attend.engagement.relative_half_life", "0"),
         ("attend.engagement.live_window", "0"),
         ("attend.engagement.relative_peak", "0.5"),
+        ("attend.engagement.live_window", ".nan"),
+        ("attend.engagement.relative_peak", "1e400"),
+        ("attend.governor.event.limit", '"many"'),
+        ("attend.governor.event.limit", "1" + "0" * 400),
+        ("attend.governor.event.window", "'٣s'"),
     ],
 )
 def test_set_refuses_an_engagement_value_the_daemon_cannot_use(home, key, value):
@@ -323,6 +328,15 @@ def test_set_refuses_an_engagement_value_the_daemon_cannot_use(home, key, value)
     assert out.returncode == 3, out.stderr
     assert "nothing was written" in out.stderr
     assert not home.config_file.exists()
+
+
+def test_engagement_and_governor_durations_take_the_sensor_file_forms(home):
+    for key, value in (("attend.governor.event.window", "1m"), ("attend.engagement.absolute_refractory", "90s")):
+        out = home.attend("settings", "set", key, value)
+        assert out.returncode == 0, out.stderr
+    assert "window: 1m" in home.config_file.read_text()
+    check = home.attend("compile", "--check")
+    assert "config.yaml" not in check.stdout, check.stdout
 
 
 def test_list_marks_the_keys_of_a_refused_project_only_sensor_as_refused(home):

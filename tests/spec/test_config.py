@@ -7,13 +7,13 @@ from attend.spec import layer_paths, legacy_keys, load_config
 
 def test_keys_may_stand_at_the_top_or_under_attend(home) -> None:
     home.config_file.parent.mkdir(parents=True)
-    home.config_file.write_text(f"attend:\n  project_sensors: ['{home.project}']\n  governor: {{cooldown: 10}}\n")
+    home.config_file.write_text(f"attend:\n  project_sensors: ['{home.project}']\n  governor: {{event: {{cooldown: 10}}}}\n")
     (home.project / ".claude").mkdir()
     (home.project / ".claude" / "attend.yaml").write_text("engagement: {absolute_refractory: 30}\n")
     config = load_config(layer_paths(home.project))
     assert config.diagnostics == []
     assert config.trusts(home.project)
-    assert config.governor == {"cooldown": 10}
+    assert config.governor == {"event": {"cooldown": 10}}
     assert config.engagement == {"absolute_refractory": 30}
 
 
@@ -52,3 +52,37 @@ def test_a_broken_config_file_is_a_positioned_error_not_an_exception(home) -> No
     home.config_file.write_text("project_sensors: [\n")
     [d] = load_config(layer_paths(home.project)).diagnostics
     assert d.code == "yaml-syntax" and d.file == str(home.config_file)
+
+
+def test_config_yaml_is_checked_with_positions_and_did_you_mean(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("governor:\n  event: {limit: many, windw: 5}\n  evnt: {}\n"
+                                "engagement:\n  absolute_refractory: 90s\n  live_window: 1m\n  relative_peek: 2\n"
+                                "  relative_after: 100000000000000000000000000000000000000000\n")
+    config = load_config(layer_paths(home.project))
+    found = {(d.line, d.col, d.code, str(d.severity)): d.message for d in config.diagnostics}
+    assert "must be a whole number, not 'many'" in found[(2, 18, "wrong-type", "error")]
+    assert "did you mean `window`?" in found[(2, 24, "unknown-field", "warning")]
+    assert "did you mean `event`?" in found[(3, 3, "unknown-field", "warning")]
+    assert "did you mean `relative_peak`?" in found[(7, 3, "unknown-field", "warning")]
+    assert "must be at most 1,000,000" in found[(8, 19, "bad-value", "error")]
+    assert len(found) == 5
+    # Durations take the sensor files' forms; only the fields that passed reach the runtime.
+    assert config.engagement == {"absolute_refractory": "90s", "live_window": "1m"}
+    assert config.governor == {"event": {}}
+    from attend.runtime.engagement import EngagementParams
+    from attend.runtime.governor import governor_params
+
+    params = EngagementParams.from_config(config.engagement)
+    assert (params.absolute_refractory, params.live_window) == (90.0, 60.0)
+    assert governor_params(config.governor)["event"].limit == 3
+
+
+def test_compile_check_reports_config_yaml_problems_and_fails(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("governor:\n  event: {limit: many}\n")
+    out = home.attend("compile", "--check")
+    assert out.returncode == 1
+    assert f"{home.config_file}:2:18: error: [wrong-type] `governor.event.limit` must be a whole number" in out.stdout
+    named = home.attend("compile", "--check", str(home.config_file))
+    assert named.returncode == 1 and "[wrong-type]" in named.stdout

@@ -20,19 +20,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from attend.spec.config import ENGAGEMENT_FIELDS
+
 __all__ = ["PARAMETER_BOUNDS", "EngagementParams", "Readiness", "multiplier", "parameter_problem", "readiness",
            "record_fire"]
 
-#: The smallest value each parameter may take, and whether that value itself is allowed. Below it the
-#: model breaks: `relative_half_life` and `live_window` divide or bound time (0 divides by zero or
-#: makes no fire live), `relative_after: 0` would turn the refractory on with no fire to measure from,
-#: and a `relative_peak` under 1 would lower the threshold after a burst instead of raising it.
+#: The smallest value each parameter may take, and whether that value itself is allowed (the spec's
+#: `ENGAGEMENT_FIELDS`, which says why each bound is what it is).
 PARAMETER_BOUNDS: dict[str, tuple[float, bool]] = {
-    "absolute_refractory": (0.0, True),
-    "relative_peak": (1.0, True),
-    "relative_half_life": (0.0, False),
-    "relative_after": (1.0, True),
-    "live_window": (0.0, False),
+    name: (float(minimum), inclusive) for name, (_kind, minimum, inclusive) in ENGAGEMENT_FIELDS.items()
 }
 
 

@@ -1,8 +1,9 @@
 """The config.yaml keys: `attend.project_sensors`, `attend.engagement.*`, `attend.governor.*` (ADR-403 §2, ADR-123).
 
 The names and defaults are the runtime's own (`runtime/engagement.py`'s `EngagementParams`,
-`runtime/governor.py`'s `DEFAULT_GOVERNORS`), so a key here always means what the daemon reads.
-Durations in these sections are plain seconds (the runtime reads them as numbers).
+`runtime/governor.py`'s `DEFAULT_GOVERNORS`), so a key here always means what the daemon reads; each
+value is checked as `compile --check` checks config.yaml (`spec.config.config_value_problem`), so
+durations take the sensor files' forms (`90`, `90s`, `1m`).
 
 Layers: config.yaml in `$XDG_CONFIG_HOME/attend/` is the user layer and `<project>/.claude/attend.yaml`
 the project layer; the project file overrides engagement and governor keys, but `project_sensors` is
@@ -16,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from attend.runtime.engagement import EngagementParams, parameter_problem
+from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import DEFAULT_GOVERNORS
+from attend.spec.config import ENGAGEMENT_FIELDS, GOVERNOR_FIELDS, config_value_problem
 
 __all__ = ["CONFIG_FIELDS", "ConfigField", "USER_ONLY", "config_field", "section_names", "value_problem"]
 
@@ -32,26 +34,12 @@ class ConfigField:
     check: Callable[[Any], str | None]
 
 
-def _number(minimum: float = 0.0) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return f"must be a number of seconds or a factor, not {value!r}"
-        return None if value >= minimum else f"must be at least {minimum:g}"
-
-    return check
-
-
-def _count(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"must be a whole number, not {value!r}"
-    return None if value >= 0 else "must not be negative"
-
-
-def _engagement_check(name: str, type_check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
-    """The type check, then the engagement model's own bound (what `attend run` would refuse)."""
+def _checked(kind: str, minimum: float, inclusive: bool) -> Callable[[Any], str | None]:
+    """The value check of one engagement or governor field: the spec's, as `compile --check` runs it."""
 
     def check(value: Any) -> str | None:
-        return type_check(value) or parameter_problem(name, value)
+        problem = config_value_problem(kind, minimum, inclusive, value)
+        return None if problem is None else problem[1]
 
     return check
 
@@ -66,16 +54,16 @@ def _project_list(value: Any) -> str | None:
 
 
 _ENGAGEMENT_TEXT = {
-    "absolute_refractory": ("seconds after a fire during which the sensor cannot fire again", "number (seconds)"),
+    "absolute_refractory": ("seconds after a fire during which the sensor cannot fire again", "duration"),
     "relative_peak": ("the threshold multiplier right after a fire, once the relative refractory is on", "number"),
-    "relative_half_life": ("seconds for the relative refractory's extra multiplier to halve", "number (seconds)"),
+    "relative_half_life": ("seconds for the relative refractory's extra multiplier to halve", "duration"),
     "relative_after": ("how many live recent fires turn the relative refractory on", "integer"),
-    "live_window": ("seconds a fire counts as recent (toward relative_after)", "number (seconds)"),
+    "live_window": ("seconds a fire counts as recent (toward relative_after)", "duration"),
 }
 _GOVERNOR_TEXT = {
-    "cooldown": ("seconds between two disclosures on the {lane} lane", "number (seconds)"),
+    "cooldown": ("seconds between two disclosures on the {lane} lane", "duration"),
     "limit": ("the most disclosures on the {lane} lane per window", "integer"),
-    "window": ("the rolling window of the {lane} lane's limit, in seconds", "number (seconds)"),
+    "window": ("the rolling window of the {lane} lane's limit, in seconds", "duration"),
 }
 
 
@@ -88,14 +76,12 @@ def _build() -> dict[tuple[str, ...], ConfigField]:
     engagement = EngagementParams()
     for f in fields(EngagementParams):
         text, type_ = _ENGAGEMENT_TEXT.get(f.name, (f.name.replace("_", " "), "number"))
-        default = getattr(engagement, f.name)
-        check = _engagement_check(f.name, _count if isinstance(default, int) else _number())
-        table[("engagement", f.name)] = ConfigField(text, type_, default, check)
+        table[("engagement", f.name)] = ConfigField(text, type_, getattr(engagement, f.name),
+                                                    _checked(*ENGAGEMENT_FIELDS[f.name]))
     for lane, params in DEFAULT_GOVERNORS.items():
         for name, (text, type_) in _GOVERNOR_TEXT.items():
-            default = getattr(params, name)
-            check = _count if name == "limit" else _number()
-            table[("governor", lane, name)] = ConfigField(text.format(lane=lane), type_, default, check)
+            table[("governor", lane, name)] = ConfigField(text.format(lane=lane), type_, getattr(params, name),
+                                                          _checked(*GOVERNOR_FIELDS[name]))
     return table
 
 

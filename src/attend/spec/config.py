@@ -9,19 +9,44 @@ no reader any more: `legacy_keys` reports each key with the sensor file to write
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attend.bounds import MAX_COUNT, MAX_MAGNITUDE
 from attend.errors import Diagnostic, Severity
+from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
 from attend.spec.loading import ParsedYaml, read_yaml_file
 from attend.spec.model import LayerPaths, Origin
 
-__all__ = ["CONFIG_KEYS", "Config", "legacy_keys", "load_config", "project_trusted"]
+__all__ = [
+    "CONFIG_KEYS", "ENGAGEMENT_FIELDS", "GOVERNOR_FIELDS", "GOVERNOR_LANES", "Config", "config_value_problem",
+    "legacy_keys", "load_config", "project_trusted",
+]
 
 #: The keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).
 CONFIG_KEYS = ("project_sensors", "engagement", "governor")
+#: The fields of `engagement:`: (kind, lowest value, whether that value itself is allowed). Below it the
+#: model breaks: `relative_half_life` and `live_window` divide or bound time (0 divides by zero or makes
+#: no fire live), `relative_after: 0` would turn the refractory on with no fire to measure from, and a
+#: `relative_peak` under 1 would lower the threshold after a burst instead of raising it. Durations take
+#: the sensor files' forms (`90`, `90s`, `1m`). The defaults are the runtime's (runtime/engagement.py).
+ENGAGEMENT_FIELDS: dict[str, tuple[str, float, bool]] = {
+    "absolute_refractory": ("duration", 0.0, True),
+    "relative_peak": ("number", 1.0, True),
+    "relative_half_life": ("duration", 0.0, False),
+    "relative_after": ("integer", 1, True),
+    "live_window": ("duration", 0.0, False),
+}
+#: The lanes of `governor:`, and the fields of each (as ENGAGEMENT_FIELDS; runtime/governor.py).
+GOVERNOR_LANES = ("event", "message")
+GOVERNOR_FIELDS: dict[str, tuple[str, float, bool]] = {
+    "cooldown": ("duration", 0.0, True),
+    "limit": ("integer", 0, True),
+    "window": ("duration", 0.0, False),
+}
 #: Old per-sensor fields that keep their name in a sensor file.
 _SAME_FIELD = ("interval", "min_interval", "threshold", "decay_threshold", "requires", "enabled", "description",
                "lane")
@@ -111,7 +136,12 @@ def load_config(paths: LayerPaths) -> Config:
                 if not isinstance(value, dict):
                     config.diagnostics.append(Diagnostic(*where, "wrong-type", f"`{key}` must be a mapping"))
                     continue
-                getattr(config, key).update(value)
+                checker = _Section(parsed, (*prefix, key), file, config.diagnostics)
+                if key == "engagement":
+                    config.engagement.update(checker.fields(value, ENGAGEMENT_FIELDS, "engagement"))
+                else:
+                    for lane, fields in checker.lanes(value).items():
+                        config.governor.setdefault(lane, {}).update(fields)
             elif key != "sensors":
                 from difflib import get_close_matches  # only on a typo: difflib is slow to import
                 close = get_close_matches(key, [*CONFIG_KEYS, "sensors"], n=1)
@@ -120,6 +150,84 @@ def load_config(paths: LayerPaths) -> Config:
                                                      Severity.WARNING))
         config.diagnostics.extend(_legacy_from(parsed, layer, file, paths))
     return config
+
+
+def config_value_problem(kind: str, minimum: float, inclusive: bool, value: Any) -> tuple[str, str] | None:
+    """Why `value` cannot stand in a config field of `kind` and bound: (code, message), or None.
+
+    Checked before any conversion (a 400-digit number is refused, never handed to `float()`).
+    """
+    if kind == "duration":
+        if not is_duration(value):
+            return "bad-duration", f"{_short(value)} is not a duration: use {ACCEPTED_FORMS}"
+        number: float = parse_duration(value)
+    elif isinstance(value, bool) or not isinstance(value, int if kind == "integer" else int | float):
+        wanted = "a whole number" if kind == "integer" else "a number"
+        return "wrong-type", f"must be {wanted}, not {_short(value)}"
+    elif isinstance(value, float) and not math.isfinite(value):
+        return "bad-number", f"must be a finite number, not {value!r}"
+    elif value > (MAX_COUNT if kind == "integer" else MAX_MAGNITUDE):
+        return "bad-value", f"must be at most {MAX_COUNT if kind == 'integer' else int(MAX_MAGNITUDE):,}"
+    else:
+        number = value
+    if number < minimum or not inclusive and number == minimum:
+        return "bad-value", f"must be {'at least' if inclusive else 'more than'} {minimum:g}, not {_short(value)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+class _Section:
+    """Checks an `engagement:` or `governor:` mapping: each problem positioned, unknown keys with a
+    did-you-mean; returns only the fields that passed (the daemon keeps its default for the others)."""
+
+    def __init__(self, parsed: ParsedYaml, path: tuple[str, ...], file: str, out: list[Diagnostic]) -> None:
+        self.parsed, self.path, self.file, self.out = parsed, path, file, out
+
+    def _value_at(self, path: tuple[str, ...]) -> tuple[str, int, int]:
+        origin = self.parsed.origins.get(path)
+        return (origin.file, origin.line, origin.col) if origin else (self.file, 1, 1)
+
+    def _unknown(self, path: tuple[str, ...], known: tuple[str, ...], what: str) -> None:
+        from difflib import get_close_matches  # only on a typo: difflib is slow to import
+
+        close = get_close_matches(path[-1], known, n=1, cutoff=0.6)
+        hint = f" (did you mean `{close[0]}`?)" if close else f" (known: {', '.join(known)})"
+        self.out.append(Diagnostic(*_at(self.parsed, path, self.file), "unknown-field",
+                                   f"unknown {what} key `{'.'.join(path)}`{hint}", Severity.WARNING))
+
+    def fields(self, value: dict[str, Any], known: dict[str, tuple[str, float, bool]], name: str,
+               path: tuple[str, ...] | None = None) -> dict[str, Any]:
+        path = path or self.path
+        good = {}
+        for key, item in value.items():
+            if key not in known:
+                self._unknown((*path, key), tuple(known), name)
+                continue
+            problem = config_value_problem(*known[key], item)
+            if problem is None:
+                good[key] = item
+                continue
+            code, message = problem
+            self.out.append(Diagnostic(*self._value_at((*path, key)), code,
+                                       f"`{'.'.join((*path, key))}` {message}; the default is used"))
+        return good
+
+    def lanes(self, value: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        good = {}
+        for lane, fields in value.items():
+            path = (*self.path, lane)
+            if lane not in GOVERNOR_LANES:
+                self._unknown(path, GOVERNOR_LANES, "governor lane")
+            elif not isinstance(fields, dict):
+                self.out.append(Diagnostic(*self._value_at(path), "wrong-type",
+                                           f"`{'.'.join(path)}` must be a mapping of cooldown, limit and window"))
+            else:
+                good[lane] = self.fields(fields, GOVERNOR_FIELDS, "governor", path)
+        return good
 
 
 def _trust_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: str
