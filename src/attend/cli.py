@@ -42,7 +42,7 @@ def _add_session(parser: argparse.ArgumentParser) -> None:
 
 
 #: The top-level commands, in the order `attend --help` lists them.
-COMMANDS = ("run", "compile", "explain", "test", "sensors", "settings", "drain", "spec")
+COMMANDS = ("run", "compile", "explain", "test", "sensors", "settings", "drain", "peers", "spec")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -96,6 +96,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_session(p)
     p.set_defaults(handler="attend.runtime.drain:main")
 
+    _add_peers(sub, common)
+
     p = sub.add_parser("spec", parents=[common], help="the sensor spec")
     spec_sub = p.add_subparsers(dest="spec_command", metavar="WHAT", required=True)
     q = spec_sub.add_parser("schema", parents=[common], help="print the JSON Schema of spec v1")
@@ -113,6 +115,40 @@ class _OnlyOne:
         if name == self.only:
             return self.sub.add_parser(name, **kwargs)
         return argparse.ArgumentParser(add_help=False)  # never parsed; kept off the real grammar
+
+
+def _add_peers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("peers", parents=[common], help="messages between sessions on this machine")
+    peers_sub = p.add_subparsers(dest="peers_command", metavar="WHAT", required=True)
+
+    def add(name: str, help_: str) -> argparse.ArgumentParser:
+        q = peers_sub.add_parser(name, parents=[common], help=help_)
+        _add_session(q)
+        q.set_defaults(handler="attend.peers.commands:main")
+        return q
+
+    q = add("send", "send TEXT to a project's sessions, a channel, or (default) the open channel")
+    target = q.add_mutually_exclusive_group()
+    target.add_argument("--to", metavar="PROJECT_DIR", help="the project whose sessions get it")
+    target.add_argument("--channel", metavar="NAME", help="a channel (see `peers channels`)")
+    q.add_argument("--re", metavar="ID", help="the message this one answers")
+    q.add_argument("text", metavar="TEXT")
+    q = add("reply", "answer the last message this session received")
+    q.add_argument("text", metavar="TEXT")
+    q = add("inbox", "the messages this session receives (newest 20), or one in full")
+    q.add_argument("id", nargs="?", metavar="ID")
+    q.add_argument("--all", action="store_true", help="every message, not only the newest 20")
+    q.add_argument("--json", action="store_true")
+    q = add("list", "the live sessions on this machine")
+    q.add_argument("--json", action="store_true")
+    q = add("whoami", "this process's session and project")
+    q.add_argument("--json", action="store_true")
+    q = add("join", "join a channel")
+    q.add_argument("name", metavar="NAME")
+    q = add("leave", "leave a channel")
+    q.add_argument("name", metavar="NAME")
+    q = add("channels", "the channels and their members")
+    q.add_argument("--json", action="store_true")
 
 
 def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -12,6 +12,8 @@ Decisions implemented here:
   row is skipped; only a crash between the write and the record can show a row again, and only in
   the session that crashed. A restarted session (same id) resumes; a new one starts at the journal's
   end; an unresolved one (`pid-<pid>`) keeps no position.
+- Every session's presence for peers (peers/mailbox.py, `heartbeat/<session>`) is rewritten every
+  `HEARTBEAT` seconds and removed on a clean exit.
 - A closed stdout (the Monitor gone, `attend run | head -1`) ends the session quietly with exit 0; the
   rows it could not write stay unrecorded, so the session's next run prints them.
 """
@@ -24,12 +26,14 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 import trio
 
 from attend.peers.identity import Session, SessionError, resolve_session
+from attend.peers.mailbox import Mailbox, peers_dir
 from attend.runtime.delivery import write_entries
 from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
 from attend.runtime.store import Store
@@ -127,8 +131,13 @@ def _log(stderr: TextIO, message: str) -> None:
     stderr.flush()
 
 
-async def _heartbeat(store: Store, session: str) -> None:
+async def _heartbeat(store: Store, session: str, presence: Callable[[], None]) -> None:
+    """Record every `HEARTBEAT` seconds that the session lives: its store row, and its peers presence."""
     while True:
+        try:
+            presence()
+        except OSError:
+            pass  # an unwritable cache folder: peers do not see this session, the session still runs
         await trio.sleep(HEARTBEAT)
         try:
             store.session_heartbeat(session)
@@ -164,10 +173,12 @@ async def serve_session(
     lock = open_lock(lock_path(project_dir, env))
     store = open_project_store(layer_paths(project_dir, env), clock=clock)
     printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock)
+    mailbox = Mailbox(peers_dir(env))
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(printer.run)
-            nursery.start_soon(_heartbeat, store, session.id)
+            nursery.start_soon(_heartbeat, store, session.id, partial(
+                mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock()))
             task_status.started()
             if not try_lock(lock):
                 _log(stderr, f"session {session.id} attached to {project_dir}; pid {holder_pid(lock)} polls it")
@@ -184,6 +195,10 @@ async def serve_session(
             pass  # the row stays as it was; its dead pid tells it apart from a live one
         store.close()
         lock.close()  # releases the lock, if held
+        try:
+            mailbox.leave_presence(session.id)  # peers see a clean exit at once (a crash: after LIVE_FOR)
+        except OSError:
+            pass
 
 
 async def _serve_until_signalled(project_dir: str, session: Session) -> None:

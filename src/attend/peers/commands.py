@@ -1,0 +1,212 @@
+"""`attend peers send|reply|inbox|list|whoami|join|leave|channels` (DESIGN.md, "Peers").
+
+Decisions implemented here: a message goes only where someone is live to read it: `--to PROJECT_DIR`
+needs a live session in that project, `--channel NAME` a live member other than the sender, the open
+channel any other live session; otherwise exit 1 naming who is live, and nothing is written. The sender
+is this process's session (`resolve_session`); a process no session can be found for (a plain
+terminal) sends as `human`. Text is kept as written (at most `MAX_TEXT` characters); what is printed
+has its control characters escaped, so a message can never drive the reader's terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from attend.peers.identity import SessionError, resolve_session
+from attend.peers.mailbox import MAX_TEXT, OPEN, Mailbox, Message, PeerError, check_channel, peers_dir
+
+__all__ = ["main", "printable"]
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029]")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """`text` with control characters shown as escapes (and with `one_line`, line breaks as spaces)."""
+    if one_line:
+        text = re.sub(r"[\r\n\t]+", " ", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _me(args: Any) -> tuple[str, str]:
+    """(session id, from_kind) of this process."""
+    session = resolve_session(getattr(args, "session", None))
+    return session.id, "session" if session.resolved else "human"
+
+
+def _line(m: Message) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.ts))
+    text = printable(m.text, one_line=True)
+    if len(text) > 200:
+        text = text[:199] + "…"
+    re_ = f" re {m.re}" if m.re else ""
+    return f"{m.id}  {when}  {m.sender} ({m.where}{re_}): {text}"
+
+
+def _who(mailbox: Mailbox, me: str) -> str:
+    live = [p for p in mailbox.presences() if p.session != me]
+    if not live:
+        return "no other session is live"
+    return "live: " + ", ".join(f"{p.session} in {p.project}" for p in live)
+
+
+def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str | None = None,
+         channel: str | None = None) -> int:
+    """Post one message where it can be read; print its id."""
+    mailbox = Mailbox(peers_dir())
+    me, kind = _me(args)
+    text = args.text if text is None else text
+    if not text.strip():
+        raise PeerError("the message is empty")
+    if len(text) > MAX_TEXT:
+        raise PeerError(f"the message is {len(text)} characters; at most {MAX_TEXT} are sent (put the rest in a file)")
+    live = [p for p in mailbox.presences() if p.session != me]
+    if to is not None:
+        target = str(Path(to).expanduser().resolve())
+        if not any(p.project == target for p in live):
+            raise PeerError(f"no live session in {target}; {_who(mailbox, me)}", )
+    elif channel is not None and channel != OPEN:
+        check_channel(channel)
+        members = set(mailbox.channels().get(channel, []))
+        if not any(p.session in members for p in live):
+            raise PeerError(f"no other live member on channel {channel}; {_who(mailbox, me)}")
+        target = None
+    else:
+        channel = OPEN
+        if not live:
+            raise PeerError("no other session is live to read the open channel")
+        target = None
+    mailbox.sweep()
+    message = Message(mailbox.new_id(), me, kind, str(Path(args.project_dir).resolve()), target,
+                      channel, re_, text, mailbox.clock())
+    mailbox.post(message)
+    print(message.id)
+    return 0
+
+
+def reply(args: Any) -> int:
+    """Answer the last message this session received, where it came from."""
+    mailbox = Mailbox(peers_dir())
+    me, _ = _me(args)
+    received = [m for m in mailbox.visible_to(me, args.project_dir) if m.sender != me]
+    if not received:
+        raise PeerError("no message to reply to: this session has received none")
+    last = received[-1]
+    if last.channel and last.channel != OPEN:
+        return send(args, re_=last.id, channel=last.channel)
+    if last.to:
+        return send(args, re_=last.id, to=last.project)
+    return send(args, re_=last.id, channel=OPEN)
+
+
+def inbox(args: Any) -> int:
+    """The messages this session receives, newest last; one in full with ID."""
+    mailbox = Mailbox(peers_dir())
+    me, _ = _me(args)
+    if args.id:
+        message = mailbox.find(args.id)
+        if message is None:
+            print(f"attend: no message {printable(args.id)!s}", file=sys.stderr)
+            return EXIT_FAILED
+        if args.json:
+            print(json.dumps(message.to_json(), indent=2, ensure_ascii=False))
+        else:
+            print(_line(message).split(": ", 1)[0])
+            print(printable(message.text))
+        return 0
+    messages = mailbox.visible_to(me, args.project_dir)
+    if not args.all:
+        messages = messages[-20:]
+    for path, reason in mailbox.corrupt:
+        print(f"attend: skipped {path}: {reason}", file=sys.stderr)
+    if args.json:
+        print(json.dumps([m.to_json() for m in messages], indent=2, ensure_ascii=False))
+    elif not messages:
+        print("no messages")
+    else:
+        print("\n".join(_line(m) for m in messages))
+    return 0
+
+
+def list_sessions(args: Any) -> int:
+    """The live sessions: session, project, started."""
+    mailbox = Mailbox(peers_dir())
+    live = mailbox.presences()
+    if args.json:
+        print(json.dumps([{**p.to_json(), "beat": p.beat} for p in live], indent=2))
+    elif not live:
+        print("no live sessions")
+    else:
+        for p in live:
+            print(f"{p.session}  {p.project}  (pid {p.pid})")
+    return 0
+
+
+def whoami(args: Any) -> int:
+    """This process's session, where it came from, and the project."""
+    session = resolve_session(getattr(args, "session", None))
+    info = {"session": session.id, "source": session.source, "resolved": session.resolved,
+            "from_kind": "session" if session.resolved else "human",
+            "project": str(Path(args.project_dir).resolve())}
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        print(f"{session.id} ({info['from_kind']}, from {session.source}) in {info['project']}")
+    return 0
+
+
+def join(args: Any) -> int:
+    me, _ = _me(args)
+    Mailbox(peers_dir()).join(args.name, me)
+    print(f"{me} joined {args.name}")
+    return 0
+
+
+def leave(args: Any) -> int:
+    me, _ = _me(args)
+    if not Mailbox(peers_dir()).leave(args.name, me):
+        print(f"attend: {me} is not on channel {args.name}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{me} left {args.name}")
+    return 0
+
+
+def channels(args: Any) -> int:
+    found = Mailbox(peers_dir()).channels()
+    if args.json:
+        print(json.dumps(found, indent=2))
+    elif not found:
+        print("no channels (join one with `attend peers join NAME`)")
+    else:
+        for name, members in sorted(found.items()):
+            print(f"{name}: {', '.join(members)}")
+    return 0
+
+
+_HANDLERS = {"send": None, "reply": reply, "inbox": inbox, "list": list_sessions, "whoami": whoami,
+             "join": join, "leave": leave, "channels": channels}
+
+
+def main(args: Any) -> int:
+    """Dispatch `attend peers WHAT`; a refused request is one line on stderr and exit 1 (2 for a bad id)."""
+    try:
+        if args.peers_command == "send":
+            return send(args, re_=args.re, to=args.to, channel=args.channel)
+        return _HANDLERS[args.peers_command](args)
+    except SessionError as exc:
+        print(f"attend: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PeerError as exc:
+        print(f"attend: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:
+        print(f"attend: cannot use the peers folder {peers_dir()}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILED

@@ -1,0 +1,308 @@
+"""Peer messages on disk: trays, channels and presence under `$XDG_CACHE_HOME/attend/peers/` (DESIGN.md, "Peers").
+
+Layout (every name below is made here, never taken from a message or a user's path as is):
+
+- `p-<hash>/`: the tray of one project (addressed mail), `<hash>` the first 16 hex digits of the
+  SHA-256 of its resolved path; `p-<hash>/.project` names the path, so a sweep can tell a project
+  that no longer exists.
+- `open/`: the open channel, every live session's. `@<channel>/`: a named channel; its members (session
+  ids) are in `channels.yaml`.
+- `heartbeat/<session>`: presence, rewritten by every `attend run` (`HEARTBEAT` in runtime/sessions.py);
+  a session is live while its file is younger than `LIVE_FOR` seconds.
+
+Decisions implemented here: one JSON file per message `{id, from, from_kind, project, to, channel, re,
+text, ts}`, written to a hidden temporary file and renamed into place, so a reader never sees half a
+message; readers never delete; the only removal is `sweep()`, of trays whose project is gone. A message
+file that does not parse is skipped and reported (`Mailbox.corrupt`), never fatal.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "CHANNEL_RE",
+    "LIVE_FOR",
+    "MAX_TEXT",
+    "Mailbox",
+    "Message",
+    "PeerError",
+    "Presence",
+    "peers_dir",
+]
+
+#: A session is live while its heartbeat is younger than this (seconds).
+LIVE_FOR = 90.0
+#: The longest message text accepted (characters): a message is a note to a peer, not a file transfer.
+MAX_TEXT = 8000
+#: What a channel name may look like: it names a folder, so no separators and no dots.
+CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+#: The open channel's folder.
+OPEN = "open"
+
+
+class PeerError(ValueError):
+    """A peer command that cannot be done as asked (bad channel name, text too long, nobody live)."""
+
+
+def peers_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CACHE_HOME/attend/peers` (`~/.cache/attend/peers` when unset)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or os.path.expanduser("~")) / ".cache")
+    return Path(base) / "attend" / "peers"
+
+
+def tray_name(project: Path | str) -> str:
+    """The folder name of a project's tray."""
+    return "p-" + hashlib.sha256(str(Path(project).resolve()).encode()).hexdigest()[:16]
+
+
+def check_channel(name: str) -> str:
+    """`name` when it can name a channel; `PeerError` saying why otherwise."""
+    if name == OPEN:
+        return name
+    if not CHANNEL_RE.match(name):
+        raise PeerError(
+            f"channel name {name[:40]!r} is not usable: lower-case letters, digits, _ and - only, "
+            "starting with a letter or digit, at most 64 characters"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One peer message."""
+
+    id: str
+    sender: str
+    from_kind: str
+    project: str
+    to: str | None
+    channel: str | None
+    re: str | None
+    text: str
+    ts: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as its file holds it."""
+        return {"id": self.id, "from": self.sender, "from_kind": self.from_kind, "project": self.project,
+                "to": self.to, "channel": self.channel, "re": self.re, "text": self.text, "ts": self.ts}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Message:
+        """The message of a parsed file; `ValueError` for anything that is not one."""
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        try:
+            message = cls(str(data["id"]), str(data["from"]), str(data.get("from_kind", "session")),
+                          str(data.get("project", "")), data.get("to"), data.get("channel"), data.get("re"),
+                          str(data["text"]), float(data["ts"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"missing or bad field: {exc}") from None
+        return message
+
+    @property
+    def where(self) -> str:
+        """`@channel`, `open`, or `to <project>`: how the message was addressed."""
+        if self.channel and self.channel != OPEN:
+            return f"@{self.channel}"
+        if self.to:
+            return f"to {self.to}"
+        return "open"
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """A session's heartbeat."""
+
+    session: str
+    project: str
+    pid: int | None
+    started: float
+    beat: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The heartbeat as its file holds it."""
+        return {"session": self.session, "project": self.project, "pid": self.pid, "started": self.started}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)  # whole or absent: a reader never sees half a file
+
+
+@dataclass
+class Mailbox:
+    """The peers folder of one XDG home.
+
+    Args:
+        root: the folder (`peers_dir()`).
+        clock: wall-clock seconds.
+    """
+
+    root: Path
+    clock: Any = time.time
+    #: Message files that could not be read in the last listing: (path, reason).
+    corrupt: list[tuple[Path, str]] = field(default_factory=list)
+
+    # -- presence ----------------------------------------------------------------------------------
+
+    def beat(self, session: str, project: Path | str, *, pid: int | None, started: float) -> None:
+        """Record that `session` is alive in `project` (rewrites its heartbeat)."""
+        folder = self.root / "heartbeat"
+        folder.mkdir(parents=True, exist_ok=True)
+        presence = Presence(session, str(Path(project).resolve()), pid, started, self.clock())
+        _write_atomic(folder / session, json.dumps(presence.to_json()))
+
+    def leave_presence(self, session: str) -> None:
+        """Remove `session`'s heartbeat (a clean exit)."""
+        (self.root / "heartbeat" / session).unlink(missing_ok=True)
+
+    def presences(self, *, live_only: bool = True) -> list[Presence]:
+        """The heartbeats, live ones only by default, the earliest started first."""
+        folder = self.root / "heartbeat"
+        now = self.clock()
+        out = []
+        for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+            if path.name.startswith("."):
+                continue
+            try:
+                beat = path.stat().st_mtime
+                data = json.loads(path.read_text(encoding="utf-8"))
+                presence = Presence(str(data["session"]), str(data["project"]), data.get("pid"),
+                                    float(data.get("started", beat)), beat)
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if live_only and now - beat > LIVE_FOR:
+                continue
+            out.append(presence)
+        return sorted(out, key=lambda p: (p.started, p.session))
+
+    # -- channels ----------------------------------------------------------------------------------
+
+    @contextmanager
+    def _channels_locked(self) -> Iterator[dict[str, list[str]]]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".channels.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            members = self.channels()
+            yield members
+            _write_atomic(self.root / "channels.yaml", yaml.safe_dump(members, sort_keys=True))
+
+    def channels(self) -> dict[str, list[str]]:
+        """Every named channel and its members."""
+        path = self.root / "channels.yaml"
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+        except (OSError, yaml.YAMLError):
+            data = {}
+        if not isinstance(data, dict):
+            return {}
+        return {str(k): [str(m) for m in v] for k, v in data.items() if isinstance(v, list)}
+
+    def join(self, channel: str, session: str) -> None:
+        """Add `session` to `channel` (created when new)."""
+        if check_channel(channel) == OPEN:
+            raise PeerError("every session is on the open channel already")
+        with self._channels_locked() as members:
+            current = members.setdefault(channel, [])
+            if session not in current:
+                current.append(session)
+
+    def leave(self, channel: str, session: str) -> bool:
+        """Remove `session` from `channel`; False when it was not a member."""
+        check_channel(channel)
+        with self._channels_locked() as members:
+            current = members.get(channel, [])
+            if session not in current:
+                return False
+            current.remove(session)
+            if not current:
+                del members[channel]
+            return True
+
+    # -- messages ----------------------------------------------------------------------------------
+
+    def _folder(self, *, to: str | None, channel: str | None) -> Path:
+        if channel and channel != OPEN:
+            return self.root / f"@{check_channel(channel)}"
+        if to:
+            return self.root / tray_name(to)
+        return self.root / OPEN
+
+    def post(self, message: Message) -> Path:
+        """Write `message` into its tray or channel; return its file."""
+        folder = self._folder(to=message.to, channel=message.channel)
+        folder.mkdir(parents=True, exist_ok=True)
+        if message.to and not message.channel:
+            marker = folder / ".project"
+            if not marker.exists():
+                _write_atomic(marker, str(Path(message.to).resolve()))
+        path = folder / f"{message.id}.json"
+        _write_atomic(path, json.dumps(message.to_json(), ensure_ascii=False))
+        return path
+
+    def new_id(self) -> str:
+        """A fresh message id: sortable by time, unique across processes."""
+        return f"{int(self.clock() * 1000):013d}-{secrets.token_hex(3)}"
+
+    def read_folder(self, folder: Path) -> list[Message]:
+        """The messages of one tray or channel folder, oldest first (corrupt files skipped and noted)."""
+        out = []
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            if path.name.startswith("."):
+                continue
+            try:
+                out.append(Message.from_json(json.loads(path.read_text(encoding="utf-8"))))
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                self.corrupt.append((path, str(exc)))
+        return out
+
+    def visible_to(self, session: str, project: Path | str) -> list[Message]:
+        """What `session` in `project` receives: its project's tray, the open channel, its channels; oldest first."""
+        self.corrupt = []
+        folders = [self.root / tray_name(project), self.root / OPEN]
+        folders += [self.root / f"@{name}" for name, members in sorted(self.channels().items()) if session in members]
+        messages = [m for folder in folders for m in self.read_folder(folder)]
+        return sorted(messages, key=lambda m: (m.ts, m.id))
+
+    def find(self, message_id: str) -> Message | None:
+        """The message with `message_id` in any tray or channel."""
+        if not re.fullmatch(r"[0-9]{13}-[0-9a-f]{6}", message_id):
+            return None
+        for path in self.root.glob(f"*/{message_id}.json"):
+            try:
+                return Message.from_json(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError, ValueError):
+                return None
+        return None
+
+    def sweep(self) -> int:
+        """Remove the trays of projects that no longer exist; return how many messages went."""
+        removed = 0
+        for folder in self.root.glob("p-*") if self.root.is_dir() else []:
+            marker = folder / ".project"
+            try:
+                project = marker.read_text(encoding="utf-8").strip()
+            except OSError:
+                continue
+            if project and not Path(project).exists():
+                for path in folder.iterdir():
+                    path.unlink(missing_ok=True)
+                    removed += path.suffix == ".json"
+                folder.rmdir()
+        return removed

@@ -1,0 +1,157 @@
+"""`attend peers`: messages between sessions as files under $XDG_CACHE_HOME/attend/peers, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attend.peers.mailbox import Mailbox, peers_dir
+
+
+@pytest.fixture
+def peers(home, tmp_path):
+    """Run `attend peers ...` as session `as_` in `cwd`, and mark sessions live in projects."""
+    other = tmp_path / "other"
+    other.mkdir()
+
+    class Peers:
+        project = home.project
+        other_project = other
+        mailbox = Mailbox(peers_dir(home.env()))
+        env = staticmethod(home.env)
+
+        @staticmethod
+        def run(*args: str, as_: str | None = "a", cwd: Path | None = None, input: str | None = None):
+            env = home.env(**({"ATTEND_SESSION": as_} if as_ else {}))
+            return subprocess.run([sys.executable, "-m", "attend", "peers", *args], cwd=cwd or home.project,
+                                  env=env, capture_output=True, text=True, timeout=60, input=input)
+
+        def live(self, session: str, project: Path) -> None:
+            self.mailbox.beat(session, project, pid=None, started=time.time())
+
+    return Peers()
+
+
+def test_sending_to_a_project_without_a_live_session_exits_1_and_writes_nothing(peers) -> None:
+    peers.live("a", peers.project)
+    out = peers.run("send", "--to", str(peers.other_project), "rebase onto main please")
+    assert out.returncode == 1
+    assert f"no live session in {peers.other_project}" in out.stderr and "no other session is live" in out.stderr
+    assert not list(peers.mailbox.root.glob("p-*/*.json"))
+
+
+def test_a_message_to_a_project_reaches_its_sessions_inbox_and_a_reply_comes_back(peers) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    sent = peers.run("send", "--to", str(peers.other_project), "please rebase onto main")
+    assert sent.returncode == 0, sent.stderr
+    message_id = sent.stdout.strip()
+    inbox = peers.run("inbox", as_="b", cwd=peers.other_project)
+    assert message_id in inbox.stdout and "a (to " in inbox.stdout and "please rebase onto main" in inbox.stdout
+    [stored] = json.loads(peers.run("inbox", "--json", as_="b", cwd=peers.other_project).stdout)
+    assert (stored["from"], stored["from_kind"], stored["to"], stored["re"]) == (
+        "a", "session", str(peers.other_project.resolve()), None)
+    answer = peers.run("reply", "done, rebased", as_="b", cwd=peers.other_project)
+    assert answer.returncode == 0, answer.stderr
+    [back] = [m for m in json.loads(peers.run("inbox", "--json").stdout) if m["from"] == "b"]
+    assert back["re"] == message_id and back["text"] == "done, rebased"
+    full = peers.run("inbox", message_id, as_="b", cwd=peers.other_project)
+    assert full.stdout.splitlines()[-1] == "please rebase onto main"
+
+
+def test_a_message_from_a_plain_terminal_is_from_a_human(peers) -> None:
+    peers.live("b", peers.other_project)
+    assert peers.run("send", "--to", str(peers.other_project), "hi from me", as_=None).returncode == 0
+    [stored] = json.loads(peers.run("inbox", "--json", as_="b", cwd=peers.other_project).stdout)
+    assert stored["from_kind"] == "human" and stored["from"].startswith("pid-")
+
+
+def test_channels_take_members_and_refuse_names_that_would_leave_the_peers_folder(peers, home) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    assert peers.run("send", "--channel", "ops", "anyone?").returncode == 1  # nobody else on it
+    assert peers.run("join", "ops", as_="b").returncode == 0
+    assert peers.run("join", "ops").returncode == 0
+    assert json.loads(peers.run("channels", "--json").stdout) == {"ops": ["b", "a"]}
+    assert peers.run("send", "--channel", "ops", "deploy at 5").returncode == 0
+    assert "deploy at 5" in peers.run("inbox", as_="b", cwd=peers.other_project).stdout
+    for bad in ("../x", "a/b", ".hidden", "Ops"):
+        out = peers.run("join", bad)
+        assert out.returncode == 1 and "not usable" in out.stderr
+    assert sorted(p.name for p in home.cache.rglob("*") if p.parent == home.cache) == ["attend"]
+    assert peers.run("leave", "ops", as_="b").returncode == 0
+    assert peers.run("leave", "ops", as_="b").returncode == 1
+
+
+def test_control_characters_are_escaped_and_oversized_text_is_refused(peers) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    assert peers.run("send", "line one\nline two \x1b[31mred\x07").returncode == 0
+    shown = peers.run("inbox", as_="b", cwd=peers.other_project).stdout
+    assert "line one line two \\x1b[31mred\\x07" in shown and "\x1b" not in shown
+    big = peers.run("send", "x" * 100_000)
+    assert big.returncode == 1 and "at most 8000" in big.stderr
+
+
+def test_a_corrupt_message_file_is_skipped_with_a_line(peers) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    assert peers.run("send", "a good one").returncode == 0
+    (peers.mailbox.root / "open" / "0000000000001-abcdef.json").write_text("{not json")
+    out = peers.run("inbox", as_="b", cwd=peers.other_project)
+    assert out.returncode == 0 and "a good one" in out.stdout and "skipped" in out.stderr
+
+
+def test_two_processes_sending_at_once_both_land_whole(peers) -> None:
+    peers.live("b", peers.other_project)
+    procs = [subprocess.Popen([sys.executable, "-m", "attend", "peers", "send", f"msg {i}"], cwd=peers.project,
+                              env=peers.env(ATTEND_SESSION=f"s{i}"), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(4)]
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+    texts = sorted(m["text"] for m in json.loads(peers.run("inbox", "--json", as_="b", cwd=peers.other_project).stdout))
+    assert texts == [f"msg {i}" for i in range(4)]
+    assert not list(peers.mailbox.root.rglob(".*.tmp"))
+
+
+def test_the_tray_of_a_project_that_no_longer_exists_is_swept(peers, tmp_path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    peers.live("a", peers.project)
+    peers.live("g", gone)
+    assert peers.run("send", "--to", str(gone), "are you there?").returncode == 0
+    gone.rmdir()
+    peers.live("b", peers.other_project)
+    assert peers.run("send", "--to", str(peers.other_project), "next").returncode == 0
+    assert not [p for p in peers.mailbox.root.glob("p-*") if (p / ".project").read_text() == str(gone)]
+
+
+def test_attend_run_makes_its_session_live_for_peers_until_it_exits(peers, home) -> None:
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "attend", "run", "--session", "runner"], cwd=home.project,
+                            env=home.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while "runner" not in peers.run("list").stdout:
+            assert time.monotonic() < deadline, "attend run never showed up in peers list"
+            time.sleep(0.2)
+        [live] = json.loads(peers.run("list", "--json").stdout)
+        assert (live["session"], live["project"], live["pid"]) == ("runner", str(home.project.resolve()), proc.pid)
+        assert peers.run("send", "--to", str(home.project), "hello runner").returncode == 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    assert peers.run("list").stdout.strip() == "no live sessions"
+
+
+def test_whoami_names_the_session_and_says_a_terminal_is_human(peers) -> None:
+    assert json.loads(peers.run("whoami", "--json").stdout)["session"] == "a"
+    plain = json.loads(peers.run("whoami", "--json", as_=None).stdout)
+    assert plain["from_kind"] == "human" and plain["resolved"] is False
