@@ -35,21 +35,21 @@ def test_words_after_a_double_dash_are_left_alone():
     assert bind_project(["test", "--", "--project", "x"]) == ["test", "--", "--project", "x"]
 
 
-def _handlers(parser) -> list[str]:
+def _leaves(parser, path=()):
+    """(command path, handler) for every command that takes no further subcommand."""
     import argparse
 
-    found = [parser.get_default("handler")]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                found.extend(_handlers(sub))
-    return [h for h in found if h]
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [(path, parser.get_default("handler"))]
+    return [leaf for a in subs for name, sub in a.choices.items() for leaf in _leaves(sub, (*path, name))]
 
 
 def test_every_command_names_a_handler_that_exists():
     from attend.cli import _resolve
 
-    handlers = set(_handlers(build_parser()))
-    assert len(handlers) == 22  # run, compile, explain, test, drain, spec schema, 10 sensors, 6 settings
-    for target in handlers:
+    leaves = _leaves(build_parser())
+    assert len(leaves) >= 22  # run, compile, explain, test, drain, spec schema, sensors ..., settings ...
+    for path, target in leaves:
+        assert target, f"attend {' '.join(path)} has no handler"
         assert callable(_resolve(target)), target
