@@ -54,6 +54,13 @@ def test_ordinary_patterns_are_within_bounds_and_linear(pattern: str) -> None:
     assert shape.problem is None and not shape.special
 
 
+@pytest.mark.parametrize("pattern", ["{{", "a{", "{", "x{{1}", "a{}b{"])
+def test_an_unclosed_brace_is_a_literal_and_measuring_it_ends(pattern: str) -> None:
+    # "{{" looped forever (found by test_check_fuzz's random profile): the shape walk went back to offset 0.
+    shape = pattern_shape(pattern)
+    assert shape.problem is None and shape.expansion >= 1
+
+
 @pytest.mark.parametrize("pattern", ["(?b)x{e<=2}", "a{e<=1}", "(?=x)y", "(?<!x)y", r"(a)\1", "(?(1)a|b)", "(?r)abc"])
 def test_fuzzy_lookaround_backreference_and_special_flags_are_not_provably_linear(pattern: str) -> None:
     from attend.compiler.ops import regex_needs_timeout
