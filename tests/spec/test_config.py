@@ -86,3 +86,23 @@ def test_compile_check_reports_config_yaml_problems_and_fails(home) -> None:
     assert f"{home.config_file}:2:18: error: [wrong-type] `governor.event.limit` must be a whole number" in out.stdout
     named = home.attend("compile", "--check", str(home.config_file))
     assert named.returncode == 1 and "[wrong-type]" in named.stdout
+
+
+def test_a_crate_override_is_checked_against_the_shipped_files_fields(home) -> None:
+    refused = home.attend("settings", "set", "attend.sensors.git.crate.dirty_limit", '"lots"')
+    assert refused.returncode == 3, refused.stderr
+    assert "`crate.dirty_limit` must be a whole number" in refused.stderr
+    assert not (home.user_sensors / "git.yaml").exists()
+    accepted = home.attend("settings", "set", "attend.sensors.git.crate.command_timeout", "10s")
+    assert accepted.returncode == 0, accepted.stderr
+    home.write_user_sensor("git", "crate:\n  dirty_limt: 3\n  commit_limit: -1\n  command_timeout: soon\n")
+    home.write_user_sensor("processes", "crate:\n  watch: [make, 1]\n  ignore_own_descendants: 'no'\n")
+    check = home.attend("compile", "--check")
+    assert check.returncode == 1
+    git, processes = home.user_sensors / "git.yaml", home.user_sensors / "processes.yaml"
+    for expected in (f"{git}:2:3: error: [unknown-field] unknown field `crate.dirty_limt` (did you mean `dirty_limit`?)",
+                     f"{git}:3:17: error: [bad-value] `crate.commit_limit` must be from 0 to 1,000,000",
+                     f"{git}:4:20: error: [bad-duration] `crate.command_timeout` 'soon' is not a duration",
+                     f"{processes}:2:10: error: [wrong-type] `crate.watch` items: must be a string",
+                     f"{processes}:3:27: error: [wrong-type] `crate.ignore_own_descendants` must be true or false"):
+        assert expected in check.stdout, check.stdout

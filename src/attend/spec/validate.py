@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from attend.bounds import (
+    MAX_COUNT,
     MAX_ERRORS_PER_FILE,
     MAX_MAGNITUDE,
     MAX_PATTERN_EXPANSION_PER_SENSOR,
@@ -204,6 +205,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_interval_order(data, loc))
     out.extend(_size_limits(data, loc))
     out.extend(_pattern_budget(data, loc))
+    out.extend(_crate_fields(data, files, loc))
     out.extend(_trigger_rules(data, loc))
     out.extend(_lane_rules(data, loc))
     return out
@@ -517,6 +519,71 @@ def _size_limits(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                                   f"trigger {name!r} tests {len(where)} properties: a where may test at most "
                                   f"{MAX_WHERE_PROPERTIES}"))
     return out
+
+
+def _crate_fields(data: dict[str, Any], files: tuple[SensorFile, ...], loc: Locator) -> list[Diagnostic]:
+    """A crate sensor's `crate:` fields, as a higher layer sets them, against the shipped file's schema.
+
+    The shipped file of a crate sensor sets every field its code reads (every default lives there, see
+    sensors/base.py), so it declares the block's schema: the field names, and each one's kind by its
+    shipped value (a whole number from 0 to MAX_COUNT, a number, a duration string, a boolean, a string,
+    a list of strings or of numbers). `compile --check` and `settings set` check an override against it,
+    so `dirty_limit: lots` is refused where it is written, not at poll time.
+    """
+    shipped = next((f for f in files if f.layer == "shipped" and isinstance(f.data, dict)), None)
+    declared = shipped.data.get("crate") if shipped is not None and shipped.data is not None else None
+    block = data.get("crate")
+    if data.get("kind") != "crate" or not isinstance(declared, dict) or not isinstance(block, dict):
+        return []
+    out = []
+    for key, value in block.items():
+        origin = loc.origins.get(("crate", key))
+        if origin is not None and origin.layer == "shipped":
+            continue
+        if key not in declared:
+            from difflib import get_close_matches  # only on a typo: difflib is slow to import
+
+            close = get_close_matches(key, list(declared), n=1, cutoff=0.6)
+            hint = f" (did you mean `{close[0]}`?)" if close else f" (known here: {', '.join(declared)})"
+            out.append(loc.at_key(("crate", key), "unknown-field", f"unknown field `crate.{_shown(key)}`{hint}"))
+            continue
+        problem = _crate_value_problem(declared[key], value)
+        if problem is not None:
+            code, message = problem
+            out.append(loc.at_value(("crate", key), code, f"`crate.{_shown(key)}` {message}"))
+    return out
+
+
+def _crate_value_problem(reference: Any, value: Any) -> tuple[str, str] | None:
+    """Why `value` cannot replace the shipped `reference` value of a crate field: (code, message), or None."""
+    if reference is None or _non_finite(value):
+        return None  # no kind to hold it to; a non-finite number is `_finite_numbers`'
+    if isinstance(reference, bool):
+        return None if isinstance(value, bool) else ("wrong-type", f"must be true or false, not {_describe(value)}")
+    if isinstance(reference, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "wrong-type", f"must be a whole number, not {_describe(value)}"
+        return None if 0 <= value <= MAX_COUNT else ("bad-value", f"must be from 0 to {MAX_COUNT:,}, not {_short(value)}")
+    if isinstance(reference, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "wrong-type", f"must be a number, not {_describe(value)}"
+        return None if abs(value) <= MAX_COUNT else ("bad-value", f"must be at most {MAX_COUNT:,}, not {_short(value)}")
+    if isinstance(reference, str) and is_duration(reference) and not reference.strip().replace(".", "").isdigit():
+        return None if is_duration(value) else ("bad-duration", f"{_short(value)} is not a duration: use {ACCEPTED_FORMS}")
+    if isinstance(reference, str):
+        return None if isinstance(value, str) else ("wrong-type", f"must be a string, not {_describe(value)}")
+    if isinstance(reference, list):
+        if not isinstance(value, list):
+            return "wrong-type", f"must be a list, not {_describe(value)}"
+        for item_reference in reference[:1]:
+            for item in value:
+                problem = _crate_value_problem(item_reference, item)
+                if problem is not None:
+                    return problem[0], f"items: {problem[1]}"
+        return None
+    if isinstance(reference, dict) and not isinstance(value, dict):
+        return "wrong-type", f"must be a mapping, not {_describe(value)}"
+    return None
 
 
 #: The code of a sensor that asks for more work than a sensor may: its expressions are not compiled.
