@@ -8,7 +8,8 @@ Decisions:
 - One wake task (wake.py): a change to a path a sensor declares in `wake_on` (or its crate object
   declares) polls it at once, no sooner than its `min_interval`; `interval` stays the fallback.
 - One watcher task (watch.py): a changed layer file or config file reloads the set. A sensor whose
-  file stops validating keeps its last good version running and records the error (`file_error`).
+  file stops validating keeps its last good version running and records the error (`file_error`); a
+  sensor that becomes `refused` (its project lost trust) stops at once, its running command killed.
 - On start the shipped files are projected read-only to `$XDG_DATA_HOME/agent-ways/attend/sensors/`.
 - Invalid and refused sensors get their state recorded and never poll. A message-lane file without
   `author` runs on the event lane; the reason is logged once on stderr and shown by `attend sensors`.
@@ -212,6 +213,10 @@ class Daemon:
     async def _bring_in_line(self, name: str, sensor: Any) -> None:
         """Start, keep, restart or record one loaded sensor."""
         if not runnable(sensor):
+            if sensor.status == "refused":
+                # Trust is a security decision: it takes effect at once. The last good version keeps
+                # running only for a file that stops validating, never for one that lost its trust.
+                self._stop(name)
             self._keep_or_record(name, sensor.status, first_error(sensor))
             return
         if not sensor.enabled:
