@@ -224,16 +224,18 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
         ("get", "a key's effective value, default, layer and file"),
         ("set", "validate and write a value"),
         ("unset", "remove a key from a layer's file"),
+        ("add", "add a value to a list key (project_sensors, requires, ...)"),
+        ("remove", "remove a value from a list key"),
         ("list", "the stored and the effective view"),
         ("help", "a key's description, type and allowed values"),
         ("lint", "old config keys that sensor files replace"),
     ):
         q = s.add_parser(action, parents=[common], help=helptext)
-        if action in ("get", "set", "unset", "help"):
+        if action in ("get", "set", "unset", "add", "remove", "help"):
             q.add_argument("key", metavar="KEY")
         if action == "list":
             q.add_argument("key", metavar="PREFIX", nargs="?", default=None)
-        if action == "set":
+        if action in ("set", "add", "remove"):
             q.add_argument("value", metavar="VALUE")
         q.add_argument("--json", action="store_true")
         q.set_defaults(handler=f"attend.settings.commands:{action}")

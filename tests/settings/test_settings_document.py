@@ -2,7 +2,7 @@
 
 import pytest
 
-from attend.settings.document import DocumentError, EditableDocument, PathIntoScalar
+from attend.settings.document import DocumentError, EditableDocument, PathIntoScalar, WouldNotReadBack
 
 COMMENTED = """\
 spec: 1   # the version
@@ -124,3 +124,24 @@ def test_a_key_path_through_a_list_names_it_a_list():
     with pytest.raises(PathIntoScalar) as caught:
         doc.set(("requires", "x"), 1)
     assert str(caught.value) == "requires holds a list, not a mapping"
+
+
+def test_an_edit_the_loader_would_not_read_back_as_the_value_is_refused():
+    # `.nan` is what the writer emits for NaN, and the loader refuses it: the edit must not be written.
+    doc = EditableDocument(COMMENTED)
+    with pytest.raises(WouldNotReadBack, match=r"interval: the file as written would not read back"):
+        doc.set(("interval",), float("nan"))
+
+
+def test_a_refused_read_back_is_exit_3_with_its_reason(capsys):
+    from attend.settings.commands import run_refusable
+
+    doc = EditableDocument(COMMENTED)
+    assert run_refusable(lambda: doc.set(("interval",), float("nan"))) == 3
+    assert "would not read back" in capsys.readouterr().err
+
+
+def test_a_key_that_breaks_a_flow_mapping_when_plain_is_written_quoted():
+    doc = EditableDocument("spec: 1\nwhere: {a: 1}\n")
+    doc.set(("where", ":0"), None)
+    assert doc.text() == "spec: 1\nwhere: {a: 1, ':0': null}\n"

@@ -1,4 +1,4 @@
-"""`attend settings get|set|unset|list|help|lint`: every sensor field as a key (ADR-403 §5, §7; DESIGN.md CLI).
+"""`attend settings get|set|unset|add|remove|list|help|lint`: every sensor field as a key (ADR-403 §5, §7; DESIGN.md CLI).
 
 Each handler takes the argparse namespace and returns the exit code: 0 done, 1 old keys found (lint),
 2 usage or unknown key, 3 rejected, 4 overridden by a higher layer, 5 write failed. A refusal prints
@@ -8,6 +8,7 @@ project layer; the decisions behind them are in `policy.py` and `edits.py`, and 
 
 from __future__ import annotations
 
+import builtins
 import json
 import sys
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 import yaml
 
 from attend.settings.config_keys import CONFIG_FIELDS, USER_ONLY, config_field, section_names, value_problem
-from attend.settings.document import EditableDocument, PathIntoScalar
+from attend.settings.document import EditableDocument, PathIntoScalar, WouldNotReadBack, same_value, yaml_kind
 from attend.settings.edits import SensorFiles, apply_edit, editable_document, editable_text
 from attend.settings.keys import Key, KeySyntaxError, format_key, parse_key, split_segments, suggest
 from attend.settings.policy import (
@@ -51,7 +52,7 @@ from attend.spec.loading import parse_yaml, read_sensor_file, read_yaml_file
 from attend.spec.model import LayerPaths, Sensor
 from attend.spec.schema import describe, known_fields
 
-__all__ = ["get", "help", "lint", "list", "run_refusable", "set", "unset"]
+__all__ = ["add", "get", "help", "lint", "list", "remove", "run_refusable", "set", "unset"]
 
 #: Exit code of `lint` when it found old keys (the "problems found" code of `compile --check`).
 EXIT_FOUND = 1
@@ -71,6 +72,9 @@ def run_refusable(action: Callable[[], int]) -> int:
     except SettingsRefusal as refusal:
         print(f"attend: {refusal.message}", file=sys.stderr)
         return refusal.code
+    except WouldNotReadBack as exc:
+        print(f"attend: {exc}", file=sys.stderr)
+        return EXIT_REJECTED
     except WriteFailed as exc:
         print(f"attend: {exc}; the file is as it was", file=sys.stderr)
         return EXIT_WRITE_FAILED
@@ -228,13 +232,13 @@ def _edit_config(
     return changed
 
 
-def _set_config(args: Any, key: Key) -> int:
+def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> int:
     layer_name = target_layer(args.project_layer)
     if key.path in USER_ONLY and layer_name == "project":
         raise SettingsRefusal(
             f"{key} can be set only in the user layer ({_paths(args).config_file}): a project cannot grant "
             "trust to itself; run the command without --project", EXIT_REJECTED)
-    value, flow = _value(args.value)
+    value, flow = given or _value(args.value)
     problem = value_problem(key.path, value)
     if problem:
         raise SettingsRefusal(f"{key} {problem}; nothing was written", EXIT_REJECTED)
@@ -272,13 +276,13 @@ def _checked_sensor(args: Any, key: Key) -> Sensor:
     return sensor
 
 
-def _set_sensor(args: Any, key: Key) -> int:
+def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> int:
     if not key.path:
         raise SettingsRefusal(f"{key} is a whole sensor: set one of its fields, or use attend sensors copy",
                               EXIT_USAGE)
     paths = _paths(args)
     sensor = _checked_sensor(args, key)
-    value, flow = _value(args.value)
+    value, flow = given or _value(args.value)
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(paths, sensor.name)
     # Only files that take effect override: the loaded sensor's files, where a project file refused for
@@ -359,6 +363,42 @@ def _by_scope(args: Any, on_config: Callable[[Any, Key], int], on_sensor: Callab
         _check_config_key(key)
         return on_config(args, key)
     return on_sensor(args, key)
+
+
+def _list_edit(args: Any, adding: bool) -> int:
+    """`add`/`remove`: the key's effective list with VALUE added or removed, then written as `set` writes it.
+
+    The effective list (not only the target layer's) is the starting point, so adding to a list a lower
+    layer sets extends what runs instead of replacing it; the result is written to the target layer.
+    """
+    key = _key(args.key)
+    if key.scope == "config":
+        _check_config_key(key)
+        current = _resolve_config(key, _config_layers(_paths(args))).value
+    else:
+        if not key.path:
+            raise SettingsRefusal(f"{key} is a whole sensor, not a list", EXIT_USAGE)
+        current = resolve(key, _checked_sensor(args, key)).value
+    if current is None:
+        current = []
+    if not isinstance(current, builtins.list):
+        raise SettingsRefusal(f"{key} holds {yaml_kind(current)}, not a list; use attend settings set", EXIT_USAGE)
+    item, _ = _value(args.value)
+    present = any(same_value(item, x) for x in current)
+    if present == adding:
+        layer = target_layer(args.project_layer)
+        file = _paths(args).config_file if key.scope == "config" else None
+        state = "already in" if adding else "not in"
+        return _nothing_to_do(args, f"{render(item)} is {state} {key}; nothing to do", key, layer,
+                              file or Path(resolve_file(args, key)))
+    new = [*current, item] if adding else [x for x in current if not same_value(item, x)]
+    set_form = _set_config if key.scope == "config" else _set_sensor
+    return set_form(args, key, (new, False))
+
+
+def resolve_file(args: Any, key: Key) -> str:
+    """The file a sensor key's write goes to (for a report that changes nothing)."""
+    return str(SensorFiles.read(_paths(args), key.sensor or "").path(target_layer(args.project_layer)))
 
 
 def _matches(prefix: tuple[str, ...] | None, segments: tuple[str, ...]) -> bool:
@@ -480,6 +520,16 @@ def get(args: Any) -> int:
 def set(args: Any) -> int:  # noqa: A001 - the command's name
     """`attend settings set KEY VALUE [--project]`: validate the resulting sensor, then write one file."""
     return run_refusable(lambda: _by_scope(args, _set_config, _set_sensor))
+
+
+def add(args: Any) -> int:
+    """`attend settings add KEY VALUE [--project]`: add VALUE to a list key (nothing when it is there)."""
+    return run_refusable(lambda: _list_edit(args, adding=True))
+
+
+def remove(args: Any) -> int:
+    """`attend settings remove KEY VALUE [--project]`: remove VALUE from a list key (nothing when absent)."""
+    return run_refusable(lambda: _list_edit(args, adding=False))
 
 
 def unset(args: Any) -> int:

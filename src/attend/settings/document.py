@@ -25,7 +25,8 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScala
 from attend.spec.loading import parse_yaml
 
 __all__ = [
-    "DocumentError", "EditableDocument", "IndentStyle", "PathIntoScalar", "detect_style", "key_node", "to_node", "yaml_kind",
+    "DocumentError", "EditableDocument", "IndentStyle", "PathIntoScalar", "WouldNotReadBack", "detect_style",
+    "key_node", "same_value", "to_node", "yaml_kind",
 ]
 
 #: Wide enough that ruamel never re-wraps a long line (sensor descriptions, argv URLs).
@@ -78,6 +79,28 @@ class PathIntoScalar(DocumentError):
         super().__init__(f"{'.'.join(prefix) or 'the document'} holds {yaml_kind(value)}, not a mapping")
         self.prefix = prefix
         self.value = value
+
+
+class WouldNotReadBack(DocumentError):
+    """An edit whose text the loader would not read back as the value intended: nothing may be written."""
+
+    def __init__(self, path: tuple[str, ...], value: Any, found: str) -> None:
+        super().__init__(f"{'.'.join(path)}: the file as written would not read back as the value given "
+                         f"({found}); nothing was written")
+        self.path = path
+        self.value = value
+
+
+_MISSING = object()
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two plain values are the same data, types included (`1`, `1.0` and `true` differ)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
 
 
 def _yaml(style: IndentStyle) -> YAML:
@@ -208,10 +231,29 @@ class EditableDocument:
 
         Raises:
             PathIntoScalar: when a prefix of `path` holds a scalar or a list.
+            WouldNotReadBack: when the loader would not read the edited text back with `value` at `path`
+                (the document must then be discarded, not written).
         """
         parent = self._parent(path[:-1], create=True)
         assert parent is not None
         parent[path[-1] if path[-1] in parent else key_node(path[-1])] = to_node(value, flow=flow)
+        self._check_reads_back(path, value)
+
+    def _check_reads_back(self, path: tuple[str, ...], value: Any) -> None:
+        """Read the edited text with the loader: `path` must hold exactly `value` (issue 14, item 15).
+
+        The writer (ruamel) and the loader (pyyaml) are two YAML implementations; where they disagree on
+        some text, the file would be written and then not load, or load as another value.
+        """
+        parsed = parse_yaml(self.text(), "<document>")
+        errors = [d for d in parsed.diagnostics if str(d.severity) == "error"]
+        if errors:
+            raise WouldNotReadBack(path, value, f"line {errors[0].line}: {errors[0].message}")
+        node: Any = parsed.data
+        for segment in path:
+            node = node.get(segment, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is _MISSING or not same_value(node, value):
+            raise WouldNotReadBack(path, value, "it reads as " + ("nothing" if node is _MISSING else repr(node)))
 
     def delete(self, path: tuple[str, ...]) -> bool:
         """Remove `path` and every parent mapping it leaves empty; False when it was not set."""

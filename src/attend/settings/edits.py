@@ -22,7 +22,7 @@ from attend.settings.document import DocumentError, EditableDocument
 from attend.settings.policy import EXIT_REJECTED, EXIT_WRITE_FAILED, SettingsRefusal
 from attend.settings.storage import WriteFailed, remove_file, write_atomically
 from attend.spec.config import Config, load_config
-from attend.spec.layers import build_sensor, chooses_what_runs
+from attend.spec.layers import build_sensor, chooses_what_runs, trust_command
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source
 from attend.spec.model import LAYERS, LayerPaths, Sensor, SensorFile
 
@@ -159,7 +159,7 @@ def _trust_refusal(files: SensorFiles, project_file: SensorFile) -> str | None:
     return (
         f"the project file would set `{'.'.join(chosen)}`, which chooses what runs, and this project is not "
         f"listed in project_sensors of {files.paths.config_file}, so the daemon would refuse it. "
-        f"To trust the project: attend settings set attend.project_sensors '[\"{files.paths.project_dir}\"]'"
+        f"To trust the project: {trust_command(files.paths.project_dir)}"
     )
 
 

@@ -27,6 +27,7 @@ from attend.spec.validate import normalise, validate_sensor
 __all__ = [
     "STANDALONE_LAYER",
     "build_sensor",
+    "trust_command",
     "chooses_what_runs",
     "discover",
     "layer_paths",
@@ -161,6 +162,13 @@ def merge_sensor(files: Sequence[SensorFile], name: str | None = None) -> Sensor
                   status=status)  # type: ignore[arg-type]
 
 
+def trust_command(project_dir: Path | str) -> str:
+    """The command that trusts `project_dir`: it adds to `project_sensors`, keeping the projects listed."""
+    import shlex
+
+    return f"attend settings add attend.project_sensors {shlex.quote(str(project_dir))}"
+
+
 def build_sensor(name: str, files: Sequence[SensorFile], *, trusted: bool, config_file: Path | None = None
                  ) -> Sensor:
     """One sensor from its layers' files, with the project-trust gate applied.
@@ -205,7 +213,8 @@ def _build_sensor(name: str, files: tuple[SensorFile, ...], *, trusted: bool, co
     sensor.diagnostics.append(Diagnostic(
         str(project_file.path), line, col, "project-refused",
         f"project sensor {name!r} runs code chosen by the repository (`{'.'.join(chosen)}`) and {where}: "
-        "it is refused until you add the project there", Severity.WARNING))
+        f"it is refused until you add the project there ({trust_command(project_file.path.parents[3])})",
+        Severity.WARNING))
     sensor.status = "refused"
     return sensor
 
