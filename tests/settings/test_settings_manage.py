@@ -150,3 +150,60 @@ def test_a_shipped_sensor_copied_into_an_untrusted_project_is_refused_with_the_w
     assert result.returncode == 3
     assert "project_sensors" in result.stderr
     assert files() == before
+
+
+ITEMS = """\
+spec: 1
+name: items
+kind: command
+command: {argv: [echo, '{"items": []}']}
+triggers:
+  new:
+    path: $.items[*]
+    key: id
+    on: added
+    magnitude: 3
+    description: "new item {id}"
+"""
+
+ITEMS_TEST = """\
+sensor: items   # named: the file also works away from items.yaml
+polls:
+  - result: {items: []}
+  - result: {items: [{id: 1}]}
+    expect: [{description: new item 1}]
+"""
+
+
+def test_rename_moves_the_sensors_test_file_and_the_test_still_passes(home):
+    home.write_user_sensor("items", ITEMS)
+    (home.user_sensors / "items.test.yaml").write_text(ITEMS_TEST)
+    result = home.attend("sensors", "rename", "items", "things")
+    assert result.returncode == 0, result.stderr
+    assert not (home.user_sensors / "items.test.yaml").exists()
+    moved = home.user_sensors / "things.test.yaml"
+    assert moved.read_text() == ITEMS_TEST.replace("sensor: items", "sensor: things")
+    assert "things.test.yaml" in result.stdout
+    run = home.attend("test", str(moved))
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_delete_removes_the_sensors_test_file(home):
+    home.write_user_sensor("items", ITEMS)
+    (home.user_sensors / "items.test.yaml").write_text(ITEMS_TEST)
+    result = home.attend("sensors", "delete", "items")
+    assert result.returncode == 0, result.stderr
+    assert not (home.user_sensors / "items.yaml").exists()
+    assert not (home.user_sensors / "items.test.yaml").exists()
+    assert "items.test.yaml" in result.stdout
+
+
+def test_rename_onto_an_existing_test_file_is_refused_and_moves_nothing(home, files):
+    home.write_user_sensor("items", ITEMS)
+    (home.user_sensors / "items.test.yaml").write_text(ITEMS_TEST)
+    (home.user_sensors / "things.test.yaml").write_text("polls: []\n")
+    before = files()
+    result = home.attend("sensors", "rename", "items", "things")
+    assert result.returncode == 3
+    assert "things.test.yaml already exists" in result.stderr
+    assert files() == before

@@ -13,14 +13,19 @@ Decisions (docs/settings.md):
   file in the layer cannot be renamed.
 - delete NAME deletes NAME's file of the layer: an override falls back to the lower layers; a shipped
   sensor with no file in the layer cannot be deleted (turn it off with `enabled: false`).
+- rename and delete take the sensor's test file (`<name>.test.yaml` beside the layer's file) along:
+  rename moves it to `<new>.test.yaml` (its `sensor:` line, if any, changed to the new name), delete
+  deletes it. A test file already at the new name refuses the rename (exit 3) before anything moves.
 - Names follow `^[a-z0-9][a-z0-9_-]*$` (exit 2 otherwise), so no write leaves the layer folders; no
   action overwrites an existing sensor (exit 3). Every new file is validated before it is written.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from attend.settings.commands import run_refusable
@@ -38,12 +43,12 @@ from attend.settings.policy import (
     target_layer,
 )
 from attend.settings.resolve import merge_raw, require_sensor
-from attend.settings.storage import WriteFailed, remove_file
+from attend.settings.storage import WriteFailed, remove_file, write_atomically
 from attend.spec.config import load_config
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.model import LAYERS, Sensor, SensorSet
 
-__all__ = ["copy", "delete", "rename"]
+__all__ = ["copy", "delete", "rename", "test_file"]
 
 #: The fields a new file starts with, in this order; the rest follow in the source's order.
 LEADING_FIELDS = ("spec", "name", "description", "kind")
@@ -126,6 +131,22 @@ def _copy(args: Any) -> int:
     return EXIT_OK
 
 
+def test_file(files: SensorFiles, layer: str) -> Path:
+    """Where the test file beside `layer`'s file of the sensor is (or would be)."""
+    return files.path(layer).with_name(f"{files.name}.test.yaml")
+
+
+def _renamed_test_text(path: Path, old: str, new: str) -> str:
+    """The test file at `path` for sensor `new`: a top-level `sensor: old` line changed, every other byte kept.
+
+    A line edit, not a YAML round trip: the round-trip writer re-flows flow collections (`[{id: 1}]`
+    would come back as `[id: 1]`), and a test file is the user's own text.
+    """
+    text = path.read_text(encoding="utf-8")
+    line = re.compile(rf"^(sensor:[ \t]*)(['\"]?){re.escape(old)}\2(?=[ \t]*(?:#|$))", re.MULTILINE)
+    return line.sub(lambda m: f"{m.group(1)}{m.group(2)}{new}{m.group(2)}", text, count=1)
+
+
 def _rename(args: Any) -> int:
     move = _Move.prepare(args)
     sensor, source, dest, layer = move.sensor, move.source, move.dest, move.layer
@@ -133,18 +154,39 @@ def _rename(args: Any) -> int:
                              new_exists=args.dest in move.sset.sensors or bool(dest.layers()))
     if refusal:
         raise SettingsRefusal(refusal, EXIT_REJECTED)
+    old_test, new_test = test_file(source, layer), test_file(dest, layer)
+    test_text = None
+    if old_test.is_file():
+        if new_test.exists():
+            raise SettingsRefusal(f"{new_test} already exists: move or delete it first; nothing was renamed",
+                                  EXIT_REJECTED)
+        try:
+            test_text = _renamed_test_text(old_test, sensor.name, args.dest)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SettingsRefusal(f"cannot read {old_test} ({exc}); nothing was renamed", EXIT_REJECTED) from None
     upto = tuple(x for x in source.layers() if LAYERS.index(x) <= LAYERS.index(layer))
     apply_edit(dest, layer, _copy_text(source, upto, args.dest))
+    written = [dest.path(layer)]
     try:
+        if test_text is not None:
+            write_atomically(new_test, test_text)
+            written.append(new_test)
         remove_file(source.path(layer))
     except WriteFailed as exc:
-        # Leave no second copy behind: the new file goes again, so the rename did not happen at all.
-        try:
-            remove_file(dest.path(layer))
-        except WriteFailed:
-            pass
+        # Leave no second copy behind: the new files go again, so the rename did not happen at all.
+        for path in written:
+            try:
+                remove_file(path)
+            except WriteFailed:
+                pass
         raise SettingsRefusal(f"{exc}; nothing was renamed", EXIT_WRITE_FAILED) from None
     print(f"renamed {sensor.name} to {args.dest}: {dest.path(layer)}")
+    if test_text is not None:
+        try:
+            remove_file(old_test)
+        except WriteFailed as exc:
+            print(f"note: {exc}; remove {old_test} yourself", file=sys.stderr)
+        print(f"moved its test file to {new_test}")
     lower = [x for x in upto if x != layer]
     if lower:
         print(f"{sensor.name} now runs its {lower[-1]} definition again")
@@ -163,6 +205,13 @@ def _delete(args: Any) -> int:
         raise SettingsRefusal(refusal, EXIT_REJECTED)
     remove_file(files.path(layer))
     print(f"deleted {files.path(layer)}")
+    tests = test_file(files, layer)
+    if tests.is_file():
+        try:
+            remove_file(tests)
+            print(f"deleted {tests}")
+        except WriteFailed as exc:
+            print(f"note: {exc}; remove {tests} yourself", file=sys.stderr)
     lower = [x for x in files.layers() if LAYERS.index(x) < LAYERS.index(layer)]
     if lower:
         print(f"{sensor.name} now runs its {lower[-1]} definition")
