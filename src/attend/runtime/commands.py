@@ -85,8 +85,23 @@ def _overrides(sensor: Any) -> list[str]:
     return out
 
 
-def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
-    """One sensor as `attend sensors list --json` shows it."""
+def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
+    """An mcp sensor's `unprobed` message when its probe record would not let it poll now, else None.
+
+    What the kind checks before each poll (`mcp_policy.probe_problem`), so a listing shows what the sensor
+    would do now: `unprobed` before any daemon polled it, and no longer once a probe recorded it.
+    """
+    if compiled is None or compiled.kind != "mcp":
+        return None
+    from attend.runtime.mcp_config import McpSettings
+    from attend.runtime.mcp_policy import probe_problem, unprobed_message
+
+    problem = probe_problem(record, McpSettings(compiled.sensor.data.get("mcp")).fingerprint)
+    return None if problem is None else unprobed_message(compiled.name, problem)
+
+
+def sensor_row(sensor: Any, status: Any, probe: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One sensor as `attend sensors list --json` shows it (`probe`: an mcp sensor's stored probe record)."""
     compiled, compile_error = compiled_or_error(sensor) if runnable(sensor) else (None, "")
     row: dict[str, Any] = {
         "name": sensor.name,
@@ -136,6 +151,12 @@ def sensor_row(sensor: Any, status: Any) -> dict[str, Any]:
             message=f"enabled: false; turn it on with `attend settings set attend.sensors.{sensor.name}.enabled true`",
             next_poll=None,
         )
+    else:
+        unprobed = probe_state(compiled, probe)
+        if unprobed is not None:
+            row.update(state="unprobed", message=unprobed)
+        elif row["state"] == "unprobed":
+            row.update(state="ok", message="probed; the next poll calls the tool")  # the probe cleared it
     return row
 
 
@@ -157,8 +178,9 @@ def sensors_list(args: Any) -> int:
         statuses = store.statuses()
         noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
         sessions = project_sessions(args.project_dir, store=store)
+        probes = {name: store.get_probe(name) for name, s in sensor_set.sensors.items() if s.kind == "mcp"}
     daemon = sessions.lock_pid
-    rows = [_guarded_row(s, statuses.get(name)) for name, s in sorted(sensor_set.sensors.items())]
+    rows = [_guarded_row(s, statuses.get(name), probes.get(name)) for name, s in sorted(sensor_set.sensors.items())]
     for row in rows:
         row["shelves"] = noise[row["name"]]["shelves"]
         row["flapping"] = noise[row["name"]]["flapping"]
@@ -181,10 +203,10 @@ def sensors_list(args: Any) -> int:
     return 0
 
 
-def _guarded_row(sensor: Any, status: Any) -> dict[str, Any]:
+def _guarded_row(sensor: Any, status: Any, probe: dict[str, Any] | None = None) -> dict[str, Any]:
     """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
     try:
-        return sensor_row(sensor, status)
+        return sensor_row(sensor, status, probe)
     except Exception as exc:  # noqa: BLE001 - this sensor invalid, the rest listed
         return {"name": sensor.name, "kind": None, "layer": sensor.layer, "enabled": False,
                 "file": str(sensor.file) if sensor.file else None, "description": "", "state": "invalid",

@@ -31,6 +31,8 @@ from attend.errors import RuntimeFailure
 
 __all__ = [
     "CLAUDE_JSON",
+    "DEFAULT_TIMEOUT",
+    "McpSettings",
     "PROJECT_MCP_JSON",
     "REMOTE_TYPES",
     "ServerDefinition",
@@ -275,3 +277,34 @@ def _definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mappin
         source=source,
         configured=dict(entry),
     )
+
+
+#: Seconds for a connect and for a call when `mcp.timeout` is not set (the spec default). Servers started
+#: through npx/uvx may download themselves on first start, so this is longer than a command's default.
+DEFAULT_TIMEOUT = 30.0
+
+
+class McpSettings:
+    """A sensor's `mcp:` block, read once: server (as configured), tool, args, gate override, timeout."""
+
+    __slots__ = ("allow_unannotated", "args", "server", "timeout", "tool")
+
+    def __init__(self, block: Any) -> None:
+        block = block if isinstance(block, dict) else {}
+        self.server: Any = block.get("server")
+        self.tool: Any = block.get("tool")
+        args = block.get("args")
+        self.args: dict[str, Any] = dict(args) if isinstance(args, dict) else {}
+        self.allow_unannotated = bool(block.get("allow_unannotated", False))
+        timeout = block.get("timeout")
+        self.timeout = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else DEFAULT_TIMEOUT
+
+    @property
+    def label(self) -> str:
+        """The server's name as notifications and states show it."""
+        return server_label(self.server)
+
+    @property
+    def fingerprint(self) -> str:
+        """What a probe record must have been taken with (server as configured, tool, args)."""
+        return fingerprint(self.server, self.tool, self.args)

@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "AUTH_PATTERN",
+    "unprobed_message",
     "RESTART_BACKOFF_FACTOR",
     "RESTART_BACKOFF_INITIAL",
     "RESTART_BACKOFF_MAX",
@@ -106,6 +107,12 @@ def restart_delay(failures: int) -> float:
     if failures <= 0:
         return 0.0
     return min(RESTART_BACKOFF_MAX, RESTART_BACKOFF_INITIAL * RESTART_BACKOFF_FACTOR ** (failures - 1))
+
+
+def unprobed_message(sensor: str, problem: str) -> str:
+    """What an `unprobed` sensor shows: why, and the command that lets it poll."""
+    return (f"{problem}; check in another client that a call of its tool leaves the items untouched, then run "
+            f"`attend sensors probe {sensor} --confirm`")
 
 
 def probe_problem(record: dict[str, Any] | None, current_fingerprint: str) -> str | None:

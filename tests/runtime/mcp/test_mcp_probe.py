@@ -158,3 +158,39 @@ def test_the_operator_answers_the_prompt_on_a_terminal(home: Any, behind: Behind
     assert "recorded as not confirmed" in out
     record = stored_probe(home, "tracker")
     assert record is not None and record["ok"] is True and record["confirmed"] is False
+
+
+def _listed(home: Any, name: str) -> dict[str, Any]:
+    out = home.attend("sensors", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    return {row["name"]: row for row in json.loads(out.stdout)}[name]
+
+
+def test_an_mcp_sensor_never_probed_lists_as_unprobed_with_the_command_that_lets_it_poll(
+    quiet_home: Any, behind: Behind
+) -> None:
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    row = _listed(quiet_home, "tracker")
+    assert row["state"] == "unprobed"
+    assert "not probed yet" in row["message"] and "`attend sensors probe tracker --confirm`" in row["message"]
+    assert behind.starts() == []  # listing starts no server
+
+
+def test_a_successful_probe_clears_unprobed_in_the_listing_at_once(quiet_home: Any, behind: Behind) -> None:
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    failed = quiet_home.attend("sensors", "poll", "tracker")  # stores the `unprobed` state, as a daemon's poll would
+    assert failed.returncode == 1 and "unprobed" in failed.stdout
+    assert "attend sensors probe tracker --confirm" in failed.stdout
+    probed = quiet_home.attend("sensors", "probe", "tracker", "--confirm")
+    assert probed.returncode == 0, probed.stderr
+    assert _listed(quiet_home, "tracker")["state"] == "ok"
+
+
+def test_a_probe_taken_with_other_args_lists_as_unprobed_again(quiet_home: Any, behind: Behind) -> None:
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    assert quiet_home.attend("sensors", "probe", "tracker", "--confirm").returncode == 0
+    assert _listed(quiet_home, "tracker")["state"] == "ok"
+    changed = quiet_home.attend("settings", "set", "attend.sensors.tracker.mcp.args", "{limit: 5}")
+    assert changed.returncode == 0, changed.stderr
+    row = _listed(quiet_home, "tracker")
+    assert row["state"] == "unprobed" and "another server, tool or args" in row["message"]

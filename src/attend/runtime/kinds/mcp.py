@@ -12,45 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext, PollOutcome
-from attend.runtime.mcp_config import ServerDefinition, fingerprint, resolve_server, server_label
-from attend.runtime.mcp_policy import probe_problem
+from attend.runtime.mcp_config import DEFAULT_TIMEOUT, McpSettings, ServerDefinition, resolve_server
+from attend.runtime.mcp_policy import probe_problem, unprobed_message
 from attend.runtime.mcp_pool import McpPool, ToolCall
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
 __all__ = ["DEFAULT_TIMEOUT", "McpPool", "McpSettings", "call_tool", "poll", "sensor_settings"]
-
-#: Seconds for a connect and for a call when `mcp.timeout` is not set (the spec default). Servers started
-#: through npx/uvx may download themselves on first start, so this is longer than a command's default.
-DEFAULT_TIMEOUT = 30.0
-
-
-class McpSettings:
-    """A sensor's `mcp:` block, read once: server (as configured), tool, args, gate override, timeout."""
-
-    __slots__ = ("allow_unannotated", "args", "server", "timeout", "tool")
-
-    def __init__(self, block: Any) -> None:
-        block = block if isinstance(block, dict) else {}
-        self.server: Any = block.get("server")
-        self.tool: Any = block.get("tool")
-        args = block.get("args")
-        self.args: dict[str, Any] = dict(args) if isinstance(args, dict) else {}
-        self.allow_unannotated = bool(block.get("allow_unannotated", False))
-        timeout = block.get("timeout")
-        self.timeout = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else DEFAULT_TIMEOUT
-
-    @property
-    def label(self) -> str:
-        """The server's name as notifications and states show it."""
-        return server_label(self.server)
-
-    @property
-    def fingerprint(self) -> str:
-        """What a probe record must have been taken with (server as configured, tool, args)."""
-        return fingerprint(self.server, self.tool, self.args)
-
 
 def sensor_settings(compiled: CompiledSensor) -> McpSettings:
     """The `mcp:` block of a compiled sensor."""
@@ -96,7 +65,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         record = ctx.store.get_probe(compiled.name) if ctx.store is not None else None
         problem = probe_problem(record, settings.fingerprint)
         if problem is not None:
-            raise RuntimeFailure("unprobed", f"{problem}; run `attend sensors probe {compiled.name}`")
+            raise RuntimeFailure("unprobed", unprobed_message(compiled.name, problem))
         call = await _pool_call(definition, settings, ctx)
     except RuntimeFailure as failure:
         return PollOutcome.failed(failure.state, failure.message, **meta)
