@@ -90,7 +90,10 @@ def test_sensors_poll_shows_the_result_and_each_trigger_verdict_and_stores_it(it
     items(1, 2, 3)
     report = json.loads(quiet_home.attend("sensors", "poll", "items", "--json").stdout)
     assert [f["description"] for f in report["fires"]] == ["new item 3"]
-    assert _rows(quiet_home, "SELECT description FROM pending") == [("new item 3",)]
+    assert report["lines"] == ["[attend sensor=items priority=medium] new item 3"] and report["delivered"] is True
+    # Shown to the person who ran it, so journaled as delivered: nothing waits for a daemon to replay it.
+    assert _rows(quiet_home, "SELECT * FROM pending") == []
+    assert _rows(quiet_home, "SELECT description, printed, drained, test FROM journal") == [("new item 3", 1, 1, 0)]
     listed = {r["name"]: r for r in json.loads(quiet_home.attend("sensors", "--json").stdout)}
     assert listed["items"]["last_poll"] is not None
 
@@ -188,3 +191,50 @@ def test_a_test_fire_of_an_mcp_sensor_names_its_server(quiet_home) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("[attend sensor=board priority=medium] [test] card c-1 (server=")
     assert out.stdout.rstrip().endswith(", key=c-1)")
+
+
+def test_sensors_poll_dry_run_evaluates_against_the_stored_state_and_shows_what_would_fire(items, quiet_home) -> None:
+    items(1)
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # the baseline
+    states = _rows(quiet_home, "SELECT * FROM trigger_state")
+    items(1, 2)
+    for _ in range(2):  # a dry run changes nothing, so a second one previews the same
+        out = quiet_home.attend("sensors", "poll", "items", "--dry-run")
+        assert out.returncode == 0, out.stderr
+        assert "would fire: new item 2 (trigger new, magnitude 3)" in out.stdout
+        assert "dry run: nothing stored" in out.stdout
+    report = json.loads(quiet_home.attend("sensors", "poll", "items", "--dry-run", "--json").stdout)
+    assert [f["description"] for f in report["fires"]] == ["new item 2"]
+    assert report["stored"] is False and report["delivered"] is False and report["dry_run"] is True
+    assert _rows(quiet_home, "SELECT * FROM trigger_state") == states
+    assert _rows(quiet_home, "SELECT * FROM journal") == [] and _rows(quiet_home, "SELECT * FROM pending") == []
+    real = json.loads(quiet_home.attend("sensors", "poll", "items", "--json").stdout)
+    assert [f["description"] for f in real["fires"]] == ["new item 2"]
+
+
+def test_a_manual_poll_prints_its_fires_to_the_person_who_ran_it(items, quiet_home) -> None:
+    items(1)
+    quiet_home.attend("sensors", "poll", "items")
+    items(1, 2)
+    out = quiet_home.attend("sensors", "poll", "items")
+    assert out.returncode == 0, out.stderr
+    assert "[attend sensor=items priority=medium] new item 2" in out.stdout.splitlines()
+    assert "journaled as delivered" in out.stdout
+    assert quiet_home.attend("drain").stdout == ""  # delivered: the drain never hands it on
+
+
+def test_sensors_fire_dry_run_with_commit_writes_nothing_and_says_so(items, quiet_home) -> None:
+    items(1)
+    quiet_home.attend("sensors", "poll", "items")
+    before = _rows(quiet_home, "SELECT * FROM trigger_state")
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "-", "--dry-run", "--commit",
+                            input='{"items": [{"id": 9}]}')
+    assert out.returncode == 0, out.stderr
+    assert "would deliver" in out.stdout
+    assert "--commit ignored, nothing written" in out.stderr
+    assert _rows(quiet_home, "SELECT * FROM trigger_state") == before
+    assert _rows(quiet_home, "SELECT * FROM journal") == []
+    report = json.loads(quiet_home.attend("sensors", "fire", "items", "--json", "--input", "-", "--dry-run", "--commit",
+                                          input='{"items": [{"id": 9}]}').stdout)
+    assert report["committed"] is False and report["delivered"] is False
+    assert _rows(quiet_home, "SELECT * FROM trigger_state") == before

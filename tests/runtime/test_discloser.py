@@ -63,9 +63,11 @@ async def test_observations_below_threshold_accumulate_silently(rig: Rig, autoju
     assert rig.store.journal() == []
     rig.observe("a", 0.8)
     await trio.sleep(1)
-    assert [e.description for e in rig.store.journal()] == ["obs 0.8"] * 3
-    assert all(e.priority == "low" for e in rig.store.journal())
-    assert rig.err.getvalue().count("\n") == 3 and rig.lines == []
+    # Three identical observations in one disclosure: one line with the count, their magnitudes summed.
+    [entry] = rig.store.journal()
+    assert (entry.description, entry.priority, entry.magnitude) == ("obs 0.8 (×3)", "low", pytest.approx(2.4))
+    assert rig.err.getvalue().count("\n") == 1 and rig.lines == []
+    assert rig.store.pending("a") == []
 
 
 async def test_a_disclosure_is_printed_once_per_event_with_the_accumulated_priority(rig: Rig, autojump_clock) -> None:
@@ -133,8 +135,8 @@ async def test_a_held_disclosure_keeps_accumulating_and_nothing_is_dropped(rig: 
 async def test_the_message_lane_skips_threshold_and_refractory_with_a_permissive_governor(
     rig: Rig, autojump_clock
 ) -> None:
-    for _ in range(5):
-        rig.observe("chat", 0.5)
+    for i in range(5):
+        rig.observe("chat", 0.5, text=f"message {i}")  # distinct: identical ones would be one line
         await trio.sleep(0.1)
     await trio.sleep(30)
     times = rig.times("chat")
@@ -187,3 +189,23 @@ async def test_a_store_locked_by_another_process_delays_a_disclosure_without_los
     assert out.getvalue() == "[attend sensor=a priority=medium] held by a lock\n"
     assert [e.description for e in store.journal()] == ["held by a lock"]
     store.close()
+
+
+async def test_identical_observations_held_during_refractory_are_one_line_with_a_count(rig: Rig, autojump_clock) -> None:
+    # A `lines` sensor printing the same event every poll: the first fires, the next 12 pile up in the
+    # absolute refractory and come out as one line, not 12.
+    rig.observe("a", 3.0, text="deploy finished")
+    await trio.sleep(1)
+    for _ in range(12):
+        rig.observe("a", 3.0, text="deploy finished")
+        await trio.sleep(4)
+    await trio.sleep(60)
+    assert rig.lines == ["[attend sensor=a priority=medium] deploy finished 3.0",
+                         "[attend sensor=a priority=high] deploy finished 3.0 (×12)"]
+    assert [e.description for e in rig.store.journal()] == ["deploy finished 3.0", "deploy finished 3.0 (×12)"]
+
+
+async def test_different_observations_in_one_disclosure_stay_separate_lines_in_order(rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 2.0, 1.5, 2.0)
+    await trio.sleep(1)
+    assert rig.lines == ["[attend sensor=a priority=high] obs 2.0 (×2)", "[attend sensor=a priority=high] obs 1.5"]

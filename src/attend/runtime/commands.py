@@ -4,9 +4,11 @@ Decisions (docs/runtime.md has the user's view):
 - `sensors [list]` loads every layer itself (a daemon need not run) and joins each sensor with its live
   status from the store. A sensor whose file stopped validating shows `invalid` with the error, and
   `running_last_good: true` when a daemon still runs its last good version.
-- `sensors poll NAME` runs one real poll through the same code as the daemon (`pipeline.record_poll`):
-  without `--dry-run` it stores the new trigger states and adds the fires to the sensor's pending
-  accumulation, where a running daemon discloses them. A failed poll exits 1.
+- `sensors poll NAME` runs one real poll through the same code as the daemon (`pipeline.record_poll`),
+  against the stored trigger state. Without `--dry-run` it stores the new trigger states, prints the
+  fires' lines to the person who ran it and journals them as delivered (printed and drained) in the same
+  transaction, so no daemon or drain replays them later as if current. `--dry-run` shows what would fire
+  and writes nothing. A failed poll exits 1.
 - `sensors fire NAME[/TRIGGER]` sends a synthetic result through the real evaluation (test mode: with
   no stored state it compares with an empty previous poll), the sensor's lane and delivery: the lines
   are printed here and written to the journal as test rows that a running daemon prints on its stdout.
@@ -307,6 +309,7 @@ def _fire_json(fire: Any) -> dict[str, Any]:
 @reports_unusable_store
 def sensors_poll(args: Any) -> int:
     """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
+    from attend.runtime.delivery import format_line
     from attend.runtime.kinds import PollContext
     from attend.runtime.pipeline import record_poll
 
@@ -319,8 +322,12 @@ def sensors_poll(args: Any) -> int:
         started = time.monotonic()
         outcome = _poll_guarded(compiled, ctx)
         elapsed = time.monotonic() - started
-        record = record_poll(None if args.dry_run else store, compiled, outcome, now=time.time())
+        # A dry run evaluates against the stored state (what the next real poll would fire) and writes
+        # nothing; a real one shows its fires here and journals them as delivered (never replayed).
+        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=args.dry_run, shown=True)
     step = record.step
+    lines = [format_line(compiled.name, record.priority, o.description, key=o.key, meta=o.meta)
+             for o in record.observations]
     report = {
         "sensor": compiled.name,
         "state": record.state,
@@ -336,6 +343,10 @@ def sensors_poll(args: Any) -> int:
         ],
         "warnings": list(step.warnings) if step is not None else [],
         "stored": not args.dry_run and record.state == "ok",
+        "dry_run": bool(args.dry_run),
+        "priority": record.priority if record.observations else None,
+        "lines": lines,
+        "delivered": bool(lines) and not args.dry_run,
     }
     if outcome.meta.get("server"):
         report["server"] = outcome.meta["server"]
@@ -362,18 +373,23 @@ def _poll_text(report: dict[str, Any]) -> str:
         lines.append(f"  line error: {err}")
     for verdict in report["triggers"]:
         lines.append(f"trigger {verdict.get('trigger')}: {verdict.get('transition', '')}")
+    verb = "would fire" if report["dry_run"] else "fire"
     for fire in report["fires"]:
-        lines.append(f"  fire: {fire['description']} (trigger {fire['trigger']}, magnitude {fire['magnitude']:g})")
+        lines.append(f"  {verb}: {fire['description']} (trigger {fire['trigger']}, magnitude {fire['magnitude']:g})")
     for held in report["held"]:
         who = "" if held.get("key") is None else f" key {held['key']}"
         until = f" until {iso_time(held['until'])}" if held.get("until") is not None else ""
         lines.append(f"  held: trigger {held['trigger']}{who}: {held.get('reason', '')}{until}")
     for warning in report["warnings"]:
         lines.append(f"  warning: {warning}")
-    if report["stored"]:
-        lines.append("stored: trigger state and observations (a running daemon discloses them)")
+    if report["dry_run"]:
+        lines.append("dry run: nothing stored (evaluated against the stored trigger state: this is what a real poll would fire now)")
+        return "\n".join(lines)
+    lines.extend(report["lines"])
+    if report["lines"]:
+        lines.append("stored: trigger state; the lines above are journaled as delivered (no daemon prints them again)")
     else:
-        lines.append("dry run: nothing stored")
+        lines.append("stored: trigger state")
     return "\n".join(lines)
 
 
@@ -466,7 +482,7 @@ def sensors_fire(args: Any) -> int:
         lines = [format_line(name, prio, o.description, test=True, key=o.key, meta=o.meta) for o in observations]
         if observations and not args.dry_run:
             store.journal_test(name, observations, lane=compiled.lane, priority=prio)
-        if args.commit:
+        if args.commit and not args.dry_run:  # --dry-run wins: nothing is written
             store.put_trigger_states(name, states)
     if getattr(args, "json", False):
         print(json.dumps({
@@ -480,8 +496,10 @@ def sensors_fire(args: Any) -> int:
             "warnings": list(warnings),
             "line_errors": line_errors,
             "delivered": bool(observations) and not args.dry_run,
-            "committed": bool(args.commit),
+            "committed": bool(args.commit) and not args.dry_run,
         }, indent=2, default=str))
+        if args.commit and args.dry_run:
+            print(_COMMIT_IGNORED, file=sys.stderr)
         return 0
     for warning in warnings:
         print(f"attend: warning: {warning}", file=sys.stderr)
@@ -497,9 +515,18 @@ def sensors_fire(args: Any) -> int:
             print(f"would deliver ({compiled.lane} lane): {line}")
         else:
             print(line, file=sys.stdout if is_stdout_priority(prio) else sys.stderr)
-    if args.commit:
-        print(f"committed the trigger state of {name}", file=sys.stderr)
+    if args.commit and args.dry_run:
+        print(_COMMIT_IGNORED, file=sys.stderr)
+    elif args.commit:
+        print(f"committed the trigger state of {name}: the next real poll compares with this input "
+              "(its differences from the real result fire as real notifications)", file=sys.stderr)
+    elif args.dry_run:
+        print("dry run: nothing written", file=sys.stderr)
     return 0
+
+
+#: What `sensors fire --dry-run --commit` says: the dry run wins.
+_COMMIT_IGNORED = "dry run: --commit ignored, nothing written (no journal line, no trigger state)"
 
 
 def _test_meta(compiled: Any) -> dict[str, Any]:

@@ -19,8 +19,9 @@ Decisions:
   (sessions.py), the same way in the poller and in the attached sessions.
 - SIGINT/SIGTERM cancel everything: each running command's process group is killed (kinds/command.py),
   the store is closed after its last transaction, and the exit code is 0.
-- Test lines written by `sensors fire` that are older than `STALE_TEST_FIRE` seconds when the daemon
-  starts are marked printed without printing: a test belongs to the session that ran it.
+- Test lines written by `sensors fire` before the daemon starts are marked printed without printing:
+  `sensors fire` already showed them to the person who ran it, and a test belongs to the session that
+  ran it (only a fire made while the daemon runs shows on its stdout).
 - At start, journal rows older than `JOURNAL_RETENTION` that were delivered (printed, and drained on
   the message lane) are deleted, so the store does not grow without bound.
 """
@@ -341,7 +342,7 @@ class Daemon:
 
     def _drop_stale_test_fires(self) -> None:
         horizon = self.clock() - STALE_TEST_FIRE
-        stale = [e.id for e in self.store.unprinted(test=True) if e.time < horizon]
+        stale = [e.id for e in self.store.unprinted(test=True) if e.time <= horizon]
         if stale:
             self.store.mark_printed(stale)
 

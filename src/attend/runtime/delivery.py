@@ -6,15 +6,22 @@ event, `[attend sensor=<name> priority=<p>] <description>`, flushed per line; lo
 Newlines inside a description are folded to spaces so that one event is always one line. A test fire
 reads `[attend sensor=<name> priority=<p>] [test] <description>`. An event from an MCP sensor names
 the server and the item's key: `<description> (server=<s>, key=<k>)`.
+
+Decision: identical observations accumulated in one disclosure (same trigger, key, description and
+meta: a `lines` command printing the same event every poll while the sensor was held) are ONE line with
+a count, `deploy finished (×12)`, journaled as one row whose magnitude is their sum (`collapse_identical`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TextIO
 
-__all__ = ["HIGH_AT", "MEDIUM_AT", "format_line", "is_stdout_priority", "priority", "write_entries"]
+__all__ = [
+    "HIGH_AT", "MEDIUM_AT", "collapse_identical", "format_line", "is_stdout_priority", "priority", "write_entries",
+]
 
 #: Accumulated magnitude at or above which a disclosure is `high`.
 HIGH_AT = 5.0
@@ -31,6 +38,27 @@ def priority(total: float) -> str:
     if total >= MEDIUM_AT:
         return "medium"
     return "low"
+
+
+def collapse_identical(observations: Sequence[Any]) -> list[Any]:
+    """`observations` with each run of identical ones (trigger, key, description, meta) as one.
+
+    The one kept is the first, in its place; its description gains the count (`deploy finished (×12)`)
+    and its magnitude is the group's sum. Observations are `store.Observation`s (frozen dataclasses).
+    """
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for obs in observations:
+        identity = (obs.trigger, obs.key, obs.description, tuple(sorted((str(k), repr(v)) for k, v in obs.meta.items())))
+        groups.setdefault(identity, []).append(obs)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            out.append(first)
+            continue
+        out.append(replace(first, description=f"{first.description} (×{len(group)})",
+                           magnitude=sum(o.magnitude for o in group)))
+    return out
 
 
 def is_stdout_priority(prio: str) -> bool:

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import trio
 
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
-from attend.runtime.delivery import priority
+from attend.runtime.delivery import collapse_identical, priority
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
 from attend.runtime.kinds import CRATE_STATE, PollOutcome
@@ -87,6 +87,11 @@ class PollRecord:
     #: The poll's history record (`runtime.noise.history.poll_trace`).
     trace: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def priority(self) -> str:
+        """The priority of this poll's observations delivered together (`delivery.priority` of their sum)."""
+        return priority(sum(o.magnitude for o in self.observations))
+
 
 def record_poll(
     store: Store | None,
@@ -97,17 +102,22 @@ def record_poll(
     cadence_params: CadenceParams | None = None,
     cadence: Cadence | None = None,
     test: bool = False,
+    dry_run: bool = False,
+    shown: bool = False,
 ) -> PollRecord:
-    """Evaluate one poll outcome and (unless `store` is None: a dry run) commit it in one transaction.
+    """Evaluate one poll outcome against the stored state and (unless a dry run) commit it in one transaction.
 
     Args:
-        store: the store, or None to evaluate without storing anything.
+        store: the store, or None to evaluate from no stored state without storing anything.
         compiled: the `CompiledSensor`.
         outcome: what the kind's poll returned.
         now: the poll's time (wall clock seconds).
         cadence_params: the sensor's cadence; with `cadence`, the next poll is scheduled and stored.
         cadence: the cadence before this poll.
         test: evaluate as a test fire.
+        dry_run: evaluate against the stored state (what the next real poll would do) and write nothing.
+        shown: the fires were shown to the person who ran a one-shot poll: they go to the journal as
+            delivered, not to the pending accumulation, so no daemon prints them again.
 
     Returns:
         The `PollRecord`.
@@ -151,12 +161,17 @@ def record_poll(
         )
     record.trace = poll_trace(outcome, record.step if states is not None else None, record.shelved,
                               now=now, state=record.state, message=record.message)
-    if store is not None:
+    if store is not None and not dry_run:
         extra: dict[str, Any] = {}
         if states is not None and CRATE_STATE in outcome.meta:
             extra["crate_state"] = outcome.meta[CRATE_STATE]
-        store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
-                          trace=record.trace, **extra)
+        if shown:
+            store.commit_shown_poll(compiled.name, states=states, observations=record.observations, status=status,
+                                    lane=getattr(compiled, "lane", "event"), priority=record.priority,
+                                    trace=record.trace, **extra)
+        else:
+            store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
+                              trace=record.trace, **extra)
     return record
 
 
@@ -275,7 +290,8 @@ class Discloser:
                 continue
             new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
             self.store.disclose(
-                name, pending, lane=terms.lane, priority=priority(total), fires=new_fires, time_=now
+                name, pending, lane=terms.lane, priority=priority(total), fires=new_fires, time_=now,
+                journal_as=collapse_identical(pending),
             )
             governor.record(now)
             self.store.settle_history(name, fired=True)

@@ -46,9 +46,10 @@ TAKEOVER_CHECK = 0.25
 JOURNAL_CHECK = 0.2
 #: How often a session records that it is alive (seconds).
 HEARTBEAT = 5.0
-#: Test lines older than this (seconds) when a session starts are not printed by it: a test belongs
-#: to the session that ran it.
-STALE_TEST_FIRE = 60.0
+#: Test lines older than this (seconds) are printed by a session only when they came after its start:
+#: none made before it is (`sensors fire` showed them where it ran, and a test belongs to the session
+#: that ran it).
+STALE_TEST_FIRE = 0.0
 
 
 class StreamClosed(Exception):

@@ -22,7 +22,7 @@ from typing import Any
 
 from attend.runtime.store.journal import JournalEntry
 from attend.runtime.store.location import DB_FILENAME, StoreUnavailable, default_db_path, make_state_folder, scope_for
-from attend.runtime.store.pending import Observation, PendingRows
+from attend.runtime.store.pending import Observation
 from attend.runtime.store.schema import SCHEMA_VERSION
 from attend.runtime.store.sensor_memory import ProbeRecords
 from attend.runtime.store.sensor_status import SensorStatus
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 
-class Store(PendingRows, SessionRows, ProbeRecords):
+class Store(SessionRows, ProbeRecords):
     """The SQLite store: every table of one project's scope on one connection (see `StoreConnection`)."""
 
     def __enter__(self) -> Store:

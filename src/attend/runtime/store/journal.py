@@ -19,8 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attend.runtime.store.pending import Observation
-from attend.runtime.store.sensor_status import SensorStatusRows
+from attend.runtime.store.pending import _UNCHANGED, Observation, PendingRows
 
 __all__ = ["JournalEntry", "JournalRows", "entry_from_row"]
 
@@ -63,8 +62,32 @@ class JournalEntry:
         }
 
 
-class JournalRows(SensorStatusRows):
-    """The `journal` table of one scope."""
+class JournalRows(PendingRows):
+    """The `journal` table of one scope (beside the pending accumulation it is disclosed from)."""
+
+    def commit_shown_poll(
+        self,
+        sensor: str,
+        *,
+        states: dict[str, Any] | None,
+        observations: Sequence[Observation],
+        status: dict[str, Any] | None,
+        lane: str,
+        priority: str,
+        crate_state: Any = _UNCHANGED,
+        trace: dict[str, Any] | None = None,
+    ) -> list[JournalEntry]:
+        """Commit a one-shot poll whose fires were shown to the person who ran it, in ONE transaction.
+
+        The trigger states and status as `commit_poll` writes them; the fires go straight to the journal
+        as one disclosure already delivered (printed and drained, `meta.shown`), never to `pending`, so
+        no session's `attend run` and no Stop hook replays them later as if they were current.
+        """
+        with self._write():
+            self._poll_rows(sensor, states=states, observations=(), status=status, replace_states=True,
+                            crate_state=crate_state, trace=trace)
+            return self._journal_rows(sensor, observations, lane=lane, priority=priority, now=self._clock(),
+                                      test=False, delivered=True)
 
     def disclose(
         self,
@@ -75,6 +98,7 @@ class JournalRows(SensorStatusRows):
         priority: str,
         fires: list[float] | None = None,
         time_: float | None = None,
+        journal_as: Sequence[Observation] | None = None,
     ) -> list[JournalEntry]:
         """Move `observations` from pending to the journal as one disclosure, in ONE transaction.
 
@@ -85,13 +109,17 @@ class JournalRows(SensorStatusRows):
             priority: the disclosure's priority (`high`, `medium`, `low`).
             fires: the sensor's new engagement fire times, stored in the same transaction.
             time_: the disclosure time (default: now).
+            journal_as: the rows to journal for them (default: the observations themselves; the
+                discloser passes identical ones collapsed into one with a count). Every observation
+                leaves pending either way.
 
         Returns:
             The new journal entries, unprinted.
         """
         now = self._clock() if time_ is None else time_
         with self._write():
-            entries = self._journal_rows(sensor, observations, lane=lane, priority=priority, now=now, test=False)
+            rows = observations if journal_as is None else journal_as
+            entries = self._journal_rows(sensor, rows, lane=lane, priority=priority, now=now, test=False)
             self._db.executemany("DELETE FROM pending WHERE id = ?", [(o.id,) for o in observations])
             if fires is not None:
                 self._update_status(sensor, {"fires": fires}, now)
@@ -115,13 +143,14 @@ class JournalRows(SensorStatusRows):
         priority: str,
         now: float,
         test: bool,
+        delivered: bool = False,
     ) -> list[JournalEntry]:
         entries: list[JournalEntry] = []
         disclosure: int | None = None
         for obs in observations:
             cur = self._db.execute(
                 "INSERT INTO journal (scope, time, sensor, trigger, key, lane, priority, magnitude, description,"
-                " disclosure, test, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " disclosure, test, meta, printed, drained) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.scope,
                     now,
@@ -134,7 +163,9 @@ class JournalRows(SensorStatusRows):
                     obs.description,
                     disclosure,
                     int(test),
-                    json.dumps(obs.meta, sort_keys=True, default=str),
+                    json.dumps({**obs.meta, "shown": True} if delivered else obs.meta, sort_keys=True, default=str),
+                    int(delivered),
+                    int(delivered),
                 ),
             )
             row_id = int(cur.lastrowid)
@@ -155,9 +186,9 @@ class JournalRows(SensorStatusRows):
                     description=obs.description,
                     disclosure=disclosure,
                     test=test,
-                    printed=False,
-                    drained=False,
-                    meta=dict(obs.meta),
+                    printed=delivered,
+                    drained=delivered,
+                    meta={**obs.meta, "shown": True} if delivered else dict(obs.meta),
                 )
             )
         return entries

@@ -69,33 +69,48 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
         Returns:
             The pending ids of the stored observations.
         """
-        now = self._clock()
         with self._write():
-            if states is not None:
-                self._put_states(sensor, states, replace=replace_states, now=now)
-            ids = []
-            for obs in observations:
-                cur = self._db.execute(
-                    "INSERT INTO pending (scope, sensor, time, trigger, key, magnitude, description, meta)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        self.scope,
-                        sensor,
-                        obs.time or now,
-                        obs.trigger,
-                        obs.key,
-                        float(obs.magnitude),
-                        obs.description,
-                        json.dumps(obs.meta, sort_keys=True, default=str),
-                    ),
-                )
-                ids.append(int(cur.lastrowid))
-            if status:
-                self._update_status(sensor, status, now)
-            if crate_state is not _UNCHANGED:
-                self._put_crate_state(sensor, crate_state, now)
-            if trace is not None:
-                self._record_history(sensor, trace, now)
+            return self._poll_rows(sensor, states=states, observations=observations, status=status,
+                                   replace_states=replace_states, crate_state=crate_state, trace=trace)
+
+    def _poll_rows(
+        self,
+        sensor: str,
+        *,
+        states: dict[str, Any] | None,
+        observations: Sequence[Observation],
+        status: dict[str, Any] | None,
+        replace_states: bool,
+        crate_state: Any,
+        trace: dict[str, Any] | None = None,
+    ) -> list[int]:
+        """`commit_poll`'s writes, inside the caller's transaction."""
+        now = self._clock()
+        if states is not None:
+            self._put_states(sensor, states, replace=replace_states, now=now)
+        ids = []
+        for obs in observations:
+            cur = self._db.execute(
+                "INSERT INTO pending (scope, sensor, time, trigger, key, magnitude, description, meta)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.scope,
+                    sensor,
+                    obs.time or now,
+                    obs.trigger,
+                    obs.key,
+                    float(obs.magnitude),
+                    obs.description,
+                    json.dumps(obs.meta, sort_keys=True, default=str),
+                ),
+            )
+            ids.append(int(cur.lastrowid))
+        if status:
+            self._update_status(sensor, status, now)
+        if crate_state is not _UNCHANGED:
+            self._put_crate_state(sensor, crate_state, now)
+        if trace is not None:
+            self._record_history(sensor, trace, now)
         return ids
 
     def pending(self, sensor: str) -> list[Observation]:

@@ -25,6 +25,10 @@ from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_r
 
 __all__ = ["SessionRecord", "SessionRows"]
 
+#: Rows a one-shot `sensors poll` showed to the person who ran it (`JournalRows.commit_shown_poll`):
+#: already delivered, so no session prints them and no Stop hook hands them over.
+NOT_SHOWN = "json_extract(meta, '$.shown') IS NULL"
+
 #: The roles a session row holds.
 ROLES = ("polling", "attached", "stopped")
 
@@ -121,7 +125,7 @@ class SessionRows(JournalRows):
         """
         rows = self._db.execute(
             "SELECT * FROM journal WHERE scope = ? AND (id > ? OR (printed = 0 AND NOT (test = 1 AND time < ?)))"
-            " ORDER BY id",
+            f" AND {NOT_SHOWN} ORDER BY id",
             (self.scope, position, stale_test_before),
         )
         entries = [entry_from_row(r) for r in rows]
@@ -163,7 +167,7 @@ class SessionRows(JournalRows):
             return [e for e in self.undrained(lane) if e.id <= end], end
         rows = self._db.execute(
             "SELECT * FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND id > ? AND id <= ?"
-            " AND NOT (id <= ? AND priority IN ('high', 'medium')) ORDER BY id",
+            f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id",
             (self.scope, lane, row.drained_upto, end, row.printed_upto),
         )
         return [entry_from_row(r) for r in rows], end
