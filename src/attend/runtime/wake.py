@@ -178,7 +178,10 @@ class WakeHub:
             signal = self.signals.get(name)
             if signal is not None:
                 signal.set()
-        if replan:
+        # A watched folder itself changed (deleted, replaced by a rename): inotify has dropped its
+        # watch, so plan again, which watches the new folder or the nearest one still there.
+        watched = {str(folder) for folder in plan.flat | plan.recursive}
+        if replan or not watched.isdisjoint(os.path.normpath(p) for p in changed):
             self._changed.set()
 
 

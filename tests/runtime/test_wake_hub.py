@@ -1,0 +1,71 @@
+"""The wake watcher (runtime/wake.py) on real folders with real inotify events.
+
+Waits on real events under generous deadlines (no timed assertion): each step asserts that the
+sensor's signal was set, however long the machine took.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import trio
+
+from attend.runtime.wake import WakeHub
+
+#: Seconds a step may take on a busy machine before the test fails.
+PATIENCE = 20.0
+
+
+async def _woken(hub: WakeHub, name: str, change) -> None:
+    """Make `change` (after the watchers have had a moment to start) and wait for `name`'s signal."""
+    signal = hub.signal(name)
+    signal.clear()
+    with trio.fail_after(PATIENCE):
+        while not signal.is_set():
+            change()
+            with trio.move_on_after(1.0):
+                await signal.wait()
+
+
+async def test_a_change_to_a_watched_file_sets_only_its_sensors_signal(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    logged: list[str] = []
+    hub = WakeHub(tmp_path, {"HOME": str(tmp_path)}, logged.append)
+    hub.update("feed", ["data/feed.json"])
+    hub.update("other", ["data/other.json"])
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        counter = iter(range(1000))
+        await _woken(hub, "feed", lambda: (tmp_path / "data" / "feed.json").write_text(str(next(counter))))
+        assert not hub.signal("other").is_set()
+        nursery.cancel_scope.cancel()
+    assert logged == []
+
+
+async def test_a_folder_created_later_and_a_folder_replaced_are_watched_again(tmp_path: Path) -> None:
+    hub = WakeHub(tmp_path, {}, lambda _m: None)
+    hub.update("git", [".git/refs/**"])  # not there yet: the project folder is watched in its place
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        refs = tmp_path / ".git" / "refs" / "heads"
+        await _woken(hub, "git", lambda: refs.mkdir(parents=True, exist_ok=True))
+        counter = iter(range(1000))
+        await _woken(hub, "git", lambda: (refs / "main").write_text(str(next(counter))))
+        # The watched folder is deleted and made again (a re-clone): the new one is watched.
+        shutil.rmtree(tmp_path / ".git" / "refs")
+        await _woken(hub, "git", lambda: refs.mkdir(parents=True, exist_ok=True))
+        await _woken(hub, "git", lambda: (refs / "main").write_text(str(next(counter))))
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_replan_and_a_cancellation_end_the_running_watchers(tmp_path: Path) -> None:
+    hub = WakeHub(tmp_path, {}, lambda _m: None)
+    hub.update("s", ["x.json"])
+    with trio.fail_after(PATIENCE):  # the watcher thread is told to stop: no hang
+        async with trio.open_nursery() as nursery:
+            await nursery.start(hub.run)
+            await trio.sleep(0.2)
+            hub.update("s", ["y.json"])  # a re-plan cancels the running watcher
+            await trio.sleep(0.2)
+            nursery.cancel_scope.cancel()
