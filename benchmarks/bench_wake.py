@@ -8,6 +8,9 @@ Each adds an item `CHANGES` times (an atomic rename, at spacings that do not div
 and times the change until its line is read from the daemon's stdout: median and worst of each, and
 the ratio of the medians. The shipped git sensor's 30 s interval would average 15 s without a wake.
 
+Git: the shipped git sensor at its shipped cadence (30 s, min 5 s) in a real repository; each
+branch switch comes after its min_interval and is timed until its line (on stderr: low priority).
+
 Idle: the same 200 command sensors at a 1 h interval, without and with `wake_on` (50 of them each
 watch a file in its own folder: 50 watched paths), after every sensor has polled once; the daemon's
 CPU over `IDLE_WINDOW` seconds from /proc/<pid>/stat, and the ratio of the two.
@@ -16,6 +19,7 @@ CPU over `IDLE_WINDOW` seconds from /proc/<pid>/stat, and the ratio of the two.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import statistics
 import subprocess
@@ -24,6 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.bench_runtime import IDLE_SENSORS, _cpu_seconds, _env, _quiet_shipped
 from benchmarks.timing import report
@@ -37,10 +42,16 @@ WATCHED = 50
 #: Seconds over which each idle daemon's CPU is measured (the clock ticks at 10 ms: a long window resolves it).
 IDLE_WINDOW = 30.0
 
-#: Governor and refractory short enough that 20 lines in a few seconds are all printed at once.
+#: Branch switches timed for the shipped git sensor, and its shipped min_interval (seconds).
+GIT_SWITCHES = 5
+GIT_MIN_INTERVAL = 5.0
+
+#: Governor and refractories out of the way, so every change prints its line at once (the figure is the wake,
+#: not the noise controls).
 FAST_CONFIG = """\
 engagement:
   absolute_refractory: 0
+  relative_peak: 1.0
 governor:
   event: {cooldown: 0, limit: 100000, window: 60}
 """
@@ -72,13 +83,13 @@ class _Daemon:
         project = root / "project"
         project.mkdir(exist_ok=True)
         self.proc = subprocess.Popen([sys.executable, "-m", "attend", "run"], cwd=project, env=_env(root),
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        for stream in (self.proc.stdout, self.proc.stderr):  # low-priority lines go to stderr
+            threading.Thread(target=self._read, args=(stream,), daemon=True).start()
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+    def _read(self, stream: Any) -> None:
+        for line in stream:
             self.lines.put((time.monotonic(), line.rstrip("\n")))
 
     def line_with(self, text: str, timeout: float = 60.0) -> float:
@@ -93,14 +104,17 @@ class _Daemon:
         self.proc.wait(timeout=30)
 
 
-def _wait_polled(root: Path, count: int, timeout: float = 180.0) -> None:
-    """Wait until `count` sensors have polled once (`attend sensors list --json`)."""
+def _wait_polled(root: Path, count: int, timeout: float = 180.0, since: float = 0.0) -> None:
+    """Wait until `count` sensors have polled (after `since`, epoch seconds), per `attend sensors list --json`."""
+    from datetime import datetime
+
     started = time.monotonic()
     while True:
         listed = subprocess.run([sys.executable, "-m", "attend", "sensors", "list", "--json"],
                                 cwd=root / "project", env=_env(root), capture_output=True, text=True)
         rows = json.loads(listed.stdout or "[]")
-        if sum(1 for r in rows if r.get("last_poll")) >= count:
+        polled = [r for r in rows if r.get("last_poll") and datetime.fromisoformat(r["last_poll"]).timestamp() >= since]
+        if len(polled) >= count:
             return
         if time.monotonic() - started > timeout:
             raise RuntimeError(f"fewer than {count} sensors polled in {timeout:g} s")
@@ -139,8 +153,49 @@ def _latency() -> None:
     for label, values in ((f"wake_on (interval 1h)", woken), (f"interval polling every {POLL_INTERVAL:g} s", polled)):
         report(f"change-to-line, {label}: median of {len(values)}", statistics.median(values) * 1000, "ms",
                note=f"worst {max(values) * 1000:.0f} ms")
-    report("wake_on median vs interval polling median", statistics.median(woken) / statistics.median(polled), "x",
-           note="the git sensor's 30 s interval alone would average 15 s")
+    report("wake_on median vs interval polling median", statistics.median(woken) / statistics.median(polled), "x")
+    switches = _git_switches()
+    report(f"shipped git sensor, branch switch to line: median of {len(switches)}", statistics.median(switches) * 1000,
+           "ms", note=f"worst {max(switches) * 1000:.0f} ms; its 30 s interval alone would average 15 s")
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.org", "GIT_COMMITTER_NAME": "A",
+           "GIT_COMMITTER_EMAIL": "a@example.org", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+           "PATH": os.environ.get("PATH", "")}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def _git_switches() -> list[float]:
+    """The shipped git sensor at its shipped cadence: seconds from `git checkout` to its line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        _quiet_shipped(root)
+        (root / "config" / "attend" / "sensors" / "git.yaml").write_text("spec: 1\nenabled: true\n")
+        (root / "config" / "attend" / "config.yaml").write_text(FAST_CONFIG)
+        repo = root / "project"
+        repo.mkdir()
+        _git(repo, "init", "-q", "-b", "main")
+        (repo / "README").write_text("x\n")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "initial")
+        out, branch = [], "main"
+        for n in range(GIT_SWITCHES):
+            # A daemon per switch: each switch finds the sensor at rest (its first poll done, its 30 s
+            # interval running), as a user's branch switch usually does. A sensor that just reported
+            # a change polls faster, and a switch then waits out its min_interval (5 s).
+            daemon = _Daemon(root)
+            try:
+                _wait_polled(root, 1, since=time.time())
+                time.sleep(GIT_MIN_INTERVAL + 0.5)  # past the shipped min_interval since that poll
+                target = f"b{n}"
+                changed = time.monotonic()
+                _git(repo, "checkout", "-q", "-b", target)
+                out.append(daemon.line_with(f"branch changed: {branch} → {target}") - changed)
+                branch = target
+            finally:
+                daemon.stop()
+        return out
 
 
 def _idle_cpu(watched: int) -> float:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attend.runtime.cadence import FAILURE_BACKOFF_LIMIT, Cadence, CadenceParams, next_cadence
+from attend.runtime.cadence import FAILURE_BACKOFF_LIMIT, WAKE_SETTLE, Cadence, CadenceParams, next_cadence
 
 PARAMS = CadenceParams(interval=60.0, min_interval=10.0, decay_threshold=3)
 
@@ -151,7 +151,13 @@ async def _polls_with_wakes(params: CadenceParams, wakes_at: list[float], *, pol
 async def test_a_wake_polls_at_once_when_min_interval_has_passed(autojump_clock) -> None:
     params = CadenceParams(interval=60.0, min_interval=5.0, decay_threshold=3)
     times = await _polls_with_wakes(params, [20.0], run_for=100.0)
-    assert times == [0.0, 20.0, 80.0]  # the interval counts again from the woken poll
+    assert times == [0.0, 20.0 + WAKE_SETTLE, 80.0 + WAKE_SETTLE]  # the interval counts again from the woken poll
+
+
+async def test_a_burst_just_after_min_interval_is_one_poll_after_it_settles(autojump_clock) -> None:
+    params = CadenceParams(interval=60.0, min_interval=5.0, decay_threshold=3)
+    times = await _polls_with_wakes(params, [20.0, 20.05], run_for=30.0)
+    assert times == [0.0, 20.0 + WAKE_SETTLE]
 
 
 async def test_a_burst_of_changes_inside_min_interval_is_one_poll_at_its_end(autojump_clock) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "FAILURE_BACKOFF_LIMIT",
     "MIN_POLL_GAP",
     "SPEEDUP_FACTOR",
+    "WAKE_SETTLE",
     "Cadence",
     "CadenceParams",
     "next_cadence",
@@ -37,6 +38,9 @@ DECAY_FACTOR = 1.5
 
 #: Repeated failures back off up to this multiple of the sensor's `interval`.
 FAILURE_BACKOFF_LIMIT = 4.0
+
+#: Seconds a woken sensor waits for the rest of a burst of changes before it polls (`wake_on`).
+WAKE_SETTLE = 0.1
 
 #: The shortest wait between two polls of one sensor, in seconds, whatever its file says: the spec
 #: accepts `interval: 0`, and polling back to back would spin a core on process spawns.
@@ -119,8 +123,8 @@ async def poll_on_cadence(
         poll: runs one poll given the cadence before it and returns the cadence after it (the daemon's
             poll records both in the store, with `next_cadence` deciding).
         wake: set when a path the sensor watches changed (`wake_on`, runtime/wake.py): the next poll
-            comes then, but never sooner than `min_interval` after the last one ended, so a burst of
-            changes is one poll. A change during a poll polls once more after it.
+            comes `WAKE_SETTLE` later, but never sooner than `min_interval` after the last one ended, so
+            a burst of changes is one poll. A change during a poll polls once more after it.
         until_due: seconds until a trigger's pending `for:` will have held long enough (None: nothing
             pending); the next poll comes no later than that, so the fire is on time.
     """
@@ -140,4 +144,7 @@ async def poll_on_cadence(
             continue
         with trio.move_on_at(deadline):
             await wake.wait()
-            await trio.sleep_until(min(deadline, ended + max(params.min_interval, MIN_POLL_GAP)))
+            # A change is often a burst (a checkout writes index, then HEAD, then a ref): settle briefly
+            # so the poll sees all of it rather than polling again `min_interval` later.
+            earliest = max(ended + max(params.min_interval, MIN_POLL_GAP), trio.current_time() + WAKE_SETTLE)
+            await trio.sleep_until(min(deadline, earliest))
