@@ -13,6 +13,8 @@ Decisions:
 - Crate sensors declare their own paths with an optional ``wake_on(focus)`` method (git: HEAD, index,
   refs and packed-refs of the repository, worktrees resolved); they are asked again after every poll,
   so a repository created after the daemon started is watched from its first poll on.
+- A folder made or removed between two plans sends no event to either: an idle watcher checks every
+  `RECHECK_MS` that the planned folders still are as planned, and plans again when not.
 - Watching is an accelerator: if a watcher cannot start (no inotify watches left, a path vanished),
   the sensor keeps its `interval` and the daemon logs why once; nothing else changes.
 """
@@ -32,6 +34,9 @@ __all__ = ["WATCH_STEP_MS", "WakeHub", "WakeSignal", "declared_wake_on"]
 
 #: How often (ms) the watcher thread looks for changes; a change wakes its sensor about this late.
 WATCH_STEP_MS = 50
+#: How often (ms) an idle watcher checks that its folders are still the ones it watches (a folder
+#: made or removed between two plans sends no event to either).
+RECHECK_MS = 2_000
 #: The longest (ms) a burst of changes is gathered before the sensors hear of it.
 WATCH_DEBOUNCE_MS = 200
 #: Seconds before a watcher that failed to start is tried again (a folder being replaced); doubled
@@ -157,11 +162,13 @@ class WakeHub:
                     nursery.start_soon(_set_when_cancelled, stop)
                     async for changes in awatch(
                         *folders, watch_filter=None, debounce=WATCH_DEBOUNCE_MS, step=WATCH_STEP_MS,
-                        stop_event=stop, recursive=recursive, yield_on_timeout=True,
+                        stop_event=stop, recursive=recursive, yield_on_timeout=True, rust_timeout=RECHECK_MS,
                     ):
                         self._failures = 0  # started: the next failure waits RETRY_DELAY again
                         if changes:
                             self._dispatch(plan, {path for _, path in changes})
+                        else:
+                            self._recheck(plan)
                     nursery.cancel_scope.cancel()
             except (OSError, RuntimeError) as exc:
                 message = f"wake_on: cannot watch {', '.join(map(str, folders))}: {exc}; polling on interval"
@@ -171,6 +178,19 @@ class WakeHub:
             self._failures += 1
             await trio.sleep(min(RETRY_DELAY * 2 ** (self._failures - 1), RETRY_LIMIT))
             self._changed.set()  # plan again: the folders that failed may exist (or be gone) now
+
+    def _recheck(self, plan: WatchPlan) -> None:
+        """Plan again when the folders no longer are what the plan found (a change in the gap between
+        two plans has no event): a missing base that exists now (its sensors are woken too), or a
+        watched folder that is gone."""
+        appeared = [base for base in plan.missing if base.is_dir()]
+        gone = [folder for folder in plan.flat | plan.recursive if not folder.is_dir()]
+        if not appeared and not gone:
+            return
+        for name, targets in plan.targets.items():
+            if any(t.base in appeared for t in targets):
+                self.signal(name).set()
+        self._changed.set()
 
     def _dispatch(self, plan: WatchPlan, changed: set[str]) -> None:
         woken, replan = plan.woken(changed)
