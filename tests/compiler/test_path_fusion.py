@@ -34,7 +34,9 @@ def test_fused_selection_keeps_order_and_skips_missing_members_and_non_container
     ]}
     assert attend.compile_path("$.items[*].meta.owner.id")(doc) == [1, None, 2]
     assert attend.compile_path("$.items[*].meta.*")({"items": {"x": {"meta": {"b": 1, "a": 2}}, "y": 3}}) == [1, 2]
-    assert attend.compile_path("$[*][-1][0]")([[[1], [2, 3]], [], [[4]], {"k": [[5]]}]) == [2, 4]
+    assert attend.compile_path("$[*][-1][0]")([[[1], [2, 3]], [], [[4]], {"k": [[5]]}, ["xy"]]) == [2, 4]
+    # A string is not a list to index nor a mapping to look a name up in, and a list has no names.
+    assert attend.compile_path("$[*].a.b")([{"a": "text"}, {"a": ["b"]}, {"a": {"b": 0}}, None, 1.5]) == [0]
 
 
 def test_member_names_with_quotes_and_backslashes_are_data_not_code() -> None:

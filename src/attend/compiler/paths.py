@@ -8,12 +8,14 @@ compile time, because they run on every item of every poll (`path_stages` names 
 - walk: a path of plain names and indices walks straight down (no intermediate lists);
 - copy: a walk then one wildcard copies the container once;
 - fused: every other run of child segments (names, indices, wildcards) becomes one generated loop
-  nest, the comprehension a person would write (`for v1 in items: ... out.append(v1["name"])`), with
-  no node list between its segments; a path without descendant segments is a single such loop;
+  nest, the comprehension a person would write (`for v1 in items: ... append(v1["meta"]["id"])`),
+  with no node list between its segments; a path without descendant segments is a single such loop;
 - descendant: `..name` and `..*` step the node list (each node before its descendants).
 
-Generated loops call only `isinstance`, `dict.get`, `len` and list methods, and compare with
-`ops.MISSING`; names and indices enter the source as `repr` literals, never as code.
+Generated loops subscript, and call only `isinstance`, `len` and list methods; names and indices
+enter the source as `repr` literals, never as code. A document is a JSON value (what `json.loads`
+returns, or a crate sensor's dicts and lists): a mapping that invents members it does not hold (a
+`defaultdict`) would answer a name a plain dict refuses.
 """
 
 from __future__ import annotations
@@ -182,67 +184,65 @@ def fused_source(segments: tuple[ir.ChildSegment, ...], *, from_nodes: bool) -> 
     """The Python source of one fused run: `fused(src)` returns the list of nodes it selects.
 
     With `from_nodes`, `src` is a node list and each node is walked in turn; otherwise `src` is the
-    document itself. The names and indices between two wildcards become one `if` whose conditions
-    test each node's type and bind the next node (`isinstance(v2 := v1.get('meta', M), dict)`), and
-    each wildcard one `for`: the comprehension a person would write, with the checks RFC 9535
-    needs (a missing member or a node of the wrong type selects nothing). `M` is `ops.MISSING`.
+    document itself. The loop nest is the comprehension a person would write, with what RFC 9535
+    needs to skip what is not there:
+
+    - a run of names is one subscript chain, `v1['meta']['owner']['id']`, in a `try`: on a JSON value
+      a member that is missing raises KeyError and a node that is not a mapping (list, string,
+      number, null) raises TypeError, so the node is skipped exactly when the RFC skips it, at the
+      speed of the hand-written chain;
+    - an index tests the node is a list long enough (a string would index too);
+    - a wildcard is a `for` over a mapping's values or a list's elements (nothing for a scalar), and a
+      trailing one extends the output by the whole container.
+
+    Names and indices enter the source as `repr` literals, never as code.
     """
-    lines = ["def fused(src):", "    out = []"]
+    lines = ["def fused(src, isinstance=isinstance, dict=dict, list=list, len=len):",
+             "    out = []", "    append = out.append"]
     if from_nodes:
         lines.append("    for v0 in src:")
         depth = 2
     else:
         lines.append("    v0 = src")
         depth = 1
-    conds: list[str] = []
-    node = "v0"  # the current node: a bound name, or a walrus that binds it when evaluated
-
-    def bound(k: int) -> str:
-        """`v{k}` once the conditions so far have bound it (adding the binding test when needed)."""
-        nonlocal node
-        if node != f"v{k}":
-            conds.append(f"{node} is not M")
-            node = f"v{k}"
-        return node
-
-    def open_if() -> None:
-        nonlocal depth
-        if conds:
-            lines.append(f"{'    ' * depth}if {' and '.join(conds)}:")
-            conds.clear()
-            depth += 1
-
-    for k, segment in enumerate(segments):
-        sel, here, there = segment.selector, f"v{k}", f"v{k + 1}"
+    k = 0  # the current node is v{k}
+    i = 0
+    while i < len(segments):
+        pad = "    " * depth
+        sel = segments[i].selector
+        here = f"v{k}"
         if isinstance(sel, ir.NameSelector):
-            conds.append(f"isinstance({node}, dict)")
-            node = f"({there} := {here}.get({sel.name!r}, M))"
-        elif isinstance(sel, ir.IndexSelector):
+            names = []
+            while i < len(segments) and isinstance(segments[i].selector, ir.NameSelector):
+                names.append(segments[i].selector.name)
+                i += 1
+            k += 1
+            chain = "".join(f"[{name!r}]" for name in names)
+            lines += [f"{pad}try:", f"{pad}    v{k} = {here}{chain}", f"{pad}except (KeyError, TypeError):",
+                      f"{pad}    pass", f"{pad}else:"]
+            depth += 1
+            continue
+        i += 1
+        if isinstance(sel, ir.IndexSelector):
             need = -sel.index if sel.index < 0 else sel.index + 1
-            conds.append(f"isinstance({node}, list)")
-            conds.append(f"{need} <= len({here})")
-            node = f"({there} := {here}[{sel.index}])"
+            k += 1
+            lines += [f"{pad}if isinstance({here}, list) and {need} <= len({here}):", f"{pad}    v{k} = {here}[{sel.index}]"]
+            depth += 1
+        elif i == len(segments):  # a trailing wildcard: the container's members in one call
+            lines += [f"{pad}if isinstance({here}, dict):", f"{pad}    out.extend({here}.values())",
+                      f"{pad}elif isinstance({here}, list):", f"{pad}    out.extend({here})", "    return out"]
+            return "\n".join(lines) + "\n"
         else:
-            bound(k)
-            open_if()
-            pad = "    " * depth
-            if k == len(segments) - 1:  # a trailing wildcard: the container's members in one call
-                lines += [f"{pad}if isinstance({here}, dict):", f"{pad}    out.extend({here}.values())",
-                          f"{pad}elif isinstance({here}, list):", f"{pad}    out.extend({here})",
-                          "    return out"]
-                return "\n".join(lines) + "\n"
-            lines.append(f"{pad}for {there} in ({here}.values() if isinstance({here}, dict) "
+            k += 1
+            lines.append(f"{pad}for v{k} in ({here}.values() if isinstance({here}, dict) "
                          f"else {here} if isinstance({here}, list) else ()):")
             depth += 1
-            node = there
-    last = bound(len(segments))
-    open_if()
-    lines += [f"{'    ' * depth}out.append({last})", "    return out"]
+    lines += [f"{'    ' * depth}append(v{k})", "    return out"]
     return "\n".join(lines) + "\n"
 
 
 def _fused(segments: tuple[ir.ChildSegment, ...], *, from_nodes: bool) -> Callable[[Any], list[Any]]:
-    namespace: dict[str, Any] = {"M": ops.MISSING}
+    namespace: dict[str, Any] = {}
     source = fused_source(segments, from_nodes=from_nodes)
     exec(compile(source, "<attend fused path>", "exec"), namespace)  # noqa: S102 - literals only, see fused_source
     return namespace["fused"]
