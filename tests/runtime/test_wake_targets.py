@@ -88,3 +88,33 @@ def test_the_wake_on_example_in_docs_runtime_md_is_a_valid_sensor_and_resolves(h
     targets = [watch_target(p, home.project, home=str(home.root)) for p in patterns]
     assert [(t.base, t.recursive) for t in targets] == [
         (home.project / "data", False), (home.project / "inbox", False), (home.root / ".cache" / "builds", True)]
+
+
+def test_a_project_files_wake_on_outside_the_project_is_refused_and_logged_once(home) -> None:
+    from types import SimpleNamespace
+
+    from attend.compiler import compile_sensor
+    from attend.runtime.wake import WakeHub
+    from attend.spec import load_set
+
+    home.write_user_sensor("feed", "spec: 1\nname: feed\nkind: command\ncommand: {argv: [cat, f.json]}\n"
+                                   "wake_on: [\"~/notes/**\"]\n")
+    sensor = load_set(home.project).sensors["feed"]
+    ctx = SimpleNamespace(project_dir=home.project, env={"HOME": str(home.root)}, crate_instances={})
+    logged: list[str] = []
+    hub = WakeHub(home.project, ctx.env, logged.append)
+    hub.declare(compile_sensor(sensor), ctx)  # the user layer may watch the home folder
+    assert hub._patterns["feed"] == ("~/notes/**",) and logged == []
+
+    home.write_project_sensor("feed", "wake_on: [data/f.json, ../elsewhere.json, \"~/notes/**\", /etc/hosts]\n")
+    sensor = load_set(home.project).sensors["feed"]
+    assert sensor.status == "ok"  # tuning: no trust needed, and the project's own paths are watched
+    hub.declare(compile_sensor(sensor), ctx)
+    hub.declare(compile_sensor(sensor), ctx)
+    assert hub._patterns["feed"] == ("data/f.json",)
+    assert [line.split(" not watched")[0] for line in logged] == [
+        "sensor feed: wake_on ../elsewhere.json", "sensor feed: wake_on ~/notes/**", "sensor feed: wake_on /etc/hosts"]
+
+    run = home.attend("explain", "feed")
+    assert "    ../elsewhere.json  (file)  → not watched: outside the project" in run.stdout
+    assert "    data/f.json  (file)  → watches " in run.stdout

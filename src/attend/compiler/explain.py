@@ -95,16 +95,21 @@ def _crate_wake_on(sensor: Any, project_dir: Path, env: dict[str, str]) -> tuple
 
 def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, Any]:
     """Each `wake_on` entry (the file's, then the crate's) with the folder the daemon watches for it."""
-    from attend.runtime.wake_targets import watch_target
+    from attend.runtime.wake_targets import PROJECT_OUTSIDE, inside_project, watch_target
 
+    origin = sensor.origin("wake_on")
+    from_project = origin is not None and origin.layer == "project"
     declared = [(str(p), "file") for p in sensor.data.get("wake_on") or []]
     crate, note = _crate_wake_on(sensor, project_dir, env)
     declared += [(p, f"crate {sensor.data.get('source')}") for p in crate]
     rows = []
     for pattern, by in declared:
         target = watch_target(pattern, project_dir, home=env.get("HOME"))
-        rows.append({"pattern": pattern, "declared_by": by, "watch": str(target.base),
-                     "recursive": target.recursive, "matches": target.glob, "exists": target.base.is_dir()})
+        row = {"pattern": pattern, "declared_by": by, "watch": str(target.base),
+               "recursive": target.recursive, "matches": target.glob, "exists": target.base.is_dir()}
+        if by == "file" and from_project and not inside_project(target, project_dir):
+            row["refused"] = PROJECT_OUTSIDE
+        rows.append(row)
     return {"paths": rows, "note": note}
 
 
@@ -244,6 +249,9 @@ def render_text(data: dict[str, Any]) -> str:
     if wake["paths"] or wake["note"]:
         out.append("  wakes on (a change polls at once, no sooner than min_interval):")
         for w in wake["paths"]:
+            if "refused" in w:
+                out.append(f"    {w['pattern']}  ({w['declared_by']})  → not watched: {w['refused']}")
+                continue
             how = "recursively" if w["recursive"] else "flat"
             missing = "" if w["exists"] else "; not there yet: its nearest existing folder is watched"
             out.append(f"    {w['pattern']}  ({w['declared_by']})  → watches {w['watch']} {how}, "

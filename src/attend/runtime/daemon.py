@@ -53,7 +53,7 @@ from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.sessions import STALE_TEST_FIRE, SessionPrinter
 from attend.runtime.store import open_project_store
-from attend.runtime.wake import WakeHub, declared_wake_on
+from attend.runtime.wake import WakeHub
 from attend.runtime.watch import snapshot, watch
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "project_shipped", "run"]
@@ -328,7 +328,7 @@ class Daemon:
                 due[0] = record.step.due
             if record.observations:
                 self.discloser.wake()
-            self.wakes.update(compiled.name, declared_wake_on(compiled, self.ctx))
+            self.wakes.declare(compiled, self.ctx)
             return record.cadence or cadence
 
         with running.scope:

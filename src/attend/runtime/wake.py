@@ -28,7 +28,7 @@ from typing import Any
 
 import trio
 
-from attend.runtime.wake_targets import WatchPlan, plan_watches, watch_target
+from attend.runtime.wake_targets import PROJECT_OUTSIDE, WatchPlan, inside_project, plan_watches, watch_target
 
 __all__ = ["WATCH_STEP_MS", "WakeHub", "WakeSignal", "declared_wake_on"]
 
@@ -44,13 +44,20 @@ WATCH_DEBOUNCE_MS = 200
 RETRY_DELAY = 2.0
 RETRY_LIMIT = 300.0
 
-def declared_wake_on(compiled: Any, ctx: Any) -> list[str]:
-    """Every `wake_on` entry of a running sensor: its file's, then what its crate object declares.
+def declared_wake_on(compiled: Any, ctx: Any) -> tuple[list[str], list[str]]:
+    """Every `wake_on` entry of a running sensor, and those refused: its file's, then its crate object's.
 
     A crate sensor declares paths with an optional ``wake_on(focus)`` method on its object; the
-    object exists once the sensor has polled, so the daemon asks again after each poll.
+    object exists once the sensor has polled, so the daemon asks again after each poll. Entries a
+    project file set that point outside the project are refused (`PROJECT_OUTSIDE`).
     """
     entries = [str(p) for p in compiled.sensor.data.get("wake_on") or []]
+    refused: list[str] = []
+    origin = compiled.sensor.origin("wake_on")
+    if origin is not None and origin.layer == "project":
+        home = ctx.env.get("HOME")
+        refused = [p for p in entries if not inside_project(watch_target(p, ctx.project_dir, home=home), ctx.project_dir)]
+        entries = [p for p in entries if p not in refused]
     if compiled.kind == "crate":
         instance = ctx.crate_instances.get(compiled.name)
         declare = getattr(getattr(instance, "sensor", None), "wake_on", None)
@@ -61,7 +68,7 @@ def declared_wake_on(compiled: Any, ctx: Any) -> list[str]:
                 entries += [str(p) for p in declare(focus_from_env(ctx.project_dir, ctx.env))]
             except Exception:  # noqa: BLE001 - a broken declaration leaves the sensor on its interval
                 pass
-    return entries
+    return entries, refused
 
 
 class WakeSignal:
@@ -122,6 +129,16 @@ class WakeHub:
         else:
             self._patterns.pop(name, None)
         self._changed.set()
+
+    def declare(self, compiled: Any, ctx: Any) -> None:
+        """Watch what a running sensor declares (`declared_wake_on`); a refused entry is logged once."""
+        entries, refused = declared_wake_on(compiled, ctx)
+        for pattern in refused:
+            message = f"sensor {compiled.name}: wake_on {pattern} not watched: {PROJECT_OUTSIDE}"
+            if message not in self._logged:
+                self._logged.add(message)
+                self.log(message)
+        self.update(compiled.name, entries)
 
     def forget(self, name: str) -> None:
         """Sensor `name` stopped: stop watching for it."""

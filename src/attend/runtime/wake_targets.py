@@ -11,6 +11,8 @@ Pure decisions, apart from a few `stat`s; the watching itself is runtime/wake.py
   never against the folder's other files: watching `data.json` ignores its neighbours.
 - A path that does not exist yet is watched through its nearest existing ancestor (flat); a change
   on the way to it re-plans the watches and wakes the sensor (a `git init`, a folder created later).
+- `wake_on` set by a project file watches only inside the project (`inside_project`): the project
+  layer tunes without trust, and a cloned repository must not make the daemon walk `~` or `/`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["WatchPlan", "WatchTarget", "plan_watches", "watch_target"]
+__all__ = ["PROJECT_OUTSIDE", "WatchPlan", "WatchTarget", "inside_project", "plan_watches", "watch_target"]
+
+#: Why a project file's `wake_on` entry outside the project is not watched.
+PROJECT_OUTSIDE = ("outside the project: a project file's wake_on watches only the project (a checkout must "
+                   "not make the daemon watch the home folder or the disk); set it in the user layer")
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -67,6 +73,11 @@ def watch_target(pattern: str, project_dir: Path, *, home: str | None = None) ->
     rest = parts[first_glob:]
     recursive = len(rest) > 1 or "**" in rest[0]
     return WatchTarget(pattern, base, recursive, _escape(str(base)).rstrip("/") + "/" + "/".join(rest))
+
+
+def inside_project(target: WatchTarget, project_dir: Path) -> bool:
+    """Whether `target` watches inside `project_dir` (what a project file's `wake_on` may do)."""
+    return target.base.is_relative_to(Path(os.path.normpath(project_dir)))
 
 
 def _escape(text: str) -> str:
