@@ -75,6 +75,7 @@ CODES: dict[str, str] = {
     "pattern-syntax": "an invalid where property or value pattern",
     "regex-syntax": "an invalid regular expression",
     "operator": "an unknown where operator or an operand of the wrong type",
+    "no-description": "a trigger without `description` (a `--strict` warning: it says `<trigger>: <key> <on>`)",
     # Sensor test files (compiler/testfiles.py)
     "test-file": "a sensor test file that does not follow the test-file format",
     # Bounds (attend/bounds.py) and the last-resort guard

@@ -31,6 +31,7 @@ __all__ = [
     "Selector",
     "Template",
     "TemplatePart",
+    "default_description",
     "Test",
     "Trigger",
     "ValuePattern",
@@ -327,3 +328,15 @@ class Trigger:
         if self.flap is not None:
             bits.append(f"flap: {self.flap}")
         return f"{self.name}: {{{'; '.join(bits)}}}"
+
+
+def default_description(name: str, *, keyed: bool, on: str) -> Template:
+    """The description of a trigger that sets none: `<trigger>: {key} <on>` (`<trigger>: <on>` without a
+    key), so a notification always says which trigger fired, for which item and why."""
+    if keyed:
+        parts: tuple[TemplatePart, ...] = (
+            Literal_(text=f"{name}: "), FieldRef(root="key", fields=()), Literal_(text=f" {on}"),
+        )
+    else:
+        parts = (Literal_(text=f"{name}: {on}"),)
+    return Template(parts=parts)

@@ -20,6 +20,7 @@ triggers:
   high-wind:
     on: enters
     where: {wind: {above: 40}}
+    description: "wind {wind} km/h"
 """
 
 
@@ -87,6 +88,18 @@ def test_warnings_pass_unless_strict(home) -> None:
     strict = home.attend("compile", "--check", "--strict")
     assert plain.returncode == 0 and "warning: [project-refused]" in plain.stdout
     assert strict.returncode == 1
+
+
+def test_strict_warns_about_a_trigger_without_description_and_names_the_default(home) -> None:
+    home.write_user_sensor("weather", WEATHER.replace('    description: "wind {wind} km/h"\n', ""))
+    plain = home.attend("compile", "--check")
+    strict = home.attend("compile", "--check", "--strict")
+    assert (plain.returncode, plain.stdout) == (0, "")
+    assert strict.returncode == 1
+    (line,) = [x for x in strict.stdout.splitlines() if "[no-description]" in x]
+    assert line.endswith('warning: [no-description] trigger `high-wind` has no description; its notifications read '
+                         '"high-wind: enters" (add `description:` to say what happened)')
+    assert ":7:3:" in line  # at the trigger's name
 
 
 def test_listing_the_project_in_the_user_config_clears_the_refusal(home) -> None:

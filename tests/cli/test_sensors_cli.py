@@ -173,7 +173,7 @@ def test_sensors_fire_json_reports_the_fires_and_the_lines(items, quiet_home) ->
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["priority"] == "high" and report["lane"] == "event"
-    assert [f["key"] for f in report["fires"]] == ["4", "5"]
+    assert [f["key"] for f in report["fires"]] == [4, 5]
     assert report["lines"] == [
         "[attend sensor=items priority=high] [test] new item 4",
         "[attend sensor=items priority=high] [test] new item 5",

@@ -101,7 +101,7 @@ def test_step_without_now_uses_the_wall_clock() -> None:
     _, state = trigger.step(state, _items((1, "a")))
     import time
 
-    assert abs(state["pending"]["1"]["since"] - time.time()) < 60
+    assert abs(state["pending"]["\x1f1"]["since"] - time.time()) < 60  # key 1 (a number) in state
 
 
 # --------------------------------------------------------------------------------------- clear_where
@@ -204,14 +204,14 @@ def test_a_stored_version_1_state_migrates_and_keeps_its_baseline() -> None:
     trigger = _keyed("added")
     v1 = {"v": 1, "items": {"1": {"id": 1, "state": "a"}}}
     evaluation = trigger.evaluate(v1, _items((1, "a"), (2, "b")), now=0)
-    assert [f.key for f in evaluation.fires] == ["2"] and evaluation.warnings == []
-    assert evaluation.state["v"] == 2 and v1 == {"v": 1, "items": {"1": {"id": 1, "state": "a"}}}
+    assert [f.key for f in evaluation.fires] == [2] and evaluation.warnings == []
+    assert evaluation.state["v"] == 3 and v1 == {"v": 1, "items": {"1": {"id": 1, "state": "a"}}}
 
 
 @pytest.mark.parametrize("bad", [
     "text", [1, 2], {"v": 2}, {"v": 2, "items": []}, {"v": 2, "items": {}, "holding": [[1]]},
     {"v": 2, "items": {}, "pending": {"1": {"since": "yesterday"}}}, {"v": 2, "items": {}, "flap": {"1": {"t": "x"}}},
-    {"v": 3, "items": {}},
+    {"v": 4, "items": {}},
 ])
 def test_a_bad_stored_state_never_crashes_the_trigger_rebaselines_with_a_message(bad: Any) -> None:
     trigger = _keyed("enters", where={"state": "hot"}, **{"for": 10})

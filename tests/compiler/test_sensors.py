@@ -83,13 +83,20 @@ def test_step_keys_states_by_definition_hash_and_drops_states_of_edited_triggers
     step = compiled.step(stale, {"v": 2})
     assert step.fires == [] and list(step.states) == [trigger.definition_hash]
     step = compiled.step(step.states, {"v": 3})
-    assert [f.description for f in step.fires] == [""] and [f.trigger for f in step.fires] == ["t"]
+    assert [f.description for f in step.fires] == ["t: changed"] and [f.trigger for f in step.fires] == ["t"]
+
+
+def test_a_trigger_without_description_says_trigger_key_and_transition(tmp_path: Path) -> None:
+    compiled = _compiled(tmp_path, "triggers:\n  prs:\n    path: $[*]\n    key: id\n    on: added\n"
+                                   "  blank:\n    path: $[*]\n    key: id\n    on: added\n    description: '  '\n")
+    step = compiled.step(None, [{"id": 7}, {"id": "x"}], test=True)
+    assert [f.description for f in step.fires] == ["prs: 7 added", "prs: x added", "blank: 7 added", "blank: x added"]
 
 
 def test_step_warnings_name_their_trigger(tmp_path: Path) -> None:
     compiled = _compiled(tmp_path, "triggers:\n  t:\n    path: $[*]\n    key: id\n    on: added\n")
     step = compiled.step(None, [{"id": 1}, {"x": 2}], test=True)
-    assert [f.key for f in step.fires] == ["1"]
+    assert [f.key for f in step.fires] == [1]
     assert step.warnings == ["t: 1 selected item(s) have no `id` field and were skipped"]
 
 

@@ -94,7 +94,7 @@ def test_initial_fire_compares_the_first_poll_with_an_empty_previous_poll() -> N
 def test_a_test_evaluation_without_state_compares_with_an_empty_previous_poll() -> None:
     trigger = _trigger(on="added")
     evaluation = trigger.evaluate(None, _items((1, "a"), (2, "b")), test=True)
-    assert [f.key for f in evaluation.fires] == ["1", "2"]
+    assert [f.key for f in evaluation.fires] == [1, 2]
     assert evaluation.verdict["baseline"] is False
     baseline = trigger.evaluate(None, _items((1, "a")))
     assert baseline.fires == [] and baseline.verdict["baseline"] is True
@@ -103,7 +103,7 @@ def test_a_test_evaluation_without_state_compares_with_an_empty_previous_poll() 
 def test_a_test_evaluation_with_state_compares_with_that_state() -> None:
     trigger = _trigger(on="added")
     _, state = trigger.step(None, _items((1, "a")))
-    assert [f.key for f in trigger.evaluate(state, _items((1, "a"), (2, "b")), test=True).fires] == ["2"]
+    assert [f.key for f in trigger.evaluate(state, _items((1, "a"), (2, "b")), test=True).fires] == [2]
 
 
 def test_step_is_pure_so_a_failed_poll_that_never_calls_it_leaves_state_untouched() -> None:
@@ -122,7 +122,7 @@ def test_step_is_pure_so_a_failed_poll_that_never_calls_it_leaves_state_untouche
 def test_state_is_versioned_json_and_an_unknown_version_is_a_baseline_with_a_warning() -> None:
     trigger = _trigger(on="added")
     _, state = trigger.step(None, _items((1, "a")))
-    assert state["v"] == 2 and json.loads(json.dumps(state)) == state
+    assert state["v"] == 3 and json.loads(json.dumps(state)) == state
     evaluation = trigger.evaluate({"v": 99, "items": {}}, _items((1, "a"), (2, "b")))
     assert evaluation.fires == []
     assert evaluation.verdict["baseline"] is True
@@ -150,17 +150,44 @@ def test_items_without_their_key_and_duplicate_keys_are_warned_about() -> None:
     assert any("first item with each key wins" in w for w in evaluation.warnings)
 
 
-def test_non_string_keys_become_strings_and_dotted_keys_reach_inside_items() -> None:
+def test_fire_key_is_the_key_value_as_in_the_json_and_dotted_keys_reach_inside_items() -> None:
     trigger = attend.compile_trigger({"path": "$[*]", "key": "ref.id", "on": "added", "initial": "fire"})
-    fires, state = trigger.step(None, [{"ref": {"id": 7}}, {"ref": {"id": "x"}}])
-    assert [f.key for f in fires] == ["7", "x"]
-    assert set(state["items"]) == {"7", "x"}
+    fires, state = trigger.step(None, [{"ref": {"id": 7}}, {"ref": {"id": "x"}}, {"ref": {"id": [1, {"a": 2}]}}])
+    assert [f.key for f in fires] == [7, "x", [1, {"a": 2}]]
+    assert len(state["items"]) == 3 and json.loads(json.dumps(state)) == state
+
+
+@pytest.mark.parametrize("field", ["id", "ref.id"])
+def test_items_keyed_1_and_quoted_1_are_two_items_and_each_fires(field: str) -> None:
+    trigger = attend.compile_trigger({"path": "$[*]", "key": field, "on": "added", "description": "{key}"})
+    wrap = (lambda v: {"id": v}) if field == "id" else (lambda v: {"ref": {"id": v}})
+    _, state = trigger.step(None, [wrap(1)])
+    fires, state = trigger.step(json.loads(json.dumps(state)), [wrap(1), wrap("1"), wrap(True), wrap(1.5)])
+    assert [(f.key, f.description) for f in fires] == [("1", "1"), (True, "true"), (1.5, "1.5")]
+    assert [type(f.key) for f in fires] == [str, bool, float]
+    fires, _ = trigger.step(state, [wrap("1"), wrap(True), wrap(1.5), wrap(1)])
+    assert fires == []
+
+
+def test_a_string_key_that_looks_like_an_encoded_key_is_still_its_own_item() -> None:
+    trigger = attend.compile_trigger({"path": "$[*]", "key": "id", "on": "added", "initial": "fire"})
+    fires, state = trigger.step(None, [{"id": 1}, {"id": "\x1f1"}, {"id": '\x1f"x"'}, {"id": "x"}])
+    assert [f.key for f in fires] == [1, "\x1f1", '\x1f"x"', "x"]
+    assert len(state["items"]) == 4
+
+
+def test_a_version_2_state_with_stringified_keys_migrates_keeping_its_baseline() -> None:
+    trigger = attend.compile_trigger({"path": "$[*]", "key": "id", "on": "enters", "where": {"open": True}})
+    stored = {"v": 2, "items": {"1": {"id": 1, "open": True}, "x": {"id": "x", "open": False}}, "holding": ["1"]}
+    evaluation = trigger.evaluate(stored, [{"id": 1, "open": True}, {"id": "x", "open": True}, {"id": "1", "open": True}])
+    assert evaluation.verdict["baseline"] is False and evaluation.warnings == []
+    assert [f.key for f in evaluation.fires] == ["x", "1"]  # int 1 held before; "x" and the string "1" enter
 
 
 def test_a_fire_carries_magnitude_item_and_author() -> None:
     trigger = _trigger(on="added", initial="fire", author="user.login")
     (fire,) = trigger.step(None, {"items": [{"id": 1, "state": "a", "user": {"login": "ada"}}]})[0]
-    assert (fire.trigger, fire.key, fire.magnitude, fire.author) == ("t", "1", 2.0, "ada")
+    assert (fire.trigger, fire.key, fire.magnitude, fire.author) == ("t", 1, 2.0, "ada")
     assert fire.item == {"id": 1, "state": "a", "user": {"login": "ada"}}
 
 
@@ -173,7 +200,7 @@ def test_the_verdict_explains_selection_conditions_and_the_transition() -> None:
         {"condition": 'state: {equals: "open"}', "held": 2, "of": 3},
         {"condition": "id: {above: 1}", "held": 2, "of": 3},
     ]
-    assert verdict["fired"] == ["2"] and verdict["transition"].startswith("enters")
+    assert verdict["fired"] == [2] and verdict["transition"].startswith("enters")
 
 
 @pytest.mark.parametrize(

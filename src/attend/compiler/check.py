@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from attend.compiler.diagnostics import missing_descriptions
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec import SensorSet, load_paths, load_set
 from attend.spec.loading import read_source, with_excerpt
@@ -35,12 +36,13 @@ BLOCKING_CODES = frozenset({
 Diagnose = Callable[[Sensor], list[Diagnostic]]
 
 
-def check(sensor_set: SensorSet, diagnose: Diagnose | None = None) -> list[Diagnostic]:
+def check(sensor_set: SensorSet, diagnose: Diagnose | None = None, *, strict: bool = False) -> list[Diagnostic]:
     """Every diagnostic of a loaded sensor set, expression checks included, sorted and without repeats.
 
     Args:
         sensor_set: what `load_set` or `load_paths` returned.
         diagnose: the expression checker (default `attend.compiler.diagnose`).
+        strict: add the style warnings `--strict` reports (a trigger without `description`).
     """
     if diagnose is None:
         from attend.compiler import diagnose
@@ -49,6 +51,8 @@ def check(sensor_set: SensorSet, diagnose: Diagnose | None = None) -> list[Diagn
         if _compilable(sensor):
             try:
                 found.extend(diagnose(sensor))
+                if strict:
+                    found.extend(missing_descriptions(sensor))
             except Exception as exc:  # noqa: BLE001 - the last-resort guard: this file flagged, the rest checked
                 found.append(unforeseen(str(sensor.file or sensor.name), exc))
     seen: set[tuple[str, int, int, str, str]] = set()
@@ -175,7 +179,7 @@ def run(paths: list[str], project_dir: str, *, env: Mapping[str, str] | None = N
     err = err or sys.stderr
     env = os.environ if env is None else env
     sensor_set = load_paths([Path(p) for p in paths], project_dir, env) if paths else load_set(project_dir, env)
-    diagnostics = check(sensor_set)
+    diagnostics = check(sensor_set, strict=strict)
     if fmt == "text":
         diagnostics = with_excerpts(diagnostics)
     out.write(format_diagnostics(diagnostics, fmt))

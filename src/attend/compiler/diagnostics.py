@@ -12,7 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from attend.errors import CompileError, Diagnostic, caret_excerpt, source_lines
+from attend.errors import CompileError, Diagnostic, Severity, caret_excerpt, source_lines
+from attend.ir import default_description
 
 __all__ = ["EXPRESSION_CODES", "diagnose", "origins_by_trigger"]
 
@@ -144,4 +145,31 @@ def diagnose(sensor: Any) -> list[Diagnostic]:
         origins = by_trigger.get(str(name), {})
         _, errors = parse_trigger_collecting(definition, str(name), origins)
         out.extend(_diagnostic(e, fallback, origins) for e in errors if e.code in EXPRESSION_CODES)
+    return out
+
+
+def missing_descriptions(sensor: Any) -> list[Diagnostic]:
+    """A warning (`no-description`) for each trigger of `sensor` without a `description`.
+
+    Such a trigger still says something (`default_description`), but only the author can say what
+    happened; `compile --check --strict` reports these.
+    """
+    triggers = sensor.data.get("triggers") or {}
+    if not isinstance(triggers, dict):
+        return []
+    fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
+    out: list[Diagnostic] = []
+    for name, definition in triggers.items():
+        if not isinstance(definition, dict) or str(definition.get("description") or "").strip():
+            continue
+        origin = sensor.origins.get(("triggers", str(name)))
+        file = getattr(origin, "file", None) or fallback
+        line, col = (origin.key_line, origin.key_col) if origin is not None and origin.key_line else (1, 1)
+        shown = default_description(str(name), keyed=bool(definition.get("key")), on=str(definition.get("on", "")))
+        out.append(Diagnostic(
+            str(file), line, col, "no-description",
+            f"trigger `{name}` has no description; its notifications read \"{shown}\" "
+            "(add `description:` to say what happened)",
+            Severity.WARNING,
+        ))
     return out

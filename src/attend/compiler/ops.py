@@ -26,6 +26,7 @@ __all__ = [
     "descendants",
     "get_dotted",
     "key_text",
+    "key_value",
     "render_value",
     "same",
 ]
@@ -224,7 +225,8 @@ def descendants(node: Any, out: list[Any]) -> None:
 
 
 def render_value(value: Any) -> str:
-    """A selected value as description text: strings as they are, JSON for everything else."""
+    """A selected value as description text, the one rendering everywhere (polls, fires, `attend test`):
+    strings as they are, anything else as compact JSON in document order (`{"a":1,"b":[2,3]}`)."""
     if isinstance(value, str):
         return value
     if value is MISSING:
@@ -233,13 +235,31 @@ def render_value(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, (int, float)):
         return repr(value)
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+#: The first character of a state key that stands for a key value other than a string: the JSON text
+#: of the value follows. A string key is its own text unless it begins with this character itself.
+KEY_MARK = "\x1f"
 
 
 def key_text(value: Any) -> str:
-    """An item's key as the string the state and `Fire.key` use (JSON for non-strings)."""
-    if isinstance(value, str):
-        return value
+    """An item's key value as the text the state keys items by: one text per JSON value, type included.
+
+    A string is its own text (the common case, and readable in the store); any other value is
+    `KEY_MARK` followed by its compact JSON (mappings with sorted keys, so equal values agree), and a
+    string that itself begins with `KEY_MARK` is written the same way, so `1`, `"1"` and `true` are
+    three different items. `key_value` reads a text back.
+    """
+    if value.__class__ is str:
+        return value if value[:1] != KEY_MARK else KEY_MARK + json.dumps(value)
     if value.__class__ is int:
-        return str(value)  # what json.dumps gives, without its cost (keys are mostly ids)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+        return KEY_MARK + str(value)  # what json.dumps gives, without its cost (keys are mostly ids)
+    return KEY_MARK + json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def key_value(text: str) -> Any:
+    """The key value a `key_text` text stands for (`Fire.key`)."""
+    if text[:1] != KEY_MARK:
+        return text
+    return json.loads(text[1:])

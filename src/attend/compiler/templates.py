@@ -17,8 +17,9 @@ from attend.compiler import ops
 __all__ = ["Render", "compile_template"]
 
 Warn = Callable[[str], None]
-#: A compiled template: (item, key, previous, warn) → text. `previous` is MISSING when there is none.
-Render = Callable[[Any, "str | None", Any, Warn], str]
+#: A compiled template: (item, key, previous, warn) → text. `key` is the item's key value (None for a
+#: keyless trigger); `previous` is MISSING when there is none.
+Render = Callable[[Any, Any, Any, Warn], str]
 
 
 def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
@@ -30,7 +31,7 @@ def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
     if part.root == "value":
         return lambda item, key, previous, warn: render(item)
     if part.root == "key":
-        return lambda item, key, previous, warn: "" if key is None else key
+        return lambda item, key, previous, warn: "" if key is None else render(key)
     if part.root == "previous" and len(fields) == 1:
         (name,) = fields
 
@@ -107,7 +108,7 @@ def compile_template(template: ir.Template) -> Render:
         return lambda item, key, previous, warn: fill(
             a(item, key, previous, warn), b(item, key, previous, warn), c(item, key, previous, warn))
 
-    def render(item: Any, key: str | None, previous: Any, warn: Warn) -> str:
+    def render(item: Any, key: Any, previous: Any, warn: Warn) -> str:
         return fill(*[f(item, key, previous, warn) for f in calls])
 
     return render

@@ -50,7 +50,8 @@ class Fire:
     """One notification a trigger decided on: which trigger, which item, how strong, what it says."""
 
     trigger: str
-    key: str | None
+    #: The item's key value as in the JSON (a string, a number, ...); None for a keyless trigger.
+    key: Any
     magnitude: float
     description: str
     item: Any = field(default=None, hash=False)
@@ -92,21 +93,29 @@ EMPTY_KEYED: dict[str, Any] = {"v": STATE_VERSION, "items": {}, "holding": []}
 EMPTY_KEYLESS: dict[str, Any] = {"v": STATE_VERSION, "present": False, "value": None, "holding": False}
 
 
-#: Key value types whose key text is `str(value)` (ops.key_text); bool, a subclass of int, is not one.
-_PLAIN_KEY_TYPES = frozenset({str, int})
+_KEY_MARK = ops.KEY_MARK
+_STR, _INT = {str}, {int}
+_INT_TEXT = (_KEY_MARK + "{}").format
 
 
 def _plain_items(nodes: list[Any], field: str) -> dict[str, Any] | None:
-    """{key: node} built with C-level passes, for the common poll: every node a mapping whose `field`
-    is a string or an integer, no key repeated. None for anything else (a node without the field or
-    not a mapping, another key type, a repeated key): the general loop then decides and warns."""
+    """{key text: node} built with C-level passes, for the common poll: every node a mapping whose
+    `field` is a string (not starting with `ops.KEY_MARK`), or every one an integer, no key repeated. None for anything else (a
+    node without the field or not a mapping, another key type, a repeated key): the general loop then
+    decides and warns."""
     try:
         keys = list(map(itemgetter(field), nodes))
     except (KeyError, TypeError):
         return None
-    if not _PLAIN_KEY_TYPES.issuperset(map(type, keys)):
+    types = set(map(type, keys))
+    if types == _STR:
+        if _KEY_MARK in "".join(k[:1] for k in keys):
+            return None
+        items = dict(zip(keys, nodes))
+    elif types == _INT:
+        items = dict(zip(map(_INT_TEXT, keys), nodes))  # ops.key_text of an int, in C
+    else:
         return None
-    items = dict(zip(map(str, keys), nodes))
     return items if len(items) == len(nodes) else None
 
 
@@ -205,7 +214,7 @@ class CompiledTrigger:
     def _previous(self, state: Any, test: bool, warn: Callable[[str], None]) -> tuple[dict[str, Any], bool]:
         """The previous state to compare with (version 1 migrated), and whether this poll is only a
         baseline. A stored state that cannot be read is warned about and re-baselined."""
-        previous, problem = read_state(state, keyed=self.key_fields is not None)
+        previous, problem = read_state(state, keyed=self.key_fields is not None, key_fields=self.key_fields)
         if previous is not None:
             return previous, False
         if problem is not None:
@@ -217,24 +226,27 @@ class CompiledTrigger:
         """The fire maker of a trigger without `author`: one call per fire, its constants bound."""
         name, magnitude, render = self.name, self.magnitude, self.render
 
+        key_value = ops.key_value
+
         def plain_fire(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
-            return Fire(name, key, magnitude, render(item, key, previous, warn), item, None)
+            value = None if key is None else key_value(key)
+            return Fire(name, value, magnitude, render(item, value, previous, warn), item, None)
 
         return plain_fire
 
     def _fire_with_author(self, key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
+        key_value = None if key is None else ops.key_value(key)
         author = None
         value = ops.get_dotted(item, self.author_fields)  # set: this maker is chosen only for a trigger with author
         if value is ops.MISSING:
             warn(f"author: {'.'.join(self.author_fields)} is missing from item {key!r}")
         else:
             author = ops.render_value(value)
-        return Fire(self.name, key, self.magnitude, self.render(item, key, previous, warn), item, author)
+        return Fire(self.name, key_value, self.magnitude, self.render(item, key_value, previous, warn), item, author)
 
     def _items(self, nodes: list[Any], warn: Callable[[str], None]) -> dict[str, Any]:
         """Selected nodes → {key: node} in document order; keyless and duplicate items are warned about."""
-        fields = self.key_fields
-        assert fields is not None
+        fields = self.key_fields or ()
         if len(fields) == 1:
             plain = _plain_items(nodes, fields[0])
             if plain is not None:
@@ -251,8 +263,8 @@ class CompiledTrigger:
                 if k is missing:
                     without += 1
                     continue
-                if k.__class__ is not str:
-                    k = str(k) if k.__class__ is int else key_text(k)
+                if k.__class__ is not str or k[:1] == _KEY_MARK:
+                    k = key_text(k)
                 if k in items:
                     duplicates += 1
                     first_dup = first_dup or k
@@ -274,7 +286,7 @@ class CompiledTrigger:
         if without:
             warn(f"{without} selected item(s) have no `{key_name}` field and were skipped")
         if duplicates:
-            warn(f"{duplicates} item(s) repeat a key already seen (first: {first_dup!r}); the first item with each key wins")
+            warn(f"{duplicates} item(s) repeat a key already seen (first: {ops.key_value(first_dup)!r}); the first item with each key wins")
         return items
 
     def _selection(self, result: Any, warn: Callable[[str], None], shared: dict[Any, Any] | None) -> tuple[list[Any], Any]:
@@ -399,16 +411,16 @@ class CompiledTrigger:
         return fires, list(pending)
 
     def _flap_note(self, fire: Fire, note: str, why: str) -> Fire:
-        who = "the watched value" if fire.key is None else f"key {fire.key}"
+        who = "the watched value" if fire.key is None else f"key {ops.render_value(fire.key)}"
         text = (f"{self.name}: {who} is flapping ({why}); its further fires are held until it stays quiet for "
                 f"{flapping.span_text(self.flap.window)}. Last: {fire.description}")
         return Fire(fire.trigger, fire.key, fire.magnitude, text, fire.item, fire.author, note)
 
     def _settle_note(self, key: str, entry: dict[str, Any]) -> Fire:
-        who = "the watched value" if self.key_fields is None else f"key {key}"
+        who = "the watched value" if self.key_fields is None else f"key {ops.render_value(ops.key_value(key))}"
         text = (f"{self.name}: {who} settled (quiet for {flapping.span_text(self.flap.window)}); "
                 f"{entry['held']} fire(s) were held while it flapped")
-        return Fire(self.name, None if self.key_fields is None else key, self.magnitude, text, None, None, flapping.SETTLED)
+        return Fire(self.name, None if self.key_fields is None else ops.key_value(key), self.magnitude, text, None, None, flapping.SETTLED)
 
     def _outcomes(
         self, fires: list[Fire], held: list[Fire], pending_keys: list[str], pending: dict[str, Any] | None
@@ -439,9 +451,8 @@ class CompiledTrigger:
         verdict: dict[str, Any] = {"items": len(items)} if detail else {}
         missing = ops.MISSING
         if on in ("enters", "leaves"):
-            assert where is not None
             if self.clear is None:
-                holding = [k for k, v in items.items() if where(v, warn)]
+                holding = [k for k, v in items.items() if where is None or where(v, warn)]
             else:
                 holding = hysteresis.holding_keys(items, set(previous.get("holding", ())), where, self.clear, warn)
             new_state["holding"] = holding

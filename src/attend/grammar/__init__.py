@@ -482,10 +482,11 @@ class _TriggerReader:
             self.fail(f"`magnitude` must be a number ≥ 0, not {magnitude!r}", field="magnitude", code="bad-value", keypath=("magnitude",))
             magnitude = 1.0
         description = d.get("description", "")
-        template = ir.Template()
+        # no description (or a blank one) says which trigger fired, for which item and why
+        template = ir.default_description(self.name, keyed=key is not None, on=str(on))
         if not isinstance(description, str):
             self.fail("`description` must be a string", field="description", code="wrong-type", keypath=("description",))
-        else:
+        elif description.strip():
             template = self.expression(parse_template, description, field="description", keypath=("description",)) or template
         initial = d.get("initial", "baseline")
         if initial not in ("baseline", "fire"):

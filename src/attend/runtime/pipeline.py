@@ -14,7 +14,6 @@ Two stages, shared by the daemon and the one-shot commands (`sensors poll`, `sen
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import Any, TextIO
 
 import trio
 
+from attend.compiler import ops
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import collapse_identical, priority
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
@@ -51,9 +51,8 @@ LINE_ERRORS_KEPT = 20
 
 
 def _key_text(key: Any) -> str | None:
-    if key is None:
-        return None
-    return key if isinstance(key, str) else json.dumps(key, sort_keys=True, default=str)
+    """A fire's key value as the observation's key text (rendered as `{key}` renders it)."""
+    return None if key is None else ops.render_value(key)
 
 
 def observations_from(fires: list[Any], outcome: PollOutcome, now: float) -> list[Observation]:

@@ -92,7 +92,7 @@ def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeC
             held = set(keys(after))
             first_keys = keys(before)
             verdict.items[name] = len(first_keys)
-            verdict.lost[name] = [k for k in dict.fromkeys(first_keys) if k not in held]
+            verdict.lost[name] = [ops.render_value(ops.key_value(k)) for k in dict.fromkeys(first_keys) if k not in held]
             if not first_keys:
                 verdict.notes.append(
                     f"trigger {name}: the first call returned no items at {trigger.ir.path}, so nothing could be "

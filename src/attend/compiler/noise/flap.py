@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from attend.compiler.ops import key_text
+
 __all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text"]
 
 #: The `note` of the notification that says a key started flapping, and of the one that says it settled.
@@ -50,7 +52,7 @@ def apply_flap(
     held: list[Any] = []
     horizon = now - window
     for fire in fires:
-        key = "" if fire.key is None else fire.key
+        key = "" if fire.key is None else key_text(fire.key)  # the state's key text, as `items` uses
         entry = out.get(key) or entries.get(key)
         if entry is None:  # the common case: the key's first fire within the window
             out[key] = {"t": [now]}

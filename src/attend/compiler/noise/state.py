@@ -1,7 +1,12 @@
-"""Trigger state, version 2 (DESIGN.md, Noise controls): what a trigger keeps between polls.
+"""Trigger state, version 3 (DESIGN.md, Noise controls): what a trigger keeps between polls.
 
-Keyed trigger:   ``{"v": 2, "items": {key: value}, "holding": [keys], "pending": {key: entry}, "flap": {key: entry}}``
-Keyless trigger: ``{"v": 2, "present": bool, "value": ..., "holding": bool, "pending": {"": entry}, "flap": {"": entry}}``
+Keyed trigger:   ``{"v": 3, "items": {key: value}, "holding": [keys], "pending": {key: entry}, "flap": {key: entry}}``
+Keyless trigger: ``{"v": 3, "present": bool, "value": ..., "holding": bool, "pending": {"": entry}, "flap": {"": entry}}``
+
+A key is `ops.key_text` of the item's key value: one text per JSON value, type included (`1` and
+`"1"` are two items). Versions 1 and 2 wrote every key as a string (`1` and `"1"` both as "1"); they
+migrate by recomputing each stored item's key from its stored value, so no baseline is lost and no
+item fires for the change of format.
 
 `holding` is kept for `enters`/`leaves` only; `pending` (transitions waiting for `for:`, see `hold`)
 and `flap` (recent fire times of a key, see `flap`) only when not empty, so a trigger without noise
@@ -20,24 +25,27 @@ from typing import Any
 
 __all__ = ["STATE_VERSION", "read_state"]
 
-#: The version of the state format this module writes (it reads versions 1 and 2).
-STATE_VERSION = 2
+#: The version of the state format this module writes (it reads versions 1, 2 and 3).
+STATE_VERSION = 3
 
 
-def read_state(state: Any, *, keyed: bool) -> tuple[dict[str, Any] | None, str | None]:
-    """The stored state as a version-2 state, or ``(None, why)`` when it cannot be read.
+def read_state(
+    state: Any, *, keyed: bool, key_fields: tuple[str, ...] | None = None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The stored state as a version-3 state, or ``(None, why)`` when it cannot be read.
 
     ``(None, None)`` for no stored state (a first poll). Never raises; never mutates `state`.
+    `key_fields` (the trigger's key) re-keys a keyed state of version 1 or 2.
     """
     if state is None:
         return None, None
     if not isinstance(state, dict):
         return None, f"the stored state is {type(state).__name__}, not a mapping"
     version = state.get("v")
-    if version == 1:
+    if version in (1, 2):
         state = {**state, "v": STATE_VERSION}
     elif version != STATE_VERSION:
-        return None, f"the stored state has version {version!r} (this attend reads 1 and 2)"
+        return None, f"the stored state has version {version!r} (this attend reads 1, 2 and 3)"
     if keyed:
         if not isinstance(state.get("items"), dict):
             return None, "the stored state has no `items` mapping (it was not written by a keyed trigger)"
@@ -49,4 +57,27 @@ def read_state(state: Any, *, keyed: bool) -> tuple[dict[str, Any] | None, str |
     for part in ("pending", "flap"):
         if not isinstance(state.get(part, {}), dict):
             return None, f"the stored state's `{part}` is malformed"
+    if keyed and version in (1, 2) and key_fields:
+        state = _rekeyed(state, key_fields)
     return state, None
+
+
+def _rekeyed(state: dict[str, Any], key_fields: tuple[str, ...]) -> dict[str, Any]:
+    """A version 1/2 keyed state with each key recomputed from its stored item (see the module doc)."""
+    from attend.compiler.ops import MISSING, get_dotted, key_text
+
+    renamed: dict[str, str] = {}
+    items: dict[str, Any] = {}
+    for old, value in state["items"].items():
+        found = get_dotted(value, key_fields)
+        new = old if found is MISSING else key_text(found)
+        renamed[old] = new
+        items.setdefault(new, value)
+    out = {**state, "items": items}
+    if "holding" in state:
+        out["holding"] = [renamed.get(k, k) if isinstance(k, str) else k for k in state["holding"]]
+    for part in ("pending", "flap"):
+        if isinstance(state.get(part), dict):
+            out[part] = {renamed.get(k, k): e for k, e in state[part].items()}
+    return out
+

@@ -1,4 +1,8 @@
-"""Trigger state rows: each trigger's transition state, keyed by sensor and trigger definition hash."""
+"""Trigger state rows: each trigger's transition state, keyed by sensor and trigger definition hash.
+
+States are written as JSON in document order (a `{previous}` rendered from a stored state reads as the
+item did); a row that is not JSON reads as absent, so its trigger re-baselines instead of failing.
+"""
 
 from __future__ import annotations
 
@@ -18,14 +22,20 @@ class TriggerStateRows(StoreConnection):
         rows = self._db.execute(
             "SELECT hash, state FROM trigger_state WHERE scope = ? AND sensor = ?", (self.scope, sensor)
         )
-        return {row["hash"]: json.loads(row["state"]) for row in rows}
+        states: dict[str, Any] = {}
+        for row in rows:
+            try:
+                states[row["hash"]] = json.loads(row["state"])
+            except (TypeError, ValueError, RecursionError):
+                continue  # a corrupt row is a state that is not there: that trigger re-baselines
+        return states
 
     def _put_states(self, sensor: str, states: dict[str, Any], *, replace: bool, now: float) -> None:
         if replace:
             self._db.execute("DELETE FROM trigger_state WHERE scope = ? AND sensor = ?", (self.scope, sensor))
         self._db.executemany(
             "INSERT OR REPLACE INTO trigger_state (scope, sensor, hash, state, updated) VALUES (?, ?, ?, ?, ?)",
-            [(self.scope, sensor, h, json.dumps(s, sort_keys=True), now) for h, s in states.items()],
+            [(self.scope, sensor, h, json.dumps(s), now) for h, s in states.items()],
         )
 
     def put_trigger_states(self, sensor: str, states: dict[str, Any], *, replace: bool = False) -> None:
