@@ -10,6 +10,8 @@ import sqlite3
 import time
 
 import pytest
+
+from attend.compiler.ops import key_text
 from daemon_rig import PATIENCE, journal_rows, query
 
 HOLD = 6.0
@@ -28,8 +30,9 @@ def _states(home) -> list[tuple]:
 def _pending_since(home) -> float | None:
     for (state,) in _states(home):
         pending = json.loads(state).get("pending") or {}
-        if "1" in pending:
-            return float(pending["1"]["since"])
+        key = key_text(1)  # item 1's key (a number) as the state writes it
+        if key in pending:
+            return float(pending[key]["since"])
     return None
 
 
