@@ -14,6 +14,10 @@ import re
 __all__ = [
     "EXCERPT_WIDTH",
     "MAX_COUNT",
+    "MAX_DATA_DEPTH",
+    "MAX_DATA_INTEGER_DIGITS",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_INPUT_BYTES",
     "MAX_DECAY_THRESHOLD",
     "MAX_DEPTH",
     "MAX_DURATION_CHARS",
@@ -89,6 +93,19 @@ PATTERN_TIMEOUT_SECONDS = 0.25
 MAX_TEMPLATE_CHARS = 4096
 #: The most placeholders one template may hold.
 MAX_PLACEHOLDERS = 64
+
+# -- poll data (issue 16; compiler/results.py) -----------------------------------------------------
+#: How deep a poll result's mappings and lists may nest; deeper is `malformed` (every later step then
+#: walks, compares, renders and stores a bounded document, far from Python's recursion limit).
+MAX_DATA_DEPTH = 256
+#: The most digits an integer in a poll result may have (Python's own conversion limit); more is
+#: `malformed`.
+MAX_DATA_INTEGER_DIGITS = 4300
+#: The largest `sensors fire --input` or test-file `result_file` read (the default command output cap).
+MAX_INPUT_BYTES = 1 << 20
+#: The longest rendered description: longer is cut with "…", and each reference renders at most this
+#: much, so one fire costs at most milliseconds whatever the item holds.
+MAX_DESCRIPTION_CHARS = 2000
 
 # -- reporting --------------------------------------------------------------------------------------
 #: The most errors reported per file; past it validation of that file stops and one line says how

@@ -238,3 +238,49 @@ def test_sensors_fire_dry_run_with_commit_writes_nothing_and_says_so(items, quie
                                           input='{"items": [{"id": 9}]}').stdout)
     assert report["committed"] is False and report["delivered"] is False
     assert _rows(quiet_home, "SELECT * FROM trigger_state") == before
+
+
+@pytest.mark.parametrize(
+    ("stdin", "message"),
+    [
+        ('{"items": [{"id": 1}], "n": ' + "1" * 5000 + "}", "more than 4300 digits"),
+        ('{"items": [{"id": NaN}]}', "NaN is not a JSON number"),
+        ("[" * 10_000 + "]" * 10_000, "nested deeper than 256 levels"),
+        ("items:\n  - id: " + "1" * 5000 + "\n", "not a usable poll result"),
+    ],
+)
+def test_sensors_fire_refuses_hostile_input_with_exit_2_and_the_reason(items, quiet_home, stdin, message) -> None:
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "-", "--dry-run", input=stdin)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_sensors_fire_refuses_an_input_over_the_cap_before_parsing_and_reads_only_regular_files(items, quiet_home) -> None:
+    big = quiet_home.root / "big.json"
+    big.write_text("[" + "0," * (1 << 20) + "0]")
+    out = quiet_home.attend("sensors", "fire", "items", "--input", str(big), "--dry-run")
+    assert out.returncode == 2 and "larger than 1048576 bytes" in out.stderr
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "/dev/zero", "--dry-run")
+    assert out.returncode == 2 and "not a regular file" in out.stderr
+
+
+def test_sensors_fire_with_a_lone_surrogate_notifies_the_item_with_u_fffd(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "-", input='{"items": [{"id": "\\ud800x"}]}')
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "[attend sensor=items priority=medium] [test] new item \ufffdx\n"
+    assert _rows(quiet_home, "SELECT description FROM journal") == [("new item \ufffdx",)]
+
+
+def test_sensors_poll_of_a_command_printing_a_lone_surrogate_succeeds(items, quiet_home) -> None:
+    (quiet_home.root / "items.json").write_text('{"items": [{"id": "\\udc00"}]}')
+    out = quiet_home.attend("sensors", "poll", "items")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr
+
+
+@pytest.mark.parametrize("key", ["attend.sensors.git.interval", "attend.sensors.git.description", "attend.project_sensors"])
+def test_settings_set_refuses_a_5000_digit_integer_with_exit_3_and_writes_nothing(quiet_home, key) -> None:
+    before = sorted(p.name for p in quiet_home.config.rglob("*"))
+    out = quiet_home.attend("settings", "set", key, "1" * 5000)
+    assert out.returncode == 3 and "digits" in out.stderr and "Traceback" not in out.stderr
+    assert sorted(p.name for p in quiet_home.config.rglob("*")) == before

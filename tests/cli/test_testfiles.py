@@ -143,3 +143,32 @@ def test_expectations_match_fires_regardless_of_order_one_to_one() -> None:
     assert not match_fires([{"description": "x"}], fires)
     assert not match_fires([{"trigger": "a"}, {"trigger": "a"}], fires)
     assert match_fires([], [])
+
+
+def test_a_result_file_that_is_not_a_regular_file_or_too_large_is_a_positioned_test_file_error(home) -> None:
+    test = _write(home, "gitwatch", GIT, "polls:\n  - result_file: /dev/zero\n")
+    run = home.attend("test", str(test))
+    assert run.returncode == 1 and "not a regular file" in run.stdout and "[test-file]" in run.stdout
+    (test.parent / "big.json").write_text("[" + "0," * (1 << 20) + "0]")
+    test.write_text("polls:\n  - result_file: big.json\n")
+    run = home.attend("test", str(test))
+    assert run.returncode == 1 and "larger than 1048576 bytes" in run.stdout
+    assert "Traceback" not in run.stderr
+
+
+def test_a_sensor_name_that_is_a_path_is_a_positioned_test_file_error(home) -> None:
+    test = _write(home, "gitwatch", GIT, "sensor: ../../etc/passwd\npolls:\n  - result: {}\n")
+    run = home.attend("test", str(test))
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert ":1:9: error: [test-file] `sensor` must be a sensor name" in run.stdout
+
+
+def test_hostile_results_in_a_test_file_are_test_file_errors_not_crashes(home) -> None:
+    deep = "[" * 10_000 + "]" * 10_000
+    test = _write(home, "gitwatch", GIT, "polls:\n  - result_file: deep.json\n")
+    (test.parent / "deep.json").write_text(deep)
+    run = home.attend("test", str(test))
+    assert run.returncode == 1 and "nested deeper than 256 levels" in run.stdout
+    test.write_text("polls:\n  - result: {branch: .nan, files: []}\n")
+    run = home.attend("test", str(test))
+    assert run.returncode == 1 and "Traceback" not in run.stderr and "internal error" not in run.stderr

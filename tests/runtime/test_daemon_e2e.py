@@ -179,3 +179,27 @@ def test_the_shipped_message_lane_exception_keeps_its_lane_without_a_line_at_eve
     row = sensors_json(quiet_home)["keepwarm"]
     assert row["lane"] == "message" and "ADR-182" in row["lane_note"]
     assert not any("sensor keepwarm:" in line for line in d.stderr)
+
+
+def _line(sensor: str, text: str):
+    return lambda lines: any(f"sensor={sensor} " in line and line.endswith("] " + text) for line in lines)
+
+
+def test_a_lone_surrogate_in_one_output_never_stops_the_daemon_and_both_items_are_notified(
+    items_sensor, daemon, quiet_home
+) -> None:
+    items = items_sensor()
+    other = items_sensor("other")
+    d = daemon()
+    wait_until(lambda: all(sensors_json(quiet_home)[n]["last_poll"] is not None for n in ("items", "other")),
+               what="the first polls")
+    items.set([{"id": "\ud800x"}])  # written as the JSON escape "\ud800x": valid JSON text, a lone surrogate
+    d.wait_for(_line("items", "new item \ufffdx"))
+    items.set([{"id": "\ud800x"}, {"id": 2}])
+    other.set([{"id": "b"}])
+    d.wait_for(_line("items", "new item 2"))
+    d.wait_for(_line("other", "new item b"))
+    assert d.proc.poll() is None
+    rows = sensors_json(quiet_home)
+    assert rows["items"]["state"] == "ok" and rows["other"]["state"] == "ok"
+    assert "new item \ufffdx" in [r["description"] for r in journal_rows(quiet_home)]

@@ -15,7 +15,7 @@ from attend.sensors.base import Focus
 from attend.sensors.processes import ProcessesSensor, decode_wait_status, parse_stat, watched_tool
 
 #: In these tests the processes are the test's own children, so the daemon's own-children filter is off.
-OVERRIDES = {"ignore_own_descendants": False}
+OVERRIDES = {"ignore_own_descendants": False, "include_session_processes": True}
 
 
 def wait_for_zombie(pid: int, timeout: float = 10.0) -> None:
@@ -138,7 +138,7 @@ def test_a_process_name_with_spaces_and_parentheses_parses():
 
 def test_the_tracked_set_survives_a_restart_through_exported_state(project):
     make = script(project, "make", "read line\nexit 3")
-    config = {"watch": ["make"], "ignore_own_descendants": False, "cmdline_limit": 100}
+    config = {"watch": ["make"], "ignore_own_descendants": False, "include_session_processes": True, "cmdline_limit": 100}
     before = ProcessesSensor(config)
     child = subprocess.Popen([str(make)], cwd=project, stdin=subprocess.PIPE)
     try:
@@ -152,3 +152,36 @@ def test_the_tracked_set_survives_a_restart_through_exported_state(project):
         assert [(f["pid"], f["exit_status"]) for f in failures] == [(child.pid, 3)]
     finally:
         child.wait()
+
+
+@contextmanager
+def detached_sleep(cwd: Path) -> Iterator[int]:
+    """A `sleep 60` in `cwd` that is not a descendant of this test (its shell exits; it is re-parented)."""
+    out = subprocess.run(["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], cwd=cwd, capture_output=True,
+                         text=True, start_new_session=True, check=True)
+    pid = int(out.stdout.strip())
+    try:
+        yield pid
+    finally:
+        subprocess.run(["kill", str(pid)], check=False)
+
+
+@pytest.mark.parametrize("recorded", [False, True], ids=["attend's parent", "the session's Claude Code process"])
+def test_the_sessions_own_process_tree_is_left_out_unless_included(drive, project, tmp_path, monkeypatch, recorded):
+    import json
+    import os
+
+    monkeypatch.delenv("ATTEND_SESSION", raising=False)
+    sessions = tmp_path / "claude" / "sessions"
+    sessions.mkdir(parents=True)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    if recorded:  # this test process plays the Claude Code process that owns the session
+        (sessions / f"{os.getpid()}.json").write_text(json.dumps({"pid": os.getpid(), "sessionId": "s-1"}))
+    plain = drive("processes", ProcessesSensor, project, ignore_own_descendants=False)
+    included = drive("processes", ProcessesSensor, project, ignore_own_descendants=False, include_session_processes=True)
+    with sleeping(project) as own, detached_sleep(project) as other:
+        time.sleep(0.05)  # the detached shell has exited and its sleep was re-parented
+        pids = [p["pid"] for p in plain.sensor.poll(Focus(cwd=project))["processes"]]
+        assert other in pids and own.pid not in pids
+        pids = [p["pid"] for p in included.sensor.poll(Focus(cwd=project))["processes"]]
+        assert other in pids and own.pid in pids

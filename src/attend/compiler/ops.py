@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from attend.bounds import PATTERN_TIMEOUT_SECONDS
+from attend.bounds import MAX_DESCRIPTION_CHARS, PATTERN_TIMEOUT_SECONDS
 
 __all__ = [
     "GLOB_FLAGS",
@@ -21,10 +21,12 @@ __all__ = [
     "REGEX_TIMEOUT",
     "as_number",
     "compile_glob",
+    "compact_json",
     "compile_regex",
     "contains",
     "descendants",
     "get_dotted",
+    "is_index",
     "key_text",
     "key_value",
     "render_value",
@@ -150,14 +152,24 @@ def compile_regex(pattern: str) -> Callable[[str], bool]:
     return matches
 
 
+def is_index(name: str) -> bool:
+    """True when a dotted part indexes a list: ASCII digits (after one optional `-`), at most 18 of them.
+
+    `str.isdigit` is true for `²` and `٣`, which `int` refuses; and no list is long enough for a longer
+    index, whose conversion Python would refuse past 4,300 digits.
+    """
+    digits = name[1:] if name[:1] == "-" else name
+    return 0 < len(digits) <= 18 and digits.isascii() and digits.isdigit()
+
+
 def get_dotted(value: Any, fields: tuple[str, ...]) -> Any:
-    """The value at a dotted field path inside mappings (a numeric part also indexes a list), or MISSING."""
+    """The value at a dotted field path inside mappings (an ASCII-digit part also indexes a list), or MISSING."""
     for name in fields:
         if isinstance(value, dict):
             value = value.get(name, MISSING)
             if value is MISSING:
                 return MISSING
-        elif isinstance(value, list) and name.lstrip("-").isdigit():
+        elif isinstance(value, list) and is_index(name):
             index = int(name)
             if -len(value) <= index < len(value):
                 value = value[index]
@@ -224,18 +236,85 @@ def descendants(node: Any, out: list[Any]) -> None:
             stack.pop()
 
 
+#: The longest text one reference renders (bounds.MAX_DESCRIPTION_CHARS); longer is cut with "…".
+RENDER_LIMIT = MAX_DESCRIPTION_CHARS
+
+
 def render_value(value: Any) -> str:
     """A selected value as description text, the one rendering everywhere (polls, fires, `attend test`):
-    strings as they are, anything else as compact JSON in document order (`{"a":1,"b":[2,3]}`)."""
+    strings as they are, anything else as compact JSON in document order (`{"a":1,"b":[2,3]}`).
+    At most `RENDER_LIMIT` characters (cut with "…"), computed without rendering the rest."""
     if isinstance(value, str):
-        return value
+        return value if len(value) <= RENDER_LIMIT else value[: RENDER_LIMIT - 1] + "…"
     if value is MISSING:
         return ""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, (int, float)):
-        return repr(value)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        text = repr(value)
+        return text if len(text) <= RENDER_LIMIT else text[: RENDER_LIMIT - 1] + "…"
+    return compact_json(value, RENDER_LIMIT)
+
+
+def _json_scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, int) or value == value and abs(value) != float("inf") else json.dumps(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def compact_json(value: Any, limit: int) -> str:
+    """`value` as compact JSON in document order, cut to `limit` characters with "…".
+
+    Written without recursion and stopping as soon as the limit is passed, so neither a deep nor a huge
+    value costs more than the characters it shows.
+    """
+    out: list[str] = []
+    size = 0
+    # one frame per open container: [iterator, is_mapping, first]
+    stack: list[list[Any]] = []
+    node = value
+    while True:
+        if isinstance(node, dict):
+            out.append("{")
+            stack.append([iter(node.items()), True, True])
+        elif isinstance(node, list):
+            out.append("[")
+            stack.append([iter(node), False, True])
+        else:
+            out.append(_json_scalar(node))
+        size += len(out[-1])
+        while stack:
+            if size > limit:
+                return "".join(out)[: limit - 1] + "…"
+            frame = stack[-1]
+            nxt = next(frame[0], _END)
+            if nxt is _END:
+                out.append("}" if frame[1] else "]")
+                size += 1
+                stack.pop()
+                continue
+            if not frame[2]:
+                out.append(",")
+                size += 1
+            frame[2] = False
+            if frame[1]:
+                key, node = nxt
+                out.append(json.dumps(key if isinstance(key, str) else str(key), ensure_ascii=False) + ":")
+                size += len(out[-1])
+            else:
+                node = nxt
+            break
+        else:
+            break
+    text = "".join(out)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_END: Any = object()
 
 
 #: The first character of a state key that stands for a key value other than a string: the JSON text

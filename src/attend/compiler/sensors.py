@@ -101,12 +101,12 @@ class CompiledSensor:
         if self.output == "lines":
             items, errors = parse_lines(text)
             return items, [message for _, message in errors]
+        from attend.compiler.results import MalformedResult, read_json
+
         try:
-            return json.loads(text), []
-        except (ValueError, RecursionError) as exc:
-            where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise MalformedOutput(f"the output is not valid JSON{where}: {reason}") from None
+            return read_json(text), []
+        except MalformedResult as exc:
+            raise MalformedOutput(exc.message) from None
 
     def step(
         self, states: dict[str, Any] | None, result: Any, *, test: bool = False, detail: bool = True,

@@ -22,12 +22,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attend.errors import AttendError, Diagnostic
+from attend.spec.schema import NAME_PATTERN
+
+#: A sensor name (the spec's rule): a test file's `sensor:` names a file, so nothing else is looked up.
+NAME_RE = re.compile(NAME_PATTERN)
 
 __all__ = ["PollOutcome", "TestFileResult", "main", "match_fires", "run_test_file"]
 
@@ -155,19 +161,25 @@ class _Reader:
         given = [name for name in ("result", "result_file", "lines") if name in poll]
         if len(given) != 1:
             raise self.fail("a poll needs exactly one of `result`, `result_file` or `lines`", *at)
+        from attend.compiler.results import MalformedResult, admit, read_json
+
         if "result" in poll:
-            return poll["result"], []
+            try:
+                return admit(poll["result"]), []
+            except MalformedResult as exc:
+                raise self.fail(f"`result` is not a usable poll result: {exc.message}", *at, "result") from None
         if "result_file" in poll:
             name = poll["result_file"]
             if not isinstance(name, str):
                 raise self.fail("`result_file` must be a file name", *at, "result_file")
             target = self.path.parent / name
             try:
-                return json.loads(target.read_text(encoding="utf-8")), []
+                return read_json(_read_capped(target)), []
             except (OSError, UnicodeDecodeError) as exc:
                 raise self.fail(f"cannot read result_file {name}: {exc.__class__.__name__}: {exc}", *at, "result_file") from None
-            except ValueError as exc:
-                raise self.fail(f"result_file {name} is not valid JSON: {exc}", *at, "result_file") from None
+            except MalformedResult as exc:
+                what = "valid JSON" if exc.syntax else "a usable poll result"
+                raise self.fail(f"result_file {name} is not {what}: {exc.message}", *at, "result_file") from None
         text = poll["lines"]
         if not isinstance(text, str):
             raise self.fail("`lines` must be a string of `magnitude|description` lines", *at, "lines")
@@ -207,6 +219,19 @@ class _Reader:
                 if name in ("trigger", "description") and not isinstance(value, str):
                     raise self.fail(f"`{name}` must be a string", *at, str(n), name)
         return expect
+
+
+def _read_capped(target: Path) -> str:
+    """A result file's text: a regular file of at most `MAX_INPUT_BYTES` (not /dev/zero, not a FIFO)."""
+    from attend.bounds import MAX_INPUT_BYTES
+
+    with open(target, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{target} is not a regular file")
+        data = handle.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise OSError(f"the file is larger than {MAX_INPUT_BYTES} bytes (the cap on a poll result)")
+    return data.decode("utf-8")
 
 
 def _load_sensor(name: str, beside: Path, project_dir: Path, env: dict[str, str]) -> Any:
@@ -250,8 +275,9 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
                 raise reader.fail(f"unknown field `{name}` (a test file holds `sensor` and `polls`)", str(name), key=True)
         stem = path.name[: -len(TEST_SUFFIX)] if path.name.endswith(TEST_SUFFIX) else path.stem
         name = doc.get("sensor", stem)
-        if not isinstance(name, str) or not name:
-            raise reader.fail("`sensor` must be a sensor name", "sensor")
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            raise reader.fail(f"`sensor` must be a sensor name ({NAME_PATTERN}: lower-case letters, digits, _ and -), "
+                              f"not {str(name)[:60]!r}", *(("sensor",) if "sensor" in doc else ()))
         result.sensor = name
         polls = doc.get("polls")
         if not isinstance(polls, list) or not polls:

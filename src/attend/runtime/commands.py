@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -400,10 +401,21 @@ def _read_input(args: Any) -> tuple[str | None, str]:
         if sys.stdin is None or sys.stdin.isatty():
             return None, "give the result with --input FILE (or - for standard input), or pipe it in"
         source = "-"
+    from attend.bounds import MAX_INPUT_BYTES
+
+    cap = MAX_INPUT_BYTES
+    too_large = f"the input is larger than {cap} bytes (the cap on a poll result); nothing was read past it"
     if source == "-":
-        return sys.stdin.read(), ""
+        text = sys.stdin.read(cap + 1)
+        return (None, too_large) if len(text.encode("utf-8", "surrogateescape")) > cap else (text, "")
     try:
-        return Path(source).read_text(encoding="utf-8"), ""
+        with open(source, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None, f"cannot read {source}: not a regular file"
+            data = handle.read(cap + 1)
+        if len(data) > cap:
+            return None, too_large
+        return data.decode("utf-8"), ""
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot read {source}: {exc}"
 
@@ -418,16 +430,23 @@ def _parse_result(compiled: Any, text: str) -> tuple[Any, str, list[str]]:
 
 
 def _parse_document(text: str) -> tuple[Any, str]:
+    from attend.compiler.results import MalformedResult, admit, read_json
+
     try:
-        return json.loads(text), ""
-    except ValueError:
-        pass
+        return read_json(text), ""
+    except MalformedResult as exc:
+        if not exc.syntax:
+            return None, f"the input is not a usable poll result: {exc.message}"
     import yaml
 
     try:
-        loaded = yaml.safe_load(text)
+        loaded = admit(yaml.safe_load(text))
     except yaml.YAMLError as exc:
         return None, f"the input is neither JSON nor YAML: {exc}"
+    except MalformedResult as exc:
+        return None, f"the input is not a usable poll result: {exc.message}"
+    except (ValueError, RecursionError) as exc:  # an integer past Python's limit, a document too deep
+        return None, f"the input is not a usable poll result: {type(exc).__name__}: {str(exc)[:200]}"
     if not isinstance(loaded, (dict, list)):
         # Any text that is not JSON is still a YAML plain scalar (a file of notes, a log). Read as a
         # string it would select nothing, and every stored item would fire as removed; so a YAML input

@@ -3,7 +3,11 @@
 Which processes: every process of any user we may inspect whose working directory is the project
 directory or a folder below it (``/proc/<pid>/cwd``), except attend itself and its own children when
 `ignore_own_descendants` is set (the git sensor's and command sensors' subprocesses would otherwise
-report themselves). A process is identified across polls by its pid and start time, so a reused pid
+report themselves), and, unless `include_session_processes` is set, the agent session's own process
+tree: every descendant of the Claude Code process that owns the session (found through the session
+identity, `peers.identity`), or of attend's parent when no session record names one. An agent told
+about its own tool calls (`bash`, `sleep 40`, `attend sensors list`) learns nothing; a build started
+from another terminal is still reported. A process is identified across polls by its pid and start time, so a reused pid
 is a new process.
 
 Watched tools (`watch`, e.g. cargo, make, npm, pytest) are matched on the process name, the program's
@@ -97,6 +101,20 @@ def watched_tool(comm: str, argv: Sequence[str], watch: Iterable[str]) -> str:
     return ""
 
 
+def session_root(env: Mapping[str, str] | None = None) -> int:
+    """The process whose descendants are the agent session's own commands: the Claude Code process
+    that owns this session (its record in Claude Code's sessions folder), else attend's parent."""
+    from attend.peers.identity import resolve_session
+
+    try:
+        session = resolve_session(env={k: v for k, v in (os.environ if env is None else env).items()
+                                       if k != "ATTEND_SESSION"})
+    except Exception:  # noqa: BLE001 - an unreadable identity only loses the exclusion, never the poll
+        session = None
+    owner = getattr(session, "owner_pid", None)
+    return owner if isinstance(owner, int) and owner > 1 else os.getppid()
+
+
 def is_within(path: str, folder: str) -> bool:
     """True when `path` is `folder` or below it (both absolute, normalised)."""
     return path == folder or path.startswith(folder.rstrip("/") + "/")
@@ -106,7 +124,8 @@ class ProcessesSensor:
     """Tracks the processes working in the project.
 
     Crate fields (set in ``sensors.d/processes.yaml``): `watch` (tool names), `ignore_own_descendants`
-    (leave out attend and its children), `cmdline_limit` (characters of a command line kept).
+    (leave out attend and its children), `include_session_processes` (also report the agent session's
+    own process tree; off by default), `cmdline_limit` (characters of a command line kept).
 
     State between polls: the watched processes being tracked (id → tool), so a zombie that was one of
     them can be recognised after it lost its working directory.
@@ -117,6 +136,8 @@ class ProcessesSensor:
         self.watch: tuple[str, ...] = tuple(str(w) for w in watch)
         self.ignore_own_descendants: bool = require(config, "ignore_own_descendants", bool)
         self.cmdline_limit: int = require(config, "cmdline_limit", int)
+        include = config.get("include_session_processes", False)
+        self.include_session_processes: bool = include if isinstance(include, bool) else False
         self._tracked: dict[str, dict[str, Any]] = {}
 
     def export_state(self) -> dict[str, Any]:
@@ -138,7 +159,9 @@ class ProcessesSensor:
             raise SensorUnavailable(f"{PROC} is not available; the processes sensor reads Linux's /proc")
         project = os.path.realpath(focus.cwd)
         stats = dict(self._read_stats())
-        own = self._own_descendants(stats) if self.ignore_own_descendants else set()
+        own = self._descendants(stats, os.getpid()) if self.ignore_own_descendants else set()
+        if not self.include_session_processes:
+            own |= self._descendants(stats, session_root())
 
         processes: list[dict[str, Any]] = []
         failures: list[dict[str, Any]] = []
@@ -197,12 +220,14 @@ class ProcessesSensor:
                 continue  # exited while being read
 
     @staticmethod
-    def _own_descendants(stats: Mapping[int, ProcStat]) -> set[int]:
-        """attend's own pid and every process below it."""
+    def _descendants(stats: Mapping[int, ProcStat], root: int) -> set[int]:
+        """`root` and every process below it (nothing for pid 1 or less: never the whole system)."""
+        if root <= 1:
+            return set()
         children: dict[int, list[int]] = {}
         for pid, stat in stats.items():
             children.setdefault(stat.ppid, []).append(pid)
-        found, todo = set(), [os.getpid()]
+        found, todo = set(), [root]
         while todo:
             pid = todo.pop()
             if pid not in found:

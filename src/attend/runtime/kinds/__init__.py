@@ -94,4 +94,12 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     if module_name is None:
         return PollOutcome.failed("invalid", f"unknown kind {compiled.kind!r}")
     module = importlib.import_module(module_name)
-    return await module.poll(compiled, ctx)
+    outcome = await module.poll(compiled, ctx)
+    if outcome.ok and compiled.kind != "command":  # a command's output went through results.read_json
+        from attend.compiler.results import MalformedResult, admit
+
+        try:
+            outcome.result = admit(outcome.result)
+        except MalformedResult as exc:
+            return PollOutcome.failed("malformed", exc.message, **outcome.meta)
+    return outcome
