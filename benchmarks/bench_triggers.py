@@ -26,6 +26,7 @@ import jsonpath
 
 from attend.compiler import compile_trigger
 from attend.compiler.sensors import evaluate_triggers
+from attend.compiler.ops import key_value
 from benchmarks import trigger_interpreter
 from benchmarks.timing import report
 
@@ -128,7 +129,7 @@ def _hand_keyed(name: str, on: str, nodes: list[Any], state: dict[str, Any], con
         k = n.get("id") if isinstance(n, dict) else None
         if k is None:
             continue
-        k = k if isinstance(k, str) else str(k)
+        k = k if isinstance(k, str) else "\x1f" + str(k)  # the state's key text of a number (ops.key_text)
         if k not in items:
             items[k] = n
     prev = state["items"]
@@ -211,7 +212,7 @@ def main() -> None:
     def run_interpreted() -> list[tuple[Any, str]]:
         out: list[tuple[Any, str]] = []
         for name, t in compiled.items():
-            out += trigger_interpreter.step(t.ir, states[name], after)[0]
+            out += [(None if k is None else key_value(k), d) for k, d in trigger_interpreter.step(t.ir, states[name], after)[0]]
         return out
 
     direct, viajsonpath = direct_selectors(), jsonpath_selectors()
@@ -231,9 +232,9 @@ def main() -> None:
     expected = run_compiled()
     assert expected == run_sensor_step(), "the shared sensor step disagrees with the triggers run one by one"
     assert expected == run_interpreted(), "the interpreter disagrees with the compiled triggers"
-    hand = [(None if k is None else str(k), d) for k, d in run_hand()]
+    hand = [(None if k is None else key_value(k), d) for k, d in run_hand()]
     assert hand == expected, "the hand-written function disagrees with the compiled triggers"
-    assert [(None if k is None else str(k), d) for k, d in run_jsonpath()] == expected
+    assert [(None if k is None else key_value(k), d) for k, d in run_jsonpath()] == expected
     print(f"   10 triggers, 10,000 items × 8 fields, {len(expected)} fires per poll (all variants agree)")
 
     t_hand, t_compiled, t_sensor, t_interp, t_jsonpath = interleaved_best(

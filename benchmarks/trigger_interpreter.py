@@ -13,7 +13,7 @@ import regex
 from wcmatch import fnmatch
 
 from attend import ir
-from attend.compiler.ops import MISSING, as_number, contains, descendants, get_dotted, key_text, render_value, same
+from attend.compiler.ops import MISSING, as_number, contains, descendants, get_dotted, key_text, key_value, render_value, same
 
 FLAGS = fnmatch.CASE | fnmatch.DOTMATCH
 
@@ -102,7 +102,7 @@ def render(template: ir.Template, item: Any, key: str | None, previous: Any) -> 
         elif p.root == "value":
             out.append(render_value(item))
         elif p.root == "key":
-            out.append(key or "")
+            out.append("" if key is None else render_value(key_value(key)))
         else:
             out.append("" if previous is MISSING else render_value(get_dotted(previous, p.fields)))
     return "".join(out)

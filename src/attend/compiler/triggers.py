@@ -109,7 +109,7 @@ def _plain_items(nodes: list[Any], field: str) -> dict[str, Any] | None:
         return None
     types = set(map(type, keys))
     if types == _STR:
-        if _KEY_MARK in "".join(k[:1] for k in keys):
+        if _KEY_MARK in "".join(keys):  # one C-level pass; a mark anywhere only means the general loop
             return None
         items = dict(zip(keys, nodes))
     elif types == _INT:
