@@ -433,7 +433,7 @@ class CompiledTrigger:
             out.append({"key": f.key, "outcome": "held", "reason": "flapping", "description": f.description})
         for k in pending_keys:
             since = (pending or {}).get(k, {}).get("since")
-            out.append({"key": k if self.key_fields is not None else None, "outcome": "held", "reason": "for",
+            out.append({"key": ops.key_value(k) if self.key_fields is not None else None, "outcome": "held", "reason": "for",
                         "until": None if since is None or self.hold is None else since + self.hold})
         if len(out) > OUTCOMES_LISTED:
             out = out[:OUTCOMES_LISTED] + [{"more": len(out) - OUTCOMES_LISTED}]
