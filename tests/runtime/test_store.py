@@ -206,3 +206,14 @@ def test_a_version_1_database_is_migrated_keeping_its_rows(tmp_path: Path) -> No
         assert [o.description for o in store.pending("git")] == ["new"]
     with Store(path, scope="/work/a") as scoped:
         assert scoped.trigger_states("git") == {}
+
+
+def test_a_stored_state_row_that_is_not_json_reads_as_absent_and_the_others_stay(store: Store, tmp_path: Path) -> None:
+    store.commit_poll("s", states={"good": {"v": 3, "items": {"b": 2, "a": 1}}, "bad": {"v": 3}})
+    raw = sqlite3.connect(tmp_path / "attend.db")
+    with raw:
+        raw.execute("UPDATE trigger_state SET state = '{not json' WHERE hash = 'bad'")
+    raw.close()
+    states = store.trigger_states("s")
+    assert states == {"good": {"v": 3, "items": {"b": 2, "a": 1}}}
+    assert list(states["good"]["items"]) == ["b", "a"]  # document order kept: {previous} reads as the item did
