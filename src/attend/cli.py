@@ -98,6 +98,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     _add_peers(sub, common)
 
+    p = sub.add_parser("doctor", parents=[common], help="what a working setup needs, one line per check with its fix")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler="attend.doctor:main")
+
     p = sub.add_parser("spec", parents=[common], help="the sensor spec")
     spec_sub = p.add_subparsers(dest="spec_command", metavar="WHAT", required=True)
     q = spec_sub.add_parser("schema", parents=[common], help="print the JSON Schema of spec v1")

@@ -249,6 +249,15 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
                                env=run_env, input=json.dumps({**stop, "stop_hook_active": True}),
                                capture_output=True, text=True, timeout=hook["timeout"])
         assert (again.returncode, again.stdout) == (0, "")
+
+        # `attend doctor`, through the same launcher, finds this wiring and the polling daemon.
+        launcher = str(Path(root) / "bin" / "attend")
+        done = subprocess.run([launcher, "doctor", "--json", "--project", str(home.project)], cwd=home.project,
+                              env=run_env, capture_output=True, text=True, timeout=PATIENCE)
+        checks = {c["check"]: c for c in json.loads(done.stdout)["checks"]}
+        assert done.returncode == 0, checks
+        assert checks["claude-code"]["message"].startswith("plugin attend@attend installed and enabled")
+        assert checks["daemon"]["status"] == "ok"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=PATIENCE)

@@ -1,0 +1,259 @@
+"""`attend doctor [--json]`: what a working setup needs, one line per check with its fix (DESIGN.md,
+"Sessions, Claude Code and the plugin").
+
+Each check answers `ok`, `warn` or `fail` with a message and, unless it passed, the command or step
+that fixes it. Exit 1 when any check fails; a warning (no daemon polls the project right now, a
+refused project sensor) is shown but passes, so a wired machine passes outside a session too.
+
+Checks, in order: the Python and attend versions; the store opens and its schema is current; every
+sensor compiles; which `attend run` polls this project and since when; the Claude Code wiring (the
+plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json); the program
+of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
+on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Check", "EXIT_FAILED", "main", "run_checks"]
+
+#: Exit code when a check failed.
+EXIT_FAILED = 1
+#: How many names a check's message lists before it says "and N more".
+SHOWN = 5
+#: The two lines that install the plugin (README, "Install as a Claude Code plugin").
+PLUGIN_INSTALL = "in Claude Code: `/plugin marketplace add <your attend clone>`, then `/plugin install attend@attend`"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of the report: `status` is `ok`, `warn` or `fail`; `fix` is empty for `ok`."""
+
+    check: str
+    status: str
+    message: str
+    fix: str = ""
+
+    def line(self) -> str:
+        label = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}[self.status]
+        return f"{label} {self.check}: {self.message}" + (f"; fix: {self.fix}" if self.fix else "")
+
+
+def _names(items: list[str]) -> str:
+    shown = ", ".join(items[:SHOWN])
+    return shown + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
+
+
+def check_versions() -> Check:
+    from attend.cli import _version
+
+    found = sys.version_info[:3]
+    text = f"Python {'.'.join(map(str, found))} ({sys.executable}), attend {_version()}"
+    if found < (3, 11):
+        return Check("versions", "fail", text, "install Python 3.11 or newer and reinstall attend with it")
+    return Check("versions", "ok", text)
+
+
+def check_store(paths: Any) -> Check:
+    from attend.runtime.store import StoreUnavailable, open_project_store
+    from attend.runtime.store.schema import SCHEMA_VERSION
+
+    try:
+        with open_project_store(paths) as store:
+            db, version = store.path, store.schema_version
+    except StoreUnavailable as exc:
+        return Check("store", "fail", str(exc), f"move the state folder {paths.state_dir} aside; attend makes a new one")
+    if version != SCHEMA_VERSION:
+        return Check("store", "fail", f"{db} has schema v{version}, this attend reads v{SCHEMA_VERSION}",
+                     "run the newest attend (a newer one wrote this store)")
+    return Check("store", "ok", f"{db} opens, schema v{version} (current)")
+
+
+def check_sensors(sensor_set: Any) -> Check:
+    from attend.runtime.runnable import compiled_or_error, first_error, runnable
+
+    broken, refused, good = [], [], 0
+    for name, sensor in sorted(sensor_set.sensors.items()):
+        if sensor.status == "refused":
+            refused.append(name)
+        elif not runnable(sensor):
+            broken.append(f"{name} ({first_error(sensor)})")
+        elif compiled_or_error(sensor)[0] is None:
+            broken.append(f"{name} ({compiled_or_error(sensor)[1]})")
+        else:
+            good += 1
+    stray = [str(d) for d in sensor_set.diagnostics if str(d.severity) == "error"]
+    if broken or stray:
+        return Check("sensors", "fail", f"{len(broken) + len(stray)} do not compile: {_names(broken + stray)}",
+                     "`attend compile --check` shows every problem with its position")
+    if refused:
+        return Check("sensors", "warn", f"{good} compile; refused (project not trusted): {_names(refused)}",
+                     "`attend sensors` says how to trust the project, if you mean to")
+    return Check("sensors", "ok", f"all {good} compile")
+
+
+def check_daemon(project_dir: Path) -> Check:
+    from attend.runtime.runlock import lock_path, running_pid
+
+    lock = lock_path(project_dir)
+    pid = running_pid(lock)
+    if pid is None:
+        return Check("daemon", "warn", f"no `attend run` polls {project_dir}",
+                     "open a Claude Code session with the plugin (its monitor starts one), or run "
+                     f"`attend run --project {project_dir}`")
+    since = _iso(lock.stat().st_mtime)
+    return Check("daemon", "ok", f"pid {pid} polls {project_dir} since {since}")
+
+
+def claude_dir(env: Mapping[str, str]) -> Path:
+    """Claude Code's configuration folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
+    named = env.get("CLAUDE_CONFIG_DIR")
+    return Path(named) if named else Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _stop_hook_commands(settings: Any) -> Iterable[str]:
+    hooks = settings.get("hooks") if isinstance(settings, dict) else None
+    groups = hooks.get("Stop") if isinstance(hooks, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        for hook in (group.get("hooks") if isinstance(group, dict) else None) or []:
+            if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                yield hook["command"]
+
+
+def check_claude_code(project_dir: Path, env: Mapping[str, str]) -> Check:
+    home = claude_dir(env)
+    settings_files = [home / "settings.json", project_dir / ".claude" / "settings.json",
+                      project_dir / ".claude" / "settings.local.json"]
+    settings = {path: _read_json(path) for path in settings_files}
+    installed = _read_json(home / "plugins" / "installed_plugins.json")
+    plugins = installed.get("plugins") if isinstance(installed, dict) else None
+    ids = sorted(k for k in (plugins or {}) if k.split("@")[0] == "attend")
+    for plugin_id in ids:
+        enabled_in = [p for p, doc in settings.items()
+                      if isinstance(doc, dict) and (doc.get("enabledPlugins") or {}).get(plugin_id) is True]
+        if enabled_in:
+            return Check("claude-code", "ok", f"plugin {plugin_id} installed and enabled ({enabled_in[0]})")
+    for path, doc in settings.items():
+        if any("attend" in c and "drain" in c for c in _stop_hook_commands(doc)):
+            return Check("claude-code", "ok", f"Stop hook running `attend drain` in {path}")
+    if ids:
+        return Check("claude-code", "fail", f"plugin {ids[0]} is installed but not enabled",
+                     f"in Claude Code: `/plugin enable {ids[0]}`")
+    return Check("claude-code", "fail",
+                 f"neither the attend plugin nor a Stop hook running `attend drain` found under {home} or "
+                 f"{project_dir / '.claude'}", PLUGIN_INSTALL + " (or wire it by hand: README)")
+
+
+def _enabled(sensor_set: Any, kind: str) -> list[Any]:
+    from attend.runtime.runnable import runnable
+
+    return [s for _, s in sorted(sensor_set.sensors.items())
+            if runnable(s) and s.data.get("kind") == kind and s.data.get("enabled", True)]
+
+
+def _program_found(program: str, cwd: Path, path: str | None) -> bool:
+    if os.sep in program:
+        target = cwd / program
+        return target.is_file() and os.access(target, os.X_OK)
+    return shutil.which(program, path=path) is not None
+
+
+def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
+    sensors = _enabled(sensor_set, "command")
+    missing = []
+    for sensor in sensors:
+        command = sensor.data.get("command") or {}
+        argv = command.get("argv") or []
+        if not argv:
+            continue
+        path = {**env, **(command.get("env") or {})}.get("PATH")
+        if not _program_found(str(argv[0]), project_dir / str(command.get("cwd") or "."), path):
+            missing.append(f"{sensor.name} needs `{argv[0]}`")
+    if missing:
+        return Check("commands", "fail", f"not on PATH: {_names(missing)}",
+                     "install the program, or turn the sensor off: `attend settings set attend.sensors.NAME.enabled false`")
+    return Check("commands", "ok", f"the programs of all {len(sensors)} enabled command sensors are on PATH")
+
+
+def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
+    from attend.errors import RuntimeFailure
+    from attend.runtime.mcp_config import resolve_server
+
+    sensors = _enabled(sensor_set, "mcp")
+    problems = []
+    for sensor in sensors:
+        try:
+            server = resolve_server((sensor.data.get("mcp") or {}).get("server"), project_dir, env)
+        except RuntimeFailure as exc:
+            problems.append(f"{sensor.name}: {exc.message}")
+            continue
+        if not _program_found(server.command, project_dir, {**env, **server.env_dict}.get("PATH")):
+            problems.append(f"{sensor.name}: server {server.name or server.command} needs `{server.command}`, not on PATH")
+    if problems:
+        return Check("mcp", "fail", _names(problems),
+                     "add the server to Claude Code (`claude mcp add`) or the sensor's `mcp.server`, and install its "
+                     "program; docs/mcp.md")
+    return Check("mcp", "ok", f"the servers of all {len(sensors)} enabled MCP sensors resolve")
+
+
+def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
+    """Every check for `project_dir`, in report order; a check that breaks is reported, never raised."""
+    from attend.spec import layer_paths, load_set
+
+    paths = layer_paths(project_dir, env)
+    loaded: dict[str, Any] = {}
+
+    def sensor_set() -> Any:
+        if "set" not in loaded:
+            loaded["set"] = load_set(project_dir, env)
+        return loaded["set"]
+
+    steps: list[tuple[str, Callable[[], Check]]] = [
+        ("versions", check_versions),
+        ("store", lambda: check_store(paths)),
+        ("sensors", lambda: check_sensors(sensor_set())),
+        ("daemon", lambda: check_daemon(project_dir)),
+        ("claude-code", lambda: check_claude_code(project_dir, env)),
+        ("commands", lambda: check_commands(sensor_set(), project_dir, env)),
+        ("mcp", lambda: check_mcp(sensor_set(), project_dir, env)),
+    ]
+    out = []
+    for name, step in steps:
+        try:
+            out.append(step())
+        except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
+            out.append(Check(name, "fail", f"the check itself failed: {type(exc).__name__}: {exc}",
+                             "report this as a bug in attend"))
+    return out
+
+
+def main(args: Any) -> int:
+    """`attend doctor [--json]`."""
+    checks = run_checks(Path(args.project_dir), os.environ)
+    ok = all(c.status != "fail" for c in checks)
+    if getattr(args, "json", False):
+        print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks]}, indent=2))
+    else:
+        for c in checks:
+            print(c.line())
+    return 0 if ok else EXIT_FAILED

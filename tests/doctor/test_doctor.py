@@ -1,0 +1,129 @@
+"""`attend doctor [--json]`: one line per check with its fix; exit 1 when a check fails (DESIGN.md,
+"Sessions, Claude Code and the plugin"). Each check is shown failing here with the state that breaks it;
+the plugin test (tests/plugin/) shows it passing on a machine wired by the real Claude Code CLI."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from attend.runtime.store.schema import SCHEMA_VERSION
+from attend.runtime.runlock import acquire, lock_path
+
+STOP_HOOK = {"hooks": {"Stop": [{"hooks": [{"type": "command", "timeout": 10,
+                                             "command": 'attend drain --format hook --project "$CLAUDE_PROJECT_DIR"'}]}]}}
+
+
+def doctor(home) -> tuple[int, dict[str, dict]]:
+    done = home.attend("doctor", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] is (done.returncode == 0)
+    return done.returncode, {c["check"]: c for c in report["checks"]}
+
+
+def wire_stop_hook(home) -> None:
+    settings = home.root / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(STOP_HOOK))
+
+
+def test_doctor_on_a_fresh_machine_says_to_install_the_plugin_and_exits_1(home):
+    done = home.attend("doctor")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[1].rstrip(":") for line in lines] == [
+        "versions", "store", "sensors", "daemon", "claude-code", "commands", "mcp"]
+    (wiring,) = [line for line in lines if " claude-code: " in line]
+    assert wiring.startswith("FAIL claude-code: neither the attend plugin nor a Stop hook")
+    assert "fix: in Claude Code: `/plugin marketplace add <your attend clone>`, then `/plugin install attend@attend`" in wiring
+    (daemon,) = [line for line in lines if " daemon: " in line]
+    assert daemon.startswith("warn daemon: no `attend run` polls ") and "fix: " in daemon
+
+
+def test_doctor_passes_once_the_stop_hook_is_in_settings_json(home):
+    wire_stop_hook(home)
+    code, checks = doctor(home)
+    assert code == 0, checks
+    assert checks["claude-code"]["status"] == "ok"
+    assert "Stop hook running `attend drain`" in checks["claude-code"]["message"]
+    assert {c["status"] for c in checks.values()} <= {"ok", "warn"}
+    assert checks["store"]["message"].endswith(f"schema v{SCHEMA_VERSION} (current)")
+
+
+def test_doctor_fails_on_an_installed_but_disabled_plugin_with_the_enable_command(home):
+    plugins = home.root / ".claude" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "installed_plugins.json").write_text(json.dumps(
+        {"version": 2, "plugins": {"attend@attend": [{"scope": "user", "installPath": "/x", "version": "0.1.0"}]}}))
+    (home.root / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"attend@attend": False}}))
+    code, checks = doctor(home)
+    assert code == 1
+    assert checks["claude-code"]["message"] == "plugin attend@attend is installed but not enabled"
+    assert checks["claude-code"]["fix"] == "in Claude Code: `/plugin enable attend@attend`"
+
+
+def test_doctor_fails_when_a_sensor_does_not_compile_and_names_it(home):
+    wire_stop_hook(home)
+    home.write_user_sensor("broken", "spec: 1\nname: broken\nkind: command\ncommand: {argv: [true]}\ninterval: often\n")
+    code, checks = doctor(home)
+    assert code == 1
+    assert checks["sensors"]["status"] == "fail"
+    assert checks["sensors"]["message"].startswith("1 do not compile: broken (")
+    assert "attend compile --check" in checks["sensors"]["fix"]
+
+
+def test_doctor_fails_when_the_state_folder_is_unusable(home):
+    wire_stop_hook(home)
+    (home.state / "attend").write_text("not a folder")
+    code, checks = doctor(home)
+    assert code == 1
+    assert checks["store"]["status"] == "fail" and "aside" in checks["store"]["fix"]
+    assert checks["sensors"]["status"] == "ok"  # one broken check never hides the others
+
+
+def test_doctor_fails_when_a_newer_attend_wrote_the_store(home):
+    wire_stop_hook(home)
+    assert home.attend("sensors").returncode == 0  # creates the store
+    with sqlite3.connect(home.state / "attend" / "attend.db") as db:
+        db.execute("PRAGMA user_version = 99")
+    code, checks = doctor(home)
+    assert code == 1
+    assert checks["store"]["message"].endswith(f"has schema v99, this attend reads v{SCHEMA_VERSION}")
+
+
+def test_doctor_names_the_process_polling_the_project_and_since_when(home):
+    wire_stop_hook(home)
+    lock, holder = acquire(lock_path(home.project, home.env()))
+    assert lock is not None, holder
+    try:
+        code, checks = doctor(home)
+    finally:
+        lock.close()
+    assert code == 0
+    import os
+
+    assert checks["daemon"]["status"] == "ok"
+    assert checks["daemon"]["message"].startswith(f"pid {os.getpid()} polls {home.project} since 20")
+
+
+def test_doctor_fails_when_an_enabled_command_sensor_s_program_is_not_on_path(home):
+    wire_stop_hook(home)
+    home.write_user_sensor("ghost", "spec: 1\nname: ghost\nkind: command\ncommand: {argv: [no-such-program-xyz]}\n")
+    home.write_user_sensor("off", "spec: 1\nname: off\nkind: command\nenabled: false\ncommand: {argv: [no-such-xyz2]}\n")
+    code, checks = doctor(home)
+    assert code == 1
+    assert checks["commands"]["message"] == "not on PATH: ghost needs `no-such-program-xyz`"
+    assert "attend.sensors.NAME.enabled false" in checks["commands"]["fix"]
+
+
+def test_doctor_fails_when_an_enabled_mcp_sensor_s_server_does_not_resolve(home):
+    wire_stop_hook(home)
+    home.write_user_sensor("tracker", "spec: 1\nname: tracker\nkind: mcp\nmcp: {server: nowhere, tool: list}\n")
+    home.write_user_sensor("inline", "spec: 1\nname: inline\nkind: mcp\n"
+                                     "mcp: {server: {command: no-such-server-xyz}, tool: list}\n")
+    code, checks = doctor(home)
+    assert code == 1
+    message = checks["mcp"]["message"]
+    assert "tracker: no MCP server named 'nowhere'" in message
+    assert "inline: server no-such-server-xyz needs `no-such-server-xyz`, not on PATH" in message
