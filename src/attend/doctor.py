@@ -6,7 +6,8 @@ that fixes it. Exit 1 when any check fails; a warning (no daemon polls the proje
 refused project sensor) is shown but passes, so a wired machine passes outside a session too.
 
 Checks, in order: the Python and attend versions; the store opens and its schema is current; every
-sensor compiles; which `attend run` polls this project and since when; the Claude Code wiring (the
+sensor compiles; which session polls this project and since when, and which are attached; the
+Claude Code wiring (the
 plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json); the program
 of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
 on PATH.
@@ -105,17 +106,33 @@ def check_sensors(sensor_set: Any) -> Check:
     return Check("sensors", "ok", f"all {good} compile")
 
 
-def check_daemon(project_dir: Path) -> Check:
+def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
+    """Two lines: which session polls the project and since when (or none), and the attached ones."""
     from attend.runtime.runlock import lock_path, running_pid
+    from attend.runtime.session_status import project_sessions
+    from attend.runtime.store import StoreUnavailable
 
-    lock = lock_path(project_dir)
-    pid = running_pid(lock)
-    if pid is None:
-        return Check("daemon", "warn", f"no `attend run` polls {project_dir}",
-                     "open a Claude Code session with the plugin (its monitor starts one), or run "
-                     f"`attend run --project {project_dir}`")
-    since = _iso(lock.stat().st_mtime)
-    return Check("daemon", "ok", f"pid {pid} polls {project_dir} since {since}")
+    try:
+        sessions = project_sessions(project_dir, env)
+        poller, attached, lock_pid = sessions.poller, sessions.attached, sessions.lock_pid
+    except StoreUnavailable:  # the store check says why; the run lock still tells who polls
+        poller, attached, lock_pid = None, [], running_pid(lock_path(project_dir, env))
+    if poller is not None:
+        daemon = Check("daemon", "ok", f"session {poller.session} (pid {poller.pid}) polls {project_dir}"
+                       + (f" since {_iso(poller.since)}" if poller.since else ""))
+    elif lock_pid is not None:
+        since = _iso(lock_path(project_dir, env).stat().st_mtime)
+        daemon = Check("daemon", "ok", f"pid {lock_pid} polls {project_dir} since {since}")
+    else:
+        daemon = Check("daemon", "warn", f"no `attend run` polls {project_dir}",
+                       "open a Claude Code session with the plugin (its monitor starts one), or run "
+                       f"`attend run --project {project_dir}`")
+    if attached:
+        names = [f"{s.session} (pid {s.pid})" for s in attached]
+        joined = Check("sessions", "ok", f"{len(attached)} attached (each prints every notification): {_names(names)}")
+    else:
+        joined = Check("sessions", "ok", "no other session attached")
+    return [daemon, joined]
 
 
 def claude_dir(env: Mapping[str, str]) -> Path:
@@ -228,19 +245,20 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
             loaded["set"] = load_set(project_dir, env)
         return loaded["set"]
 
-    steps: list[tuple[str, Callable[[], Check]]] = [
+    steps: list[tuple[str, Callable[[], Check | list[Check]]]] = [
         ("versions", check_versions),
         ("store", lambda: check_store(paths)),
         ("sensors", lambda: check_sensors(sensor_set())),
-        ("daemon", lambda: check_daemon(project_dir)),
+        ("daemon", lambda: check_sessions(project_dir, env)),
         ("claude-code", lambda: check_claude_code(project_dir, env)),
         ("commands", lambda: check_commands(sensor_set(), project_dir, env)),
         ("mcp", lambda: check_mcp(sensor_set(), project_dir, env)),
     ]
-    out = []
+    out: list[Check] = []
     for name, step in steps:
         try:
-            out.append(step())
+            result = step()
+            out.extend(result if isinstance(result, list) else [result])
         except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
             out.append(Check(name, "fail", f"the check itself failed: {type(exc).__name__}: {exc}",
                              "report this as a bug in attend"))

@@ -5,10 +5,15 @@ the plugin test (tests/plugin/) shows it passing on a machine wired by the real 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 
 from attend.runtime.store.schema import SCHEMA_VERSION
-from attend.runtime.runlock import acquire, lock_path
+from attend.runtime.runlock import lock_path, open_lock, try_lock
 
 STOP_HOOK = {"hooks": {"Stop": [{"hooks": [{"type": "command", "timeout": 10,
                                              "command": 'attend drain --format hook --project "$CLAUDE_PROJECT_DIR"'}]}]}}
@@ -33,7 +38,7 @@ def test_doctor_on_a_fresh_machine_says_to_install_the_plugin_and_exits_1(home):
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert [line.split()[1].rstrip(":") for line in lines] == [
-        "versions", "store", "sensors", "daemon", "claude-code", "commands", "mcp"]
+        "versions", "store", "sensors", "daemon", "sessions", "claude-code", "commands", "mcp"]
     (wiring,) = [line for line in lines if " claude-code: " in line]
     assert wiring.startswith("FAIL claude-code: neither the attend plugin nor a Stop hook")
     assert "fix: in Claude Code: `/plugin marketplace add <your attend clone>`, then `/plugin install attend@attend`" in wiring
@@ -94,15 +99,13 @@ def test_doctor_fails_when_a_newer_attend_wrote_the_store(home):
 
 def test_doctor_names_the_process_polling_the_project_and_since_when(home):
     wire_stop_hook(home)
-    lock, holder = acquire(lock_path(home.project, home.env()))
-    assert lock is not None, holder
+    lock = open_lock(lock_path(home.project, home.env()))
+    assert try_lock(lock)  # this process holds the run lock, as a poller without a session row would
     try:
         code, checks = doctor(home)
     finally:
         lock.close()
     assert code == 0
-    import os
-
     assert checks["daemon"]["status"] == "ok"
     assert checks["daemon"]["message"].startswith(f"pid {os.getpid()} polls {home.project} since 20")
 
@@ -127,3 +130,30 @@ def test_doctor_fails_when_an_enabled_mcp_sensor_s_server_does_not_resolve(home)
     message = checks["mcp"]["message"]
     assert "tracker: no MCP server named 'nowhere'" in message
     assert "inline: server no-such-server-xyz needs `no-such-server-xyz`, not on PATH" in message
+
+
+def test_doctor_names_the_polling_session_and_the_attached_ones_of_real_daemons(quiet_home):
+    home = quiet_home
+    wire_stop_hook(home)
+    daemons = [subprocess.Popen([sys.executable, "-m", "attend", "run", "--session", name], cwd=home.project,
+                                env=home.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for name in ("first", "second")]
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            code, checks = doctor(home)
+            if checks["sessions"]["message"].startswith("1 attached") or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+    finally:
+        for daemon in daemons:
+            daemon.send_signal(signal.SIGTERM)
+        for daemon in daemons:
+            daemon.wait(timeout=30)
+    assert code == 0, checks
+    pids = {"first": daemons[0].pid, "second": daemons[1].pid}
+    polling = checks["daemon"]["message"]
+    poller = "first" if polling.startswith("session first ") else "second"
+    other = ({"first", "second"} - {poller}).pop()
+    assert polling.startswith(f"session {poller} (pid {pids[poller]}) polls {home.project} since 20")
+    assert checks["sessions"]["message"] == f"1 attached (each prints every notification): {other} (pid {pids[other]})"
