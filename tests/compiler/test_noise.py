@@ -275,7 +275,7 @@ def test_the_noise_commands_in_authoring_md_run(home) -> None:
     import shlex
 
     section = (DOCS / "authoring.md").read_text().split("### Noise controls", 1)[1].split("\n### ", 1)[0]
-    commands = [shlex.split(line[2:]) for line in section.splitlines() if line.startswith("$ attend ")]
+    commands = [shlex.split(line[2:], comments=True) for line in section.splitlines() if line.startswith("$ attend ")]
     assert [c[:3] for c in commands] == [["attend", "sensors", "shelve"], ["attend", "sensors", "history"]]
     trigger = _doc_blocks(DOCS / "authoring.md", "trigger")[-1][1]
     body = "\n".join("    " + line for line in trigger.splitlines())
