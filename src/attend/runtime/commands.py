@@ -37,8 +37,8 @@ from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import StoreUnavailable, open_project_store
 
 __all__ = [
-    "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "reports_unusable_store", "sensors_fire", "sensors_list",
-    "sensors_poll",
+    "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "poll_report", "reports_unusable_store", "sensor_row",
+    "sensor_rows", "sensors_fire", "sensors_list", "sensors_poll",
 ]
 
 #: Exit code of a poll that failed, or a sensor that cannot poll.
@@ -103,9 +103,21 @@ def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
     return None if problem is None else unprobed_message(compiled.name, problem)
 
 
-def sensor_row(sensor: Any, status: Any, probe: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One sensor as `attend sensors list --json` shows it (`probe`: an mcp sensor's stored probe record)."""
-    compiled, compile_error = compiled_or_error(sensor) if runnable(sensor) else (None, "")
+def sensor_row(
+    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
+) -> dict[str, Any]:
+    """One sensor as `attend sensors list --json` shows it.
+
+    Args:
+        sensor: the loaded sensor.
+        status: its status row from the store (None: it never polled).
+        probe: an mcp sensor's stored probe record.
+        compiled: `compiled_or_error(sensor)` when the caller already has it (the sensors tab keeps it
+            between refreshes); computed here otherwise.
+    """
+    if compiled is None:
+        compiled = compiled_or_error(sensor) if runnable(sensor) else (None, "")
+    compiled, compile_error = compiled
     row: dict[str, Any] = {
         "name": sensor.name,
         "kind": sensor.kind,
@@ -169,21 +181,30 @@ def _load(args: Any) -> Any:
     return load_set(args.project_dir, os.environ)
 
 
-@reports_unusable_store
-def sensors_list(args: Any) -> int:
-    """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
+def sensor_rows(
+    sensor_set: Any, store: Any, project_dir: str | Path, compiled: dict[str, tuple[Any, str]] | None = None,
+    sessions: Any = None,
+) -> list[dict[str, Any]]:
+    """Every sensor of `sensor_set` joined with its live status, as `attend sensors list --json` shows it.
+
+    Args:
+        sensor_set: the loaded sensors.
+        store: the open project store (its status rows are read once).
+        project_dir: the project, whose daemon (if one runs) polls the sensors.
+        compiled: each sensor's `compiled_or_error` when the caller keeps them (the sensors tab).
+        sessions: the project's sessions (`session_status.project_sessions`) when the caller has them.
+    """
+    from attend.runtime.noise.query import sensor_noise
     from attend.runtime.session_status import project_sessions
 
-    from attend.runtime.noise.query import sensor_noise
-
-    sensor_set = _load(args)
-    with open_project_store(sensor_set.paths) as store:
-        statuses = store.statuses()
-        noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
-        sessions = project_sessions(args.project_dir, store=store)
-        probes = {name: store.get_probe(name) for name, s in sensor_set.sensors.items() if s.kind == "mcp"}
+    statuses = store.statuses()
+    noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
+    sessions = sessions if sessions is not None else project_sessions(project_dir, store=store)
+    probes = {name: store.get_probe(name) for name, s in sensor_set.sensors.items() if s.kind == "mcp"}
     daemon = sessions.lock_pid
-    rows = [_guarded_row(s, statuses.get(name), probes.get(name)) for name, s in sorted(sensor_set.sensors.items())]
+    compiled = compiled or {}
+    rows = [_guarded_row(s, statuses.get(name), probes.get(name), compiled.get(name))
+            for name, s in sorted(sensor_set.sensors.items())]
     for row in rows:
         row["shelves"] = noise[row["name"]]["shelves"]
         row["flapping"] = noise[row["name"]]["flapping"]
@@ -192,6 +213,19 @@ def sensors_list(args: Any) -> int:
         row["attached_sessions"] = [s.session for s in sessions.attached]
         if daemon is None:
             row["next_poll"] = None  # nothing polls without a daemon
+    return rows
+
+
+@reports_unusable_store
+def sensors_list(args: Any) -> int:
+    """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
+    from attend.runtime.session_status import project_sessions
+
+    sensor_set = _load(args)
+    with open_project_store(sensor_set.paths) as store:
+        sessions = project_sessions(args.project_dir, store=store)
+        rows = sensor_rows(sensor_set, store, args.project_dir, sessions=sessions)
+    daemon = sessions.lock_pid is not None
     if getattr(args, "json", False):
         print(json.dumps(rows, indent=2))
         return 0
@@ -199,17 +233,19 @@ def sensors_list(args: Any) -> int:
         print(f"no sensors (user sensors go in {sensor_set.paths.user})")
         return 0
     print(_table(rows))
-    if daemon is None:
+    if not daemon:
         print(f"(no daemon runs for {args.project_dir}: start one with `attend run`)")
     else:
         print(f"sessions: {sessions.describe()}")
     return 0
 
 
-def _guarded_row(sensor: Any, status: Any, probe: dict[str, Any] | None = None) -> dict[str, Any]:
+def _guarded_row(
+    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
+) -> dict[str, Any]:
     """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
     try:
-        return sensor_row(sensor, status, probe)
+        return sensor_row(sensor, status, probe, compiled)
     except Exception as exc:  # noqa: BLE001 - this sensor invalid, the rest listed
         return {"name": sensor.name, "kind": None, "layer": sensor.layer, "enabled": False,
                 "file": str(sensor.file) if sensor.file else None, "description": "", "state": "invalid",
@@ -310,22 +346,44 @@ def _fire_json(fire: Any) -> dict[str, Any]:
 @reports_unusable_store
 def sensors_poll(args: Any) -> int:
     """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
-    from attend.runtime.delivery import format_line
-    from attend.runtime.kinds import PollContext
-    from attend.runtime.pipeline import record_poll
-
     sensor_set = _load(args)
     compiled, code = _find(sensor_set, args.name)
     if compiled is None:
         return code
-    with open_project_store(sensor_set.paths) as store:
-        ctx = PollContext(project_dir=Path(args.project_dir), env=dict(os.environ), paths=sensor_set.paths, store=store)
+    report = poll_report(compiled, sensor_set.paths, args.project_dir, dict(os.environ), dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(_poll_text(report))
+    return 0 if report["state"] == "ok" else EXIT_FAILED
+
+
+def poll_report(
+    compiled: Any, paths: Any, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
+) -> dict[str, Any]:
+    """One real poll of `compiled` and each trigger's verdict: what `attend sensors poll` reports.
+
+    Args:
+        compiled: the compiled sensor (the sensors tab passes a pending edit of it, not yet written).
+        paths: the layer paths (the store's location).
+        project_dir: the project directory.
+        env: the environment the poll sees.
+        dry_run: store nothing (`--dry-run`): evaluate against the trigger states the store holds (read,
+            never written), what the next real poll would fire (the tab's preview). A real poll's fires are
+            in the report's `lines`, which its caller shows: they are journaled as delivered.
+    """
+    from attend.runtime.delivery import format_line
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.pipeline import record_poll
+
+    with open_project_store(paths) as store:
+        ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
         started = time.monotonic()
         outcome = _poll_guarded(compiled, ctx)
         elapsed = time.monotonic() - started
         # A dry run evaluates against the stored state (what the next real poll would fire) and writes
         # nothing; a real one shows its fires here and journals them as delivered (never replayed).
-        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=args.dry_run, shown=True)
+        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True)
     step = record.step
     lines = [format_line(compiled.name, record.priority, o.description, key=o.key, meta=o.meta)
              for o in record.observations]
@@ -343,19 +401,15 @@ def sensors_poll(args: Any) -> int:
             for part in record.trace.get("triggers", []) for o in part["outcomes"] if o.get("outcome") == "held"
         ],
         "warnings": list(step.warnings) if step is not None else [],
-        "stored": not args.dry_run and record.state == "ok",
-        "dry_run": bool(args.dry_run),
+        "stored": not dry_run and record.state == "ok",
+        "dry_run": bool(dry_run),
         "priority": record.priority if record.observations else None,
         "lines": lines,
-        "delivered": bool(lines) and not args.dry_run,
+        "delivered": bool(lines) and not dry_run,
     }
     if outcome.meta.get("server"):
         report["server"] = outcome.meta["server"]
-    if args.json:
-        print(json.dumps(report, indent=2, default=str))
-    else:
-        print(_poll_text(report))
-    return 0 if record.state == "ok" else EXIT_FAILED
+    return report
 
 
 def _poll_text(report: dict[str, Any]) -> str:

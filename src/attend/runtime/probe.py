@@ -16,6 +16,7 @@ an invalid sensor).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -26,7 +27,10 @@ from typing import Any, TextIO
 
 from attend.runtime.commands import reports_unusable_store
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "ProbeComparison", "compare_results", "main", "probe_record"]
+__all__ = [
+    "CONFIRM_QUESTION", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "ProbeComparison", "ProbeRefused", "ProbeRun",
+    "compare_results", "main", "probe_calls", "probe_record", "probe_target",
+]
 
 #: The comparison passed and the record was written.
 EXIT_OK = 0
@@ -128,76 +132,136 @@ def probe_record(
     }
 
 
-@reports_unusable_store
-def main(args: Any) -> int:
-    """Run `attend sensors probe` (see the module docstring for what it does and its exit codes)."""
+class ProbeRefused(Exception):
+    """The sensor cannot be probed (unknown, not an mcp sensor, invalid): usage, exit 2."""
+
+
+@dataclass(slots=True)
+class ProbeRun:
+    """Two back-to-back calls of an mcp sensor's tool and their comparison, not yet recorded."""
+
+    compiled: Any
+    settings: Any
+    server_name: str
+    first: Any
+    second: Any
+    verdict: ProbeComparison
+
+    def describe(self) -> str:
+        """What the probe found, as `attend sensors probe` prints it before asking."""
+        out = io.StringIO()
+        _describe(out, self.compiled.name, self.server_name, self.settings.tool, self.verdict)
+        return out.getvalue()
+
+    def record(self, store: Any, confirmed: bool) -> dict[str, Any]:
+        """Write the probe record (confirmed only when the comparison passed) and return it."""
+        record = probe_record(self.compiled.name, self.settings, self.server_name, self.first, self.second,
+                              self.verdict, confirmed)
+        store.put_probe(self.compiled.name, record)
+        return record
+
+
+def probe_target(project_dir: str | Path, name: str, env: dict[str, str]) -> tuple[Any, Any]:
+    """The compiled mcp sensor `name` and the layer paths, as the probe needs them.
+
+    Raises:
+        ProbeRefused: the sensor is unknown, not an mcp sensor, not runnable or does not compile.
+    """
     from attend.compiler import compile_sensor
     from attend.errors import CompileError
+    from attend.runtime.runnable import runnable
     from attend.spec import load_set
 
-    env = dict(os.environ)
-    sensors = load_set(args.project_dir, env)
-    sensor = sensors.sensors.get(args.name)
+    sensors = load_set(project_dir, env)
+    sensor = sensors.sensors.get(name)
     if sensor is None:
-        return _usage(f"no sensor named {args.name!r}")
+        raise ProbeRefused(f"no sensor named {name!r}")
     if sensor.kind != "mcp":
-        return _usage(f"sensor {args.name!r} is a {sensor.kind or 'kind-less'} sensor; only mcp sensors are probed")
-    from attend.runtime.runnable import runnable
-
+        raise ProbeRefused(f"sensor {name!r} is a {sensor.kind or 'kind-less'} sensor; only mcp sensors are probed")
     # The same rule the daemon uses: a message-lane file without `author` still runs (on the event
     # lane), so it must be probe-able too, or it would stay `unprobed` for good.
     if not runnable(sensor):
         problems = "\n".join(str(d) for d in sensor.diagnostics) or sensor.status
-        return _usage(f"sensor {args.name!r} is {sensor.status}:\n{problems}")
+        raise ProbeRefused(f"sensor {name!r} is {sensor.status}:\n{problems}")
     try:
         compiled = compile_sensor(sensor)
     except CompileError as exc:
-        return _usage(f"sensor {args.name!r} does not compile: {exc}")
+        raise ProbeRefused(f"sensor {name!r} does not compile: {exc}") from None
+    assert sensors.paths is not None  # load_set always sets the paths it read
+    return compiled, sensors.paths
+
+
+async def probe_calls(compiled: Any, paths: Any, env: dict[str, str], project_dir: str | Path, store: Any) -> ProbeRun:
+    """Call the sensor's tool twice in a row and compare the results (nothing recorded yet).
+
+    Raises:
+        RuntimeFailure: the tool could not be called (its failure state and message).
+    """
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.kinds.mcp import call_tool, sensor_settings
+    from attend.runtime.mcp_pool import running_pool
+
+    from attend.errors import RuntimeFailure
+
+    settings = sensor_settings(compiled)
+    ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
+    failure: RuntimeFailure | None = None
+    async with running_pool(ctx):
+        # Caught inside the pool: leaving its nursery with an exception would wrap it in a group.
+        try:
+            definition, first = await call_tool(settings, ctx)
+            _, second = await call_tool(settings, ctx)
+        except RuntimeFailure as exc:
+            failure = exc
+    if failure is not None:
+        raise failure
+    verdict = compare_results(compiled.triggers, first.document, second.document)
+    return ProbeRun(compiled, settings, definition.name, first.document, second.document, verdict)
+
+
+@reports_unusable_store
+def main(args: Any) -> int:
+    """Run `attend sensors probe` (see the module docstring for what it does and its exit codes)."""
+    env = dict(os.environ)
+    try:
+        compiled, paths = probe_target(args.project_dir, args.name, env)
+    except ProbeRefused as refused:
+        return _usage(str(refused))
 
     import trio
 
     from attend.runtime.store import open_project_store
 
-    assert sensors.paths is not None  # load_set always sets the paths it read
-    with open_project_store(sensors.paths) as store:
-        return trio.run(_probe, compiled, sensors.paths, env, store, args)
+    with open_project_store(paths) as store:
+        return trio.run(_probe, compiled, paths, env, store, args)
 
 
 async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, args: Any) -> int:
     from attend.errors import RuntimeFailure
-    from attend.runtime.kinds import PollContext
-    from attend.runtime.kinds.mcp import call_tool, sensor_settings
-    from attend.runtime.mcp_pool import running_pool
 
-    settings = sensor_settings(compiled)
-    ctx = PollContext(project_dir=Path(args.project_dir), env=env, paths=paths, store=store)
-    async with running_pool(ctx):
-        try:
-            definition, first = await call_tool(settings, ctx)
-            _, second = await call_tool(settings, ctx)
-        except RuntimeFailure as failure:
-            print(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", file=sys.stderr)
-            return EXIT_FAILED
-
-    verdict = compare_results(compiled.triggers, first.document, second.document)
+    try:
+        run = await probe_calls(compiled, paths, env, args.project_dir, store)
+    except RuntimeFailure as failure:
+        print(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", file=sys.stderr)
+        return EXIT_FAILED
+    verdict, settings = run.verdict, run.settings
     out = sys.stdout
     if not args.json:
-        _describe(out, compiled.name, definition.name, settings.tool, verdict)
+        out.write(run.describe())
     confirmed = False
     answer_no = False
     if verdict.ok:
         if args.confirm:
             confirmed = True
         elif sys.stdin.isatty() and not args.json:
-            confirmed = _ask(out, definition.name)
+            confirmed = _ask(out, run.server_name)
             answer_no = not confirmed
-    record = probe_record(compiled.name, settings, definition.name, first.document, second.document, verdict, confirmed)
-    store.put_probe(compiled.name, record)
+    record = run.record(store, confirmed)
 
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False, default=str), file=out)
     elif verdict.ok and confirmed:
-        print(f"recorded: {compiled.name} may poll {settings.tool} on {definition.name}", file=out)
+        print(f"recorded: {compiled.name} may poll {settings.tool} on {run.server_name}", file=out)
     elif verdict.ok and not answer_no:
         print(
             f"recorded without confirmation: {compiled.name} stays unprobed until you check, in another client, that "
@@ -207,6 +271,13 @@ async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, arg
     elif answer_no:
         print(f"recorded as not confirmed: {compiled.name} stays unprobed", file=out)
     return EXIT_OK if verdict.ok and not answer_no else EXIT_FAILED
+
+
+#: The question the probe asks the operator (the terminal prompt and the sensors tab's dialog).
+CONFIRM_QUESTION = (
+    "Open {server}'s own client (the service's app or web page) and check that the items the tool returned are "
+    "still unread or otherwise untouched."
+)
 
 
 def _describe(out: TextIO, sensor: str, server: str, tool: str, verdict: ProbeComparison) -> None:
@@ -226,11 +297,7 @@ def _describe(out: TextIO, sensor: str, server: str, tool: str, verdict: ProbeCo
 
 
 def _ask(out: TextIO, server: str) -> bool:
-    print(
-        f"Open {server}'s own client (the service's app or web page) and check that the items the tool returned are still "
-        "unread or otherwise untouched.",
-        file=out,
-    )
+    print(CONFIRM_QUESTION.format(server=server), file=out)
     out.write("Are they untouched? [y/N] ")
     out.flush()
     answer = sys.stdin.readline().strip().lower()

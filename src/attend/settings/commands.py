@@ -52,7 +52,10 @@ from attend.spec.loading import parse_yaml, read_sensor_file, read_yaml_file
 from attend.spec.model import LayerPaths, Sensor
 from attend.spec.schema import describe, known_fields
 
-__all__ = ["add", "get", "help", "lint", "list", "remove", "run_refusable", "set", "unset"]
+__all__ = [
+    "NothingToUnset", "SensorEdit", "add", "check_field_key", "get", "help", "lint", "list", "plan_sensor_set",
+    "plan_sensor_unset", "remove", "render", "run_refusable", "set", "unset",
+]
 
 #: Exit code of `lint` when it found old keys (the "problems found" code of `compile --check`).
 EXIT_FOUND = 1
@@ -268,23 +271,63 @@ def _unset_config(args: Any, key: Key) -> int:
 # --- sensor keys ------------------------------------------------------------------------------------
 
 
-def _checked_sensor(args: Any, key: Key) -> Sensor:
-    """The key's sensor, once the key is known to name a field of it (what `get` and `set` refuse first)."""
-    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+def check_field_key(key: Key, sensor: Sensor) -> None:
+    """Refuse a key that names no field of `sensor` (what `get` and `set` refuse first).
+
+    Raises:
+        SettingsRefusal: exit 2, with a did-you-mean.
+    """
     check_sensor_key(key, sensor)
     check_not_through_scalar(key, shown_document(sensor))
+
+
+def _checked_sensor(args: Any, key: Key) -> Sensor:
+    """The key's sensor, once the key is known to name a field of it."""
+    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+    check_field_key(key, sensor)
     return sensor
 
 
-def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> int:
-    if not key.path:
-        raise SettingsRefusal(f"{key} is a whole sensor: set one of its fields, or use attend sensors copy",
-                              EXIT_USAGE)
-    paths = _paths(args)
-    sensor = _checked_sensor(args, key)
-    value, flow = given or _value(args.value)
-    layer = target_layer(args.project_layer)
-    files = SensorFiles.read(paths, sensor.name)
+def _refuse_whole_sensor(key: Key, verb: str) -> None:
+    if key.path:
+        return
+    what = ("set one of its fields, or use attend sensors copy" if verb == "set"
+            else f"to remove a file use attend sensors delete {key.sensor}")
+    raise SettingsRefusal(f"{key} is a whole sensor: {what}", EXIT_USAGE)
+
+
+@dataclass(frozen=True, slots=True)
+class SensorEdit:
+    """One planned `settings set|unset` of a sensor key: the file it writes and the text it leaves there.
+
+    `text` is the file's whole new text (None: the file is removed); `change` is `set`, `unset` or
+    `file-deleted`; `value` the value set. Nothing is written until `apply_edit(files, layer, text)`.
+    """
+
+    key: Key
+    layer: str
+    path: Path
+    text: str | None
+    change: str
+    value: Any = None
+
+
+def plan_sensor_set(
+    files: SensorFiles, sensor: Sensor, key: Key, value_text: str, layer: str,
+    given: tuple[Any, bool] | None = None,
+) -> SensorEdit:
+    """What `settings set KEY VALUE` would write to `layer`'s file of `sensor` (nothing is written).
+
+    The checks `set` makes after the key's own: VALUE is YAML, no higher layer overrides the key, and
+    the key does not go through a scalar of the file. The whole-sensor validation is `apply_edit`'s
+    (or `check_edit`'s, which writes nothing). `given` is the value already parsed (value, flow style), as
+    `settings add|remove` computes it; `value_text` is then not read.
+
+    Raises:
+        SettingsRefusal: with the reason and the exit code `set` would give.
+    """
+    _refuse_whole_sensor(key, "set")
+    value, flow = given or _value(value_text)
     # Only files that take effect override: the loaded sensor's files, where a project file refused for
     # trust is not among them (build_sensor already applied the gate; no need to build it again).
     stored = {f.layer: f.data for f in sensor.files}
@@ -301,27 +344,31 @@ def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
     except PathIntoScalar as exc:
         raise SettingsRefusal(f"{key} goes inside a value that is not a mapping in {files.path(layer)}: {exc}",
                               EXIT_USAGE) from None
-    apply_edit(files, layer, doc.text())
-    return _done(args, f"{key} = {render(value)}  ({layer}: {files.path(layer)})", key, layer, files.path(layer),
-                 "set", value)
+    return SensorEdit(key, layer, files.path(layer), doc.text(), "set", value)
 
 
-def _unset_sensor(args: Any, key: Key) -> int:
-    if not key.path:
-        raise SettingsRefusal(f"{key} is a whole sensor: to remove a file use attend sensors delete {key.sensor}",
-                              EXIT_USAGE)
-    paths = _paths(args)
-    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
-    layer = target_layer(args.project_layer)
-    files = SensorFiles.read(paths, sensor.name)
+class NothingToUnset(SettingsRefusal):
+    """`unset` of a key the layer's file does not set: nothing to do (exit 0), said on stderr."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, EXIT_OK)
+
+
+def plan_sensor_unset(files: SensorFiles, sensor: Sensor, key: Key, layer: str) -> SensorEdit:
+    """What `settings unset KEY` would leave in `layer`'s file of `sensor` (nothing is written).
+
+    Raises:
+        NothingToUnset: the layer's file does not set the key.
+        SettingsRefusal: with the reason and the exit code `unset` would give.
+    """
+    _refuse_whole_sensor(key, "unset")
     doc = files.document(layer)
     if not doc.has(key.path):
         # An unknown key that no file sets is a typo; a known one is simply not set in this layer.
         check_sensor_key(key, sensor, deep_trigger_must_exist=False)
         where = [lay for lay, f in files.files.items() if not is_missing(lookup(f.data, key.path))]
         also = f" (it is set in: {', '.join(where)})" if where else ""
-        return _nothing_to_do(args, f"{key} is not set in the {layer} layer; nothing to do{also}", key, layer,
-                              files.path(layer))
+        raise NothingToUnset(f"{key} is not set in the {layer} layer; nothing to do{also}")
     doc.delete(key.path)
     others = [lay for lay in files.layers() if lay != layer]
     if frozenset(doc.keys()) <= IDENTITY_FIELDS:
@@ -329,12 +376,39 @@ def _unset_sensor(args: Any, key: Key) -> int:
             raise SettingsRefusal(
                 f"removing {key} would leave {files.path(layer)} empty and remove sensor {sensor.name}; "
                 f"to do that, use attend sensors delete {sensor.name}", EXIT_REJECTED)
-        apply_edit(files, layer, None)
-        return _done(args, f"{key} removed; {files.path(layer)} held nothing else, so it was deleted", key, layer,
-                     files.path(layer), "file-deleted")
-    apply_edit(files, layer, doc.text())
-    return _done(args, f"{key} removed from the {layer} layer ({files.path(layer)})", key, layer,
-                 files.path(layer), "unset")
+        return SensorEdit(key, layer, files.path(layer), None, "file-deleted")
+    return SensorEdit(key, layer, files.path(layer), doc.text(), "unset")
+
+
+def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> int:
+    _refuse_whole_sensor(key, "set")
+    sensor = _checked_sensor(args, key)
+    layer = target_layer(args.project_layer)
+    files = SensorFiles.read(_paths(args), sensor.name)
+    edit = plan_sensor_set(files, sensor, key, args.value, layer, given)
+    apply_edit(files, layer, edit.text)
+    return _done(args, f"{key} = {render(edit.value)}  ({layer}: {edit.path})", key, layer, edit.path,
+                 "set", edit.value)
+
+
+_UNSET_DONE = {
+    "unset": "{key} removed from the {layer} layer ({path})",
+    "file-deleted": "{key} removed; {path} held nothing else, so it was deleted",
+}
+
+
+def _unset_sensor(args: Any, key: Key) -> int:
+    _refuse_whole_sensor(key, "unset")
+    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+    layer = target_layer(args.project_layer)
+    files = SensorFiles.read(_paths(args), sensor.name)
+    try:
+        edit = plan_sensor_unset(files, sensor, key, layer)
+    except NothingToUnset as nothing:
+        return _nothing_to_do(args, nothing.message, key, layer, files.path(layer))
+    apply_edit(files, layer, edit.text)
+    return _done(args, _UNSET_DONE[edit.change].format(key=key, layer=layer, path=edit.path), key, layer,
+                 edit.path, edit.change)
 
 
 # --- the handlers -----------------------------------------------------------------------------------

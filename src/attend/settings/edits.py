@@ -27,7 +27,7 @@ from attend.spec.loading import parse_yaml, read_sensor_file, read_source
 from attend.spec.model import LAYERS, LayerPaths, Sensor, SensorFile
 
 __all__ = [
-    "SensorFiles", "apply_edit", "editable_document", "editable_text", "expression_errors", "new_errors",
+    "SensorFiles", "apply_edit", "check_edit", "editable_document", "editable_text", "expression_errors", "new_errors",
     "sensor_file_from_text",
 ]
 
@@ -40,6 +40,8 @@ class SensorFiles:
     paths: LayerPaths
     trusted: bool
     files: dict[str, SensorFile] = field(default_factory=dict)
+    #: Texts of layers replaced by `with_text` (not on disk); None: that layer's file removed.
+    texts: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def read(cls, paths: LayerPaths, name: str, config: Config | None = None) -> SensorFiles:
@@ -68,6 +70,8 @@ class SensorFiles:
         Raises:
             SettingsRefusal: when the file exists but cannot be read as text (exit 3).
         """
+        if layer in self.texts:
+            return self.texts[layer]
         return editable_text(self.path(layer)) if layer in self.files else None
 
     def document(self, layer: str) -> EditableDocument:
@@ -77,6 +81,19 @@ class SensorFiles:
             SettingsRefusal: when the file cannot be read or is not a YAML mapping (exit 3).
         """
         return editable_document(self.path(layer), self.text(layer))
+
+    def with_text(self, layer: str, text: str | None) -> SensorFiles:
+        """These files with `layer`'s replaced by `text` not yet written (None: that file removed).
+
+        What a pending edit would leave, read exactly as the loader would read it once written.
+        """
+        changed = SensorFiles(self.name, self.paths, self.trusted, dict(self.files), dict(self.texts))
+        changed.texts[layer] = text
+        if text is None:
+            changed.files.pop(layer, None)
+        else:
+            changed.files[layer] = sensor_file_from_text(self.name, layer, self.path(layer), text)
+        return changed
 
     def layers(self) -> tuple[str, ...]:
         """The layers that hold a file for this sensor, lowest first."""
@@ -168,6 +185,37 @@ def _refusal_text(errors: list[Diagnostic]) -> str:
     return "the change would make the sensor invalid, so nothing was written:\n" + "\n".join(lines)
 
 
+def check_edit(files: SensorFiles, layer: str, new_text: str | None, *, before: Sensor | None = None) -> Sensor | None:
+    """Validate `layer`'s file replaced by `new_text` (None: the file removed); write nothing.
+
+    Args:
+        files: the sensor's files.
+        layer: the layer whose file changes.
+        new_text: its new text, None for the file removed.
+        before: the sensor the edit is judged against (default: `files` as they are); an error it
+            already has does not block the edit.
+
+    Returns:
+        The merged sensor after the edit (None when no file of the sensor is left).
+
+    Raises:
+        SettingsRefusal: exit 3 when the result is invalid or would be refused for trust.
+    """
+    path = files.path(layer)
+    before = before if before is not None else files.build()
+    replacement = None if new_text is None else sensor_file_from_text(files.name, layer, path, new_text)
+    after = files.build({layer: replacement})
+    if replacement is not None and layer == "project":
+        refusal = _trust_refusal(files, replacement)
+        if refusal:
+            raise SettingsRefusal(refusal, EXIT_REJECTED)
+    if after is not None:
+        added = new_errors(before, after)
+        if added:
+            raise SettingsRefusal(_refusal_text(added), EXIT_REJECTED)
+    return after
+
+
 def apply_edit(files: SensorFiles, layer: str, new_text: str | None) -> Sensor | None:
     """Validate `layer`'s file replaced by `new_text` (None: the file removed), then write it.
 
@@ -179,17 +227,7 @@ def apply_edit(files: SensorFiles, layer: str, new_text: str | None) -> Sensor |
             the write fails; in every case the file is as it was.
     """
     path = files.path(layer)
-    before = files.build()
-    replacement = None if new_text is None else sensor_file_from_text(files.name, layer, path, new_text)
-    after = files.build({layer: replacement})
-    if replacement is not None and layer == "project":
-        refusal = _trust_refusal(files, replacement)
-        if refusal:
-            raise SettingsRefusal(refusal, EXIT_REJECTED)
-    if after is not None:
-        added = new_errors(before, after)
-        if added:
-            raise SettingsRefusal(_refusal_text(added), EXIT_REJECTED)
+    after = check_edit(files, layer, new_text)
     try:
         if new_text is None:
             remove_file(path)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from attend.spec.config import load_config
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.model import LAYERS, Sensor, SensorSet
 
-__all__ = ["copy", "delete", "rename", "test_file"]
+__all__ = ["Managed", "copy", "copy_sensor", "delete", "delete_sensor", "rename", "rename_sensor", "test_file"]
 
 #: The fields a new file starts with, in this order; the rest follow in the source's order.
 LEADING_FIELDS = ("spec", "name", "description", "kind")
@@ -99,6 +99,14 @@ def _copy_text(source: SensorFiles, layers: tuple[str, ...], new_name: str) -> s
 
 
 @dataclass(slots=True)
+class Managed:
+    """What a copy, rename or delete did: `lines` for standard output, `notes` for standard error."""
+
+    lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class _Move:
     """What copy and rename work on: the source sensor, its files, the destination's, the layer written."""
 
@@ -109,26 +117,30 @@ class _Move:
     layer: str
 
     @classmethod
-    def prepare(cls, args: Any) -> _Move:
-        _check_name(args.source)
-        _check_name(args.dest)
-        paths = layer_paths(args.project_dir)
-        sset = load_set(args.project_dir)
-        sensor = require_sensor(sset, args.source)
+    def prepare(cls, project_dir: str | Path, source: str, dest: str, layer: str) -> _Move:
+        _check_name(source)
+        _check_name(dest)
+        paths = layer_paths(project_dir)
+        sset = load_set(project_dir)
+        sensor = require_sensor(sset, source)
         config = load_config(paths)  # once for both sensors' trust
         return cls(sset, sensor, SensorFiles.read(paths, sensor.name, config),
-                   SensorFiles.read(paths, args.dest, config), target_layer(args.project_layer))
+                   SensorFiles.read(paths, dest, config), layer)
 
 
-def _copy(args: Any) -> int:
-    move = _Move.prepare(args)
-    sensor, source, dest, layer = move.sensor, move.source, move.dest, move.layer
-    _refuse_existing(move.sset, dest)
+def copy_sensor(project_dir: str | Path, source: str, dest: str, layer: str) -> Managed:
+    """Copy sensor `source` to a new sensor `dest` in `layer` (`sensors copy`; the tab's copy).
+
+    Raises:
+        SettingsRefusal: with the reason and exit code; nothing was written.
+    """
+    move = _Move.prepare(project_dir, source, dest, layer)
+    sensor, src, dst = move.sensor, move.source, move.dest
+    _refuse_existing(move.sset, dst)
     # What runs: the files the loaded sensor is made of (a refused project file is not among them).
     used = tuple(f.layer for f in sensor.files)
-    apply_edit(dest, layer, _copy_text(source, used, args.dest))
-    print(f"copied {sensor.name} ({', '.join(used)}) to {args.dest}: {dest.path(layer)}")
-    return EXIT_OK
+    apply_edit(dst, layer, _copy_text(src, used, dest))
+    return Managed([f"copied {sensor.name} ({', '.join(used)}) to {dest}: {dst.path(layer)}"])
 
 
 def test_file(files: SensorFiles, layer: str) -> Path:
@@ -147,31 +159,36 @@ def _renamed_test_text(path: Path, old: str, new: str) -> str:
     return line.sub(lambda m: f"{m.group(1)}{m.group(2)}{new}{m.group(2)}", text, count=1)
 
 
-def _rename(args: Any) -> int:
-    move = _Move.prepare(args)
-    sensor, source, dest, layer = move.sensor, move.source, move.dest, move.layer
-    refusal = rename_refusal(sensor.name, args.dest, layer, source.layers(),
-                             new_exists=args.dest in move.sset.sensors or bool(dest.layers()))
+def rename_sensor(project_dir: str | Path, source: str, dest: str, layer: str) -> Managed:
+    """Rename `source`'s file of `layer` to `dest`, and its test file with it (`sensors rename`; the tab's rename).
+
+    Raises:
+        SettingsRefusal: with the reason and exit code; nothing was renamed.
+    """
+    move = _Move.prepare(project_dir, source, dest, layer)
+    sensor, src, dst = move.sensor, move.source, move.dest
+    refusal = rename_refusal(sensor.name, dest, layer, src.layers(),
+                             new_exists=dest in move.sset.sensors or bool(dst.layers()))
     if refusal:
         raise SettingsRefusal(refusal, EXIT_REJECTED)
-    old_test, new_test = test_file(source, layer), test_file(dest, layer)
+    old_test, new_test = test_file(src, layer), test_file(dst, layer)
     test_text = None
     if old_test.is_file():
         if new_test.exists():
             raise SettingsRefusal(f"{new_test} already exists: move or delete it first; nothing was renamed",
                                   EXIT_REJECTED)
         try:
-            test_text = _renamed_test_text(old_test, sensor.name, args.dest)
+            test_text = _renamed_test_text(old_test, sensor.name, dest)
         except (OSError, UnicodeDecodeError) as exc:
             raise SettingsRefusal(f"cannot read {old_test} ({exc}); nothing was renamed", EXIT_REJECTED) from None
-    upto = tuple(x for x in source.layers() if LAYERS.index(x) <= LAYERS.index(layer))
-    apply_edit(dest, layer, _copy_text(source, upto, args.dest))
-    written = [dest.path(layer)]
+    upto = tuple(x for x in src.layers() if LAYERS.index(x) <= LAYERS.index(layer))
+    apply_edit(dst, layer, _copy_text(src, upto, dest))
+    written = [dst.path(layer)]
     try:
         if test_text is not None:
             write_atomically(new_test, test_text)
             written.append(new_test)
-        remove_file(source.path(layer))
+        remove_file(src.path(layer))
     except WriteFailed as exc:
         # Leave no second copy behind: the new files go again, so the rename did not happen at all.
         for path in written:
@@ -180,62 +197,76 @@ def _rename(args: Any) -> int:
             except WriteFailed:
                 pass
         raise SettingsRefusal(f"{exc}; nothing was renamed", EXIT_WRITE_FAILED) from None
-    print(f"renamed {sensor.name} to {args.dest}: {dest.path(layer)}")
+    done = Managed([f"renamed {sensor.name} to {dest}: {dst.path(layer)}"])
     if test_text is not None:
         try:
             remove_file(old_test)
         except WriteFailed as exc:
-            print(f"note: {exc}; remove {old_test} yourself", file=sys.stderr)
-        print(f"moved its test file to {new_test}")
+            done.notes.append(f"note: {exc}; remove {old_test} yourself")
+        done.lines.append(f"moved its test file to {new_test}")
     lower = [x for x in upto if x != layer]
     if lower:
-        print(f"{sensor.name} now runs its {lower[-1]} definition again")
-    _note_higher(source, layer)
-    return EXIT_OK
+        done.lines.append(f"{sensor.name} now runs its {lower[-1]} definition again")
+    done.notes.extend(_higher_notes(src, layer))
+    return done
 
 
-def _delete(args: Any) -> int:
-    _check_name(args.source)
-    paths = layer_paths(args.project_dir)
-    sensor = require_sensor(load_set(args.project_dir), args.source)
-    layer = target_layer(args.project_layer)
+def delete_sensor(project_dir: str | Path, name: str, layer: str) -> Managed:
+    """Delete `name`'s file of `layer` (`sensors delete`; the tab's delete).
+
+    Raises:
+        SettingsRefusal: with the reason and exit code; nothing was deleted.
+    """
+    _check_name(name)
+    paths = layer_paths(project_dir)
+    sensor = require_sensor(load_set(project_dir), name)
     files = SensorFiles.read(paths, sensor.name)
     refusal = delete_refusal(sensor.name, layer, files.layers())
     if refusal:
         raise SettingsRefusal(refusal, EXIT_REJECTED)
     remove_file(files.path(layer))
-    print(f"deleted {files.path(layer)}")
+    done = Managed([f"deleted {files.path(layer)}"])
     tests = test_file(files, layer)
     if tests.is_file():
         try:
             remove_file(tests)
-            print(f"deleted {tests}")
+            done.lines.append(f"deleted {tests}")
         except WriteFailed as exc:
-            print(f"note: {exc}; remove {tests} yourself", file=sys.stderr)
+            done.notes.append(f"note: {exc}; remove {tests} yourself")
     lower = [x for x in files.layers() if LAYERS.index(x) < LAYERS.index(layer)]
     if lower:
-        print(f"{sensor.name} now runs its {lower[-1]} definition")
-    _note_higher(files, layer)
-    return EXIT_OK
+        done.lines.append(f"{sensor.name} now runs its {lower[-1]} definition")
+    done.notes.extend(_higher_notes(files, layer))
+    return done
 
 
-def _note_higher(files: SensorFiles, layer: str) -> None:
+def _higher_notes(files: SensorFiles, layer: str) -> list[str]:
     """Say when a higher layer still holds a file for the old name (it is left alone)."""
     higher = [x for x in files.layers() if LAYERS.index(x) > LAYERS.index(layer)]
-    for x in higher:
-        print(f"note: {files.path(x)} ({x} layer) still names {files.name}; it was left as it is", file=sys.stderr)
+    return [f"note: {files.path(x)} ({x} layer) still names {files.name}; it was left as it is" for x in higher]
+
+
+def _report(done: Managed) -> int:
+    for line in done.lines:
+        print(line)
+    for note in done.notes:
+        print(note, file=sys.stderr)
+    return EXIT_OK
 
 
 def copy(args: Any) -> int:
     """`attend sensors copy SRC DST [--project]`: a sensor, shipped ones included, under a new name."""
-    return run_refusable(lambda: _copy(args))
+    layer = target_layer(args.project_layer)
+    return run_refusable(lambda: _report(copy_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
 def rename(args: Any) -> int:
     """`attend sensors rename OLD NEW [--project]`: a user or project file under a new name."""
-    return run_refusable(lambda: _rename(args))
+    layer = target_layer(args.project_layer)
+    return run_refusable(lambda: _report(rename_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
 def delete(args: Any) -> int:
     """`attend sensors delete NAME [--project]`: a user or project file (never a shipped one)."""
-    return run_refusable(lambda: _delete(args))
+    layer = target_layer(args.project_layer)
+    return run_refusable(lambda: _report(delete_sensor(args.project_dir, args.source, layer)))
