@@ -102,6 +102,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler="attend.doctor:main")
 
+    p = sub.add_parser("tui", parents=[common], help="the sensors tab: list, toggle, edit, preview and apply")
+    p.set_defaults(handler="attend.tui.app:main")
+
     p = sub.add_parser("spec", parents=[common], help="the sensor spec")
     spec_sub = p.add_subparsers(dest="spec_command", metavar="WHAT", required=True)
     q = spec_sub.add_parser("schema", parents=[common], help="print the JSON Schema of spec v1")

@@ -1,4 +1,4 @@
-"""`explain` and `attend test` never import trio or mcp (the lint path must start fast)."""
+"""`explain` and `attend test` never import trio, mcp or textual (the lint path must start fast)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from types import SimpleNamespace
 from attend.compiler import explain, testfiles, compile_sensor, diagnose
 testfiles.main(SimpleNamespace(project_dir=sys.argv[1], paths=[], json=True))
 explain.main(SimpleNamespace(project_dir=sys.argv[1], target="git", json=True))
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("trio", "mcp", "anyio")))
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("trio", "mcp", "anyio", "textual")))
 """
 
 
-def test_explain_and_test_run_without_importing_trio_or_mcp(home) -> None:
+def test_explain_and_test_run_without_importing_trio_mcp_or_textual(home) -> None:
     run = subprocess.run([sys.executable, "-c", PROBE, str(home.project)], capture_output=True, text=True,
                          env=home.env(), cwd=home.project, timeout=60)
     assert run.returncode == 0, run.stderr
@@ -47,3 +47,32 @@ def test_a_pattern_only_the_regex_module_reads_is_still_valid_and_a_broken_one_p
     assert regex_problem(r"(?<=a|bc)x") is None  # variable-width lookbehind, likewise
     message, offset = regex_problem("ab(c")
     assert message == "invalid regular expression: missing )" and offset == 4  # regex positions it
+
+
+CLI_PROBE = """
+import sys
+import attend.cli
+attend.cli.build_parser()
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("trio", "mcp", "anyio", "textual")))
+"""
+
+
+def test_the_cli_front_imports_no_textual_or_trio_until_a_command_needs_them() -> None:
+    run = subprocess.run([sys.executable, "-c", CLI_PROBE], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+TUI_PROBE = """
+import sys
+from attend.tui import SensorsApp
+app = SensorsApp(sys.argv[1], refresh_seconds=None)
+print(len(app.model.rows) > 0, sorted(m for m in sys.modules if m.split(".")[0] in ("trio", "mcp")))
+"""
+
+
+def test_the_sensors_tab_starts_without_importing_trio_or_mcp(home) -> None:
+    run = subprocess.run([sys.executable, "-c", TUI_PROBE, str(home.project)], capture_output=True, text=True,
+                         env=home.env(), cwd=home.project, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "True []"

@@ -111,3 +111,32 @@ def test_a_shipped_lane_exception_keeps_the_message_lane_without_author(tmp_path
     shipped = _compiled(tmp_path, "lane: message\nlane_exception: ADR-182\ntriggers:\n  a:\n    path: $\n    on: changed\n",
                         layer="shipped")
     assert shipped.lane == "message" and "ADR-182" in shipped.lane_note
+
+
+def test_a_trigger_turned_off_is_not_compiled_and_the_others_still_fire(tmp_path: Path) -> None:
+    compiled = _compiled(tmp_path, """\
+triggers:
+  off:
+    on: added
+    key: id
+    path: $[*]
+    enabled: false
+  on:
+    on: added
+    key: id
+    path: $[*]
+    description: "new {id}"
+""")
+    assert list(compiled.triggers) == ["on"]
+    states = compiled.step({}, [{"id": 1}]).states
+    assert [f.description for f in compiled.step(states, [{"id": 1}, {"id": 2}]).fires] == ["new 2"]
+
+
+def test_a_lines_sensor_with_every_trigger_off_fires_nothing_rather_than_every_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("spec: 1\nname: s\nkind: command\ncommand: {argv: [\"true\"], output: lines}\n"
+                    "triggers:\n  t: {on: added, key: description, path: '$[*]', enabled: false}\n")
+    compiled = compile_sensor(merge_sensor([read_sensor_file(path, "user")]))
+    result, _ = compiled.result_from_output("3|build failed\n")
+    assert compiled.triggers == {}
+    assert compiled.step({}, result).fires == []

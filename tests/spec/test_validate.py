@@ -47,7 +47,7 @@ def test_normalising_fills_block_and_trigger_defaults_but_invents_no_block() -> 
     data = normalise({"kind": "mcp", "mcp": {"server": "github", "tool": "list"}, "triggers": {"t": {"on": "changed"}}})
     assert data["mcp"] == {"server": "github", "tool": "list", "args": {}, "allow_unannotated": False, "timeout": 30.0}
     assert data["triggers"]["t"] == {"on": "changed", "path": "$", "match": "all", "magnitude": 1.0,
-                                     "initial": "baseline"}
+                                     "initial": "baseline", "enabled": True}
     assert "command" not in data and "crate" not in data
 
 

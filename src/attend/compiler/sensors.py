@@ -82,6 +82,8 @@ class CompiledSensor:
         self.sensor = sensor
         self.kind: str | None = sensor.data.get("kind")
         self.triggers = triggers
+        #: Whether the file declares triggers (all of them may be turned off with `enabled: false`).
+        self.declares_triggers = bool(sensor.data.get("triggers"))
         block = sensor.data.get("command") if self.kind == "command" else None
         self.output: str | None = (block or {}).get("output", "json") if self.kind == "command" else None
         self.lane, self.lane_note = effective_lane(sensor, triggers)
@@ -127,7 +129,7 @@ class CompiledSensor:
             and warnings prefixed with the trigger's name.
         """
         states = states or {}
-        if not self.triggers and self.output == "lines":
+        if not self.declares_triggers and self.output == "lines":
             fires = [
                 Fire(LINES_TRIGGER, None, float(item["magnitude"]), str(item["description"]), item, None)
                 for item in (result if isinstance(result, list) else [])
@@ -199,6 +201,7 @@ def compile_sensor(sensor: Any) -> CompiledSensor:
     triggers = {
         str(name): CompiledTrigger(parse_trigger(definition, str(name), by_trigger.get(str(name), {})), flap)
         for name, definition in raw.items()
+        if not (isinstance(definition, dict) and definition.get("enabled") is False)  # turned off: not evaluated
     }
     return CompiledSensor(sensor, triggers)
 

@@ -135,6 +135,7 @@ TRIGGER_SCHEMA: dict[str, Any] = {
                       "holds (same operators as where)", None,
                       keysrules={"type": "string"}, valuesrules=WHERE_VALUE),
     "flap": FLAP_FIELD,
+    "enabled": _f("boolean", "whether the trigger is evaluated (false: the sensor runs without it)", True),
 }
 
 COMMAND_SCHEMA: dict[str, Any] = {

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["history", "shelve", "unshelve"]
+__all__ = ["ShelfRefused", "history", "render_history", "shelve", "shelve_target", "unshelve", "unshelve_target"]
 
 EXIT_NOTHING = 1
 EXIT_USAGE = 2
@@ -31,23 +31,40 @@ def _iso(t: float) -> str:
     return iso_time(t) or ""
 
 
-def _target(args: Any, text: str) -> tuple[Any, str, str | None, int]:
-    """The sensor set, sensor name and trigger of `NAME[/TRIGGER]`, or an exit code after a message."""
+class ShelfRefused(Exception):
+    """A shelve or unshelve that did nothing: `message` for the user, `code` the exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def _resolve(project_dir: Any, text: str) -> tuple[Any, str, str | None]:
+    """The sensor set, sensor name and trigger of `NAME[/TRIGGER]`; `ShelfRefused` (usage) when unknown."""
     from attend.spec import load_set
 
     name, _, trigger = text.partition("/")
-    sensor_set = load_set(args.project_dir)
+    sensor_set = load_set(project_dir)
     sensor = sensor_set.sensors.get(name)
     if sensor is None:
         known = ", ".join(sorted(sensor_set.sensors)) or "none"
-        print(f"attend: no sensor named {name!r} (known: {known})", file=sys.stderr)
-        return sensor_set, name, None, EXIT_USAGE
+        raise ShelfRefused(f"no sensor named {name!r} (known: {known})", EXIT_USAGE)
     triggers = sensor.data.get("triggers") or {}
     if trigger and trigger not in triggers:
         known = ", ".join(triggers) or "none"
-        print(f"attend: sensor {name!r} has no trigger {trigger!r} (triggers: {known})", file=sys.stderr)
-        return sensor_set, name, None, EXIT_USAGE
-    return sensor_set, name, trigger or None, 0
+        raise ShelfRefused(f"sensor {name!r} has no trigger {trigger!r} (triggers: {known})", EXIT_USAGE)
+    return sensor_set, name, trigger or None
+
+
+def _target(args: Any, text: str) -> tuple[Any, str, str | None, int]:
+    """The sensor set, sensor name and trigger of `NAME[/TRIGGER]`, or an exit code after a message."""
+    try:
+        sensor_set, name, trigger = _resolve(args.project_dir, text)
+    except ShelfRefused as refused:
+        print(f"attend: {refused.message}", file=sys.stderr)
+        return None, text.partition("/")[0], None, refused.code
+    return sensor_set, name, trigger, 0
 
 
 def _store(sensor_set: Any) -> Any:
@@ -67,22 +84,46 @@ def shelve(args: Any) -> int:
     return _reporting_store_errors(_shelve)(args)
 
 
-def _shelve(args: Any) -> int:
+def shelve_target(project_dir: Any, target: str, duration: str, reason: str = "") -> Any:
+    """Shelve `NAME[/TRIGGER]` for `duration` (`sensors shelve`; the sensors tab's `s`); the shelf.
+
+    Raises:
+        ShelfRefused: a bad duration, or an unknown sensor or trigger (usage).
+    """
     from attend.spec.durations import ACCEPTED_FORMS, parse_duration
 
     try:
-        seconds = parse_duration(args.duration)
+        seconds = parse_duration(duration)
     except ValueError:
-        print(f"attend: --for must be {ACCEPTED_FORMS}, not {args.duration!r}", file=sys.stderr)
-        return EXIT_USAGE
+        raise ShelfRefused(f"--for must be {ACCEPTED_FORMS}, not {duration!r}", EXIT_USAGE) from None
     if seconds <= 0:
-        print("attend: --for must be above zero (a shelf that expires at once would hold nothing)", file=sys.stderr)
-        return EXIT_USAGE
-    sensor_set, name, trigger, code = _target(args, args.target)
-    if code:
-        return code
+        raise ShelfRefused("--for must be above zero (a shelf that expires at once would hold nothing)", EXIT_USAGE)
+    sensor_set, name, trigger = _resolve(project_dir, target)
     with _store(sensor_set) as store:
-        shelf = store.put_shelf(name, trigger, until=time.time() + seconds, reason=args.reason or "")
+        return store.put_shelf(name, trigger, until=time.time() + seconds, reason=reason or "")
+
+
+def unshelve_target(project_dir: Any, target: str) -> str:
+    """Take the shelf of `NAME[/TRIGGER]` down (`sensors unshelve`; the tab's `S`); the target's name.
+
+    Raises:
+        ShelfRefused: an unknown sensor or trigger (usage), or no shelf there (exit 1).
+    """
+    sensor_set, name, trigger = _resolve(project_dir, target)
+    with _store(sensor_set) as store:
+        removed = store.remove_shelf(name, trigger)
+    shown = name if trigger is None else f"{name}/{trigger}"
+    if not removed:
+        raise ShelfRefused(f"{shown} is not shelved", EXIT_NOTHING)
+    return shown
+
+
+def _shelve(args: Any) -> int:
+    try:
+        shelf = shelve_target(args.project_dir, args.target, args.duration, args.reason or "")
+    except ShelfRefused as refused:
+        print(f"attend: {refused.message}", file=sys.stderr)
+        return refused.code
     if args.json:
         print(json.dumps(shelf.to_json(), indent=2))
     else:
@@ -96,16 +137,12 @@ def unshelve(args: Any) -> int:
 
 
 def _unshelve(args: Any) -> int:
-    sensor_set, name, trigger, code = _target(args, args.target)
-    if code:
-        return code
-    with _store(sensor_set) as store:
-        removed = store.remove_shelf(name, trigger)
-    target = name if trigger is None else f"{name}/{trigger}"
-    if not removed:
-        print(f"attend: {target} is not shelved", file=sys.stderr)
-        return EXIT_NOTHING
-    print(f"unshelved {target}")
+    try:
+        shown = unshelve_target(args.project_dir, args.target)
+    except ShelfRefused as refused:
+        print(f"attend: {refused.message}", file=sys.stderr)
+        return refused.code
+    print(f"unshelved {shown}")
     return 0
 
 

@@ -1,0 +1,708 @@
+"""`attend tui`: the sensors tab, a Textual app over the functions the CLI calls (ADR-403 §5).
+
+The list (`DataTable#sensors`, one row per sensor keyed by name) shows what `attend sensors list`
+shows and refreshes from the store every `REFRESH_SECONDS`; below it the highlighted sensor's fields
+(`DataTable#fields`, `attend settings list`'s effective view with layer and file) and its triggers.
+Edits are pending (`SensorsModel`) until reviewed and applied. Trio is imported only when a preview
+or a probe runs, in a worker thread.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from attend.runtime.commands import iso_time
+from attend.settings.commands import NothingToUnset, render
+from attend.settings.keys import format_key
+from attend.settings.policy import SettingsRefusal
+from attend.tui.model import FieldRow, SensorsModel, when
+from attend.tui.screens import (
+    Applied,
+    ConfirmDialog,
+    EditForm,
+    HelpScreen,
+    InputDialog,
+    NameDialog,
+    PreviewScreen,
+    ReviewScreen,
+    TextDialog,
+    steady_cursor,
+)
+
+__all__ = ["REFRESH_SECONDS", "SensorsApp", "main"]
+
+#: How often the open tab reads the live state from the store.
+REFRESH_SECONDS = 2.0
+
+#: The colour of each state in the list (failures red; anything not listed is red too).
+STATE_STYLES = {
+    "ok": "green",
+    "disabled": "dim",
+    "unprobed": "yellow",
+    "refused": "yellow",
+}
+
+#: The longest value the field list shows in full (the form shows all of it).
+VALUE_WIDTH = 44
+
+#: The list's columns: (key, label).
+COLUMNS = (
+    ("name", "sensor"),
+    ("on", "on"),
+    ("kind", "kind"),
+    ("layer", "layer"),
+    ("state", "state"),
+    ("last", "last poll"),
+    ("next", "next poll"),
+    ("lane", "lane"),
+    ("marks", "marks"),
+    ("message", "message"),
+)
+
+CSS = """
+#title { height: 1; background: $primary-background; color: $text; padding: 0 1; }
+#sensors { height: auto; max-height: 45%; min-height: 4; }
+#detail { height: auto; max-height: 6; padding: 0 1; border-top: solid $primary; }
+#fields { height: 1fr; min-height: 4; }
+#filter { display: none; border: none; height: 1; padding: 0 1; }
+#filter.shown { display: block; }
+ModalScreen { align: center middle; }
+#dialog { width: 90%; max-width: 110; height: auto; max-height: 90%; border: thick $primary; padding: 1 2;
+          background: $surface; }
+#review-box { width: 95%; height: 90%; border: thick $primary; padding: 0 1; background: $surface; }
+#review { height: 1fr; }
+#review-result { height: auto; max-height: 8; }
+#error { height: auto; margin-top: 1; }
+.hint { color: $text-muted; margin-top: 1; }
+"""
+
+
+def _state_text(row: dict[str, Any]) -> Text:
+    state = row["state"]
+    return Text(state, style=STATE_STYLES.get(state, "bold red"))
+
+
+def _clip(text: str, width: int = VALUE_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _marks(row: dict[str, Any]) -> str:
+    """Shelved, flapping and override marks."""
+    marks = []
+    for shelf in row.get("shelves") or []:
+        marks.append("shelved" if shelf.get("trigger") is None else f"{shelf['trigger']} shelved")
+    if row.get("flapping"):
+        marks.append("flapping")
+    marks.extend(f"override {o}" for o in row.get("overrides") or [])
+    if row.get("running_last_good"):
+        marks.append("last good")
+    return ", ".join(marks)
+
+
+class SensorsScreen(Screen[None]):
+    """The list, the highlighted sensor's detail, the filter; every key of the tab's main view."""
+
+    BINDINGS = [
+        Binding("space", "toggle", "Toggle"),
+        Binding("e", "edit", "Edit"),
+        Binding("d", "reset", "Default"),
+        Binding("u", "revert", "Revert"),
+        Binding("p", "preview", "Preview"),
+        Binding("w,ctrl+s", "review", "Review"),
+        Binding("c", "copy", "Copy", show=False),
+        Binding("R", "rename", "Rename", show=False),
+        Binding("X", "delete", "Delete", show=False),
+        Binding("P", "probe", "Probe", show=False),
+        Binding("s", "shelve", "Shelve", show=False),
+        Binding("S", "unshelve", "Unshelve", show=False),
+        Binding("h", "history", "History"),
+        Binding("l", "layer", "Layer", show=False),
+        Binding("slash", "filter", "Filter"),
+        Binding("question_mark", "help", "Keys"),
+        Binding("q,escape", "quit", "Quit"),
+    ]
+
+    def __init__(self, model: SensorsModel) -> None:
+        super().__init__()
+        self.model = model
+        self.filter_text = ""
+        self._fields: dict[str, FieldRow] = {}
+        self._shown_sensor: str | None = None
+        self._detail: Any = None
+
+    # --- layout ------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="title")
+        yield DataTable(id="sensors", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="detail")
+        yield DataTable(id="fields", cursor_type="row")
+        yield Input(placeholder="filter: part of a name, kind, layer or state", id="filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sensors", DataTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        fields = self.query_one("#fields", DataTable)
+        for key, label in (("field", "field"), ("value", "value"), ("layer", "layer"), ("file", "file")):
+            fields.add_column(label, key=key)
+        self.fill()
+        table.focus()
+        steady_cursor(self)
+
+    # --- filling -----------------------------------------------------------------------------------
+
+    def _visible(self) -> list[dict[str, Any]]:
+        needle = self.filter_text.lower()
+        if not needle:
+            return self.model.rows
+        return [r for r in self.model.rows
+                if any(needle in str(r.get(k) or "").lower() for k in ("name", "kind", "layer", "state"))]
+
+    def _cells(self, row: dict[str, Any]) -> list[Any]:
+        now = self.model.clock()
+        name = row["name"]
+        pending = [p for p in self.model.pending if p.sensor == name]
+        enabled = self.model.sensor(name).enabled if pending else row["enabled"]
+        on = Text("on" if enabled else "off", style="green" if enabled else "dim")
+        if any(p.path == ("enabled",) for p in pending):
+            on = Text(f"{'on' if enabled else 'off'}●", style="bold yellow")
+        label = Text(name, style="bold yellow" if pending else "")
+        if pending:
+            label.append(f" ({len(pending)})", style="yellow")
+        message = row["message"] if row["state"] not in ("ok", "disabled") else ""
+        return [label, on, row["kind"] or "-", row["layer"], _state_text(row), when(row["last_poll"], now),
+                when(row["next_poll"], now), row["lane"], _marks(row), Text(message, style="red")]
+
+    def fill(self) -> None:
+        """Show the model's rows (rebuilt when the names changed, else cell by cell)."""
+        table = self.query_one("#sensors", DataTable)
+        rows = self._visible()
+        names = [r["name"] for r in rows]
+        current = [k.value for k in table.rows]
+        if names != current:
+            keep = self.current_name()
+            table.clear()
+            for row in rows:
+                table.add_row(*self._cells(row), key=row["name"])
+            if keep in names:
+                table.move_cursor(row=names.index(keep))
+        else:
+            for row in rows:
+                for (key, _), cell in zip(COLUMNS, self._cells(row), strict=True):
+                    if table.get_cell(row["name"], key) != cell:
+                        table.update_cell(row["name"], key, cell)
+        self.fill_title()
+        shown = self.current_name()
+        row = self.model.row(shown) if shown else None
+        pending = [p.describe() for p in self.model.pending if p.sensor == shown]
+        # The fields are rebuilt only when what they show changed: a refresh every couple of seconds
+        # must stay cheap while idle, and must not move the user's place in the fields.
+        detail = (shown, repr(row), pending, id(self.model.sensor_set))
+        if detail != self._detail:
+            self.fill_detail()
+
+    def fill_title(self) -> None:
+        count = len(self.model.pending)
+        text = Text()
+        text.append("attend sensors", style="bold")
+        text.append(f"  {self.model.project_dir.name or self.model.project_dir}  ")
+        text.append(f"edits write: {self.model.layer} layer", style="cyan")
+        if count:
+            text.append(f"  {count} pending (w: review)", style="bold yellow")
+        if self.filter_text:
+            text.append(f"  filter: {self.filter_text}", style="magenta")
+        self.query_one("#title", Static).update(text)
+
+    def current_name(self) -> str | None:
+        """The highlighted sensor's name."""
+        table = self.query_one("#sensors", DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def fill_detail(self) -> None:
+        """The highlighted sensor's state, files and fields."""
+        name = self.current_name()
+        detail = self.query_one("#detail", Static)
+        fields = self.query_one("#fields", DataTable)
+        row = self.model.row(name) if name else None
+        if row is None:
+            detail.update(Text("no sensor selected", style="dim"))
+            fields.clear()
+            self._fields = {}
+            return
+        self._detail = (name, repr(row), [p.describe() for p in self.model.pending if p.sensor == name],
+                        id(self.model.sensor_set))
+        detail.update(self._detail_text(row))
+        keep = self.current_field() if self._shown_sensor == name else None
+        self._shown_sensor = name
+        fields.clear()
+        self._fields = {}
+        sensor = self.model.sensor(name)
+        triggers = sensor.data.get("triggers") or {}
+        for field_row in self.model.fields(name):
+            key = field_row.dotted
+            path = field_row.path
+            if path[0] == "triggers" and len(path) >= 2 and ("triggers", path[1]) not in [r.path for r in self._fields.values()]:
+                self._add_trigger_row(fields, name, path[1], triggers.get(path[1]) or {})
+            self._fields[key] = field_row
+            fields.add_row(*self._field_cells(field_row), key=key)
+        if keep in self._fields:
+            fields.move_cursor(row=list(self._fields).index(keep))
+
+    def _add_trigger_row(self, fields: DataTable, name: str, trigger: str, definition: dict[str, Any]) -> None:
+        path = ("triggers", trigger)
+        key = format_key(path)
+        enabled = definition.get("enabled", True) if isinstance(definition, dict) else True
+        pending = self.model.pending_for(name, (*path, "enabled"))
+        on = Text(f"trigger {trigger}: {'on' if enabled else 'off'}", style="bold" if enabled else "dim")
+        if pending:
+            on.append("●", style="bold yellow")
+        row = FieldRow(path, None, "", None, None, pending)
+        self._fields[key] = row
+        fields.add_row(on, Text(str(definition.get("on", "")) + " " + str(definition.get("path", "")), style="dim"),
+                       "", "", key=key)
+
+    def _field_cells(self, row: FieldRow) -> list[Any]:
+        indent = "  " if row.path[0] == "triggers" else ""
+        label = format_key(row.path[2:]) if row.path[0] == "triggers" and len(row.path) > 2 else row.dotted
+        if row.pending is not None:
+            value = Text(f"{_clip(render(row.pending.before), 25)} → {_clip(render(row.pending.after), 30)}",
+                         style="bold yellow")
+            label_text = Text(f"{indent}{label} ●", style="bold yellow")
+        else:
+            value = Text(_clip(render(row.value)), style="dim" if row.layer == "default" else "")
+            label_text = Text(f"{indent}{label}")
+        # The file's name and line: the detail's `files:` line above names each file in full.
+        where = Path(row.file).name + (f":{row.line}" if row.line else "") if row.file else ""
+        return [label_text, value, row.layer, where]
+
+    def _detail_text(self, row: dict[str, Any]) -> Text:
+        now = self.model.clock()
+        text = Text()
+        text.append(row["name"], style="bold")
+        text.append(f"  {row['kind'] or '-'}  ")
+        text.append(row["state"], style=STATE_STYLES.get(row["state"], "bold red"))
+        if row.get("description"):
+            text.append(f"  {row['description']}", style="italic")
+        text.append("\n")
+        sensor = self.model.sensor_set.sensors.get(row["name"])
+        files = "  ".join(f"{f.layer}: {self.model.shown(f.path)}" for f in (sensor.files if sensor else ()))
+        text.append(f"files: {files or '-'}\n", style="dim")
+        text.append(f"lane {row['lane']}  last poll {when(row['last_poll'], now)}  next poll "
+                    f"{when(row['next_poll'], now)}", style="dim")
+        if not row.get("daemon_running", True):
+            text.append("  (no daemon runs: `attend run`)", style="dim")
+        text.append("\n")
+        if row["message"] and row["state"] != "disabled":
+            text.append(row["message"] + "\n", style="red" if row["state"] != "ok" else "")
+        for err in row.get("line_errors") or []:
+            text.append(f"line error: {err}\n", style="red")
+        if row.get("lane_note"):
+            text.append(f"{row['lane_note']}\n", style="yellow")
+        for shelf in row.get("shelves") or []:
+            what = "shelved" if shelf.get("trigger") is None else f"trigger {shelf['trigger']} shelved"
+            text.append(f"{what} until {when(iso_time(shelf['until']), now)}"
+                        + (f": {shelf['reason']}" if shelf.get("reason") else "") + "\n", style="magenta")
+        for flap in row.get("flapping") or []:
+            key = f" key {flap['key']}" if flap.get("key") is not None else ""
+            text.append(f"flapping: {flap['trigger']}{key}, {flap.get('held', 0)} fire(s) held\n", style="magenta")
+        return text
+
+    def current_field(self) -> str | None:
+        """The highlighted field's key (a dotted path inside the sensor)."""
+        fields = self.query_one("#fields", DataTable)
+        if fields.row_count == 0:
+            return None
+        return fields.coordinate_to_cell_key(fields.cursor_coordinate).row_key.value
+
+    # --- events ------------------------------------------------------------------------------------
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "sensors":
+            self.fill_detail()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "sensors":
+            self.action_toggle()
+        elif event.data_table.id == "fields":
+            row = self._fields.get(str(event.row_key.value))
+            if row is not None and (row.value is None and len(row.path) == 2 or isinstance(row.value, bool)):
+                self.action_toggle()
+            else:
+                self.action_edit()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_text = event.value.strip()
+            self.fill()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            self.query_one("#sensors", DataTable).focus()
+
+    def on_applied(self, _: Applied) -> None:
+        self.fill()
+
+    # --- actions -----------------------------------------------------------------------------------
+
+    def _in_fields(self) -> bool:
+        return self.focused is self.query_one("#fields", DataTable)
+
+    def _refused(self, refusal: SettingsRefusal) -> None:
+        self.notify(self.model.shorten(refusal.message), title="refused",
+                    severity="error" if refusal.code else "information", timeout=8)
+
+    def _in_dialog(self, action: Callable[[str], Any]) -> Callable[[str], Any]:
+        """`action` for a dialog: its refusal shown in the dialog with the tab's short paths."""
+
+        def run(value: str) -> Any:
+            try:
+                return action(value)
+            except SettingsRefusal as refusal:
+                raise SettingsRefusal(self.model.shorten(refusal.message), refusal.code) from None
+
+        return run
+
+    def _changed(self) -> None:
+        self.fill()
+
+    def action_toggle(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        path: tuple[str, ...] = ("enabled",)
+        if self._in_fields():
+            row = self._fields.get(self.current_field() or "")
+            if row is None:
+                return
+            if len(row.path) == 2 and row.path[0] == "triggers":
+                path = (*row.path, "enabled")
+            elif isinstance(row.value, bool):
+                path = row.path
+            else:
+                self.notify("Space turns a trigger or a true/false field on or off; use e to edit this field")
+                return
+        try:
+            self.model.toggle(name, path)
+        except SettingsRefusal as refusal:
+            self._refused(refusal)
+        self._changed()
+
+    def _selected_field(self) -> tuple[str, FieldRow] | None:
+        name = self.current_name()
+        if name is None:
+            return None
+        if not self._in_fields():
+            self.query_one("#fields", DataTable).focus()
+            return None
+        row = self._fields.get(self.current_field() or "")
+        return (name, row) if row is not None else None
+
+    def action_edit(self) -> None:
+        chosen = self._selected_field()
+        if chosen is None:
+            return
+        name, row = chosen
+        if row.value is None and len(row.path) == 2 and row.path[0] == "triggers":
+            self.notify("a trigger: edit its fields, or turn it on or off with Space")
+            return
+        pending = row.pending
+        current = pending.after if pending is not None and pending.op == "set" else row.value
+
+        def submit(value: str) -> None:
+            self.model.edit(name, row.path, value)
+
+        def done(changed: bool | None) -> None:
+            if changed:
+                self._changed()
+
+        self.app.push_screen(EditForm(name, row.path, current, self._in_dialog(submit)), done)
+
+    def action_reset(self) -> None:
+        chosen = self._selected_field()
+        if chosen is None:
+            return
+        name, row = chosen
+        path = (*row.path, "enabled") if row.value is None and len(row.path) == 2 else row.path
+        try:
+            self.model.reset(name, path)
+        except NothingToUnset as nothing:
+            self.notify(nothing.message)
+        except SettingsRefusal as refusal:
+            self._refused(refusal)
+        self._changed()
+
+    def action_revert(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        if self._in_fields():
+            row = self._fields.get(self.current_field() or "")
+            if row is None:
+                return
+            path = (*row.path, "enabled") if row.value is None and len(row.path) == 2 else row.path
+            dropped = self.model.revert(name, path)
+        else:
+            dropped = self.model.revert(name)
+        if not dropped:
+            self.notify("nothing pending here")
+        self._changed()
+
+    def action_review(self) -> None:
+        self.app.push_screen(ReviewScreen(self.model), lambda _: self._changed())
+
+    def action_preview(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        screen = PreviewScreen(name, len([p for p in self.model.pending if p.sensor == name]))
+        self.app.push_screen(screen)
+        self._run_preview(name, screen)
+
+    @work(thread=True, exit_on_error=False, group="preview")
+    def _run_preview(self, name: str, screen: PreviewScreen) -> None:
+        try:
+            report = self.model.preview(name)
+        except Exception as exc:  # noqa: BLE001 - shown in the dialog, never a crash of the tab
+            report = {"sensor": name, "state": "failed", "message": f"{type(exc).__name__}: {exc}",
+                      "triggers": [], "fires": [], "warnings": []}
+        self.app.call_from_thread(screen.show, report)
+
+    def _managed(self, action: Callable[[], list[str]]) -> None:
+        lines = action()
+        self.notify(self.model.shorten("\n".join(lines)), title="done", timeout=6)
+        self.fill()
+
+    def action_copy(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        self.app.push_screen(NameDialog(
+            f"copy {name} to a new sensor in the {self.model.layer} layer: new name", f"{name}-copy",
+            self._in_dialog(lambda new: self._managed(lambda: self.model.copy(name, new)))))
+
+    def action_rename(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        self.app.push_screen(NameDialog(
+            f"rename {name}'s {self.model.layer} file: new name", name,
+            self._in_dialog(lambda new: self._managed(lambda: self.model.rename(name, new)))))
+
+    def action_delete(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        layer = self.model.layer
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                self._managed(lambda: self.model.delete(name))
+            except SettingsRefusal as refusal:
+                self._refused(refusal)
+
+        self.app.push_screen(ConfirmDialog(f"delete {name}'s {layer} file? (a lower layer's file, if any, "
+                                           "runs again)"), answered)
+
+    def action_probe(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        self.notify(f"probing {name}: calling its tool twice…", timeout=3)
+        self._run_probe(name)
+
+    @work(thread=True, exit_on_error=False, group="probe")
+    def _run_probe(self, name: str) -> None:
+        from attend.errors import RuntimeFailure
+        from attend.runtime.probe import ProbeRefused
+
+        try:
+            run = self.model.probe(name)
+        except ProbeRefused as refused:
+            self.app.call_from_thread(self.notify, str(refused), title="probe", severity="error", timeout=8)
+            return
+        except RuntimeFailure as failure:
+            self.app.call_from_thread(self.notify, f"{failure.state}: {failure.message}", title="probe failed",
+                                      severity="error", timeout=8)
+            return
+        self.app.call_from_thread(self._probe_answer, run)
+
+    def _probe_answer(self, run: Any) -> None:
+        from attend.runtime.probe import CONFIRM_QUESTION
+
+        found = run.describe()
+        if not run.verdict.ok:
+            run_record = self.model.record_probe(run, False)
+            self.app.push_screen(TextDialog(Text(found + f"\nrecorded: {run_record['sensor']} stays unprobed",
+                                                 style="red"), "probe"))
+            self.fill()
+            return
+
+        def answered(yes: bool | None) -> None:
+            self.model.record_probe(run, bool(yes))
+            outcome = (f"recorded: {run.compiled.name} may poll {run.settings.tool} on {run.server_name}" if yes
+                       else f"recorded as not confirmed: {run.compiled.name} stays unprobed")
+            self.notify(outcome, title="probe", timeout=8)
+            self.fill()
+
+        question = CONFIRM_QUESTION.format(server=run.server_name)
+        self.app.push_screen(ConfirmDialog(f"{found}\n{question}\n\nAre they untouched?"), answered)
+
+    def _shelf_target(self) -> str | None:
+        """The highlighted sensor, or `NAME/TRIGGER` when a trigger's row is highlighted in its fields."""
+        name = self.current_name()
+        if name is None:
+            return None
+        if self._in_fields():
+            row = self._fields.get(self.current_field() or "")
+            if row is not None and row.path[0] == "triggers" and len(row.path) >= 2:
+                return f"{name}/{row.path[1]}"
+        return name
+
+    def action_shelve(self) -> None:
+        target = self._shelf_target()
+        if target is None:
+            return
+        self.app.push_screen(InputDialog(
+            f"shelve {target}: it keeps polling and keeping state but delivers nothing until the shelf "
+            "expires (attend sensors shelve)\nDURATION [REASON], e.g. 2h deploy in progress", "1h",
+            self._in_dialog(lambda text: self._shelved(self.model.shelve(target, text))), input_id="shelf"))
+
+    def _shelved(self, message: str) -> None:
+        self.notify(message, title="shelf", timeout=6)
+        self.fill()
+
+    def action_unshelve(self) -> None:
+        target = self._shelf_target()
+        if target is None:
+            return
+        try:
+            self._shelved(self.model.unshelve(target))
+        except SettingsRefusal as refusal:
+            self._refused(refusal)
+
+    def action_history(self) -> None:
+        name = self.current_name()
+        if name is None:
+            return
+        self.app.push_screen(TextDialog(Text(f"history of {name} (attend sensors history {name}), newest first\n\n",
+                                             style="bold") + Text(self.model.history(name)), "history"))
+
+    def action_layer(self) -> None:
+        self.model.layer = "project" if self.model.layer == "user" else "user"
+        self.notify(f"edits now write the {self.model.layer} layer"
+                    + (" (as `attend settings set --project`)" if self.model.layer == "project" else ""))
+        self.fill_title()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:
+        box = self.query_one("#filter", Input)
+        if self.focused is box or self.filter_text:
+            box.value = ""
+            box.remove_class("shown")
+            self.filter_text = ""
+            self.fill()
+            self.query_one("#sensors", DataTable).focus()
+            return
+        count = len(self.model.pending)
+        if not count:
+            self.app.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.exit()
+
+        self.app.push_screen(ConfirmDialog(
+            f"{count} change{'s are' if count != 1 else ' is'} pending and not written. Quit and drop "
+            f"{'them' if count != 1 else 'it'}?"), answered)
+
+    def refresh_live(self) -> None:
+        """Read the live state (and the files, when they changed on disk) and update the list."""
+        try:
+            self.model.refresh()
+        except Exception as exc:  # noqa: BLE001 - a store that went away shows, the tab stays open
+            self.notify(f"could not refresh: {exc}", severity="error", timeout=4)
+            return
+        self.fill()
+
+
+class SensorsApp(App[None]):
+    """The sensors tab: `attend.tui.SensorsApp(project_dir)`.
+
+    Args:
+        project_dir: the project directory (its layer, its store scope).
+        layer: the layer edits write (`user`, or `project` as `--project` chooses on the CLI).
+        env: the environment (default `os.environ`).
+        clock: the wall clock for `12s ago` (tests pass a fixed one).
+        refresh_seconds: how often the live state is read; None: never (snapshot tests).
+    """
+
+    CSS = CSS
+    TITLE = "attend sensors"
+
+    def __init__(
+        self, project_dir: str | Path = ".", *, layer: str = "user", env: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.time, refresh_seconds: float | None = REFRESH_SECONDS,
+        model: SensorsModel | None = None,
+    ) -> None:
+        super().__init__()
+        self.model = model if model is not None else SensorsModel(project_dir, layer=layer, env=env, clock=clock)
+        if not self.model.rows and not self.model.sensor_set.sensors:
+            self.model.reload()
+        self.refresh_seconds = refresh_seconds
+
+    def get_default_screen(self) -> Screen[Any]:
+        return SensorsScreen(self.model)
+
+    def on_unmount(self) -> None:
+        self.model.close()
+
+    def on_mount(self) -> None:
+        if self.refresh_seconds:
+            self.set_interval(self.refresh_seconds, self._refresh_live)
+
+    def _refresh_live(self) -> None:
+        screen = self.screen_stack[0] if self.screen_stack else None
+        if isinstance(screen, SensorsScreen):
+            screen.refresh_live()
+
+
+def main(args: Any) -> int:
+    """`attend tui [--project DIR]`: open the sensors tab (`--project` makes edits write the project layer)."""
+    from attend.runtime.store import StoreUnavailable
+
+    model = SensorsModel(args.project_dir, layer="project" if args.project_layer else "user")
+    try:
+        model.reload()
+    except StoreUnavailable as exc:
+        print(f"attend: {exc}", file=sys.stderr)
+        return 1
+    try:
+        SensorsApp(args.project_dir, model=model).run()
+    finally:
+        model.close()
+    return 0

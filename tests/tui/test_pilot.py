@@ -1,0 +1,441 @@
+"""The sensors tab driven through its real Textual app with the pilot (`App.run_test()`).
+
+Every write is checked through `attend settings get` (the CLI), never the app's own state; every
+refusal compares the bytes of every layer file before and after.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.widgets import DataTable, Static
+
+from tab_rig import (
+    drive,
+    edit_field,
+    layer_bytes,
+    make_app,
+    select_field,
+    select_sensor,
+    settings_get,
+    submit_form,
+)
+
+
+def _table(app: Any, table_id: str = "sensors") -> DataTable:
+    return app.screen.query_one(f"#{table_id}", DataTable)
+
+
+async def _edit(pilot: Any, sensor: str, path: tuple[str, ...], text: str) -> str:
+    """Select `sensor`'s field `path`, press `e`, enter `text`; the screen that is then on top."""
+    select_sensor(pilot.app, sensor)
+    await pilot.pause()
+    return await edit_field(pilot, path, text)
+
+
+async def _until(pilot: Any, holds: Any, timeout: float = 20.0) -> bool:
+    """Let the app run until `holds()` (a real timer must fire: generous for a loaded machine)."""
+    waited = 0.0
+    while not holds() and waited < timeout:
+        await pilot.pause(0.05)
+        waited += 0.05
+    return holds()
+
+
+def test_the_list_has_one_row_per_sensor_keyed_by_name_as_attend_sensors_lists_them(tab_home) -> None:
+    listed = json.loads(tab_home.attend("sensors", "list", "--json").stdout)
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        table = _table(pilot.app)
+        seen["keys"] = [k.value for k in table.rows]
+        seen["build"] = [str(c) for c in table.get_row("build")]
+
+    drive(app, scenario)
+    assert seen["keys"] == [row["name"] for row in listed]
+    assert "timeout" in seen["build"]  # the live state, failures with their message
+    assert "the command ran longer than 10s and was killed" in seen["build"]
+    assert "40s ago" in seen["build"]
+
+
+def test_space_toggles_a_sensor_as_a_pending_change_written_only_by_apply(tab_home) -> None:
+    before = layer_bytes(tab_home)
+    app = make_app(tab_home)
+    during: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "weather")
+        await pilot.press("space")
+        during["pending"] = [p.describe() for p in pilot.app.model.pending]
+        during["bytes"] = layer_bytes(tab_home)
+        await pilot.press("w")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        during["result"] = str(pilot.app.screen.query_one("#review-result", Static).render())
+
+    drive(app, scenario)
+    assert during["pending"] == ["attend.sensors.weather.enabled: true → false"]
+    assert during["bytes"] == before  # pending: nothing written yet
+    assert "written: attend.sensors.weather.enabled: true → false" in during["result"]
+    got = settings_get(tab_home, "attend.sensors.weather.enabled")
+    assert (got["value"], got["layer"]) == (False, "user")
+    text = (tab_home.user_sensors / "weather.yaml").read_text()
+    assert "# Wind at the office: the sensors tab's test sensor" in text  # comments kept
+    assert "interval: 5m   # the slowest poll" in text
+
+
+def test_enter_on_a_trigger_row_turns_the_trigger_off_and_the_poll_skips_it(tab_home) -> None:
+    app = make_app(tab_home)
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "weather")
+        await pilot.pause()
+        select_field(pilot.app, ("triggers", "calm"))
+        await pilot.press("enter")
+        await pilot.press("w")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+
+    drive(app, scenario)
+    assert settings_get(tab_home, "attend.sensors.weather.triggers.calm.enabled")["value"] is False
+    polled = json.loads(tab_home.attend("sensors", "poll", "weather", "--dry-run", "--json").stdout)
+    assert [v["trigger"] for v in polled["triggers"]] == ["high-wind"]
+
+
+def test_a_valid_edit_is_pending_until_applied_and_settings_get_then_reads_it(tab_home) -> None:
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        seen["after"] = await _edit(pilot, "weather", ("triggers", "high-wind", "magnitude"), "4.5")
+        seen["pending"] = [p.describe() for p in pilot.app.model.pending]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+
+    drive(app, scenario)
+    assert seen["after"] == "SensorsScreen"
+    assert seen["pending"] == ["attend.sensors.weather.triggers.high-wind.magnitude: 3.0 → 4.5"]
+    got = settings_get(tab_home, "attend.sensors.weather.triggers.high-wind.magnitude")
+    assert (got["value"], got["layer"]) == (4.5, "user")
+
+
+def test_an_invalid_edit_is_refused_in_the_form_with_the_reason_settings_set_gives_and_writes_nothing(tab_home) -> None:
+    before = layer_bytes(tab_home)
+    cli = tab_home.attend("settings", "set", "attend.sensors.weather.min_interval", "2h")
+    assert cli.returncode == 3
+    assert layer_bytes(tab_home) == before
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        seen["screen"] = await _edit(pilot, "weather", ("min_interval",), "2h")
+        seen["error"] = str(pilot.app.screen.query_one("#error", Static).render())
+        seen["pending"] = list(pilot.app.model.pending)
+        await pilot.press("escape")
+
+    drive(app, scenario)
+    assert seen["screen"] == "EditForm"  # the form stays open with the value
+    assert seen["error"].strip() == app.model.shorten(cli.stderr.strip().removeprefix("attend: "))
+    assert seen["pending"] == []
+    assert layer_bytes(tab_home) == before
+
+
+def test_a_project_edit_that_chooses_what_runs_is_refused_for_trust_at_once(tab_home) -> None:
+    before = layer_bytes(tab_home)
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        await pilot.press("l")  # edits now write the project layer, as --project does
+        await _edit(pilot, "weather", ("command", "timeout"), "20s")
+        seen["error"] = str(pilot.app.screen.query_one("#error", Static).render())
+
+    drive(app, scenario)
+    assert "which chooses what runs" in seen["error"]
+    assert "project_sensors" in seen["error"]
+    assert layer_bytes(tab_home) == before
+
+
+def test_d_resets_a_field_to_its_default_and_u_reverts_a_pending_change(tab_home) -> None:
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "weather")
+        await pilot.pause()
+        select_field(pilot.app, ("min_interval",))
+        await pilot.press("d")
+        select_field(pilot.app, ("interval",))
+        await pilot.press("d")
+        seen["both"] = [p.describe() for p in pilot.app.model.pending]
+        await pilot.press("u")  # the highlighted field's change goes
+        seen["left"] = [p.describe() for p in pilot.app.model.pending]
+        await pilot.press("w")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+
+    drive(app, scenario)
+    got = settings_get(tab_home, "attend.sensors.weather.min_interval")
+    assert got["layer"] == "default"
+    assert seen["both"] == [f"attend.sensors.weather.min_interval: 30s → {got['default']} (unset)",
+                            "attend.sensors.weather.interval: 5m → 60.0 (unset)"]
+    assert seen["left"] == seen["both"][:1]
+    assert settings_get(tab_home, "attend.sensors.weather.interval")["value"] == "5m"
+
+
+def test_the_preview_polls_the_edited_sensor_once_and_writes_nothing(tab_home) -> None:
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    before = layer_bytes(tab_home)
+    with open_project_store(layer_paths(tab_home.project)) as store:
+        states_before = store.trigger_states("weather")
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        await _edit(pilot, "weather", ("triggers", "calm", "initial"), "fire")
+        await _edit(pilot, "weather", ("triggers", "calm", "where", "wind_speed_10m", "below"), "30")
+        await pilot.press("p")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        seen["preview"] = str(pilot.app.screen.query_one("#preview", Static).render())
+
+    drive(app, scenario)
+    assert "dry run of weather with 2 pending changes" in seen["preview"]
+    assert "poll: ok" in seen["preview"]
+    assert "trigger calm:" in seen["preview"] and "trigger high-wind:" in seen["preview"]
+    assert "calm: 25 km/h" in seen["preview"]  # what the edit would fire
+    assert layer_bytes(tab_home) == before
+    with open_project_store(layer_paths(tab_home.project)) as store:
+        assert store.trigger_states("weather") == states_before
+        assert store.journal(sensor="weather") == []
+
+
+def test_quitting_with_pending_changes_asks_first_and_writes_nothing(tab_home) -> None:
+    before = layer_bytes(tab_home)
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "build")
+        await pilot.press("space")
+        await pilot.press("q")
+        await pilot.pause()
+        seen["asked"] = str(pilot.app.screen.query_one("#question", Static).render())
+        await pilot.press("n")
+        await pilot.pause()
+        seen["still"] = pilot.app.is_running and type(pilot.app.screen).__name__
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+
+    drive(app, scenario)
+    assert "1 change is pending and not written" in seen["asked"]
+    assert seen["still"] == "SensorsScreen"
+    assert app.return_code == 0 and not app.is_running
+    assert layer_bytes(tab_home) == before
+
+
+def test_apply_refuses_a_file_that_changed_on_disk_since_it_was_read(tab_home) -> None:
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "weather")
+        await pilot.press("space")
+        original = (tab_home.user_sensors / "weather.yaml").read_text()
+        (tab_home.user_sensors / "weather.yaml").write_text(original + "# touched\n")
+        seen["touched"] = (tab_home.user_sensors / "weather.yaml").read_bytes()
+        await pilot.press("w")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        seen["result"] = str(pilot.app.screen.query_one("#review-result", Static).render())
+        seen["pending"] = len(pilot.app.model.pending)
+
+    drive(app, scenario)
+    assert "changed on disk since it was read" in seen["result"]
+    assert seen["pending"] == 1
+    assert (tab_home.user_sensors / "weather.yaml").read_bytes() == seen["touched"]
+    assert settings_get(tab_home, "attend.sensors.weather.enabled")["value"] is True
+
+
+def test_copy_and_rename_go_through_sensors_copy_and_rename(tab_home) -> None:
+    app = make_app(tab_home)
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "weather")
+        await pilot.press("c")
+        await pilot.pause()
+        await submit_form(pilot, "weather-home")
+        select_sensor(pilot.app, "build")
+        await pilot.press("R")
+        await pilot.pause()
+        await submit_form(pilot, "make-q")
+        await pilot.pause()
+
+    drive(app, scenario)
+    names = [r["name"] for r in json.loads(tab_home.attend("sensors", "list", "--json").stdout)]
+    assert "weather-home" in names and "weather" in names
+    assert "make-q" in names and "build" not in names
+    assert "# Wind at the office" in (tab_home.user_sensors / "weather-home.yaml").read_text()
+
+
+def test_deleting_a_shipped_sensor_is_refused_with_the_cli_reason_and_changes_no_byte(tab_home) -> None:
+    before = layer_bytes(tab_home)
+    cli = tab_home.attend("sensors", "delete", "git")
+    assert cli.returncode == 3
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "git")
+        await pilot.press("X")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        seen["notes"] = [n.message for n in pilot.app._notifications]
+
+    drive(app, scenario)
+    assert app.model.shorten(cli.stderr.strip().removeprefix("attend: ")) in seen["notes"]
+    assert layer_bytes(tab_home) == before
+
+
+def test_delete_after_asking_removes_the_user_file(tab_home) -> None:
+    app = make_app(tab_home)
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "build")
+        await pilot.press("X")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+
+    drive(app, scenario)
+    assert not (tab_home.user_sensors / "build.yaml").exists()
+
+
+def test_slash_filters_the_list_and_escape_clears_the_filter(tab_home) -> None:
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        await pilot.press("slash")
+        await pilot.press(*"user")
+        await pilot.pause()
+        seen["filtered"] = [k.value for k in _table(pilot.app).rows]
+        await pilot.press("escape")
+        await pilot.pause()
+        seen["all"] = len(_table(pilot.app).rows)
+
+    drive(app, scenario)
+    assert seen["filtered"] == ["build", "weather"]
+    assert seen["all"] > 2
+
+
+def test_question_mark_shows_every_key(tab_home) -> None:
+    from attend.tui.keys import KEYS
+
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        seen["help"] = str(pilot.app.screen.query_one("#help", Static).render())
+
+    drive(app, scenario)
+    for keys, _, what in KEYS:
+        assert keys in seen["help"] and what in seen["help"]
+
+
+def test_the_open_tab_refreshes_the_live_state_from_the_store(tab_home) -> None:
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    app = make_app(tab_home, refresh_seconds=0.05)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        seen["before"] = str(_table(pilot.app).get_cell("build", "state"))
+        with open_project_store(layer_paths(tab_home.project)) as store:
+            store.update_status("build", state="ok", message="")
+        await _until(pilot, lambda: str(_table(pilot.app).get_cell("build", "state")) == "ok")
+        seen["after"] = str(_table(pilot.app).get_cell("build", "state"))
+
+    drive(app, scenario)
+    assert (seen["before"], seen["after"]) == ("timeout", "ok")
+
+
+def test_a_new_sensor_file_appears_in_the_open_tab(tab_home) -> None:
+    app = make_app(tab_home, refresh_seconds=0.05)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        tab_home.write_user_sensor("disk-home", "spec: 1\nname: disk-home\nkind: command\n"
+                                   "command: {argv: [df]}\n")
+        await _until(pilot, lambda: "disk-home" in [k.value for k in _table(pilot.app).rows])
+        seen["keys"] = [k.value for k in _table(pilot.app).rows]
+
+    drive(app, scenario)
+    assert "disk-home" in seen["keys"]
+
+
+def test_s_shelves_the_sensor_through_sensors_shelve_and_capital_s_takes_it_down(tab_home) -> None:
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    def shelves() -> list[Any]:
+        rows = json.loads(tab_home.attend("sensors", "list", "--json").stdout)
+        return next(r for r in rows if r["name"] == "weather")["shelves"]
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "weather")
+        await pilot.press("s")
+        await pilot.pause()
+        await submit_form(pilot, "2h deploy in progress")
+        seen["marks"] = str(_table(pilot.app).get_cell("weather", "marks"))
+        seen["listed"] = shelves()
+        select_field(pilot.app, ("triggers", "calm"))
+        await pilot.press("s")
+        await pilot.pause()
+        await submit_form(pilot, "soon")  # not a duration: the shelve command's own refusal
+        seen["refused"] = str(pilot.app.screen.query_one("#error", Static).render())
+        await pilot.press("escape")
+        select_sensor(pilot.app, "weather")
+        await pilot.press("S")
+        await pilot.pause()
+
+    drive(app, scenario)
+    assert "shelved" in seen["marks"]
+    assert [(s["trigger"], s["reason"]) for s in seen["listed"]] == [(None, "deploy in progress")]
+    cli = tab_home.attend("sensors", "shelve", "weather/calm", "--for", "soon")
+    assert seen["refused"].strip() == cli.stderr.strip().removeprefix("attend: ")
+    assert shelves() == []
+
+
+def test_h_shows_the_sensors_recent_polls_as_sensors_history_does(tab_home) -> None:
+    assert tab_home.attend("sensors", "poll", "weather").returncode == 0
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "weather")
+        await pilot.press("h")
+        await pilot.pause()
+        seen["history"] = str(pilot.app.screen.query_one("#history", Static).render())
+
+    drive(app, scenario)
+    cli = tab_home.attend("sensors", "history", "weather", "--limit", "10")
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout.strip() in seen["history"]
+    assert "high-wind" in seen["history"]
