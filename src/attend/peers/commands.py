@@ -137,16 +137,22 @@ def inbox(args: Any) -> int:
 
 
 def list_sessions(args: Any) -> int:
-    """The live sessions: session, project, started."""
+    """The live sessions: session, project, status (working/waiting from the transcript's age), context use, pid."""
+    from attend.peers.presence import TranscriptReader, presence_settings
+
     mailbox = Mailbox(peers_dir())
     live = mailbox.presences()
+    reader = TranscriptReader(presence_settings(args.project_dir))
+    now = mailbox.clock()
+    rows = [{**p.to_json(), "beat": p.beat, **reader.state(p, now).to_json()} for p in live]
     if args.json:
-        print(json.dumps([{**p.to_json(), "beat": p.beat} for p in live], indent=2))
-    elif not live:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
         print("no live sessions")
     else:
-        for p in live:
-            print(f"{p.session}  {p.project}  (pid {p.pid})")
+        for row in rows:
+            context = row["context"] if row["context"] == "unknown" else f"{row['context']:g}%"
+            print(f"{row['session']}  {row['project']}  {row['status']}  context {context}  (pid {row['pid']})")
     return 0
 
 

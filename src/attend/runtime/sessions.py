@@ -13,7 +13,9 @@ Decisions implemented here:
   the session that crashed. A restarted session (same id) resumes; a new one starts at the journal's
   end; an unresolved one (`pid-<pid>`) keeps no position.
 - Every session's presence for peers (peers/mailbox.py, `heartbeat/<session>`) is rewritten every
-  `HEARTBEAT` seconds and removed on a clean exit.
+  `HEARTBEAT` seconds and removed on a clean exit. The peers sensor's lines about a session (keyed by
+  its id) are not printed on that session's own stream: the journal is the project's, so the sensor
+  reports every session and each session leaves out its own start, exit and status.
 - A closed stdout (the Monitor gone, `attend run | head -1`) ends the session quietly with exit 0; the
   rows it could not write stay unrecorded, so the session's next run prints them.
 """
@@ -34,6 +36,7 @@ import trio
 
 from attend.peers.identity import Session, SessionError, resolve_session
 from attend.peers.mailbox import Mailbox, peers_dir
+from attend.peers.presence import PRESENCE_SENSOR
 from attend.runtime.delivery import write_entries
 from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
 from attend.runtime.store import Store
@@ -91,6 +94,10 @@ class SessionPrinter:
         """Ask for a round now (this process just journaled something)."""
         self._wake.set()
 
+    def _about_itself(self, entry: Any) -> bool:
+        """A presence line (sensor `PRESENCE_SENSOR`, keyed by session id) about this session."""
+        return entry.sensor == PRESENCE_SENSOR and entry.key is not None and entry.key == self.session_id
+
     def print_new(self) -> int:
         """Print the rows this session has not shown yet and record them; return how many were written.
 
@@ -102,8 +109,10 @@ class SessionPrinter:
         )
         if not entries:
             return 0
-        # A message its Stop hook already handed over is not shown to the same session again.
-        shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)]
+        # A message its Stop hook already handed over is not shown to the same session again, nor a
+        # peers line about the session itself (its own start is not news to it).
+        shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)
+                 and not self._about_itself(e)]
         try:
             write_entries(shown, self.stdout, self.stderr)
         except (BrokenPipeError, ValueError) as exc:  # ValueError: a stream already closed in-process

@@ -28,6 +28,7 @@ __all__ = [
     "project_folder_candidates",
     "project_folder_name",
     "read_samples",
+    "session_transcript",
 ]
 
 #: How much of a transcript's end is read per poll: enough for the last several turns even when
@@ -75,6 +76,18 @@ def newest_transcript(projects_dir: Path, project: Path) -> Transcript:
         raise SensorUnavailable(f"no Claude Code transcript in {folder}")
     mtime, path = max(files)
     return Transcript(path=path, session=path.stem, mtime=mtime)
+
+
+def session_transcript(projects_dir: Path, project: Path | str, session: str) -> Path | None:
+    """The transcript of session `session` in `project` (``<folder>/<session>.jsonl``), or None when there is none.
+
+    `session` must already be a usable session id (`attend.peers.identity.SESSION_ID_RE`): it names the file.
+    """
+    for name in project_folder_candidates(Path(project)):
+        path = projects_dir / name / f"{session}.jsonl"
+        if path.is_file():
+            return path
+    return None
 
 
 def _scan(folder: Path) -> list[Any]:

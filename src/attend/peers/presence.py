@@ -1,0 +1,146 @@
+"""Presence: the live sessions and what each is doing, for `attend peers list` and the peers sensor (DESIGN.md, "Peers").
+
+A session is live while its heartbeat is (`Mailbox.presences`). What it is doing comes from its Claude
+Code transcript, ``<projects_dir>/<project folder>/<session id>.jsonl`` (`sensors/transcript.py`):
+
+- status `working` while the transcript was written in the last `working_within` seconds (a turn in
+  progress appends to it: every tool call, tool result and assistant message), `waiting` once it has
+  been quiet longer (the session waits for its user, or runs one long tool call), `unknown` when the
+  session has no transcript (not a Claude Code session, or one that has not written yet);
+- context use: the newest assistant turn's tokens (input + cache creation + cache read, the context
+  sensor's count) as a percentage of `window`; `unknown` without a transcript or a turn with usage.
+
+Decision: both are computed when read, not written into the heartbeat. The heartbeat's writer (every
+`attend run`, every 5 s) would otherwise read its transcript all the time for nobody, and a heartbeat
+up to 5 s old would lag the transcript it reports. The three settings are the peers sensor's `crate:`
+block (the shipped ``sensors.d/peers.yaml`` holds the defaults: 60 s, 200,000 tokens,
+``~/.claude/projects``), read merged over its layers, so one setting
+(`attend settings set attend.sensors.peers.crate.working_within 2m`) changes the sensor and the listing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attend.peers.identity import SESSION_ID_RE
+from attend.peers.mailbox import Presence
+from attend.sensors.base import SensorConfigError, expand_home, require, require_seconds
+from attend.sensors.transcript import TAIL_BYTES, read_samples, session_transcript
+
+__all__ = ["CONTEXT_TAIL", "PRESENCE_SENSOR", "UNKNOWN", "PresenceSettings", "SessionState", "TranscriptReader",
+           "presence_settings", "status_of"]
+
+#: The sensor whose crate block holds the presence settings, and whose lines about a session are not
+#: printed on that session's own Monitor stream (runtime/sessions.py).
+PRESENCE_SENSOR = "peers"
+#: How much of a transcript's end is read first for its newest turn (the whole `TAIL_BYTES` only when
+#: this much holds no assistant turn with usage, as after a huge tool result).
+CONTEXT_TAIL = 256 << 10
+#: How many transcripts' newest turn a reader remembers (sessions come and go; the memory must not grow).
+REMEMBERED = 512
+
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceSettings:
+    """Where transcripts are, the context window, and how recent a write means `working`."""
+
+    projects_dir: Path
+    window: int
+    working_within: float
+
+    @classmethod
+    def from_crate(cls, config: Mapping[str, Any]) -> PresenceSettings:
+        """The settings of a peers crate block.
+
+        Raises:
+            SensorConfigError: a field is missing or of the wrong type.
+        """
+        window = require(config, "window", int)
+        if window <= 0:
+            raise SensorConfigError("`window` must be a positive number of tokens")
+        return cls(expand_home(require(config, "projects_dir", str)), window,
+                   require_seconds(config, "working_within"))
+
+
+def presence_settings(project_dir: Path | str, env: Mapping[str, str] | None = None) -> PresenceSettings:
+    """The peers sensor's crate block merged over its layers; the shipped file's when the merged one is unusable."""
+    from attend.spec import layer_paths, load_paths, read_sensor_file
+
+    env = os.environ if env is None else env
+    shipped = layer_paths(project_dir, env).shipped / f"{PRESENCE_SENSOR}.yaml"
+    try:
+        sensor = load_paths([shipped], project_dir, env).sensors[PRESENCE_SENSOR]
+        return PresenceSettings.from_crate(sensor.data.get("crate") or {})
+    except (KeyError, SensorConfigError, OSError):
+        data = read_sensor_file(shipped, "shipped").data or {}
+        return PresenceSettings.from_crate(data.get("crate") or {})
+
+
+def status_of(mtime: float | None, now: float, working_within: float) -> str:
+    """`working` when a transcript last written at `mtime` was written within `working_within` seconds of `now`."""
+    if mtime is None:
+        return UNKNOWN
+    return "working" if now - mtime <= working_within else "waiting"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """What a live session is doing: `status` (working, waiting, unknown), and its context use."""
+
+    status: str
+    context: float | None  # percent of the window; None: unknown
+    tokens: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """`status`, `context` (percent or "unknown") and `context_tokens` (or None)."""
+        return {"status": self.status, "context": UNKNOWN if self.context is None else self.context,
+                "context_tokens": self.tokens}
+
+
+class TranscriptReader:
+    """Reads sessions' states from their transcripts; an unchanged transcript (same size and mtime) is not read again.
+
+    Args:
+        settings: where the transcripts are, the window, the working threshold.
+    """
+
+    def __init__(self, settings: PresenceSettings) -> None:
+        self.settings = settings
+        self._tokens: dict[Path, tuple[tuple[int, int], int | None]] = {}
+
+    def state(self, presence: Presence, now: float) -> SessionState:
+        """The state of the session behind `presence` at time `now`."""
+        if not SESSION_ID_RE.match(presence.session):
+            return SessionState(UNKNOWN, None, None)  # not a name a transcript can have
+        path = session_transcript(self.settings.projects_dir, presence.project, presence.session)
+        try:
+            stat = path.stat() if path is not None else None
+        except OSError:
+            stat = None
+        if path is None or stat is None:
+            return SessionState(UNKNOWN, None, None)
+        tokens = self._newest_tokens(path, (stat.st_size, stat.st_mtime_ns))
+        context = None if tokens is None else round(100.0 * tokens / self.settings.window, 1)
+        return SessionState(status_of(stat.st_mtime, now, self.settings.working_within), context, tokens)
+
+    def _newest_tokens(self, path: Path, version: tuple[int, int]) -> int | None:
+        cached = self._tokens.get(path)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        try:
+            samples = read_samples(path, CONTEXT_TAIL)
+            if not samples and version[0] > CONTEXT_TAIL:
+                samples = read_samples(path, TAIL_BYTES)
+        except OSError:
+            return None
+        tokens = samples[-1].tokens if samples else None
+        if len(self._tokens) >= REMEMBERED:
+            self._tokens.clear()
+        self._tokens[path] = (version, tokens)
+        return tokens

@@ -1,0 +1,74 @@
+"""The peers sensor: agent sessions on this machine start, exit, and go from working to waiting (DESIGN.md, "Peers").
+
+Presence only: peer messages are the messages sensor's, on the message lane (the split upstream's
+#139 asks for). The sessions are the live heartbeats under ``$XDG_CACHE_HOME/attend/peers/heartbeat/``
+(`attend.peers.mailbox`); each one's status and context use come from its Claude Code transcript
+(`attend.peers.presence`).
+
+The result lists every live session, the polling session's own included: the journal is the
+project's, printed by every session attached to it, and the session that polls changes (a takeover),
+so leaving the poller out would report a takeover as the new poller's exit and never report the old
+one's. Instead a session's Monitor stream leaves out the peers lines about itself
+(`runtime/sessions.py`, `PRESENCE_SENSOR`): its own start is not news to it.
+
+Result::
+
+    {"project": "/path/of/this/project",
+     "sessions": [{"session": "s1", "project": "/p", "here": true, "pid": 4242, "started": 1767000000.0,
+                   "status": "working", "context": 41.5, "context_tokens": 83000}],
+     "statuses": [{"session": "s1", "project": "/p", "here": true, "status": "working"}]}
+
+`statuses` holds only the sessions whose status is known (working or waiting), so a `changed` trigger
+on it fires for working ↔ waiting and never for a session whose transcript appears or disappears.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from attend.peers.mailbox import Mailbox, peers_dir
+from attend.peers.presence import UNKNOWN, PresenceSettings, TranscriptReader
+from attend.sensors.base import Focus
+
+__all__ = ["PeersSensor"]
+
+
+class PeersSensor:
+    """Reports the live sessions of this machine with their project, status and context use.
+
+    Crate fields (set in ``sensors.d/peers.yaml``): `projects_dir` (Claude Code's transcripts, ``~``
+    expanded), `window` (context window in tokens), `working_within` (a duration: a transcript written
+    this recently means `working`). The peers folder is ``$XDG_CACHE_HOME/attend/peers`` of the
+    daemon's environment, as for `attend peers`.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.settings = PresenceSettings.from_crate(config)
+        self.reader = TranscriptReader(self.settings)
+
+    @staticmethod
+    def _mailbox() -> Mailbox:
+        return Mailbox(peers_dir(os.environ))
+
+    def wake_on(self, focus: Focus) -> list[str]:
+        """The heartbeat folder: a session starting or exiting polls at once (no more often than `min_interval`)."""
+        return [str(self._mailbox().root / "heartbeat")]
+
+    def poll(self, focus: Focus) -> dict[str, Any]:
+        """The live sessions, each with `here` (in this project), status and context use."""
+        here = str(Path(focus.cwd).resolve())
+        now = time.time()
+        sessions, statuses = [], []
+        for presence in self._mailbox().presences():
+            state = self.reader.state(presence, now)
+            item = {"session": presence.session, "project": presence.project, "here": presence.project == here,
+                    "pid": presence.pid, "started": presence.started, **state.to_json()}
+            sessions.append(item)
+            if state.status != UNKNOWN:
+                statuses.append({"session": presence.session, "project": presence.project,
+                                 "here": item["here"], "status": state.status})
+        return {"project": here, "sessions": sessions, "statuses": statuses}

@@ -1,0 +1,60 @@
+"""Presence end to end: real `attend run` sessions in one project print the peers sensor's lines about each other."""
+
+from __future__ import annotations
+
+import pytest
+from daemon_rig import wait_until
+
+pytestmark = pytest.mark.slow
+
+#: Short refractory and governor windows, so a start and an exit a second apart are two lines at once
+#: (the defaults hold the exit for the 60 s absolute refractory after the start's line, and after three
+#: lines the relative refractory raises the threshold above an exit's 2.0 for a while).
+FAST_CONFIG = """\
+engagement:
+  absolute_refractory: 0
+  relative_after: 1000
+governor:
+  event: {cooldown: 0.1, limit: 1000, window: 60}
+"""
+
+
+@pytest.fixture
+def sessions(quiet_home, daemon):
+    """Start `attend run --session NAME` in the home's project, with only the shipped peers sensor on."""
+    (quiet_home.user_sensors / "peers.yaml").unlink()
+    quiet_home.config_file.write_text(FAST_CONFIG)  # before the first start: the `daemon` fixture keeps it
+    return lambda name: daemon("--session", name)
+
+
+def peers_lines(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.startswith("[attend sensor=peers ")]
+
+
+def test_a_session_starting_and_exiting_in_the_project_is_a_line_on_the_other_sessions_streams(sessions, quiet_home):
+    here = quiet_home.project.resolve()
+    a = sessions("a")
+    wait_until(lambda: any("sensor(s) running" in line for line in a.stderr), what="a polls")
+    c = sessions("c")
+    c_started = f"[attend sensor=peers priority=medium] session c started in this project ({here})"
+    a.wait_for(lambda lines: c_started in lines)
+
+    b = sessions("b")
+    b_started = f"[attend sensor=peers priority=medium] session b started in this project ({here})"
+    for d in (a, c):
+        d.wait_for(lambda lines: b_started in lines)
+    assert b.stop() == 0
+    # 2.0 on its own is a low-priority line: stderr, beside the Monitor stream.
+    b_exited = f"[attend sensor=peers priority=low] session b exited in this project ({here})"
+    for d in (a, c):
+        wait_until(lambda d=d: b_exited in d.stderr, what="b's exit on " + d.proc.args[-1])
+    assert peers_lines(b.stdout + b.stderr) == []  # its own start is not news to b
+
+    # The poller exits: c takes over, and reports a's exit from the project's stored presence.
+    assert a.stop() == 0
+    a_exited = f"[attend sensor=peers priority=low] session a exited in this project ({here})"
+    wait_until(lambda: a_exited in c.stderr, what="a's exit on c")
+    assert c.stop() == 0
+    assert peers_lines(c.stdout) == [b_started]  # c's own start was not shown to c
+    assert peers_lines(a.stdout) == [c_started, b_started]
+    assert not [line for line in peers_lines(c.stderr) if "session c " in line]

@@ -1,0 +1,119 @@
+"""The peers sensor against real heartbeat files and transcripts written the way Claude Code writes them."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from sensor_material import SHIPPED, Transcripts
+
+from attend.peers.mailbox import Mailbox, peers_dir
+from attend.sensors.peers import PeersSensor
+
+
+@pytest.fixture
+def others(tmp_path: Path) -> Path:
+    p = tmp_path / "elsewhere"
+    p.mkdir()
+    return p
+
+
+@pytest.fixture
+def mailbox(home) -> Mailbox:
+    return Mailbox(peers_dir())
+
+
+@pytest.fixture
+def transcripts(home) -> Transcripts:
+    """Transcripts of the home project, where the shipped `projects_dir` (~/.claude/projects) looks."""
+    return Transcripts(home.root / ".claude" / "projects", home.project.resolve())
+
+
+def peers(drive, home):
+    return drive("peers", PeersSensor, home.project)
+
+
+def live(mailbox: Mailbox, session: str, project: Path) -> None:
+    mailbox.beat(session, project, pid=None, started=time.time())
+
+
+def age(path: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_sessions_starting_and_exiting_here_and_elsewhere_fire_the_shipped_magnitudes(drive, home, mailbox, others):
+    d = peers(drive, home)
+    live(mailbox, "me", home.project)
+    assert d.poll() == []  # the baseline
+    live(mailbox, "two", home.project)
+    live(mailbox, "far", others)
+    here, far = home.project.resolve(), others.resolve()
+    assert d.poll() == [("started-elsewhere", 1.0, f"session far started in {far}"),
+                        ("started-here", 3.0, f"session two started in this project ({here})")]
+    mailbox.leave_presence("two")
+    mailbox.leave_presence("far")
+    assert d.poll() == [("exited-elsewhere", 0.5, f"session far exited in {far}"),
+                        ("exited-here", 2.0, f"session two exited in this project ({here})")]
+
+
+def test_a_heartbeat_older_than_the_live_window_reads_as_an_exit(drive, home, mailbox):
+    d = peers(drive, home)
+    live(mailbox, "crashed", home.project)
+    d.poll()
+    age(mailbox.root / "heartbeat" / "crashed", 600)
+    assert [f[0] for f in d.poll()] == ["exited-here"]
+
+
+def test_status_follows_the_transcripts_age_and_context_its_newest_turn(drive, home, mailbox, transcripts):
+    d = peers(drive, home)
+    live(mailbox, "s1", home.project)
+    transcripts.turn("s1", 50_000)
+    transcripts.turn("s1", 83_000)
+    assert d.poll() == []
+    [session] = d.results[-1]["sessions"]
+    assert (session["status"], session["context"], session["context_tokens"]) == ("working", 41.5, 83_000)
+    age(transcripts.path("s1"), 61)  # the shipped working_within is 60 s
+    assert d.poll() == [("status-changed", 1.5, f"session s1 in {home.project.resolve()} is waiting (was working)")]
+    transcripts.turn("s1", 90_000)
+    assert d.poll() == [("status-changed", 1.5, f"session s1 in {home.project.resolve()} is working (was waiting)")]
+    assert d.results[-1]["sessions"][0]["context"] == 45.0
+
+
+def test_a_session_without_a_transcript_is_unknown_and_its_transcript_appearing_is_no_status_change(
+        drive, home, mailbox, transcripts):
+    d = peers(drive, home)
+    live(mailbox, "plain", home.project)
+    d.poll()
+    [session] = d.results[-1]["sessions"]
+    assert (session["status"], session["context"], d.results[-1]["statuses"]) == ("unknown", "unknown", [])
+    transcripts.turn("plain", 10_000)
+    assert d.poll() == []
+    assert d.results[-1]["statuses"][0]["status"] == "working"
+
+
+def test_the_newest_turn_is_found_past_a_huge_tool_result_at_the_transcripts_end(drive, home, mailbox, transcripts):
+    d = peers(drive, home)
+    live(mailbox, "s1", home.project)
+    transcripts.turn("s1", 120_000)
+    with transcripts.path("s1").open("a") as fh:  # a 600 KB tool result after the last assistant turn
+        fh.write(json.dumps({"type": "user", "message": {"content": "x" * 600_000}}) + "\n")
+    d.poll()
+    assert d.results[-1]["sessions"][0]["context"] == 60.0
+
+
+def test_the_sensor_wakes_on_the_heartbeat_folder_of_the_peers_folder(drive, home, mailbox):
+    d = peers(drive, home)
+    assert d.sensor.wake_on(d.focus) == [str(mailbox.root / "heartbeat")]
+    assert str(home.cache) in d.sensor.wake_on(d.focus)[0]
+
+
+def test_the_shipped_file_names_every_magnitude_of_the_design():
+    triggers = yaml.safe_load((SHIPPED / "peers.yaml").read_text())["triggers"]
+    assert {name: t["magnitude"] for name, t in triggers.items()} == {
+        "started-here": 3.0, "exited-here": 2.0, "started-elsewhere": 1.0, "exited-elsewhere": 0.5,
+        "status-changed": 1.5}
