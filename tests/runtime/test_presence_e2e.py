@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+
 import pytest
-from daemon_rig import wait_until
+from daemon_rig import sensors_json, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -58,3 +62,24 @@ def test_a_session_starting_and_exiting_in_the_project_is_a_line_on_the_other_se
     assert peers_lines(c.stdout) == [b_started]  # c's own start was not shown to c
     assert peers_lines(a.stdout) == [c_started, b_started]
     assert not [line for line in peers_lines(c.stderr) if "session c " in line]
+
+
+def test_the_peers_folder_deleted_under_a_running_daemon_comes_back_and_the_daemon_keeps_going(
+        sessions, quiet_home):
+    here = quiet_home.project.resolve()
+    root = quiet_home.cache / "attend" / "peers"
+    a = sessions("a")
+    wait_until(lambda: (root / "heartbeat" / "a").exists() and sensors_json(quiet_home)["peers"]["last_poll"],
+               what="a's heartbeat and first peers poll")
+    shutil.rmtree(root)  # every tray, channel and heartbeat at once
+    wait_until(lambda: (root / "heartbeat" / "a").exists(), what="a's heartbeat written again")
+    sent = subprocess.run([sys.executable, "-m", "attend", "peers", "send", "--to", str(here), "still there?"],
+                          cwd=quiet_home.project, env=quiet_home.env(ATTEND_SESSION="x"), capture_output=True,
+                          text=True, timeout=60)
+    assert sent.returncode == 0, sent.stderr
+    assert [p.name for p in root.glob("p-*/*.json")] == [f"{sent.stdout.strip()}.json"]  # the tray is back
+    sessions("b")
+    b_started = f"[attend sensor=peers priority=medium] session b started in this project ({here})"
+    a.wait_for(lambda lines: b_started in lines)  # the sensor still wakes and reports
+    assert a.proc.poll() is None and not [line for line in a.stderr if "Traceback" in line]
+    assert sensors_json(quiet_home)["peers"]["state"] == "ok"

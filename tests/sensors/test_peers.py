@@ -117,3 +117,19 @@ def test_the_shipped_file_names_every_magnitude_of_the_design():
     assert {name: t["magnitude"] for name, t in triggers.items()} == {
         "started-here": 3.0, "exited-here": 2.0, "started-elsewhere": 1.0, "exited-elsewhere": 0.5,
         "status-changed": 1.5}
+
+
+def test_a_corrupt_heartbeat_is_left_out_and_named_in_attend_sensors(home, mailbox):
+    live(mailbox, "good", home.project)
+    (mailbox.root / "heartbeat" / "broken").write_text('{"session": "broken", "proj')
+    (mailbox.root / "heartbeat" / "binary").write_bytes(b"\xff\xfe\x00")
+    polled = home.attend("sensors", "poll", "peers", "--json")
+    assert polled.returncode == 0, polled.stderr
+    assert [s["session"] for s in json.loads(polled.stdout)["result"]["sessions"]] == ["good"]
+    listing = home.attend("sensors")
+    assert listing.returncode == 0 and "Traceback" not in listing.stderr
+    [line] = [ln for ln in listing.stdout.splitlines() if "skipped 2 unreadable" in ln]
+    assert f"heartbeat {mailbox.root / 'heartbeat' / 'broken'}: JSONDecodeError" in line
+    assert f"heartbeat {mailbox.root / 'heartbeat' / 'binary'}: UnicodeDecodeError" in line
+    row = {r["name"]: r for r in json.loads(home.attend("sensors", "list", "--json").stdout)}["peers"]
+    assert row["state"] == "ok" and "skipped 2 unreadable" in row["message"]

@@ -25,6 +25,8 @@ __all__ = ["main", "printable"]
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+#: How many of the newest messages `inbox` shows without `--all`.
+INBOX_SHOWN = 20
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029]")
 
@@ -122,9 +124,10 @@ def inbox(args: Any) -> int:
             print(_line(message).split(": ", 1)[0])
             print(printable(message.text))
         return 0
-    messages = mailbox.visible_to(me, args.project_dir)
-    if not args.all:
-        messages = messages[-20:]
+    if args.all:
+        messages = mailbox.visible_to(me, args.project_dir)
+    else:
+        messages = mailbox.newest_visible(me, args.project_dir, INBOX_SHOWN)
     for path, reason in mailbox.corrupt:
         print(f"attend: skipped {path}: {reason}", file=sys.stderr)
     if args.json:

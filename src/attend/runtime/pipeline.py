@@ -27,7 +27,7 @@ from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import collapse_identical, priority
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
-from attend.runtime.kinds import CRATE_STATE, PollOutcome
+from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollOutcome
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.sessions import SessionPrinter
@@ -138,6 +138,9 @@ def record_poll(
             notes = []
             if outcome.line_errors:
                 notes.append(f"{len(outcome.line_errors)} output line(s) did not parse")
+            skipped = outcome.meta.get(SKIPPED) or []
+            if skipped:
+                notes.append(f"skipped {len(skipped)} unreadable: " + "; ".join(skipped[:3]))
             notes.extend(record.step.warnings[:3])
             record.message = "; ".join(notes)
     failed = record.state != "ok"

@@ -90,6 +90,9 @@ class Sensor(Protocol):
     ``wake_on(focus) -> list of paths or globs``: files whose change should poll the sensor at once
     (the daemon watches them beside the file's own `wake_on`, and asks again after every poll). The
     git sensor declares its repository's HEAD, index, refs and packed-refs.
+
+    ``skipped() -> list of str``: what the last successful poll skipped as unreadable (a corrupt file),
+    one line each. The poll stays `ok`; its status message names them, so `attend sensors` shows them.
     """
 
     def poll(self, focus: Focus) -> Any:

@@ -49,6 +49,11 @@ class PeersSensor:
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.settings = PresenceSettings.from_crate(config)
         self.reader = TranscriptReader(self.settings)
+        self._skipped: list[str] = []
+
+    def skipped(self) -> list[str]:
+        """The heartbeat files the last poll could not parse (left out of the sessions), one line each."""
+        return self._skipped
 
     @staticmethod
     def _mailbox() -> Mailbox:
@@ -63,7 +68,10 @@ class PeersSensor:
         here = str(Path(focus.cwd).resolve())
         now = time.time()
         sessions, statuses = [], []
-        for presence in self._mailbox().presences():
+        mailbox = self._mailbox()
+        presences = mailbox.presences()
+        self._skipped = [f"heartbeat {path}: {reason}" for path, reason in mailbox.corrupt_heartbeats]
+        for presence in presences:
             state = self.reader.state(presence, now)
             item = {"session": presence.session, "project": presence.project, "here": presence.project == here,
                     "pid": presence.pid, "started": presence.started, **state.to_json()}

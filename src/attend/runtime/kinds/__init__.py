@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
     from attend.spec.model import LayerPaths
 
-__all__ = ["CRATE_STATE", "FAILURE_STATES", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
+__all__ = ["CRATE_STATE", "FAILURE_STATES", "SKIPPED", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
 
 #: Every state a sensor can be in, as `attend sensors` shows it. `ok` is the only healthy one.
 FAILURE_STATES: tuple[str, ...] = (
@@ -35,6 +35,10 @@ FAILURE_STATES: tuple[str, ...] = (
 #: The `PollOutcome.meta` key under which a crate sensor's exported state travels to the store, so
 #: it commits in the same transaction as the trigger states of the poll that produced it.
 CRATE_STATE = "crate_state"
+
+#: The `PollOutcome.meta` key listing what a successful crate poll skipped as unreadable (a corrupt
+#: file), one line each: the poll's status message names them, so `attend sensors` shows them.
+SKIPPED = "skipped"
 
 #: The module that polls each kind.
 KIND_MODULES: dict[str, str] = {

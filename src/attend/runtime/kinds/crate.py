@@ -7,7 +7,8 @@ last (`Store.get_crate_state`), so what it remembers survives a restart and one-
 poll runs in a worker thread (it may wait on subprocesses or files) under a deadline.
 
 Outcomes: the result on success, with the exported state in `meta["crate_state"]` for the pipeline to
-store together with the trigger states; `invalid` for an unknown source or
+store together with the trigger states, and what the poll skipped as unreadable in `meta["skipped"]`
+(from the sensor's optional ``skipped()``: a corrupt file, one line each; it becomes the status message); `invalid` for an unknown source or
 a crate block the class rejects; `unavailable` when the sensor raises `SensorUnavailable`; `timeout`
 past the deadline; `exec_failed` with the exception's message for any other exception. Never a
 traceback: a broken sensor is a recorded state.
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from attend.runtime.kinds import CRATE_STATE, PollContext, PollOutcome
+from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollContext, PollOutcome
 from attend.sensors.base import SensorConfigError, SensorUnavailable, focus_from_env
 from attend.sensors.registry import ENTRY_POINT_GROUP, load_sensor_class
 
@@ -36,6 +37,9 @@ __all__ = ["CRATE_POLL_TIMEOUT", "ENTRY_POINT_GROUP", "CrateInstance", "load_sen
 #: How long one poll may take, in seconds, unless the crate block sets `timeout`. A poll past it is
 #: recorded as `timeout`; its thread is abandoned and the instance is not polled again until it ends.
 CRATE_POLL_TIMEOUT = 10.0
+
+#: How many skipped inputs (`skipped()`) one poll's status keeps.
+SKIPPED_KEPT = 20
 
 #: Crate-block fields the kind reads itself; the sensor class never sees them.
 KIND_FIELDS = ("timeout",)
@@ -134,6 +138,12 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     if scope.cancelled_caught:
         return PollOutcome.failed("timeout", f"the poll took longer than {timeout:g} s")
     outcome = PollOutcome(result=result)
+    reporter = getattr(instance.sensor, "skipped", None)
+    if callable(reporter):
+        try:
+            outcome.meta[SKIPPED] = [str(line) for line in reporter()][:SKIPPED_KEPT]
+        except Exception as exc:  # noqa: BLE001 - third-party code: its report failing is itself reported
+            outcome.meta[SKIPPED] = [f"skipped() of {compiled.name} failed: {exc}"]
     exporter = getattr(instance.sensor, "export_state", None)
     if callable(exporter):
         try:
