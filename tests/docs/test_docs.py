@@ -313,11 +313,23 @@ NOTIFICATION = re.compile(r"\[attend sensor=(?P<sensor>[a-z0-9_-]+) priority=(?P
 
 
 def shipped_triggers() -> dict[str, dict]:
+    """Each shipped sensor's lines: its triggers, its digest line (as heavy as its heaviest trigger), and
+    for the messages sensor the cold start's summary line (as heavy as its lightest trigger)."""
+    from attend.runtime.cold_start import MESSAGES_SOURCE, summary_text
+
     folder = REPO / "src" / "attend" / "sensors.d"
     out = {}
     for path in folder.glob("*.yaml"):
-        if not path.name.endswith(".test.yaml"):
-            out[path.stem] = (yaml.safe_load(path.read_text()) or {}).get("triggers") or {}
+        if path.name.endswith(".test.yaml"):
+            continue
+        doc = yaml.safe_load(path.read_text()) or {}
+        triggers = dict(doc.get("triggers") or {})
+        weights = [float(t.get("magnitude", 1)) for t in triggers.values()]
+        if isinstance(doc.get("digest"), dict):
+            triggers["(digest)"] = {"description": doc["digest"]["description"], "magnitude": max(weights)}
+        if doc.get("source") == MESSAGES_SOURCE:
+            triggers["(cold start)"] = {"description": "{count}" + summary_text(2)[1:], "magnitude": min(weights)}
+        out[path.stem] = triggers
     return out
 
 

@@ -81,12 +81,14 @@ async def test_a_poll_schedules_the_next_one_in_the_same_transaction(items_senso
         assert status.next_poll == 100.0 + record.cadence.interval
 
 
-def test_an_mcp_outcome_carries_its_server_into_each_observation() -> None:
+def test_an_observation_carries_the_mcp_server_and_the_fires_author() -> None:
     from attend.compiler import Fire
 
     fire = Fire("new-message", "C1/42", 3.0, "new message", {}, "ann")
     [obs] = observations_from([fire], PollOutcome(result={}, meta={"server": "slack", "tool": "list"}), 5.0)
-    assert obs.meta == {"server": "slack"} and obs.key == "C1/42"
+    assert obs.meta == {"server": "slack", "author": "ann"} and obs.key == "C1/42"
+    [plain] = observations_from([Fire("t", 1, 1.0, "x", {}, None)], PollOutcome(result={}), 5.0)
+    assert plain.meta == {}
 
 
 async def test_run_reports_started_once_loaded_and_delivers(items_sensor, quiet_home, nursery) -> None:

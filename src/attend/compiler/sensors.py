@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from attend.compiler.digest import compile_digest
 from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
 
@@ -87,6 +88,8 @@ class CompiledSensor:
         block = sensor.data.get("command") if self.kind == "command" else None
         self.output: str | None = (block or {}).get("output", "json") if self.kind == "command" else None
         self.lane, self.lane_note = effective_lane(sensor, triggers)
+        #: More than `digest.over` fires in one poll become one line (compiler/digest.py); None without.
+        self.digest = compile_digest(sensor.data.get("digest"))
 
     def __repr__(self) -> str:
         return f"CompiledSensor({self.name!r}, triggers={list(self.triggers)})"
@@ -112,7 +115,7 @@ class CompiledSensor:
 
     def step(
         self, states: dict[str, Any] | None, result: Any, *, test: bool = False, detail: bool = True,
-        now: float | None = None,
+        now: float | None = None, digest: bool = True,
     ) -> SensorStep:
         """Run every trigger on one poll result.
 
@@ -123,6 +126,8 @@ class CompiledSensor:
             detail: build each trigger's verdict (`sensors poll`); the daemon may pass False to skip
                 the extra pass over the items that per-condition counts cost.
             now: the poll's time (default `time.time()`), for `for:` and flap detection.
+            digest: fold more than `digest.over` fires into one (False: the caller folds them itself,
+                as the daemon does after shelving, with `self.digest.apply`).
 
         Returns:
             The fires of all triggers in trigger order, the new states keyed by definition hash,
@@ -136,7 +141,10 @@ class CompiledSensor:
                 if isinstance(item, dict)
             ]
             return SensorStep(fires, {}, [])
-        return evaluate_triggers(self.triggers, states, result, test=test, detail=detail, now=now)
+        out = evaluate_triggers(self.triggers, states, result, test=test, detail=detail, now=now)
+        if digest and self.digest is not None:
+            out.fires = self.digest.apply(out.fires)
+        return out
 
 
 def evaluate_triggers(

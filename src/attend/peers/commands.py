@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from attend.peers.identity import SessionError, resolve_session
 from attend.peers.mailbox import MAX_TEXT, OPEN, Mailbox, Message, PeerError, check_channel, peers_dir
+from attend.peers.text import one_line, printable
 
 __all__ = ["main", "printable"]
 
@@ -27,16 +27,6 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: How many of the newest messages `inbox` shows without `--all`.
 INBOX_SHOWN = 20
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029]")
-
-
-def printable(text: str, *, one_line: bool = False) -> str:
-    """`text` with control characters shown as escapes (and with `one_line`, line breaks as spaces)."""
-    if one_line:
-        text = re.sub(r"[\r\n\t]+", " ", text)
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
 
 def _me(args: Any) -> tuple[str, str]:
     """(session id, from_kind) of this process."""
@@ -46,9 +36,7 @@ def _me(args: Any) -> tuple[str, str]:
 
 def _line(m: Message) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.ts))
-    text = printable(m.text, one_line=True)
-    if len(text) > 200:
-        text = text[:199] + "…"
+    text = one_line(m.text, 200)
     re_ = f" re {m.re}" if m.re else ""
     return f"{m.id}  {when}  {m.sender} ({m.where}{re_}): {text}"
 

@@ -11,6 +11,8 @@ Decisions implemented here:
   `stop_hook_active` says, so a hook that already blocked once lets the agent stop; a stdin that is
   not the hook's JSON is ignored; no problem of attend's ever exits 2 (which would block).
 - Printed first, recorded after: a crash in between hands the rows over again rather than never.
+- A resolved session is never handed its own message, nor one it was already shown (runtime/seen.py);
+  when its cold start (runtime/cold_start.py) is not done yet, this drain does it, its lines first.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from attend.runtime.commands import reports_unusable_store
@@ -68,20 +71,32 @@ def _session_id(args: Any, hook: dict[str, Any]) -> str | None:
 @reports_unusable_store
 def main(args: Any) -> int:
     """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
+    from attend.runtime.cold_start import cold_start, message_sensors
     from attend.runtime.delivery import format_line
+    from attend.runtime.seen import for_session
     from attend.runtime.store import open_project_store
+    from attend.runtime.store.sessions import COLD_START
     from attend.spec import layer_paths
 
     hook = _read_hook_stdin() if args.format == "hook" else {}
     session = _session_id(args, hook)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        seen: list[str] = []
+        lines: list[str] = []
         if session is None:
             entries, upto = store.undrained("message"), 0
         else:
             entries, upto = store.drain_backlog(session)
-        if entries:
-            lines = [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
-                     for e in entries]
+            already = store.seen_items(session)
+            entries, seen = for_session(entries, session, already)
+            if not store.cold_start_done(session):
+                handed = cold_start(message_sensors(args.project_dir, os.environ), args.project_dir, session,
+                                    seen=already | set(seen), now=time.time())
+                lines = [format_line(line.sensor, line.priority, line.description) for line in handed.lines]
+                seen += [*handed.seen, COLD_START]
+        lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
+                  for e in entries]
+        if lines:
             if args.format == "hook":
                 count = len(lines)
                 reason = (f"attend: {count} message{'s' if count != 1 else ''} arrived while you worked:\n"
@@ -94,5 +109,5 @@ def main(args: Any) -> int:
         if session is None:
             store.mark_drained(e.id for e in entries)
         else:
-            store.claim_drained(session, entries, upto)
+            store.claim_drained(session, entries, upto, seen)
     return 0

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 import trio
 
 from attend.compiler import ops
+from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import collapse_identical, priority
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
@@ -64,11 +65,21 @@ def observations_from(fires: list[Any], outcome: PollOutcome, now: float) -> lis
             magnitude=float(fire.magnitude),
             description=str(fire.description),
             key=_key_text(fire.key),
-            meta=dict(meta),
+            meta={**meta, **_author_meta(fire)},
             time=now,
         )
         for fire in fires
     ]
+
+
+def _author_meta(fire: Any) -> dict[str, Any]:
+    """Who composed what a fire reports (its trigger's `author`), so delivery leaves a session's own out.
+
+    A digest fire (compiler/digest.py) carries the authors and keys of the fires it stands for.
+    """
+    if fire.trigger == DIGEST_TRIGGER and fire.key is None and isinstance(fire.item, dict) and "authors" in fire.item:
+        return {"authors": list(fire.item["authors"]), "keys": list(fire.item["keys"])}
+    return {"author": str(fire.author)} if fire.author is not None else {}
 
 
 @dataclass(slots=True)
@@ -126,7 +137,7 @@ def record_poll(
     if outcome.ok:
         stored = store.trigger_states(compiled.name) if store is not None else {}
         try:
-            record.step = compiled.step(stored, outcome.result, test=test, now=now)
+            record.step = compiled.step(stored, outcome.result, test=test, now=now, digest=False)
         except Exception as exc:  # noqa: BLE001 - an evaluator failure is the sensor's state, not a crash
             record.state = "malformed"
             record.message = f"the result could not be evaluated: {type(exc).__name__}: {exc}"
@@ -134,6 +145,8 @@ def record_poll(
             states = record.step.states
             shelves = store.shelves(compiled.name, now=now) if store is not None else []
             delivered, record.shelved = split_shelved(record.step.fires, shelves, now)
+            if getattr(compiled, "digest", None) is not None:
+                delivered = compiled.digest.apply(delivered)  # after shelving: a shelved fire is not counted
             record.observations = observations_from(delivered, outcome, now)
             notes = []
             if outcome.line_errors:

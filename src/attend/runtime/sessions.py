@@ -18,6 +18,9 @@ Decisions implemented here:
   reports every session and each session leaves out its own start, exit and status.
 - A closed stdout (the Monitor gone, `attend run | head -1`) ends the session quietly with exit 0; the
   rows it could not write stay unrecorded, so the session's next run prints them.
+- Authored rows (peer messages) go through `seen.for_session`: never the session's own, each item
+  once; a resolved session's first rounds also do its cold start (cold_start.py) once the messages
+  sensor has its baseline.
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ import trio
 from attend.peers.identity import Session, SessionError, resolve_session
 from attend.peers.mailbox import Mailbox, peers_dir
 from attend.peers.presence import PRESENCE_SENSOR
-from attend.runtime.delivery import write_entries
+from attend.runtime.cold_start import COLD_START_WAIT, cold_start, message_sensors
+from attend.runtime.delivery import format_line, is_stdout_priority, write_entries
 from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
+from attend.runtime.seen import for_session
 from attend.runtime.store import Store
 
 __all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "main", "serve_session"]
@@ -68,6 +73,8 @@ class SessionPrinter:
         stdout: the Monitor stream (high and medium priority).
         stderr: low-priority lines.
         clock: wall-clock seconds.
+        project_dir: the project; with it, a resolved session that never had its cold start gets it.
+        env: the environment naming the layers and the peers folder (default `os.environ`).
     """
 
     def __init__(
@@ -78,16 +85,25 @@ class SessionPrinter:
         stdout: TextIO,
         stderr: TextIO,
         clock: Callable[[], float] = time.time,
+        project_dir: Path | str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
         self.session_id = session.id if session is not None else None
         self.stdout = stdout
         self.stderr = stderr
         self.clock = clock
+        self.project_dir = project_dir
+        self.env = os.environ if env is None else env
         if session is not None:
             self.position = store.attach_session(session.id, pid=os.getpid(), resume=session.resolved)
         else:
             self.position = store.journal_end()
+        #: Whether this session's cold start is still to do.
+        self.cold_pending = (project_dir is not None and session is not None and session.resolved
+                             and not store.cold_start_done(session.id))
+        self._started = clock()
+        self._message_sensors: list[Any] | None = None
         self._wake = trio.Event()
 
     def wake(self) -> None:
@@ -107,20 +123,55 @@ class SessionPrinter:
         entries, drained_upto = self.store.session_backlog(
             self.session_id, self.position, stale_test_before=self.clock() - STALE_TEST_FIRE
         )
-        if not entries:
+        written = 0
+        if entries:
+            # A message its Stop hook already handed over is not shown to the same session again, nor a
+            # peers line about the session itself (its own start is not news to it).
+            shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)
+                     and not self._about_itself(e)]
+            seen = self.store.seen_items(self.session_id) if self.session_id is not None else set()
+            shown, items = for_session(shown, self.session_id, seen)
+            try:
+                write_entries(shown, self.stdout, self.stderr)
+            except (BrokenPipeError, ValueError) as exc:  # ValueError: a stream already closed in-process
+                raise StreamClosed(str(exc)) from None
+            upto = max(self.position, entries[-1].id)
+            self.store.advance_session(self.session_id, upto, [e.id for e in entries], items)
+            self.position = upto
+            written = len(shown)
+        if self.cold_pending:
+            written += self._cold_start()
+        return written
+
+    def _cold_start(self) -> int:
+        """Do this session's cold start once the messages sensors have their baseline; return the lines written."""
+        session = self.session_id
+        assert session is not None and self.project_dir is not None  # cold_pending says so
+        if self.store.cold_start_done(session):  # its Stop hook did it meanwhile
+            self.cold_pending = False
             return 0
-        # A message its Stop hook already handed over is not shown to the same session again, nor a
-        # peers line about the session itself (its own start is not news to it).
-        shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)
-                 and not self._about_itself(e)]
+        if self._message_sensors is None:
+            try:
+                self._message_sensors = message_sensors(self.project_dir, self.env)
+            except Exception as exc:  # noqa: BLE001 - a cold start never stops the stream
+                self.stderr.write(f"attend: no cold start for session {session}: {exc}\n")
+                self.cold_pending = False
+                return 0
+        waiting = [c.name for c in self._message_sensors if not self.store.trigger_states(c.name)]
+        if waiting and self.clock() - self._started < COLD_START_WAIT:
+            return 0  # the baseline comes first: a message sent meanwhile then fires instead of being lost
+        handed = cold_start(self._message_sensors, self.project_dir, session,
+                            seen=self.store.seen_items(session), now=self.clock(), env=self.env)
         try:
-            write_entries(shown, self.stdout, self.stderr)
-        except (BrokenPipeError, ValueError) as exc:  # ValueError: a stream already closed in-process
+            for line in handed.lines:
+                stream = self.stdout if is_stdout_priority(line.priority) else self.stderr
+                stream.write(format_line(line.sensor, line.priority, line.description) + "\n")
+                stream.flush()
+        except (BrokenPipeError, ValueError) as exc:
             raise StreamClosed(str(exc)) from None
-        upto = max(self.position, entries[-1].id)
-        self.store.advance_session(self.session_id, upto, [e.id for e in entries])
-        self.position = upto
-        return len(shown)
+        self.store.record_cold_start(session, handed.seen)  # after printing: a crash shows them again, once
+        self.cold_pending = False
+        return len(handed.lines)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Print new rows as they come (woken by this process, or every `JOURNAL_CHECK` seconds)."""
@@ -182,7 +233,8 @@ async def serve_session(
     project_dir = Path(project_dir)
     lock = open_lock(lock_path(project_dir, env))
     store = open_project_store(layer_paths(project_dir, env), clock=clock)
-    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock)
+    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
+                             env=env)
     mailbox = Mailbox(peers_dir(env))
     try:
         async with trio.open_nursery() as nursery:

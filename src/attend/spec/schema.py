@@ -115,6 +115,13 @@ FLAP_SCHEMA: dict[str, Any] = {
 FLAP_FIELD = _f(["boolean", "dict"], "flap detection: {limit, window} (default more than 5 fires of one key "
                 "in 10m), or false to turn it off", None, schema=FLAP_SCHEMA)
 
+DIGEST_SCHEMA: dict[str, Any] = {
+    "over": _f("integer", "more than this many fires in one poll become the one digest line", None, required=True,
+               min=1, max=MAX_COUNT),
+    "description": _f("string", "the digest line: a template with {count} (how many fires) and {from} (their "
+                      "authors, comma-separated)", None, required=True),
+}
+
 TRIGGER_SCHEMA: dict[str, Any] = {
     "path": _f("string", "where to look in the poll result (JSONPath subset: $, .field, [n], [*], ..field)", "$"),
     "key": _f("string", "the field (dotted allowed) that identifies each selected item across polls"),
@@ -192,6 +199,8 @@ SENSOR_SCHEMA: dict[str, Any] = {
     "requires": _f("list", "tool permissions the sensor needs (informational, shown and audited)", [],
                    schema=_STR_LIST),
     "flap": FLAP_FIELD,
+    "digest": _f("dict", "more than `over` fires in one poll are delivered as one line, `description` (a template "
+                 "with {count} and {from}), weighing the heaviest of them", None, schema=DIGEST_SCHEMA),
     "triggers": _f("dict", "the triggers, keyed by name", {},
                    keysrules={"type": "string", "regex": TRIGGER_NAME_PATTERN},
                    valuesrules={"type": "dict", "schema": TRIGGER_SCHEMA}),

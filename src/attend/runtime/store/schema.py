@@ -1,9 +1,10 @@
 """The store's tables and their migrations (`PRAGMA user_version`).
 
-Version 4 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
+Version 5 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
 scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), version 4
-the `sessions` table (runtime/store/sessions.py), created like every table by the idempotent
-statements of `SCHEMA`.
+the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the authored items each
+session was shown, and its cold start), created like every table by the idempotent statements of
+`SCHEMA`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import sqlite3
 __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "migrate"]
 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
-#: version 2 no noise tables, version 3 no `sessions` table.
-SCHEMA_VERSION = 4
+#: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table.
+SCHEMA_VERSION = 5
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -112,6 +113,13 @@ CREATE TABLE IF NOT EXISTS sessions (
     heartbeat     REAL,
     PRIMARY KEY (scope, session)
 );
+CREATE TABLE IF NOT EXISTS session_seen (
+    scope    TEXT NOT NULL,
+    session  TEXT NOT NULL,
+    item     TEXT NOT NULL,
+    time     REAL NOT NULL,
+    PRIMARY KEY (scope, session, item)
+);
 CREATE TABLE IF NOT EXISTS crate_state (
     scope    TEXT NOT NULL,
     sensor   TEXT NOT NULL,
@@ -122,7 +130,7 @@ CREATE TABLE IF NOT EXISTS crate_state (
 """
 
 #: The tables whose rows belong to one project (version 2 added their `scope` column).
-SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state", "sessions")
+SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state", "sessions", "session_seen")
 
 #: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
 _V1_INDEXES = ("pending_sensor", "journal_unprinted", "journal_undrained")

@@ -13,6 +13,10 @@ each session has been shown is its own:
   a restarted session (same id) resumes from its stored positions.
 - `role` is `polling` (the run lock's holder), `attached` or `stopped`; `pid` and `heartbeat` tell a
   live row from one a SIGKILL left behind.
+- `session_seen`: the authored items (peer messages: `<sensor>/<key>`, runtime/seen.py) each session
+  was shown, by either conduit or by its cold start, recorded in the same transaction as the position
+  that shows them, so an item reaching a session twice (the cold start and then the sensor's fire) is
+  shown once. `COLD_START` marks a session whose cold start is done (a restarted session gets none).
 """
 
 from __future__ import annotations
@@ -23,11 +27,14 @@ from dataclasses import dataclass
 
 from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row
 
-__all__ = ["SessionRecord", "SessionRows"]
+__all__ = ["COLD_START", "SessionRecord", "SessionRows"]
 
 #: Rows a one-shot `sensors poll` showed to the person who ran it (`JournalRows.commit_shown_poll`):
 #: already delivered, so no session prints them and no Stop hook hands them over.
 NOT_SHOWN = "json_extract(meta, '$.shown') IS NULL"
+
+#: The `session_seen` item that marks a session whose cold start (runtime/cold_start.py) is done.
+COLD_START = ":cold-start"
 
 #: The roles a session row holds.
 ROLES = ("polling", "attached", "stopped")
@@ -138,10 +145,11 @@ class SessionRows(JournalRows):
         ).fetchone()
         return int(row[0]) if row is not None else 0
 
-    def advance_session(self, session: str | None, upto: int, shown: Sequence[int]) -> None:
+    def advance_session(self, session: str | None, upto: int, shown: Sequence[int], seen: Sequence[str] = ()) -> None:
         """Record, in one transaction, that a session printed the rows `shown` and reached `upto`.
 
         The rows are marked `printed` (some session showed them); `session` None keeps no position.
+        `seen`: the authored items those rows showed the session (`session_seen`).
         """
         with self._write():
             self._db.executemany("UPDATE journal SET printed = 1 WHERE id = ?", [(i,) for i in shown])
@@ -150,6 +158,30 @@ class SessionRows(JournalRows):
                     "UPDATE sessions SET printed_upto = MAX(printed_upto, ?), heartbeat = ? WHERE scope = ? AND session = ?",
                     (upto, self._clock(), self.scope, session),
                 )
+                self._mark_seen(session, seen)
+
+    # -- what each session was shown ---------------------------------------------------------------
+
+    def seen_items(self, session: str) -> set[str]:
+        """The authored items `session` was shown (and `COLD_START` once its cold start is done)."""
+        rows = self._db.execute("SELECT item FROM session_seen WHERE scope = ? AND session = ?", (self.scope, session))
+        return {r[0] for r in rows}
+
+    def cold_start_done(self, session: str) -> bool:
+        """Whether `session` had its cold start (by its Monitor stream or its Stop hook)."""
+        row = self._db.execute("SELECT 1 FROM session_seen WHERE scope = ? AND session = ? AND item = ?",
+                               (self.scope, session, COLD_START)).fetchone()
+        return row is not None
+
+    def record_cold_start(self, session: str, seen: Sequence[str]) -> None:
+        """Record, in one transaction, that `session`'s cold start showed or passed over the items `seen`."""
+        with self._write():
+            self._mark_seen(session, [*seen, COLD_START])
+
+    def _mark_seen(self, session: str, items: Sequence[str]) -> None:
+        now = self._clock()
+        self._db.executemany("INSERT OR IGNORE INTO session_seen (scope, session, item, time) VALUES (?, ?, ?, ?)",
+                             [(self.scope, session, item, now) for item in items])
 
     # -- the Stop hook -----------------------------------------------------------------------------
 
@@ -172,8 +204,12 @@ class SessionRows(JournalRows):
         )
         return [entry_from_row(r) for r in rows], end
 
-    def claim_drained(self, session: str, entries: Sequence[JournalEntry], upto: int) -> None:
-        """Record, in one transaction, that `session`'s Stop hook handed `entries` over and reached `upto`."""
+    def claim_drained(self, session: str, entries: Sequence[JournalEntry], upto: int, seen: Sequence[str] = ()) -> None:
+        """Record, in one transaction, that `session`'s Stop hook handed `entries` over and reached `upto`.
+
+        `seen`: the authored items they showed the session, and those of its cold start when this drain
+        did it (with `COLD_START` then).
+        """
         now = self._clock()
         with self._write():
             self._db.execute(
@@ -186,6 +222,7 @@ class SessionRows(JournalRows):
                 (upto, self.scope, session),
             )
             self._db.executemany("UPDATE journal SET drained = 1 WHERE id = ?", [(e.id,) for e in entries])
+            self._mark_seen(session, seen)
 
 
 def _record_from_row(row: sqlite3.Row) -> SessionRecord:

@@ -1,0 +1,124 @@
+"""The messages sensor against a real peers folder in a temporary XDG home, through the shipped file's triggers."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from sensor_material import Driver, shipped_sensor
+
+from attend.peers.mailbox import Mailbox, Message, peers_dir, tray_name
+from attend.sensors.base import Focus
+from attend.sensors.messages import MessagesSensor
+
+
+class Peers:
+    """A peers folder with sessions in projects, and a driver of the shipped messages sensor for `project`."""
+
+    def __init__(self, home, project: Path) -> None:
+        self.env = home.env()
+        self.mailbox = Mailbox(peers_dir(self.env))
+        self.project = project
+        compiled = shipped_sensor("messages", project)
+        self.driver = Driver(compiled, MessagesSensor(compiled.sensor.data["crate"], env=self.env), Focus(cwd=project))
+
+    def live(self, session: str, project: Path) -> None:
+        self.mailbox.beat(session, project, pid=None, started=time.time())
+
+    def send(self, sender: str, text: str, *, to: Path | None = None, channel: str | None = None,
+             kind: str = "session") -> str:
+        message = Message(self.mailbox.new_id(), sender, kind, "/elsewhere", str(to.resolve()) if to else None,
+                          channel or (None if to else "open"), None, text, time.time())
+        self.mailbox.post(message)
+        return message.id
+
+
+@pytest.fixture
+def peers(home) -> Peers:
+    p = Peers(home, home.project)
+    p.live("b", home.project)
+    assert p.driver.poll() == []  # the baseline
+    return p
+
+
+def test_a_message_to_the_project_fires_addressed_naming_the_sender_and_the_id(peers) -> None:
+    mid = peers.send("a", "please rebase onto main", to=peers.project)
+    assert peers.driver.poll() == [("addressed", 7.0, f"message {mid} from a to this project: please rebase onto main")]
+    assert peers.driver.poll() == []  # once
+
+
+def test_open_channel_messages_fire_open_and_a_plain_terminal_is_human(peers) -> None:
+    mid = peers.send("pid-4242", "lunch?", kind="human")
+    assert peers.driver.poll() == [("open", 4.0, f"message {mid} from human on the open channel: lunch?")]
+    [item] = peers.driver.results[-1]["messages"][-1:]
+    assert (item["from"], item["from_kind"]) == ("human", "human")
+
+
+def test_channel_messages_fire_only_while_a_session_of_the_project_is_a_member(peers) -> None:
+    peers.mailbox.join("ops", "c")
+    outside = peers.send("c", "not for b yet", channel="ops")
+    assert peers.driver.poll() == []
+    peers.mailbox.join("ops", "b")
+    assert peers.driver.poll() == []  # joining later does not replay what was said before
+    mid = peers.send("c", "deploy at 5", channel="ops")
+    assert peers.driver.poll() == [("channel", 5.0, f"message {mid} from c on @ops: deploy at 5")]
+    peers.mailbox.leave("ops", "b")
+    peers.mailbox.join("ops", "b")
+    assert peers.driver.poll() == []  # membership changing never re-fires a message
+    assert outside in {i["id"] for i in peers.driver.results[-1]["messages"]}
+
+
+def test_newlines_and_control_characters_are_escaped_and_long_text_is_cut(peers) -> None:
+    mid = peers.send("a", "line one\nline two\x1b[31m red\x07" + "x" * 500, to=peers.project)
+    [(_, _, line)] = peers.driver.poll()
+    text = line.split(": ", 1)[1]
+    assert "\n" not in line and "\x1b" not in line and "\x07" not in line
+    assert text.startswith("line one line two\\x1b[31m red\\x07xxx") and text.endswith("…")
+    assert len(text) == 160 and mid in line
+
+
+def test_more_than_eight_new_messages_in_one_poll_are_one_digest_line(peers) -> None:
+    for n in range(8):
+        peers.send("a", f"note {n}")
+    peers.send("c", "urgent", to=peers.project)
+    assert peers.driver.poll() == [("digest", 7.0, "9 new messages from c, a; attend peers inbox")]
+    for n in range(8):
+        peers.send("a", f"again {n}")
+    assert len(peers.driver.poll()) == 8
+
+
+def test_a_corrupt_message_file_is_skipped_and_the_others_still_fire(peers) -> None:
+    tray = peers.mailbox.root / tray_name(peers.project)
+    tray.mkdir(parents=True, exist_ok=True)
+    (tray / "0000000000001-badbad.json").write_text("{not json")
+    mid = peers.send("a", "still here", to=peers.project)
+    assert [f[0] for f in peers.driver.poll()] == ["addressed"]
+    assert [i["id"] for i in peers.driver.results[-1]["messages"]] == [mid]
+
+
+def test_only_the_newest_window_of_messages_is_listed(home) -> None:
+    p = Peers(home, home.project)
+    sensor = MessagesSensor({"text_limit": 40, "window": 3, "cold_start_addressed": 50, "cold_start_recent": 120}, env=p.env)
+    ids = [p.send("a", f"m{n}") for n in range(5)]
+    assert [i["id"] for i in sensor.poll(Focus(cwd=home.project))["messages"]] == ids[-3:]
+
+
+def test_the_sensor_wakes_on_the_message_files_of_its_folders(home) -> None:
+    p = Peers(home, home.project)
+    root = str(peers_dir(p.env))
+    assert p.driver.sensor.wake_on(Focus(cwd=home.project)) == [
+        f"{root}/{tray_name(home.project)}/*.json", f"{root}/open/*.json", f"{root}/@*/*.json"]
+
+
+def test_every_magnitude_is_a_settings_key(home) -> None:
+    done = home.attend("settings", "set", "attend.sensors.messages.triggers.addressed.magnitude", "6")
+    assert done.returncode == 0, done.stderr
+    got = json.loads(home.attend("settings", "get", "attend.sensors.messages.triggers.addressed.magnitude",
+                                 "--json").stdout)
+    assert (got["value"], got["layer"]) == (6, "user")
+    assert home.attend("settings", "set", "attend.sensors.messages.digest.over", "3").returncode == 0
+    assert home.attend("settings", "set", "attend.sensors.messages.digest.over", "zero").returncode == 3
+    explained = home.attend("explain", "messages/addressed").stdout
+    assert "magnitude    6" in explained
