@@ -26,6 +26,7 @@ from attend.bounds import (
     pattern_shape,
 )
 from attend.errors import Diagnostic, Severity
+from attend.spec.conform import conforms
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
 from attend.spec.model import KeyPath, Origin, SensorFile
 from attend.spec.schema import (
@@ -47,6 +48,8 @@ from attend.spec.schema import (
 __all__ = ["Locator", "normalise", "validate_sensor"]
 
 _NAME = re.compile(NAME_PATTERN)
+#: The rules of a whole sensor document.
+_SENSOR_RULES: dict[str, Any] = {"type": "dict", "schema": SENSOR_SCHEMA}
 #: Where `lane_exception` is honoured: only a file attend itself ships may waive `author`.
 LANE_EXCEPTION_LAYER = "shipped"
 
@@ -259,11 +262,13 @@ def _schema_errors(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     each trigger in calls of their own, and the whole stops once MAX_ERRORS_PER_FILE errors are found.
     """
     out: list[Diagnostic] = []
-    pruned = _prune(data, (), {"type": "dict", "schema": SENSOR_SCHEMA}, loc, out)
+    pruned = _prune(data, (), _SENSOR_RULES, loc, out)
     if len(out) >= MAX_ERRORS_PER_FILE:
         return [*out, _stopped(loc)]
     if not isinstance(pruned, dict):
         return out
+    if not out and conforms(pruned, _SENSOR_RULES):
+        return out  # cerberus would find nothing: it is neither imported nor run (spec/conform.py)
     triggers = pruned.pop("triggers", None)
     parts: list[dict[str, Any]] = [pruned]
     if isinstance(triggers, dict) and len(triggers) <= MAX_TRIGGERS:
