@@ -113,7 +113,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 class _OnlyOne:
-    """A subparsers action that builds one command for real and a throwaway parser for the others."""
+    """A subparsers action that builds one command for real and a stand-in for the others."""
 
     def __init__(self, sub: argparse._SubParsersAction, only: str) -> None:
         self.sub, self.only = sub, only
@@ -121,7 +121,20 @@ class _OnlyOne:
     def add_parser(self, name: str, **kwargs):  # noqa: ANN003, ANN201
         if name == self.only:
             return self.sub.add_parser(name, **kwargs)
-        return argparse.ArgumentParser(add_help=False)  # never parsed; kept off the real grammar
+        return _Unbuilt()  # never parsed: kept off the real grammar, and costs nothing to fill
+
+
+class _Unbuilt:
+    """Takes every call a parser of a command that is not running would get, and builds nothing.
+
+    A throwaway `ArgumentParser` per other command still paid for its help strings' gettext lookups.
+    """
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - add_argument, set_defaults, add_subparsers, ...
+        return self._ignore
+
+    def _ignore(self, *args: object, **kwargs: object) -> _Unbuilt:
+        return self
 
 
 def _add_peers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
