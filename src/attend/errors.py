@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
+from attend.records import field, record
 from functools import lru_cache
 
 from attend.bounds import EXCERPT_WIDTH
@@ -99,7 +99,7 @@ def unforeseen(file: str, exc: BaseException) -> Diagnostic:
                       "attend, please report it; the other sensors are unaffected")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Span:
     """Where something stands in its source: 1-based line and column, 0-based offsets.
 
@@ -179,7 +179,7 @@ def caret_excerpt(text: str, line: int, col: int, label: str = "") -> str:
     return f"{gutter}{source}\n{pad}{marker}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Diagnostic:
     """One problem found in one place. `str()` is the `compile --check` text line."""
 

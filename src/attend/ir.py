@@ -1,4 +1,6 @@
-"""The IR: frozen dataclasses for paths, where conditions, templates and triggers (ADR-403 §3, §8).
+"""The IR: frozen records for paths, where conditions, templates and triggers (ADR-403 §3, §8).
+
+Records are `attend.records.record`, the part of `@dataclass` these classes use, cheaper to create.
 
 The shared vocabulary between `grammar` (strings → IR), `compiler` (IR → closures) and `explain`.
 A leaf module. Every node is immutable, its children are tuples, its `span` never takes part in
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from attend.records import field, record
 from typing import Any, Literal, TypeAlias
 
 from attend.errors import Span
@@ -61,7 +63,7 @@ def _quote_name(name: str) -> str:
 # --------------------------------------------------------------------------------------------- paths
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class NameSelector:
     """`.field` or `['field']`: the member of a mapping with this name."""
 
@@ -72,7 +74,7 @@ class NameSelector:
         return f".{self.name}" if _IDENT.match(self.name) else f"[{_quote_name(self.name)}]"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class IndexSelector:
     """`[n]`: the n-th element of a list; negative counts from the end."""
 
@@ -83,7 +85,7 @@ class IndexSelector:
         return f"[{self.index}]"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class WildcardSelector:
     """`[*]` or `.*`: every member of a mapping (in order) or element of a list."""
 
@@ -96,7 +98,7 @@ class WildcardSelector:
 Selector: TypeAlias = NameSelector | IndexSelector | WildcardSelector
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class ChildSegment:
     """One selector applied to each node of the current node list."""
 
@@ -107,7 +109,7 @@ class ChildSegment:
         return str(self.selector)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class DescendantSegment:
     """`..field` or `..*`: the selector applied to each node and all of its descendants."""
 
@@ -121,7 +123,7 @@ class DescendantSegment:
         return ".." + (inner[1:] if inner.startswith(".") else inner)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Path:
     """A JSONPath of the spec's subset: `$` followed by segments. Selects a node list."""
 
@@ -135,7 +137,7 @@ class Path:
 # --------------------------------------------------------------------------------------- templates
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Literal_:
     """Literal template text (`{{` and `}}` already unescaped)."""
 
@@ -146,7 +148,7 @@ class Literal_:
         return self.text.replace("{", "{{").replace("}", "}}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class FieldRef:
     """`{field.sub}`, `{value}`, `{key}`, `{previous}` or `{previous.field}`.
 
@@ -167,7 +169,7 @@ class FieldRef:
 TemplatePart: TypeAlias = Literal_ | FieldRef
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Template:
     """A description template: literal text and field references."""
 
@@ -184,7 +186,7 @@ class Template:
 OPERATORS: tuple[str, ...] = ("equals", "not", "in", "contains", "like", "matches", "above", "below")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class PropertyPattern:
     """A where property: a dotted field path whose parts may hold glob characters (`wind_*`).
 
@@ -204,7 +206,7 @@ class PropertyPattern:
         return ".".join(self.parts)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class ValuePattern:
     """A string operand and how it matches: `exact`, `glob` (wcmatch) or `regex` (the regex module)."""
 
@@ -216,7 +218,7 @@ class ValuePattern:
         return self.text
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Test:
     """One operator applied to a property's value: `{above: 40}` is `Test(op="above", operand=40)`.
 
@@ -239,7 +241,7 @@ class Test:
         return f"{self.op}: {json.dumps(operand, ensure_ascii=False, default=str)}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Condition:
     """A property and the tests its value must all pass."""
 
@@ -251,7 +253,7 @@ class Condition:
         return f"{self.prop}: {{{', '.join(str(t) for t in self.tests)}}}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Where:
     """Conditions combined by `match: all` (default) or `any`. No nesting (ADR-403 §8)."""
 
@@ -270,7 +272,7 @@ class Where:
 ON_VALUES: tuple[str, ...] = ("added", "removed", "changed", "enters", "leaves")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Flap:
     """Flap detection of a trigger (DESIGN.md, Noise controls): more than `limit` fires of one key in
     `window` seconds is flapping. `limit` 0 turns detection off (`flap: false`); a negative `limit` or
@@ -286,7 +288,7 @@ class Flap:
         return "{" + ", ".join(bits) + "}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Trigger:
     """One trigger of a sensor, parsed. The compiler turns it into a step function.
 

@@ -7,7 +7,7 @@ trees must agree field by field, spans included (IR equality ignores spans, so t
 
 from __future__ import annotations
 
-import dataclasses
+from attend.records import fields
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,8 @@ BASES = [None, Span("f.yaml", 7, 11, 120)]
 
 def _with_spans(node: Any) -> Any:
     """`node` as nested plain values, every span included."""
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return (type(node).__name__, {f.name: _with_spans(getattr(node, f.name)) for f in dataclasses.fields(node)})
+    if hasattr(type(node), "__record_fields__"):
+        return (type(node).__name__, {f.name: _with_spans(getattr(node, f.name)) for f in fields(node)})
     if isinstance(node, tuple):
         return tuple(_with_spans(n) for n in node)
     return node

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from attend.records import field, record
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ _SAME_FIELD = ("interval", "min_interval", "threshold", "decay_threshold", "requ
                "lane")
 
 
-@dataclass(slots=True)
+@record
 class Config:
     """What config.yaml and .claude/attend.yaml say, merged (project over user, except trust)."""
 

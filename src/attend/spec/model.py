@@ -6,7 +6,7 @@ that fills them lives beside this module (`loading.py`, `layers.py`, `validate.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from attend.records import field, record
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ Layer = Literal["shipped", "user", "project"]
 KeyPath = tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Origin:
     """Where a field's value came from: its layer, file and the position of the value and its key.
 
@@ -57,7 +57,7 @@ class Origin:
         return 1 if self.style in ("'", '"') else 0
 
 
-@dataclass(slots=True)
+@record
 class SensorFile:
     """One YAML file of one layer, as read: its plain data and the origin of every key path in it."""
 
@@ -74,7 +74,7 @@ class SensorFile:
         return self.data is not None and not any(d.severity == Severity.ERROR for d in self.diagnostics)
 
 
-@dataclass(slots=True)
+@record
 class Sensor:
     """A sensor merged across its layers.
 
@@ -117,7 +117,7 @@ class Sensor:
         return self.origins.get(tuple(path))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class LayerPaths:
     """The folders and files each layer reads, resolved from the XDG variables and the project."""
 
@@ -135,7 +135,7 @@ class LayerPaths:
         return {"shipped": self.shipped, "user": self.user, "project": self.project}[layer]
 
 
-@dataclass(slots=True)
+@record
 class SensorSet:
     """Every sensor of every layer, plus the problems that belong to no single sensor."""
 

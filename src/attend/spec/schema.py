@@ -14,7 +14,7 @@ the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from attend.records import record
 from typing import Any
 
 from attend.bounds import MAX_COUNT, MAX_DECAY_THRESHOLD, MAX_MAGNITUDE, MAX_OUTPUT_BYTES
@@ -75,7 +75,7 @@ HISTORY_KEPT = 50
 DURATION_FIELDS = (("interval",), ("min_interval",), ("command", "timeout"), ("mcp", "timeout"))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class FieldDoc:
     """What `attend settings help KEY` shows for one field."""
 

@@ -1,0 +1,191 @@
+"""`@record`: the part of `@dataclass` the lint path's value classes use, at a tenth of its start-up cost.
+
+`attend compile --check` creates some twenty-five small classes (the IR, the spec model, spans and
+diagnostics) before it reads a file. `@dataclass` spent about 0.7 ms on each (one `exec` per generated
+method: compiling them was nearly all of it), and importing `dataclasses` pulls in `inspect`: together
+a fifth of the command's start-up. `@record` compiles nothing: its methods are closures over each
+class's field names (an instance is built field by field, about a microsecond more than a generated
+`__init__`; records are made while compiling a sensor, never per poll).
+
+What it supports is what those classes use, with `dataclasses`' meaning: fields from the class's own
+annotations in order (string annotations; `ClassVar` is not supported and is refused), defaults and
+`field(default=..., default_factory=..., compare=..., hash=..., repr=...)`, `frozen` (assignment raises
+`FrozenInstanceError`, an AttributeError), `kw_only`, `__slots__` always, `__eq__` over the compared
+fields (only between instances of the same class), `__hash__` for frozen records (unhashable otherwise,
+as with `eq=True`), `__repr__`, `__match_args__`, and pickling and copying of frozen records. A method
+the class body defines itself is kept. `fields(cls_or_instance)` lists a record's fields.
+Inheritance between records is not supported (refused): none of attend's need it.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any
+
+__all__ = ["FrozenInstanceError", "RecordField", "field", "fields", "record"]
+
+_MISSING: Any = object()
+
+
+class FrozenInstanceError(AttributeError):
+    """Assignment to a field of a frozen record."""
+
+
+class RecordField:
+    """One field of a record: its name and what `field(...)` said of it."""
+
+    __slots__ = ("compare", "default", "default_factory", "hash", "name", "repr")
+
+    def __init__(self, default: Any = _MISSING, default_factory: Any = _MISSING, *, compare: bool = True,
+                 hash: bool | None = None, repr: bool = True) -> None:  # noqa: A002 - dataclasses' names
+        if default is not _MISSING and default_factory is not _MISSING:
+            raise ValueError("a field takes a default or a default_factory, not both")
+        self.name = ""
+        self.default, self.default_factory = default, default_factory
+        self.compare, self.hash, self.repr = compare, hash, repr
+
+    @property
+    def hashed(self) -> bool:
+        """Whether the field takes part in `__hash__` (by default: when it takes part in equality)."""
+        return self.compare if self.hash is None else self.hash
+
+    def __repr__(self) -> str:
+        return f"RecordField({self.name!r})"
+
+
+def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: bool = True,
+          hash: bool | None = None, repr: bool = True) -> Any:  # noqa: A002 - dataclasses' names
+    """A field with options, as `dataclasses.field` (the subset `RecordField` lists)."""
+    return RecordField(default, default_factory, compare=compare, hash=hash, repr=repr)
+
+
+def fields(item: Any) -> tuple[RecordField, ...]:
+    """The fields of a record class or instance, in order."""
+    return item.__record_fields__
+
+
+def record(cls: type | None = None, /, *, frozen: bool = False, kw_only: bool = False) -> Any:
+    """Make `cls` a record: generated `__init__`, `__repr__`, `__eq__` (and `__hash__` when frozen), slots.
+
+    Use as `@record` or `@record(frozen=True, kw_only=True)`.
+    """
+    def wrap(cls: type) -> type:
+        return _build(cls, frozen=frozen, kw_only=kw_only)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _build(cls: type, *, frozen: bool, kw_only: bool) -> type:
+    if cls.__bases__ != (object,):
+        raise TypeError(f"@record {cls.__name__}: records do not inherit (bases {cls.__bases__})")
+    body = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+    found: list[RecordField] = []
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        if "ClassVar" in str(annotation):
+            raise TypeError(f"@record {cls.__name__}.{name}: ClassVar is not supported")
+        value = body.pop(name, _MISSING)
+        spec = value if isinstance(value, RecordField) else RecordField(value)
+        spec.name = name
+        found.append(spec)
+    if not kw_only:
+        defaulted = [f.default is not _MISSING or f.default_factory is not _MISSING for f in found]
+        if True in defaulted and False in defaulted[defaulted.index(True):]:
+            raise TypeError(f"@record {cls.__name__}: a field without a default follows one with a default")
+    methods = {
+        "__init__": _init(cls.__qualname__, tuple(found), frozen=frozen, kw_only=kw_only),
+        "__repr__": _repr(cls.__qualname__, tuple(f.name for f in found if f.repr)),
+        "__eq__": _eq(_getter([f.name for f in found if f.compare])),
+    }
+    if frozen:
+        methods.update(_frozen_methods(tuple(f.name for f in found), _getter([f.name for f in found if f.hashed])))
+    elif "__hash__" not in body:
+        body["__hash__"] = None  # eq without frozen: unhashable, as dataclasses makes it
+    for name, method in methods.items():
+        if name not in body or name == "__hash__" and body[name] is None:
+            method.__qualname__ = f"{cls.__qualname__}.{name}"
+            body[name] = method
+    names = tuple(f.name for f in found)
+    body["__slots__"] = names
+    body["__match_args__"] = () if kw_only else names
+    body["__record_fields__"] = tuple(found)
+    return type(cls)(cls.__name__, cls.__bases__, body)
+
+
+def _getter(names: list[str]) -> Any:
+    """A function from an instance to the tuple of the `names` fields (C speed: operator.attrgetter)."""
+    if not names:
+        return lambda self: ()
+    get = attrgetter(*names)
+    return (lambda self: (get(self),)) if len(names) == 1 else get
+
+
+def _init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_only: bool) -> Any:
+    """`__init__` for fields `found`: no code is compiled (compiling a generated one per class was the cost)."""
+    names = tuple(f.name for f in found)
+    defaults = {f.name: f.default for f in found if f.default is not _MISSING}
+    factories = {f.name: f.default_factory for f in found if f.default_factory is not _MISSING}
+    assign = object.__setattr__ if frozen else setattr
+    count = len(names)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        if args:
+            if kw_only or len(args) > count:
+                raise TypeError(f"{qualname}() takes {0 if kw_only else count} positional arguments "
+                                f"but {len(args)} were given")
+            for name, value in zip(names, args):
+                if name in kwargs:
+                    raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
+                kwargs[name] = value
+        for name in names:
+            value = kwargs.pop(name, _MISSING)
+            if value is _MISSING:
+                if name in defaults:
+                    value = defaults[name]
+                elif name in factories:
+                    value = factories[name]()
+                else:
+                    raise TypeError(f"{qualname}() missing required argument: {name!r}")
+            assign(self, name, value)
+        if kwargs:
+            raise TypeError(f"{qualname}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+
+    return __init__
+
+
+def _repr(qualname: str, shown: tuple[str, ...]) -> Any:
+    def __repr__(self: Any) -> str:  # noqa: N807
+        return f"{qualname}(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in shown) + ")"
+
+    return __repr__
+
+
+def _eq(key: Any) -> Any:
+    def __eq__(self: Any, other: Any) -> Any:  # noqa: N807
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return key(self) == key(other)
+
+    return __eq__
+
+
+def _frozen_methods(names: tuple[str, ...], hashed: Any) -> dict[str, Any]:
+    everything = _getter(list(names))
+
+    def __hash__(self: Any) -> int:  # noqa: N807
+        return hash(hashed(self))
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:  # noqa: N807
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self: Any, name: str) -> None:  # noqa: N807
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __getstate__(self: Any) -> tuple[Any, ...]:  # noqa: N807
+        return everything(self)
+
+    def __setstate__(self: Any, state: tuple[Any, ...]) -> None:  # noqa: N807
+        for name, value in zip(names, state):
+            object.__setattr__(self, name, value)
+
+    return {"__hash__": __hash__, "__setattr__": __setattr__, "__delattr__": __delattr__,
+            "__getstate__": __getstate__, "__setstate__": __setstate__}
