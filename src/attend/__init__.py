@@ -11,11 +11,12 @@ lazily so that `import attend` stays cheap for the CLI:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 
 from attend.errors import CompileError, PathSyntaxError
 
 if TYPE_CHECKING:
+    from typing import Any
     from attend.compiler import compile_path, compile_trigger
 
 __all__ = ["CompileError", "PathSyntaxError", "compile_path", "compile_trigger"]

@@ -13,6 +13,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -20,8 +23,42 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 EXIT_INTERNAL = 70
 
 
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size` finds it ($COLUMNS, then stdout, then 80)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, as wide as argparse makes it, without importing shutil.
+
+    argparse builds a formatter on every `add_argument` (to check the metavar) and each one imported
+    shutil (and with it bz2 and lzma) to ask the terminal's width: a few ms of every command's start-up.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser (and, through `add_subparsers`, every subparser) using `_Formatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def _project_parent() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = _Parser(add_help=False)
     parent.add_argument(
         "--project",
         nargs="?",
@@ -54,7 +91,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     `compile --check`'s start-up); anything else (`--help`, a mistyped command) gets the whole parser.
     """
     common = _project_parent()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="attend",
         description="A sensor host for coding agents: YAML sensors, compiled triggers, one line when it matters.",
     )

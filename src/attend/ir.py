@@ -10,10 +10,11 @@ equality or hashing, and `str(node)` gives the canonical source form, so that
 
 from __future__ import annotations
 
-import json
 import re
 from attend.records import field, record
-from typing import Any, Literal, TypeAlias
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
 
 from attend.errors import Span
 
@@ -238,6 +239,8 @@ class Test:
             operand = operand.text
         if isinstance(operand, tuple):
             operand = list(operand)
+        import json  # only when a condition is printed (explain): json is not on the check's path
+
         return f"{self.op}: {json.dumps(operand, ensure_ascii=False, default=str)}"
 
 
@@ -318,6 +321,8 @@ class Trigger:
         if self.where is not None:
             bits.append(f"where: {self.where}")
         bits.append(f"magnitude: {self.magnitude:g}")
+        import json
+
         bits.append(f"description: {json.dumps(str(self.description), ensure_ascii=False)}")
         if self.author is not None:
             bits.append(f"author: {'.'.join(self.author)}")

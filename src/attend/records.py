@@ -20,7 +20,9 @@ Inheritance between records is not supported (refused): none of attend's need it
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FrozenInstanceError", "RecordField", "field", "fields", "record"]
 
@@ -128,6 +130,7 @@ def _init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_onl
     count = len(names)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        rest = names
         if args:
             if kw_only or len(args) > count:
                 raise TypeError(f"{qualname}() takes {0 if kw_only else count} positional arguments "
@@ -135,8 +138,9 @@ def _init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_onl
             for name, value in zip(names, args):
                 if name in kwargs:
                     raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
-                kwargs[name] = value
-        for name in names:
+                assign(self, name, value)
+            rest = names[len(args):]
+        for name in rest:
             value = kwargs.pop(name, _MISSING)
             if value is _MISSING:
                 if name in defaults:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 
 from attend.errors import CompileError
 
 if TYPE_CHECKING:
+    from typing import Any
     from attend.compiler.diagnostics import diagnose
     from attend.compiler.sensors import CompiledSensor, MalformedOutput, SensorStep, compile_sensor
     from attend.compiler.triggers import CompiledTrigger, Evaluation, Fire

@@ -10,12 +10,13 @@ Exit codes: 0 clean, 1 any error (or any warning with `--strict`), 2 usage (argp
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 from attend.compiler.diagnostics import missing_descriptions
 from attend.errors import Diagnostic, Severity, unforeseen
@@ -129,6 +130,8 @@ def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
     `Diagnostic.to_json()` objects; github: one workflow command per diagnostic (Actions annotations).
     """
     if fmt == "json":
+        import json  # only for --format json
+
         return json.dumps([d.to_json() for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
     lines = []
     for d in diagnostics:

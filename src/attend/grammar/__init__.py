@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path as _FsPath
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from attend import ir
 from attend.bounds import MAX_ERRORS_PER_FILE, MAX_PLACEHOLDERS, MAX_TEMPLATE_CHARS, pattern_shape

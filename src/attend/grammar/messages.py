@@ -8,7 +8,9 @@ pure function of the failure, kept apart from parsing so each message has its ow
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TERMINAL_WORDS", "describe_failure"]
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from attend import ir
 from attend.errors import Span, line_col

@@ -13,7 +13,9 @@ import math
 import os
 from attend.records import field, record
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from attend.bounds import MAX_COUNT, MAX_MAGNITUDE
 from attend.errors import Diagnostic, Severity

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from attend.spec.durations import is_duration
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config

@@ -22,7 +22,9 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 import yaml
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from attend.records import field, record
 from pathlib import Path
-from typing import Any, Literal
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 from attend.errors import Diagnostic, Severity, Span
 
@@ -17,7 +19,8 @@ __all__ = ["LAYERS", "KeyPath", "LayerPaths", "Origin", "Sensor", "SensorFile", 
 #: The layers, lowest first. A later layer overrides any field of an earlier one.
 LAYERS: tuple[str, ...] = ("shipped", "user", "project")
 
-Layer = Literal["shipped", "user", "project"]
+if TYPE_CHECKING:
+    Layer = Literal["shipped", "user", "project"]
 
 #: A field's address inside a sensor document: ("triggers", "high-wind", "where", "wind_*", "above").
 KeyPath = tuple[str, ...]

@@ -15,7 +15,9 @@ the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
 from __future__ import annotations
 
 from attend.records import record
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from attend.bounds import MAX_COUNT, MAX_DECAY_THRESHOLD, MAX_MAGNITUDE, MAX_OUTPUT_BYTES
 

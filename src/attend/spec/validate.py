@@ -14,7 +14,9 @@ import re
 import sys
 import types
 from collections.abc import Iterable, Mapping
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from attend.bounds import (
     MAX_COUNT,
