@@ -1,0 +1,121 @@
+"""Peer messages end to end: real `attend run` sessions, real `attend peers send` processes, real Stop hooks.
+
+Session b's `attend run` polls project b (the home's project) with only the shipped messages sensor on;
+senders run `attend peers send --to` from another folder, as session a (ATTEND_SESSION) or from a plain
+terminal (no session). Each line must reach b's Monitor stream (stdout) once, name the sender and the
+message id, and never come again through b's Stop hook or after b restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+from daemon_rig import query, sensors_json, wait_until
+
+from attend.peers.mailbox import Mailbox, peers_dir
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def world(quiet_home, daemon, tmp_path):
+    """The messages sensor on in the home's project (b's), another project for a, and a way to send."""
+    (quiet_home.user_sensors / "messages.yaml").unlink()
+    elsewhere = tmp_path / "project-a"
+    elsewhere.mkdir()
+
+    class World:
+        home = quiet_home
+        other = elsewhere
+
+        @staticmethod
+        def send(text: str, *, as_: str | None = "a", to=None, channel: bool = False) -> str:
+            env = quiet_home.env(**({"ATTEND_SESSION": as_} if as_ else {}))
+            where = [] if channel else ["--to", str(to or quiet_home.project)]
+            done = subprocess.run([sys.executable, "-m", "attend", "peers", "send", *where, text], cwd=elsewhere,
+                                  env=env, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            return done.stdout.strip()
+
+        @staticmethod
+        def start_b():
+            b = daemon("--session", "b")
+            wait_until(lambda: any("sensor(s) running" in line or "attached" in line for line in b.stderr),
+                       what="b runs")
+            wait_until(lambda: sensors_json(quiet_home)["messages"]["last_poll"] is not None, what="the baseline")
+            wait_until(lambda: query(quiet_home, "SELECT 1 FROM session_seen WHERE session = 'b' AND item = ?",
+                                     ":cold-start"), what="b's cold start")
+            return b
+
+        @staticmethod
+        def drain(session: str) -> str:
+            done = quiet_home.attend("drain", "--format", "hook", input=json.dumps({"session_id": session}))
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+    return World()
+
+
+def message_lines(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.startswith("[attend sensor=messages ")]
+
+
+def test_a_message_to_a_project_is_one_high_line_on_its_session_in_its_inbox_and_not_again_at_its_stop_hook(
+        world) -> None:
+    b = world.start_b()
+    mid = world.send("please rebase onto main")
+    line = f"[attend sensor=messages priority=high] message {mid} from a to this project: please rebase onto main"
+    b.wait_for(lambda lines: line in lines)
+
+    inbox = subprocess.run([sys.executable, "-m", "attend", "peers", "inbox"], cwd=world.home.project,
+                           env=world.home.env(ATTEND_SESSION="b"), capture_output=True, text=True, timeout=60)
+    assert mid in inbox.stdout and "please rebase onto main" in inbox.stdout
+    assert world.drain("b") == ""  # the Monitor showed it: the Stop hook has nothing to hand over
+
+    human = world.send("hello from a terminal", as_=None)
+    b.wait_for(lambda lines: any(human in x for x in lines))
+    assert f"[attend sensor=messages priority=high] message {human} from human to this project: " \
+           "hello from a terminal" in b.stdout
+
+    # b's own message on the open channel is not shown to b (a is live elsewhere to read it).
+    Mailbox(peers_dir(world.home.env())).beat("a", world.other, pid=None, started=time.time())
+    own = subprocess.run([sys.executable, "-m", "attend", "peers", "send", "note to everyone"],
+                         cwd=world.home.project, env=world.home.env(ATTEND_SESSION="b"), capture_output=True,
+                         text=True, timeout=60)
+    assert own.returncode == 0, own.stderr
+    last = world.send("and one more")
+    b.wait_for(lambda lines: any(last in x for x in lines))
+    assert assert_once(b.stdout + b.stderr) == {mid, human, last}
+    assert world.drain("b") == ""
+    assert b.stop() == 0
+
+
+def assert_once(lines: list[str]) -> set[str]:
+    """The message ids of the messages lines, each asserted to appear exactly once."""
+    ids = Counter(line.split()[4] for line in message_lines(lines))
+    assert all(n == 1 for n in ids.values()), ids
+    return set(ids)
+
+
+def test_a_restarted_session_gets_what_came_while_it_was_down_once_and_no_second_cold_start(world) -> None:
+    Mailbox(peers_dir(world.home.env())).beat("b", world.home.project, pid=None, started=time.time())
+    before = world.send("before b's first start")  # b's cold start hands this over
+    b = world.start_b()
+    b.wait_for(lambda lines: any(before in x for x in lines))
+    assert f"message {before} from a to this project" in b.stdout[-1]
+    assert b.stop(signal.SIGKILL) != 0  # its heartbeat stays live for a while, so a can still send
+    down = world.send("while b was down")
+    again = world.start_b()
+    again.wait_for(lambda lines: any(down in x for x in lines))
+    after = world.send("after the restart")
+    again.wait_for(lambda lines: any(after in x for x in lines))
+    assert assert_once(again.stdout + again.stderr) == {down, after}
+    assert not [x for x in again.stdout + again.stderr if "earlier message" in x]
+    assert world.drain("b") == ""
+    assert again.stop() == 0
