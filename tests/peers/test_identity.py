@@ -6,10 +6,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from attend.peers.identity import SessionError, ancestors, resolve_session
+from attend.peers.identity import SessionError, ancestors, process_runs, resolve_session
 
 
 def test_the_flag_wins_over_the_environment():
@@ -61,3 +62,18 @@ def test_ancestors_walk_up_to_this_process_parent():
     chain = ancestors(os.getpid())
     assert chain[0] == os.getpid()
     assert chain[1] == os.getppid()
+
+
+def test_a_process_runs_until_it_exits_and_a_zombie_does_not_count():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert process_runs(child.pid) and process_runs(os.getpid())
+        child.kill()
+        deadline = time.monotonic() + 30
+        while process_runs(child.pid):  # killed, not yet collected: a zombie
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    assert not process_runs(child.pid)

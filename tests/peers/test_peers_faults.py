@@ -165,3 +165,13 @@ def test_inbox_reads_only_the_newest_files_and_shows_what_reading_all_would(home
 @pytest.mark.parametrize("limit", [0, 1, 5])
 def test_newest_visible_with_no_trays_is_empty(home, limit):
     assert Mailbox(peers_dir(home.env())).newest_visible("me", home.project, limit) == []
+
+
+def test_a_message_id_already_taken_is_never_overwritten(home):
+    mailbox = Mailbox(peers_dir(home.env()))
+    first = Message("1700000000000-abcdef", "a", "session", "/p", None, "open", None, "first", 1.0)
+    path = mailbox.post(first)
+    with pytest.raises(FileExistsError):
+        mailbox.post(Message(first.id, "b", "session", "/p", None, "open", None, "second", 2.0))
+    assert json.loads(path.read_text())["text"] == "first"
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left behind

@@ -18,7 +18,7 @@ from collections import Counter
 import pytest
 from daemon_rig import query, sensors_json, wait_until
 
-from attend.peers.mailbox import Mailbox, peers_dir
+from attend.peers.mailbox import Mailbox, peers_dir, tray_name
 
 pytestmark = pytest.mark.slow
 
@@ -119,3 +119,20 @@ def test_a_restarted_session_gets_what_came_while_it_was_down_once_and_no_second
     assert not [x for x in again.stdout + again.stderr if "earlier message" in x]
     assert world.drain("b") == ""
     assert again.stop() == 0
+
+
+def test_a_corrupt_message_file_is_skipped_by_the_running_daemon_and_named_in_attend_sensors(world) -> None:
+    b = world.start_b()
+    tray = peers_dir(world.home.env()) / tray_name(world.home.project)
+    tray.mkdir(parents=True, exist_ok=True)
+    corrupt = tray / "1800000000000-000000.json"
+    corrupt.write_text('{"id": "1800000000000-000000", "from": "a", "te')
+    good = world.send("after the broken one")
+    b.wait_for(lambda lines: any(good in x for x in lines))
+    wait_until(lambda: "skipped 1 unreadable" in sensors_json(world.home)["messages"]["message"],
+               what="the corrupt file named in the sensor's state")
+    listing = world.home.attend("sensors")
+    assert f"message {corrupt}: JSONDecodeError" in listing.stdout and "Traceback" not in listing.stderr
+    assert sensors_json(world.home)["messages"]["state"] == "ok"
+    assert b.proc.poll() is None and not [x for x in b.stderr if "Traceback" in x]
+    assert b.stop() == 0

@@ -25,6 +25,8 @@ __all__ = ["main", "printable"]
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+#: How many fresh ids `send` tries when the one it drew is taken (24 random bits per millisecond).
+ID_ATTEMPTS = 5
 #: How many of the newest messages `inbox` shows without `--all`.
 INBOX_SHOWN = 20
 
@@ -75,9 +77,15 @@ def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str 
             raise PeerError("no other session is live to read the open channel")
         target = None
     mailbox.sweep()
-    message = Message(mailbox.new_id(), me, kind, str(Path(args.project_dir).resolve()), target,
-                      channel, re_, text, mailbox.clock())
-    mailbox.post(message)
+    for attempt in range(ID_ATTEMPTS):
+        message = Message(mailbox.new_id(), me, kind, str(Path(args.project_dir).resolve()), target,
+                          channel, re_, text, mailbox.clock())
+        try:
+            mailbox.post(message)
+            break
+        except FileExistsError:  # the same millisecond and random part as another sender's: a fresh id
+            if attempt == ID_ATTEMPTS - 1:
+                raise
     print(message.id)
     return 0
 

@@ -30,6 +30,8 @@ __all__ = [
     "ancestors",
     "claude_sessions_dir",
     "parent_pid",
+    "proc_stat_fields",
+    "process_runs",
     "resolve_session",
     "validate_session_id",
 ]
@@ -73,8 +75,8 @@ def validate_session_id(value: str) -> str:
     return value
 
 
-def parent_pid(pid: int) -> int | None:
-    """The parent of `pid` from ``/proc/<pid>/stat``, or None when it cannot be read."""
+def proc_stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first, then the parent), or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
@@ -82,7 +84,31 @@ def parent_pid(pid: int) -> int | None:
         return None
     # The command name (field 2) may hold spaces and parentheses: the fields after it start after the
     # last ')'.
-    tail = stat[stat.rfind(b")") + 2 :].split()
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def process_runs(pid: int) -> bool:
+    """False when process `pid` is gone or a zombie (it exited and waits to be collected); True otherwise.
+
+    A pid this process may not signal (another user's) counts as running: only its absence is a fact.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, ValueError):
+        return False  # not a pid at all
+    fields = proc_stat_fields(pid)  # None without /proc to ask: the signal said it exists
+    return not fields or fields[0] != b"Z"
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent of `pid` from ``/proc/<pid>/stat``, or None when it cannot be read."""
+    tail = proc_stat_fields(pid)
+    if tail is None:
+        return None
     try:
         ppid = int(tail[1])
     except (IndexError, ValueError):

@@ -8,7 +8,8 @@ Layout (every name below is made here, never taken from a message or a user's pa
 - `open/`: the open channel, every live session's. `@<channel>/`: a named channel; its members (session
   ids) are in `channels.yaml`.
 - `heartbeat/<session>`: presence, rewritten by every `attend run` (`HEARTBEAT` in runtime/sessions.py);
-  a session is live while its file is younger than `LIVE_FOR` seconds.
+  a session is live while its file is younger than `LIVE_FOR` seconds (a SIGKILLed `attend run` stays
+  live that long: its session may restart it, and mail sent meanwhile waits for it).
 
 Decisions implemented here: one JSON file per message `{id, from, from_kind, project, to, channel, re,
 text, ts}`, written to a hidden temporary file and renamed into place, so a reader never sees half a
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 
 __all__ = [
     "CHANNEL_RE",
@@ -139,10 +141,27 @@ class Presence:
         return {"session": self.session, "project": self.project, "pid": self.pid, "started": self.started}
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
+    """Write `path` whole or not at all (a reader never sees half a file); a failed write leaves no temporary.
+
+    With `exclusive`, an existing `path` is never replaced: `FileExistsError` (a message id already taken).
+    """
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)  # whole or absent: a reader never sees half a file
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        if not exclusive:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path)  # atomic, and refuses an existing name
+        except FileExistsError:
+            raise
+        except OSError:  # a filesystem without hard links: check, then rename (a narrow race, not a lost file)
+            if path.exists():
+                raise FileExistsError(f"{path} exists") from None
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 @dataclass
@@ -251,7 +270,11 @@ class Mailbox:
         return self.root / OPEN
 
     def post(self, message: Message) -> Path:
-        """Write `message` into its tray or channel; return its file."""
+        """Write `message` into its tray or channel; return its file.
+
+        Raises:
+            FileExistsError: a message with that id is there already (it is left as it was).
+        """
         folder = self._folder(to=message.to, channel=message.channel)
         folder.mkdir(parents=True, exist_ok=True)
         if message.to and not message.channel:
@@ -259,7 +282,7 @@ class Mailbox:
             if not marker.exists():
                 _write_atomic(marker, str(Path(message.to).resolve()))
         path = folder / f"{message.id}.json"
-        _write_atomic(path, json.dumps(message.to_json(), ensure_ascii=False))
+        _write_atomic(path, json.dumps(message.to_json(), ensure_ascii=False), exclusive=True)
         return path
 
     def new_id(self) -> str:

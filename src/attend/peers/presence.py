@@ -1,4 +1,4 @@
-"""Presence: the live sessions and what each is doing, for `attend peers list` and the peers sensor (DESIGN.md, "Peers").
+"""Presence: the live sessions and what each is doing, for `peers list` and the peers sensor (DESIGN.md, "Peers").
 
 A session is live while its heartbeat is (`Mailbox.presences`). What it is doing comes from its Claude
 Code transcript, ``<projects_dir>/<project folder>/<session id>.jsonl`` (`sensors/transcript.py`):

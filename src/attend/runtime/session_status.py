@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attend.peers.identity import process_runs
+
 __all__ = ["LiveSession", "ProjectSessions", "project_sessions"]
 
 
@@ -71,18 +73,7 @@ class ProjectSessions:
 
 
 def _alive(pid: int | None) -> bool:
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
+    return pid is not None and pid > 0 and process_runs(pid)
 
 
 def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = None, *, store: Any = None) -> ProjectSessions:

@@ -16,7 +16,8 @@ Decisions implemented here:
   ID` shows it whole). Only the newest `window` messages are listed: trigger state stays small with
   thousands stored, and a burst bigger than that is one digest line anyway.
 - Message files never change once renamed into place, so a file parsed once is kept by name and only
-  new names are read on the next poll.
+  new names are read on the next poll. A file that does not parse is left out and named by `skipped()`,
+  so `attend sensors` shows it in the sensor's state message (the poll stays `ok`).
 - `wake_on`: the message files of the tray, the open channel and the channels, so a send polls the
   sensor at once (no more often than the file's `min_interval`).
 
@@ -78,6 +79,7 @@ class MessagesSensor:
         self.root = peers_dir(os.environ if env is None else env)
         self.mailbox = Mailbox(self.root) if clock is None else Mailbox(self.root, clock=clock)
         self._parsed: dict[Path, Message | None] = {}
+        self._unreadable: dict[Path, str] = {}  # why each corrupt file of `_parsed` did not parse
 
     def _read(self, folder: Path, parsed: dict[Path, Message | None]) -> list[Message]:
         """The messages of one folder; a file parsed by an earlier poll is not read again (it never changes).
@@ -96,8 +98,9 @@ class MessagesSensor:
             else:
                 try:
                     message = Message.from_json(json.loads(path.read_text(encoding="utf-8")))
-                except (OSError, UnicodeDecodeError, ValueError):
-                    message = None  # corrupt: skipped here, reported by `attend peers inbox`
+                except (OSError, UnicodeDecodeError, ValueError) as exc:
+                    message = None  # corrupt: skipped, and named by `skipped()` (the sensor's state message)
+                    self._unreadable[path] = f"{type(exc).__name__}: {exc}"
             parsed[path] = message
             if message is not None:
                 out.append(message)
@@ -120,10 +123,15 @@ class MessagesSensor:
             member = bool(here & set(members.get(channel, [])))
             items += [(m, "channel", member) for m in self._read(self.root / f"@{channel}", parsed)]
         self._parsed = parsed
+        self._unreadable = {p: why for p, why in self._unreadable.items() if p in parsed}
         items.sort(key=lambda t: (t[0].ts, t[0].id))
         newest = items[-self.window:]
         listed = [message_item(m, kind, member=member, text_limit=self.text_limit) for m, kind, member in newest]
         return {"messages": listed, "count": len(listed)}
+
+    def skipped(self) -> list[str]:
+        """The message files of the last poll that do not parse (left out), one line each."""
+        return [f"message {path}: {why}" for path, why in sorted(self._unreadable.items())]
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""
