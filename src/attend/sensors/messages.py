@@ -16,8 +16,8 @@ Decisions implemented here:
   ID` shows it whole). Only the newest `window` messages are listed: trigger state stays small with
   thousands stored, and a burst bigger than that is one digest line anyway.
 - Message files never change once renamed into place, so a file parsed once is kept by name and only
-  new names are read on the next poll. A file that does not parse is left out and named by `skipped()`,
-  so `attend sensors` shows it in the sensor's state message (the poll stays `ok`).
+  new names are read on the next poll. A file that does not parse is skipped and reported by
+  `skipped()` (a line in `attend sensors`) while it is there, never a crash.
 - `wake_on`: the message files of the tray, the open channel and the channels, so a send polls the
   sensor at once (no more often than the file's `min_interval`).
 
@@ -78,10 +78,10 @@ class MessagesSensor:
                                     "`cold_start_addressed` at least 0")
         self.root = peers_dir(os.environ if env is None else env)
         self.mailbox = Mailbox(self.root) if clock is None else Mailbox(self.root, clock=clock)
-        self._parsed: dict[Path, Message | None] = {}
-        self._unreadable: dict[Path, str] = {}  # why each corrupt file of `_parsed` did not parse
+        #: Each message file listed by the last poll: its message, or why it does not parse.
+        self._parsed: dict[Path, Message | str] = {}
 
-    def _read(self, folder: Path, parsed: dict[Path, Message | None]) -> list[Message]:
+    def _read(self, folder: Path, parsed: dict[Path, Message | str]) -> list[Message]:
         """The messages of one folder; a file parsed by an earlier poll is not read again (it never changes).
 
         Every file listed goes into `parsed`, the cache of the next poll (so a removed file leaves it).
@@ -93,16 +93,14 @@ class MessagesSensor:
         out = []
         for name in names:
             path = folder / name
-            if path in self._parsed:
-                message = self._parsed[path]
-            else:
+            message = self._parsed.get(path)
+            if message is None:
                 try:
                     message = Message.from_json(json.loads(path.read_text(encoding="utf-8")))
                 except (OSError, UnicodeDecodeError, ValueError) as exc:
-                    message = None  # corrupt: skipped, and named by `skipped()` (the sensor's state message)
-                    self._unreadable[path] = f"{type(exc).__name__}: {exc}"
+                    message = str(exc)  # corrupt: skipped, and reported by `skipped()` while it is there
             parsed[path] = message
-            if message is not None:
+            if isinstance(message, Message):
                 out.append(message)
         return out
 
@@ -111,7 +109,7 @@ class MessagesSensor:
         project = str(Path(focus.cwd).resolve())
         here = {p.session for p in self.mailbox.presences() if p.project == project}
         members = self.mailbox.channels()
-        parsed: dict[Path, Message | None] = {}
+        parsed: dict[Path, Message | str] = {}
         items: list[tuple[Message, str, bool]] = [
             (m, "addressed", True) for m in self._read(self.root / tray_name(project), parsed)]
         items += [(m, "open", True) for m in self._read(self.root / OPEN, parsed)]
@@ -123,15 +121,14 @@ class MessagesSensor:
             member = bool(here & set(members.get(channel, [])))
             items += [(m, "channel", member) for m in self._read(self.root / f"@{channel}", parsed)]
         self._parsed = parsed
-        self._unreadable = {p: why for p, why in self._unreadable.items() if p in parsed}
         items.sort(key=lambda t: (t[0].ts, t[0].id))
         newest = items[-self.window:]
         listed = [message_item(m, kind, member=member, text_limit=self.text_limit) for m, kind, member in newest]
         return {"messages": listed, "count": len(listed)}
 
     def skipped(self) -> list[str]:
-        """The message files of the last poll that do not parse (left out), one line each."""
-        return [f"message {path}: {why}" for path, why in sorted(self._unreadable.items())]
+        """The message files of the last poll that do not parse, one line each (`attend sensors` shows them)."""
+        return [f"message file {path}: {reason}" for path, reason in self._parsed.items() if isinstance(reason, str)]
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""
