@@ -6,6 +6,9 @@ message-lane governor (3 s between disclosures, so sends are spaced 3.5 s apart)
 message to the project's tray the way `attend peers send` does (temporary file, rename) and times the
 moment its line appears on b's stdout. Baselines in the same run: the shipped interval (what a send
 would wait for at worst without wake_on) and `attend peers send` itself (the process a sender waits for).
+
+Then one poll of the sensor with 10,000 stored messages (the cost of every wake and every interval),
+against listing the same folders' names alone (`os.scandir`, the floor of any poll that finds new files).
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_runtime import _env, _quiet_shipped
-from benchmarks.timing import report
+from benchmarks.timing import best_of, report
 
 #: Messages timed.
 ROUNDS = 10
 #: Seconds between two sends: past the message lane's 3 s governor cooldown, so no line waits on it.
 SPACING = 3.5
+#: Messages stored for the per-poll figure (one in ten addressed to the project, the rest open).
+STORED = 10_000
 #: Seconds to wait for anything before giving up.
 PATIENCE = 60.0
 
@@ -90,3 +95,41 @@ def main() -> None:
            note=f"{median / interval:.3f}x the interval; {median / send:.2f}x a CLI send")
     report(f"send -> line on the Monitor stream (worst of {ROUNDS})", worst, "s",
            note=f"{worst / interval:.3f}x the interval")
+    _per_poll()
+
+
+def _per_poll() -> None:
+    import os
+
+    from attend.peers.mailbox import Mailbox, Message, peers_dir
+    from attend.sensors.base import Focus
+    from attend.spec import load_set
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = _env(root)
+        project = root / "project"
+        project.mkdir()
+        mailbox = Mailbox(peers_dir(env))
+        for n in range(STORED):
+            addressed = n % 10 == 0
+            mailbox.post(Message(f"{1_700_000_000_000 + n:013d}-{n:06x}", "a", "session", "/a",
+                                 str(project) if addressed else None, None if addressed else "open", None,
+                                 f"message {n}", 1_700_000_000 + n / 1000))
+        from attend.sensors.messages import MessagesSensor
+
+        config = load_set(project, env).sensors["messages"].data["crate"]
+        sensor = MessagesSensor(config, env=env)
+        focus = Focus(cwd=project)
+        sensor.poll(focus)  # the first poll reads the newest window's files; later ones only list names
+        folders = [str(p) for p in mailbox.root.iterdir() if p.is_dir()]
+
+        def listing() -> None:
+            for folder in folders:
+                with os.scandir(folder) as entries:
+                    [e.name for e in entries]
+
+        floor = best_of(listing, repeat=7)
+        poll = best_of(lambda: sensor.poll(focus), repeat=7)
+    report(f"list the peers folders' {STORED} names (baseline)", floor * 1000, "ms")
+    report(f"one messages poll with {STORED} stored", poll * 1000, "ms", note=f"{poll / floor:.1f}x the listing")

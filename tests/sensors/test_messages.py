@@ -116,7 +116,9 @@ def test_a_corrupt_message_file_is_a_line_in_attend_sensors(home) -> None:
 def test_only_the_newest_window_of_messages_is_listed(home) -> None:
     p = Peers(home, home.project)
     sensor = MessagesSensor({"text_limit": 40, "window": 3, "cold_start_addressed": 50, "cold_start_recent": 120}, env=p.env)
-    ids = [p.send("a", f"m{n}") for n in range(5)]
+    ids = [f"{1_700_000_000_000 + n:013d}-00000{n}" for n in range(5)]  # ids sort by their time
+    for n, mid in enumerate(ids):
+        p.mailbox.post(Message(mid, "a", "session", "/elsewhere", None, "open", None, f"m{n}", 1_700_000_000 + n))
     assert [i["id"] for i in sensor.poll(Focus(cwd=home.project))["messages"]] == ids[-3:]
 
 

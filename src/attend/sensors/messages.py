@@ -13,8 +13,9 @@ Decisions implemented here:
 - `from` is the sending session's id, or `human` for a message sent from a plain terminal
   (`from_kind: human`): that is who composed it, and what the line shows.
 - `text` is one line, control characters escaped, at most `text_limit` characters (`attend peers inbox
-  ID` shows it whole). Only the newest `window` messages are listed: trigger state stays small with
-  thousands stored, and a burst bigger than that is one digest line anyway.
+  ID` shows it whole). Only the newest `window` messages are listed (file names are ids, which sort by
+  time, so only those files are read): trigger state and the poll stay small with thousands stored,
+  and a burst bigger than that is one digest line anyway.
 - Message files never change once renamed into place, so a file parsed once is kept by name and only
   new names are read on the next poll. A file that does not parse is skipped and reported by
   `skipped()` (a line in `attend sensors`) while it is there, never a crash.
@@ -29,6 +30,7 @@ Result::
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -78,53 +80,61 @@ class MessagesSensor:
                                     "`cold_start_addressed` at least 0")
         self.root = peers_dir(os.environ if env is None else env)
         self.mailbox = Mailbox(self.root) if clock is None else Mailbox(self.root, clock=clock)
-        #: Each message file listed by the last poll: its message, or why it does not parse.
-        self._parsed: dict[Path, Message | str] = {}
+        #: Each message file the last poll listed (by path): its message, or why it does not parse.
+        self._parsed: dict[str, Message | str] = {}
 
-    def _read(self, folder: Path, parsed: dict[Path, Message | str]) -> list[Message]:
-        """The messages of one folder; a file parsed by an earlier poll is not read again (it never changes).
-
-        Every file listed goes into `parsed`, the cache of the next poll (so a removed file leaves it).
-        """
+    @staticmethod
+    def _names(folder: str) -> list[str]:
+        """The message file names of one folder (none when it does not exist)."""
         try:
-            names = [e.name for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith(".")]
+            with os.scandir(folder) as entries:
+                return [e.name for e in entries if e.name.endswith(".json") and not e.name.startswith(".")]
         except OSError:
             return []
-        out = []
-        for name in names:
-            path = folder / name
-            message = self._parsed.get(path)
-            if message is None:
-                try:
-                    message = Message.from_json(json.loads(path.read_text(encoding="utf-8")))
-                except (OSError, UnicodeDecodeError, ValueError) as exc:
-                    message = str(exc)  # corrupt: skipped, and reported by `skipped()` while it is there
-            parsed[path] = message
-            if isinstance(message, Message):
-                out.append(message)
-        return out
+
+    def _message(self, path: str) -> Message | str:
+        """The message in `path`, or why it does not parse; a file parsed by an earlier poll is not read again."""
+        known = self._parsed.get(path)
+        if known is not None:
+            return known
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return Message.from_json(json.load(handle))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            return str(exc)  # corrupt: skipped, and reported by `skipped()` while it is there
 
     def poll(self, focus: Focus) -> dict[str, Any]:
-        """The messages of the project's tray, the open channel and every named channel, newest last."""
+        """The newest `window` messages of the project's tray, the open channel and every named channel.
+
+        File names are message ids, which sort by time, so only the newest `window` files are read.
+        """
         project = str(Path(focus.cwd).resolve())
-        here = {p.session for p in self.mailbox.presences() if p.project == project}
-        members = self.mailbox.channels()
-        parsed: dict[Path, Message | str] = {}
-        items: list[tuple[Message, str, bool]] = [
-            (m, "addressed", True) for m in self._read(self.root / tray_name(project), parsed)]
-        items += [(m, "open", True) for m in self._read(self.root / OPEN, parsed)]
-        try:
-            channels = sorted(e.name[1:] for e in os.scandir(self.root) if e.name.startswith("@") and e.is_dir())
-        except OSError:
-            channels = []
-        for channel in channels:
-            member = bool(here & set(members.get(channel, [])))
-            items += [(m, "channel", member) for m in self._read(self.root / f"@{channel}", parsed)]
+        root = str(self.root)
+        folders = [(f"{root}/{tray_name(project)}", "addressed", True, None), (f"{root}/{OPEN}", "open", True, None)]
+        channels = sorted(name[1:] for name in self._names_of_channels(root))
+        if channels:
+            here = {p.session for p in self.mailbox.presences() if p.project == project}
+            members = self.mailbox.channels()
+            folders += [(f"{root}/@{c}", "channel", bool(here & set(members.get(c, []))), c) for c in channels]
+        named = [(name, folder, kind, member) for folder, kind, member, _ in folders for name in self._names(folder)]
+        newest = heapq.nlargest(self.window, named, key=lambda t: t[0])
+        parsed: dict[str, Message | str] = {}
+        listed = []
+        for name, folder, kind, member in reversed(newest):
+            path = f"{folder}/{name}"
+            message = parsed[path] = self._message(path)
+            if isinstance(message, Message):
+                listed.append(message_item(message, kind, member=member, text_limit=self.text_limit))
         self._parsed = parsed
-        items.sort(key=lambda t: (t[0].ts, t[0].id))
-        newest = items[-self.window:]
-        listed = [message_item(m, kind, member=member, text_limit=self.text_limit) for m, kind, member in newest]
         return {"messages": listed, "count": len(listed)}
+
+    @staticmethod
+    def _names_of_channels(root: str) -> list[str]:
+        try:
+            with os.scandir(root) as entries:
+                return [e.name for e in entries if e.name.startswith("@") and e.is_dir()]
+        except OSError:
+            return []
 
     def skipped(self) -> list[str]:
         """The message files of the last poll that do not parse, one line each (`attend sensors` shows them)."""
