@@ -139,3 +139,17 @@ def test_every_magnitude_is_a_settings_key(home) -> None:
     assert home.attend("settings", "set", "attend.sensors.messages.digest.over", "zero").returncode == 3
     explained = home.attend("explain", "messages/addressed").stdout
     assert "magnitude    6" in explained
+
+
+def test_a_hand_written_message_file_cannot_put_control_characters_or_surrogates_on_the_line(peers) -> None:
+    tray = peers.mailbox.root / tray_name(peers.project)
+    tray.mkdir(parents=True, exist_ok=True)
+    hostile = {"id": "9999999999999-abcdef", "from": "evil\x1b]0;pwned\x07\nsession", "from_kind": "session",
+               "project": "/x", "to": str(peers.project), "channel": None, "re": None,
+               "text": "lone \ud800 surrogate and \x1b[2J clear", "ts": time.time()}
+    (tray / "9999999999999-abcdef.json").write_text(json.dumps(hostile))  # json.dumps escapes the surrogate
+    [(_, _, line)] = peers.driver.poll()
+    assert "\x1b" not in line and "\x07" not in line and "\n" not in line
+    assert "\ud800" not in line and "\ufffd" in line
+    line.encode("utf-8")  # printable as UTF-8: a lone surrogate would raise here
+    assert line.startswith("message 9999999999999-abcdef from evil\\x1b]0;pwned\\x07 session to this project: ")

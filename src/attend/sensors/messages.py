@@ -41,19 +41,29 @@ from attend.peers.mailbox import OPEN, Mailbox, Message, peers_dir, tray_name
 from attend.peers.text import one_line
 from attend.sensors.base import Focus, SensorConfigError, require, require_seconds
 
-__all__ = ["MessagesSensor", "message_item"]
+__all__ = ["FIELD_LIMIT", "MessagesSensor", "message_item"]
+
+#: The most characters of a message's id, sender, channel or `re` on a line (session ids are at most 128).
+FIELD_LIMIT = 128
 
 
 def message_item(message: Message, kind: str, *, member: bool, text_limit: int) -> dict[str, Any]:
-    """One message as the sensor's result lists it."""
+    """One message as the sensor's result lists it; every text field printable on one line.
+
+    The fields come from a file anyone on the machine can write, so the sender, id, channel and `re`
+    are escaped and bounded like the text (a line must never drive the reader's terminal).
+    """
+    def field(value: Any) -> Any:
+        return None if value is None else one_line(str(value), FIELD_LIMIT)
+
     return {
-        "id": message.id,
-        "from": message.sender if message.from_kind != "human" else "human",
-        "from_kind": message.from_kind,
+        "id": field(message.id),
+        "from": field(message.sender) if message.from_kind != "human" else "human",
+        "from_kind": field(message.from_kind),
         "kind": kind,
-        "channel": message.channel if kind == "channel" else None,
+        "channel": field(message.channel) if kind == "channel" else None,
         "member": member,
-        "re": message.re,
+        "re": field(message.re),
         "text": one_line(message.text, text_limit),
         "ts": message.ts,
     }
