@@ -97,7 +97,7 @@ def test_a_corrupt_message_file_is_skipped_and_the_others_still_fire(peers) -> N
     assert [f[0] for f in peers.driver.poll()] == ["addressed"]
     assert [i["id"] for i in peers.driver.results[-1]["messages"]] == [mid]
     [line] = peers.driver.sensor.skipped()
-    assert line.startswith(f"message file {tray / '0000000000001-badbad.json'}: ")
+    assert line.startswith(f"message {tray / '0000000000001-badbad.json'}: JSONDecodeError")
     peers.driver.poll()
     assert len(peers.driver.sensor.skipped()) == 1  # reported while it is there, read once
 
@@ -109,7 +109,7 @@ def test_a_corrupt_message_file_is_a_line_in_attend_sensors(home) -> None:
     polled = home.attend("sensors", "poll", "messages")
     assert polled.returncode == 0, polled.stderr
     [row] = [r for r in json.loads(home.attend("sensors", "list", "--json").stdout) if r["name"] == "messages"]
-    assert row["state"] == "ok" and "skipped 1 unreadable: message file " in row["message"]
+    assert row["state"] == "ok" and "skipped 1 unreadable: message " in row["message"]
     assert "0000000000001-badbad.json" in row["message"]
 
 

@@ -16,7 +16,7 @@ Decisions implemented here:
   ID` shows it whole). Only the newest `window` messages are listed (file names are ids, which sort by
   time, so only those files are read): trigger state and the poll stay small with thousands stored,
   and a burst bigger than that is one digest line anyway.
-- Message files never change once renamed into place, so a file parsed once is kept by name and only
+- Message files never change once published, so a file parsed once is kept by name and only
   new names are read on the next poll. A file that does not parse is skipped and reported by
   `skipped()` (a line in `attend sensors`) while it is there, never a crash.
 - `wake_on`: the message files of the tray, the open channel and the channels, so a send polls the
@@ -111,7 +111,7 @@ class MessagesSensor:
             with open(path, encoding="utf-8") as handle:
                 return Message.from_json(json.load(handle))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            return str(exc)  # corrupt: skipped, and reported by `skipped()` while it is there
+            return f"{type(exc).__name__}: {exc}"  # corrupt: left out, named by `skipped()` while it is there
 
     def poll(self, focus: Focus) -> dict[str, Any]:
         """The newest `window` messages of the project's tray, the open channel and every named channel.
@@ -148,7 +148,7 @@ class MessagesSensor:
 
     def skipped(self) -> list[str]:
         """The message files of the last poll that do not parse, one line each (`attend sensors` shows them)."""
-        return [f"message file {path}: {reason}" for path, reason in self._parsed.items() if isinstance(reason, str)]
+        return [f"message {path}: {why}" for path, why in sorted(self._parsed.items()) if isinstance(why, str)]
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""
