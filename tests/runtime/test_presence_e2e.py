@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 
 import pytest
 from daemon_rig import sensors_json, wait_until
+
+from tests.sensors.sensor_material import Transcripts
 
 pytestmark = pytest.mark.slow
 
@@ -83,3 +86,25 @@ def test_the_peers_folder_deleted_under_a_running_daemon_comes_back_and_the_daem
     a.wait_for(lambda lines: b_started in lines)  # the sensor still wakes and reports
     assert a.proc.poll() is None and not [line for line in a.stderr if "Traceback" in line]
     assert sensors_json(quiet_home)["peers"]["state"] == "ok"
+
+
+def test_a_sessions_transcript_going_quiet_and_busy_again_is_a_status_line_on_the_other_session(
+        sessions, quiet_home):
+    quiet_home.write_user_sensor("peers", "spec: 1\ninterval: 1s\nmin_interval: 500ms\n"
+                                          "crate:\n  working_within: 5s\n")
+    here = quiet_home.project.resolve()
+    transcripts = Transcripts(quiet_home.root / ".claude" / "projects", here)
+    a = sessions("a")
+    wait_until(lambda: any("sensor(s) running" in line for line in a.stderr), what="a polls")
+    sessions("b")
+    started = f"[attend sensor=peers priority=medium] session b started in this project ({here})"
+    a.wait_for(lambda lines: started in lines)
+    transcripts.turn("b", 50_000)  # b's Claude Code session writes: from unknown to working, no line
+    waiting = f"[attend sensor=peers priority=low] session b in {here} is waiting (was working)"
+    wait_until(lambda: waiting in a.stderr, what="b waiting, 5 s after its transcript's last write")
+    assert not [line for line in a.stderr if "is working (was" in line]
+    transcripts.turn("b", 64_000)
+    working = f"[attend sensor=peers priority=low] session b in {here} is working (was waiting)"
+    wait_until(lambda: working in a.stderr, what="b working again")
+    rows = {r["session"]: r for r in json.loads(quiet_home.attend("peers", "list", "--json").stdout)}
+    assert (rows["b"]["status"], rows["b"]["context"], rows["a"]["status"]) == ("working", 32.0, "unknown")
