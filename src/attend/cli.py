@@ -360,9 +360,24 @@ def bind_project(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def _project_after_command(words: list[str]) -> list[str]:
+    """`attend --project DIR sensors` as `attend sensors --project=DIR`: every command takes `--project`.
+
+    A `--project` before the command word goes to the end (before a `--`), where the innermost
+    subcommand's parser reads it (an outer one's value would be reset by the inner one's default).
+    """
+    first = next((i for i, w in enumerate(words) if not w.startswith("-")), len(words))
+    early = [w for w in words[:first] if w.startswith("--project=")]
+    if not early:
+        return words
+    rest = [w for w in words[:first] if not w.startswith("--project=")] + words[first:]
+    end = rest.index("--") if "--" in rest else len(rest)
+    return [*rest[:end], *early, *rest[end:]]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv`, run the chosen command and return its exit code."""
-    words = bind_project(sys.argv[1:] if argv is None else argv)
+    words = _project_after_command(bind_project(sys.argv[1:] if argv is None else argv))
     command = next((w for w in words if not w.startswith("-")), None)
     parser = build_parser(command if command in COMMANDS else None)
     args = parser.parse_args(words)

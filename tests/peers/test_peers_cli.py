@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.peers.mailbox import Mailbox, peers_dir
+from attend.peers.mailbox import Mailbox, Message, peers_dir
 
 
 @pytest.fixture
@@ -155,3 +155,65 @@ def test_whoami_names_the_session_and_says_a_terminal_is_human(peers) -> None:
     assert json.loads(peers.run("whoami", "--json").stdout)["session"] == "a"
     plain = json.loads(peers.run("whoami", "--json", as_=None).stdout)
     assert plain["from_kind"] == "human" and plain["resolved"] is False
+
+
+def test_text_that_is_not_utf8_is_refused_with_its_byte_and_leaves_no_file(peers, home) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    out = subprocess.run([sys.executable, "-m", "attend", "peers", "send", "--to", str(peers.other_project),
+                          b"ok \xff\xfe"], cwd=home.project, env=home.env(ATTEND_SESSION="a"),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "internal error" not in out.stderr
+    assert "not UTF-8" in out.stderr and "b'\\xff'" in out.stderr and "character 4" in out.stderr
+    assert not [p for p in peers.mailbox.root.rglob("*") if p.is_file() and p.parent.name.startswith("p-")
+                and p.name != ".project"]
+
+
+def test_a_reader_that_goes_away_ends_a_peers_command_quietly_with_exit_0(peers, home) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    for index in range(1500):  # more than a pipe holds, so the writer meets the closed pipe
+        peers.mailbox.post(Message(f"{1_700_000_000_000 + index}-x", "b", "session", str(peers.other_project),
+                                   None, "open", None, f"message number {index} " + "x" * 60, 1_700_000_000 + index))
+    with subprocess.Popen([sys.executable, "-m", "attend", "peers", "inbox", "--all"], cwd=home.project,
+                          env=home.env(ATTEND_SESSION="a"), stdout=subprocess.PIPE, stderr=subprocess.PIPE) as reader:
+        assert reader.stdout.readline()
+        reader.stdout.close()
+        assert reader.wait(timeout=60) == 0
+        assert reader.stderr.read() == b""
+
+
+def test_sending_to_your_own_project_says_no_other_session_is_live_there(peers) -> None:
+    peers.live("a", peers.project)
+    out = peers.run("send", "--to", str(peers.project), "anyone?")
+    assert out.returncode == 1 and f"no other live session in {peers.project.resolve()}" in out.stderr
+
+
+def test_sending_to_a_folder_that_does_not_exist_says_it_is_not_a_directory(peers) -> None:
+    peers.live("a", peers.project)
+    out = peers.run("send", "--to", str(peers.project / "nowhere"), "hello")
+    assert out.returncode == 1 and "is not a directory" in out.stderr
+
+
+def test_a_message_from_a_plain_terminal_reads_as_human_in_the_inbox(peers) -> None:
+    peers.live("b", peers.other_project)
+    sent = peers.run("send", "--to", str(peers.other_project), "from my shell", as_=None)
+    assert sent.returncode == 0, sent.stderr
+    inbox = peers.run("inbox", as_="b", cwd=peers.other_project)
+    assert " human (pid-" in inbox.stdout and "from my shell" in inbox.stdout
+
+
+def test_joining_a_channel_twice_says_so_the_second_time(peers) -> None:
+    assert peers.run("join", "dev").stdout.strip() == "a joined dev"
+    again = peers.run("join", "dev")
+    assert again.returncode == 0 and again.stdout.strip() == "a is already on dev"
+    assert peers.mailbox.channels()["dev"] == ["a"]
+
+
+def test_a_reply_says_which_message_it_answers(peers) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    message_id = peers.run("send", "--to", str(peers.other_project), "please rebase").stdout.strip()
+    answer = peers.run("reply", "done", as_="b", cwd=peers.other_project)
+    assert answer.returncode == 0, answer.stderr
+    assert f"replying to {message_id} from a (to {peers.other_project.resolve()})" in answer.stderr

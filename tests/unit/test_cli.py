@@ -53,3 +53,15 @@ def test_every_command_names_a_handler_that_exists():
     for path, target in leaves:
         assert target, f"attend {' '.join(path)} has no handler"
         assert callable(_resolve(target)), target
+
+
+def test_a_project_before_the_command_word_is_read_by_the_command(tmp_path: Path):
+    from attend.cli import _project_after_command
+
+    def early(*argv: str):
+        return build_parser().parse_args(_project_after_command(bind_project(argv)))
+
+    assert early("--project", str(tmp_path), "sensors", "list").project == str(tmp_path)
+    assert early(f"--project={tmp_path}", "settings", "set", "attend.sensors.git.interval", "45s").project == str(tmp_path)
+    assert early("--project", "compile", "--check").project == "."
+    assert _project_after_command(["--project=x", "test", "--", "--project=y"]) == ["test", "--project=x", "--", "--project=y"]

@@ -40,7 +40,8 @@ def _line(m: Message) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.ts))
     text = one_line(m.text, 200)
     re_ = f" re {m.re}" if m.re else ""
-    return f"{m.id}  {when}  {m.sender} ({m.where}{re_}): {text}"
+    sender = f"human ({m.sender})" if m.from_kind == "human" else m.sender  # the Monitor line says `human`
+    return f"{m.id}  {when}  {printable(sender)} ({printable(m.where)}{re_}): {text}"
 
 
 def _who(mailbox: Mailbox, me: str) -> str:
@@ -48,6 +49,16 @@ def _who(mailbox: Mailbox, me: str) -> str:
     if not live:
         return "no other session is live"
     return "live: " + ", ".join(f"{p.session} in {p.project}" for p in live)
+
+
+def _require_utf8(text: str) -> None:
+    """`PeerError` for text holding bytes that are not UTF-8 (the shell passes them as lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start].encode("utf-8", "surrogateescape")
+        raise PeerError(f"the message is not UTF-8 text (byte {bad!r} at character {exc.start + 1}); "
+                        "messages are UTF-8") from None
 
 
 def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str | None = None,
@@ -58,13 +69,18 @@ def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str 
     text = args.text if text is None else text
     if not text.strip():
         raise PeerError("the message is empty")
+    _require_utf8(text)
     if len(text) > MAX_TEXT:
         raise PeerError(f"the message is {len(text)} characters; at most {MAX_TEXT} are sent (put the rest in a file)")
     live = [p for p in mailbox.presences() if p.session != me]
     if to is not None:
         target = str(Path(to).expanduser().resolve())
         if not any(p.project == target for p in live):
-            raise PeerError(f"no live session in {target}; {_who(mailbox, me)}", )
+            if not Path(target).is_dir():
+                raise PeerError(f"{printable(target)} is not a directory; --to names a project's folder")
+            alone = any(p.project == target for p in mailbox.presences() if p.session == me)
+            where = "no other live session" if alone else "no live session"
+            raise PeerError(f"{where} in {printable(target)}; {_who(mailbox, me)}")
     elif channel is not None and channel != OPEN:
         check_channel(channel)
         members = set(mailbox.channels().get(channel, []))
@@ -98,6 +114,7 @@ def reply(args: Any) -> int:
     if not received:
         raise PeerError("no message to reply to: this session has received none")
     last = received[-1]
+    print(f"attend: replying to {last.id} from {printable(last.sender)} ({printable(last.where)})", file=sys.stderr)
     if last.channel and last.channel != OPEN:
         return send(args, re_=last.id, channel=last.channel)
     if last.to:
@@ -170,7 +187,11 @@ def whoami(args: Any) -> int:
 
 def join(args: Any) -> int:
     me, _ = _me(args)
-    Mailbox(peers_dir()).join(args.name, me)
+    mailbox = Mailbox(peers_dir())
+    if me in mailbox.channels().get(check_channel(args.name), []):
+        print(f"{me} is already on {args.name}")
+        return 0
+    mailbox.join(args.name, me)
     print(f"{me} joined {args.name}")
     return 0
 
@@ -212,6 +233,12 @@ def main(args: Any) -> int:
     except PeerError as exc:
         print(f"attend: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except UnicodeError as exc:  # a path or a stored text that is not UTF-8 (a lone surrogate)
+        print(f"attend: cannot write {exc.object[exc.start:exc.end]!a} as UTF-8: peer messages, their "
+              "projects and what is printed of them must be UTF-8", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:
+        raise  # the reader went away (`attend peers list | head -1`): the CLI ends quietly, exit 0
     except OSError as exc:
         print(f"attend: cannot use the peers folder {peers_dir()}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILED
