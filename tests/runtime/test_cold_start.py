@@ -179,3 +179,23 @@ def test_more_than_eight_messages_from_the_session_itself_make_no_digest_line_fo
     world.store.commit_poll("messages", states=None, observations=[digest], status={"state": "ok"})
     world.store.disclose("messages", world.store.pending("messages"), lane="message", priority="high")
     assert other.print_new() == 1 and "9 new messages from b" in other_out.getvalue()
+
+
+@pytest.mark.parametrize("count", [3, 49, 50, 51])
+def test_a_cold_start_shows_every_addressed_message_up_to_50_and_counts_only_those_it_passes_over(home, count) -> None:
+    world = World(home)
+    try:
+        addressed = [world.post("a", f"note {n}", age=3000 - n) for n in range(count)]
+        world.baseline()
+        printer, out = world.printer()
+        printer.print_new()
+        lines = lines_of(out)
+        shown = addressed[-50:]
+        assert [line.split()[4] for line in lines[:len(shown)]] == shown
+        if count > 50:
+            assert lines[len(shown):] == [
+                f"[attend sensor=messages priority=high] {count - 50} earlier message not shown; attend peers inbox"]
+        else:
+            assert len(lines) == count  # no summary: nothing was passed over
+    finally:
+        world.store.close()

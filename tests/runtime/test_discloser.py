@@ -209,3 +209,21 @@ async def test_different_observations_in_one_disclosure_stay_separate_lines_in_o
     rig.observe("a", 2.0, 1.5, 2.0)
     await trio.sleep(1)
     assert rig.lines == ["[attend sensor=a priority=high] obs 2.0 (×2)", "[attend sensor=a priority=high] obs 1.5"]
+
+
+async def test_on_the_message_lane_each_event_is_priced_by_its_own_magnitude(rig: Rig, autojump_clock) -> None:
+    rig.observe("chat", 4.0, 3.5, text="open message")
+    await trio.sleep(1)
+    assert rig.lines == ["[attend sensor=chat priority=medium] open message 4.0",
+                         "[attend sensor=chat priority=medium] open message 3.5"]
+    rig.observe("chat", 7.0, 2.0, text="mixed")
+    await trio.sleep(5)
+    assert rig.lines[2:] == ["[attend sensor=chat priority=high] mixed 7.0"]
+    assert rig.err.getvalue().splitlines() == ["[attend sensor=chat priority=low] mixed 2.0"]
+    assert [e.priority for e in rig.store.journal(sensor="chat")] == ["medium", "medium", "high", "low"]
+
+
+async def test_on_the_event_lane_every_event_still_carries_the_summed_priority(rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 4.0, 3.5, text="event")
+    await trio.sleep(1)
+    assert rig.lines == ["[attend sensor=a priority=high] event 4.0", "[attend sensor=a priority=high] event 3.5"]

@@ -153,3 +153,13 @@ def test_a_hand_written_message_file_cannot_put_control_characters_or_surrogates
     assert "\ud800" not in line and "\ufffd" in line
     line.encode("utf-8")  # printable as UTF-8: a lone surrogate would raise here
     assert line.startswith("message 9999999999999-abcdef from evil\\x1b]0;pwned\\x07 session to this project: ")
+
+
+def test_two_open_messages_in_one_poll_are_each_medium_not_summed_to_high(peers, home) -> None:
+    assert home.attend("sensors", "poll", "messages").returncode == 0  # the CLI's own baseline
+    first, second = peers.send("a", "lunch?"), peers.send("c", "coffee?")
+    done = home.attend("sensors", "poll", "messages")
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stdout.splitlines() if line.startswith("[attend")] == [
+        f"[attend sensor=messages priority=medium] message {first} from a on the open channel: lunch?",
+        f"[attend sensor=messages priority=medium] message {second} from c on the open channel: coffee?"]

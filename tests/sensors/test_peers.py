@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
 from pathlib import Path
 
 import pytest
+import trio
 import yaml
 from sensor_material import SHIPPED, Transcripts
 
+from attend.compiler import compile_sensor
 from attend.peers.mailbox import Mailbox, peers_dir
+from attend.runtime import kinds
+from attend.runtime.kinds import PollContext
+from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
+from attend.runtime.store import open_project_store
 from attend.sensors.peers import PeersSensor
+from attend.spec import layer_paths, load_set
 
 
 @pytest.fixture
@@ -133,3 +141,40 @@ def test_a_corrupt_heartbeat_is_left_out_and_named_in_attend_sensors(home, mailb
     assert f"heartbeat {mailbox.root / 'heartbeat' / 'binary'}: UnicodeDecodeError" in line
     row = {r["name"]: r for r in json.loads(home.attend("sensors", "list", "--json").stdout)}["peers"]
     assert row["state"] == "ok" and "skipped 2 unreadable" in row["message"]
+
+
+def test_an_exit_soon_after_a_start_is_held_by_the_event_lanes_refractory_named_in_history_and_shown_later(
+        home, mailbox):
+    """docs/peers.md: presence lines ride the event lane, so its engagement and governor apply."""
+    env = home.env()
+    paths = layer_paths(home.project, env)
+    compiled = compile_sensor(load_set(home.project, env).sensors["peers"])
+    now = [1_800_000_000.0]
+    store = open_project_store(paths, clock=lambda: now[0])
+    out, err = io.StringIO(), io.StringIO()
+    discloser = Discloser(store, lambda name: SensorTerms.of("event", compiled.sensor.data),
+                          stdout=out, stderr=err, clock=lambda: now[0])
+    ctx = PollContext(project_dir=home.project, env=env, paths=paths, store=store)
+
+    def poll_at(t: float) -> None:
+        now[0] = 1_800_000_000.0 + t
+        record_poll(store, compiled, trio.run(kinds.poll, compiled, ctx), now=now[0])
+        discloser.run_once()
+
+    try:
+        live(mailbox, "me", home.project)
+        poll_at(0)  # the baseline
+        live(mailbox, "two", home.project)
+        poll_at(1)
+        assert "session two started in this project" in out.getvalue()
+        mailbox.leave_presence("two")
+        poll_at(3)  # seen at once, held by the 60 s absolute refractory after the start's line
+        assert "exited" not in out.getvalue() + err.getvalue()
+        history = home.attend("sensors", "history", "peers", "--trigger", "exited-here")
+        assert history.returncode == 0, history.stderr
+        assert "key two: held: absolute refractory" in history.stdout, history.stdout
+        now[0] = 1_800_000_000.0 + 62
+        discloser.run_once()  # nothing is dropped: once the refractory is over it is shown
+        assert f"session two exited in this project ({home.project.resolve()})" in err.getvalue()
+    finally:
+        store.close()

@@ -117,7 +117,8 @@ def cold_start(
         fires = [f for f in compiled.step(None, result, test=True, digest=False, now=now).fires
                  if f.key is not None and f.author != session and f"{compiled.name}/{f.key}" not in seen]
         addressed = sorted((f for f in fires if _kind(f) == "addressed"), key=_ts)
-        newest = {id(f) for f in addressed[len(addressed) - sensor.cold_start_addressed:]}
+        cap = max(0, int(sensor.cold_start_addressed))
+        newest = {id(f) for f in addressed[max(0, len(addressed) - cap):]}
         for fire in sorted(fires, key=_ts):
             item = f"{compiled.name}/{fire.key}"
             line = Line(compiled.name, priority(fire.magnitude), fire.description, str(fire.key))

@@ -385,8 +385,8 @@ def poll_report(
         # nothing; a real one shows its fires here and journals them as delivered (never replayed).
         record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True)
     step = record.step
-    lines = [format_line(compiled.name, record.priority, o.description, key=o.key, meta=o.meta)
-             for o in record.observations]
+    lines = [format_line(compiled.name, prio, o.description, key=o.key, meta=o.meta)
+             for o, prio in zip(record.observations, record.priorities, strict=True)]
     report = {
         "sensor": compiled.name,
         "state": record.state,
@@ -513,7 +513,7 @@ def _parse_document(text: str) -> tuple[Any, str]:
 @reports_unusable_store
 def sensors_fire(args: Any) -> int:
     """`attend sensors fire NAME[/TRIGGER] [--input FILE|-] [--dry-run] [--commit]`: a synthetic poll result."""
-    from attend.runtime.delivery import format_line, is_stdout_priority, priority
+    from attend.runtime.delivery import format_line, highest, is_stdout_priority, priorities
     from attend.runtime.kinds import PollOutcome
     from attend.runtime.pipeline import observations_from
 
@@ -551,10 +551,11 @@ def sensors_fire(args: Any) -> int:
         held = [{"trigger": v["trigger"], **{k: x for k, x in o.items() if k != "outcome"}}
                 for v in verdicts if v for o in v.get("outcomes", ()) if o.get("outcome") == "held"]
         observations = observations_from(fires, PollOutcome(result=result, meta=_test_meta(compiled)), time.time())
-        prio = priority(sum(o.magnitude for o in observations))
-        lines = [format_line(name, prio, o.description, test=True, key=o.key, meta=o.meta) for o in observations]
+        prios = priorities([o.magnitude for o in observations], compiled.lane)
+        lines = [format_line(name, p, o.description, test=True, key=o.key, meta=o.meta)
+                 for o, p in zip(observations, prios, strict=True)]
         if observations and not args.dry_run:
-            store.journal_test(name, observations, lane=compiled.lane, priority=prio)
+            store.journal_test(name, observations, lane=compiled.lane, priority=prios)
         if args.commit and not args.dry_run:  # --dry-run wins: nothing is written
             store.put_trigger_states(name, states)
     if getattr(args, "json", False):
@@ -562,7 +563,7 @@ def sensors_fire(args: Any) -> int:
             "sensor": name,
             "trigger": trigger_name or None,
             "lane": compiled.lane,
-            "priority": prio if observations else None,
+            "priority": highest(prios),
             "fires": [_fire_json(f) for f in fires],
             "held": held,
             "lines": lines,
@@ -583,7 +584,7 @@ def sensors_fire(args: Any) -> int:
     for h in held:  # a `for:` waits in the state even for a test fire (--commit keeps the wait)
         until = f" until {iso_time(h['until'])}" if h.get("until") is not None else ""
         print(f"held: trigger {h['trigger']}{'' if h.get('key') is None else ' key ' + str(h['key'])}: {h.get('reason', '')}{until}")
-    for line in lines:
+    for line, prio in zip(lines, prios, strict=True):
         if args.dry_run:
             print(f"would deliver ({compiled.lane} lane): {line}")
         else:

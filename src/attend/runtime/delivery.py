@@ -1,7 +1,9 @@
 """Delivery: priority, the one-line stdout form, and the streams each priority goes to (DESIGN.md, Runtime).
 
-Decision: a disclosure's accumulated magnitude ≥ 5 is `high`, ≥ 3 `medium`, else `low`; every event of
-the disclosure carries that priority. High and medium go to stdout (the Monitor stream), one line per
+Decision: a disclosure's accumulated magnitude ≥ 5 is `high`, ≥ 3 `medium`, else `low`; on the event lane
+every event of the disclosure carries that priority. On the message lane each event (a peer message) is
+its own notification: its priority comes from its own magnitude, so two open-channel messages (4.0
+each) arriving in one poll are two `medium` lines, not two `high` ones (`priorities`). High and medium go to stdout (the Monitor stream), one line per
 event, `[attend sensor=<name> priority=<p>] <description>`, flushed per line; low ones go to stderr.
 Newlines inside a description are folded to spaces so that one event is always one line. A test fire
 reads `[attend sensor=<name> priority=<p>] [test] <description>`. An event from an MCP sensor names
@@ -20,7 +22,8 @@ from dataclasses import replace
 from typing import Any, TextIO
 
 __all__ = [
-    "HIGH_AT", "MEDIUM_AT", "collapse_identical", "format_line", "is_stdout_priority", "priority", "write_entries",
+    "HIGH_AT", "MEDIUM_AT", "collapse_identical", "format_line", "highest", "is_stdout_priority", "priorities",
+    "priority", "write_entries",
 ]
 
 #: Accumulated magnitude at or above which a disclosure is `high`.
@@ -38,6 +41,25 @@ def priority(total: float) -> str:
     if total >= MEDIUM_AT:
         return "medium"
     return "low"
+
+
+def priorities(magnitudes: Sequence[float], lane: str) -> list[str]:
+    """The priority of each event of one disclosure, in order.
+
+    Event lane: every event carries the priority of the disclosure's accumulated magnitude (their sum).
+    Message lane: each event's priority is that of its own magnitude (each message is its own event).
+    """
+    if lane == "message":
+        return [priority(m) for m in magnitudes]
+    return [priority(sum(magnitudes))] * len(magnitudes)
+
+
+_RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+def highest(prios: Sequence[str]) -> str | None:
+    """The highest of `prios` (None for none): a disclosure's priority as one word."""
+    return max(prios, key=_RANK.__getitem__) if prios else None
 
 
 def collapse_identical(observations: Sequence[Any]) -> list[Any]:

@@ -25,7 +25,7 @@ import trio
 from attend.compiler import ops
 from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
-from attend.runtime.delivery import collapse_identical, priority
+from attend.runtime.delivery import collapse_identical, highest, priorities
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
 from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollOutcome
@@ -97,10 +97,17 @@ class PollRecord:
     #: The poll's history record (`runtime.noise.history.poll_trace`).
     trace: dict[str, Any] = field(default_factory=dict)
 
+    lane: str = "event"
+
+    @property
+    def priorities(self) -> list[str]:
+        """Each observation's priority delivered together (`delivery.priorities` on the sensor's lane)."""
+        return priorities([o.magnitude for o in self.observations], self.lane)
+
     @property
     def priority(self) -> str:
-        """The priority of this poll's observations delivered together (`delivery.priority` of their sum)."""
-        return priority(sum(o.magnitude for o in self.observations))
+        """This poll's priority as one word: the highest of `priorities` (`low` for none)."""
+        return highest(self.priorities) or "low"
 
 
 def record_poll(
@@ -132,7 +139,8 @@ def record_poll(
     Returns:
         The `PollRecord`.
     """
-    record = PollRecord(outcome=outcome, state=outcome.state, message=outcome.message)
+    record = PollRecord(outcome=outcome, state=outcome.state, message=outcome.message,
+                        lane=getattr(compiled, "lane", "event"))
     states = None
     if outcome.ok:
         stored = store.trigger_states(compiled.name) if store is not None else {}
@@ -182,7 +190,7 @@ def record_poll(
             extra["crate_state"] = outcome.meta[CRATE_STATE]
         if shown:
             store.commit_shown_poll(compiled.name, states=states, observations=record.observations, status=status,
-                                    lane=getattr(compiled, "lane", "event"), priority=record.priority,
+                                    lane=getattr(compiled, "lane", "event"), priority=record.priorities,
                                     trace=record.trace, **extra)
         else:
             store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
@@ -304,9 +312,10 @@ class Discloser:
                 next_wake = _earliest(next_wake, slot)
                 continue
             new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
+            rows = collapse_identical(pending)
             self.store.disclose(
-                name, pending, lane=terms.lane, priority=priority(total), fires=new_fires, time_=now,
-                journal_as=collapse_identical(pending),
+                name, pending, lane=terms.lane, priority=priorities([o.magnitude for o in rows], terms.lane),
+                fires=new_fires, time_=now, journal_as=rows,
             )
             governor.record(now)
             self.store.settle_history(name, fired=True)

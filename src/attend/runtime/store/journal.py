@@ -73,7 +73,7 @@ class JournalRows(PendingRows):
         observations: Sequence[Observation],
         status: dict[str, Any] | None,
         lane: str,
-        priority: str,
+        priority: str | Sequence[str],
         crate_state: Any = _UNCHANGED,
         trace: dict[str, Any] | None = None,
     ) -> list[JournalEntry]:
@@ -95,7 +95,7 @@ class JournalRows(PendingRows):
         observations: Sequence[Observation],
         *,
         lane: str,
-        priority: str,
+        priority: str | Sequence[str],
         fires: list[float] | None = None,
         time_: float | None = None,
         journal_as: Sequence[Observation] | None = None,
@@ -106,7 +106,8 @@ class JournalRows(PendingRows):
             sensor: the sensor's name.
             observations: pending observations (with ids) to disclose.
             lane: the lane they ride (`event` or `message`).
-            priority: the disclosure's priority (`high`, `medium`, `low`).
+            priority: the disclosure's priority (`high`, `medium`, `low`), or one per journaled row
+                (`delivery.priorities`: the message lane's are each row's own).
             fires: the sensor's new engagement fire times, stored in the same transaction.
             time_: the disclosure time (default: now).
             journal_as: the rows to journal for them (default: the observations themselves; the
@@ -126,7 +127,7 @@ class JournalRows(PendingRows):
         return entries
 
     def journal_test(
-        self, sensor: str, observations: Sequence[Observation], *, lane: str, priority: str
+        self, sensor: str, observations: Sequence[Observation], *, lane: str, priority: str | Sequence[str]
     ) -> list[JournalEntry]:
         """Write test notifications (`sensors fire`) straight to the journal, unprinted."""
         with self._write():
@@ -140,14 +141,15 @@ class JournalRows(PendingRows):
         observations: Sequence[Observation],
         *,
         lane: str,
-        priority: str,
+        priority: str | Sequence[str],
         now: float,
         test: bool,
         delivered: bool = False,
     ) -> list[JournalEntry]:
         entries: list[JournalEntry] = []
         disclosure: int | None = None
-        for obs in observations:
+        prios = [priority] * len(observations) if isinstance(priority, str) else list(priority)
+        for obs, prio in zip(observations, prios, strict=True):
             cur = self._db.execute(
                 "INSERT INTO journal (scope, time, sensor, trigger, key, lane, priority, magnitude, description,"
                 " disclosure, test, meta, printed, drained) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -158,7 +160,7 @@ class JournalRows(PendingRows):
                     obs.trigger,
                     obs.key,
                     lane,
-                    priority,
+                    prio,
                     float(obs.magnitude),
                     obs.description,
                     disclosure,
@@ -181,7 +183,7 @@ class JournalRows(PendingRows):
                     trigger=obs.trigger,
                     key=obs.key,
                     lane=lane,
-                    priority=priority,
+                    priority=prio,
                     magnitude=float(obs.magnitude),
                     description=obs.description,
                     disclosure=disclosure,
