@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
@@ -647,7 +648,10 @@ class SensorsScreen(Screen[None]):
         except Exception as exc:  # noqa: BLE001 - a store that went away shows, the tab stays open
             self.notify(f"could not refresh: {exc}", severity="error", timeout=4)
             return
-        self.fill()
+        try:
+            self.fill()
+        except NoMatches:
+            return  # a tick before the screen's widgets are mounted, or while the app closes: the next one draws
 
 
 class SensorsApp(App[None]):
