@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import math
 import re
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Check = Callable[[Any], bool]
 
 from attend.spec.durations import is_duration
 
@@ -65,65 +69,117 @@ def conforms(value: Any, rules: dict[str, Any]) -> bool:
         value: a document or part of one, as the YAML loader built it.
         rules: one field's cerberus rules (`{"type": "dict", "schema": SENSOR_SCHEMA}` for a sensor).
     """
+    return _checker(rules)(value)
+
+
+#: The checker of each rules mapping seen, by identity (the schema's mappings are module constants);
+#: the mapping is kept beside its checker so its id is never reused while the entry lives.
+_checkers: dict[int, tuple[dict[str, Any], Check]] = {}
+
+
+def _checker(rules: dict[str, Any]) -> Check:
+    """`rules` turned once into one function: the walk then does no rule lookups of its own."""
+    found = _checkers.get(id(rules))
+    if found is not None and found[0] is rules:
+        return found[1]
+    if len(_checkers) > 4096:  # rules built afresh on every call (not the schema's): never grow unbounded
+        _checkers.clear()
+    check = _compile(rules)
+    _checkers[id(rules)] = (rules, check)
+    return check
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _compile(rules: dict[str, Any]) -> Check:
     if not _RULES.issuperset(rules):
-        return False
-    if value is None:
-        return rules.get("nullable") is True
+        return _never
+    nullable = rules.get("nullable") is True
     kinds = rules.get("type")
-    if kinds is not None:
-        names = kinds if isinstance(kinds, list) else [kinds]
-        if not any(_TYPES[name](value) if name in _TYPES else False for name in names):
+    names = [] if kinds is None else kinds if isinstance(kinds, list) else [kinds]
+    types = [_TYPES.get(name, _never) for name in names]
+    duration = bool(rules.get("duration"))
+    tests = _constraints(rules)
+    structure = _structure(rules)
+
+    def check(value: Any) -> bool:
+        if value is None:
+            return nullable
+        if types and not any(test(value) for test in types):
             return False
-    if type(value) is float and not math.isfinite(value):
-        return False
-    if rules.get("duration") and not is_duration(value):
-        return False
-    return _constraints(value, rules) and _structure(value, rules)
+        if type(value) is float and not math.isfinite(value):
+            return False
+        if duration and not is_duration(value):
+            return False
+        return all(test(value) for test in tests) and structure(value)
+
+    return check
 
 
-def _constraints(value: Any, rules: dict[str, Any]) -> bool:
-    sized = type(value) in (str, list, dict)
-    if rules.get("empty") is False and sized and len(value) == 0:
-        return False
+def _sized(value: Any) -> bool:
+    return type(value) in (str, list, dict)
+
+
+def _constraints(rules: dict[str, Any]) -> list[Check]:
+    tests: list[Check] = []
+    if rules.get("empty") is False:
+        tests.append(lambda v: not (_sized(v) and len(v) == 0))
     if "allowed" in rules:
         allowed = rules["allowed"]
-        items = value if type(value) is list else [value]
-        if type(value) is dict or not all(type(item) in (str, int, float, bool) and item in allowed for item in items):
-            return False
-    for bound, outside in (("min", lambda v, b: v < b), ("max", lambda v, b: v > b)):
-        if bound in rules and (not _number(value) or outside(value, rules[bound])):
-            return False
-    if "minlength" in rules and (not sized or len(value) < rules["minlength"]):
-        return False
-    return not ("regex" in rules and type(value) is str and not _full_match(rules["regex"], value))
+
+        def in_allowed(v: Any) -> bool:
+            items = v if type(v) is list else [v]
+            return type(v) is not dict and all(type(i) in (str, int, float, bool) and i in allowed for i in items)
+
+        tests.append(in_allowed)
+    if "min" in rules:
+        low = rules["min"]
+        tests.append(lambda v: _number(v) and not v < low)
+    if "max" in rules:
+        high = rules["max"]
+        tests.append(lambda v: _number(v) and not v > high)
+    if "minlength" in rules:
+        shortest = rules["minlength"]
+        tests.append(lambda v: _sized(v) and len(v) >= shortest)
+    if "regex" in rules:
+        pattern = rules["regex"]
+        tests.append(lambda v: type(v) is not str or _full_match(pattern, v))
+    return tests
 
 
-def _structure(value: Any, rules: dict[str, Any]) -> bool:
+def _structure(rules: dict[str, Any]) -> Check:
+    """The check of a mapping's fields or a list's items; each part is compiled when first met."""
     schema = rules.get("schema")
-    if type(value) is dict:
-        if isinstance(schema, dict) and not (_is_mapping_schema(schema)
-                                             and _mapping(value, schema, rules.get("allow_unknown") is True)):
-            return False
-        keys, values = rules.get("keysrules"), rules.get("valuesrules")
-        if keys is not None and not all(conforms(k, keys) for k in value):
-            return False
-        return values is None or all(conforms(v, values) for v in value.values())
-    if type(value) is list and isinstance(schema, dict):
-        return all(conforms(item, schema) for item in value)
-    return True
+    keys, values = rules.get("keysrules"), rules.get("valuesrules")
+    fields: dict[str, Any] | None = None
+    required: tuple[str, ...] = ()
+    if isinstance(schema, dict) and all(type(field) is dict for field in schema.values()):
+        fields = schema  # field name → rules (a mapping's); otherwise the rules of a list's items
+        required = tuple(name for name, field in schema.items() if field.get("required"))
+    allow_unknown = rules.get("allow_unknown") is True
+    mapping_schema_unusable = isinstance(schema, dict) and fields is None
 
-
-def _is_mapping_schema(schema: dict[str, Any]) -> bool:
-    """Whether `schema` names fields (each value a rules mapping), not the rules of a list's items."""
-    return all(type(rules) is dict for rules in schema.values())
-
-
-def _mapping(value: dict[str, Any], schema: dict[str, Any], allow_unknown: bool) -> bool:
-    for name, item in value.items():
-        field = schema.get(name) if type(name) is str else None
-        if field is None:
-            if not allow_unknown:
+    def structure(value: Any) -> bool:
+        if type(value) is dict:
+            if mapping_schema_unusable:
                 return False
-        elif not conforms(item, field):
-            return False
-    return all(name in value for name, field in schema.items() if field.get("required"))
+            if fields is not None:
+                for name, item in value.items():
+                    field = fields.get(name) if type(name) is str else None
+                    if field is None:
+                        if not allow_unknown:
+                            return False
+                    elif not _checker(field)(item):
+                        return False
+                if not all(name in value for name in required):
+                    return False
+            if keys is not None and not all(map(_checker(keys), value)):
+                return False
+            return values is None or all(map(_checker(values), value.values()))
+        if type(value) is list and isinstance(schema, dict):
+            return all(map(_checker(schema), value))
+        return True
+
+    return structure
