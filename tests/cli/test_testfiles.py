@@ -172,3 +172,18 @@ def test_hostile_results_in_a_test_file_are_test_file_errors_not_crashes(home) -
     test.write_text("polls:\n  - result: {branch: .nan, files: []}\n")
     run = home.attend("test", str(test))
     assert run.returncode == 1 and "Traceback" not in run.stderr and "internal error" not in run.stderr
+
+
+def test_a_failure_under_an_override_names_every_file_merged_into_the_tested_sensor(home) -> None:
+    home.write_user_sensor("gitwatch", GIT)
+    home.write_project_sensor("gitwatch", "triggers:\n  branch-changed:\n    magnitude: 2\n")
+    test_path = home.project_sensors / "gitwatch.test.yaml"
+    test_path.write_text("polls:\n  - result: {branch: a}\n  - result: {branch: b}\n"
+                         "    expect: [{trigger: branch-changed, magnitude: 5}]\n")
+    run = home.attend("test", str(test_path))
+    assert run.returncode == 1
+    merged = next(line for line in run.stdout.splitlines() if "tested the sensor as merged from" in line)
+    assert f"user {home.user_sensors / 'gitwatch.yaml'}" in merged
+    assert f"project {home.project_sensors / 'gitwatch.yaml'}" in merged
+    [result] = json.loads(home.attend("test", "--json", str(test_path)).stdout)["files"]
+    assert [entry.split(" ")[0] for entry in result["layers"]] == ["user", "project"]

@@ -67,6 +67,9 @@ class TestFileResult:
     sensor: str | None
     polls: list[PollOutcome] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)
+    #: The sensor files merged into what was tested, lowest layer first: `layer file` (a user or project
+    #: file over the shipped one changes what the test sees; a failure names them).
+    layers: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -80,6 +83,7 @@ class TestFileResult:
             "sensor": self.sensor,
             "ok": self.ok,
             "problems": [dict(d.to_json(), detail=d.detail) for d in self.problems],
+            "layers": self.layers,
             "polls": [
                 {
                     "poll": p.index,
@@ -288,6 +292,7 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
         if sensor.status != "ok":
             result.problems.extend(sensor.diagnostics or [Diagnostic(str(path), 1, 1, "test-file", f"the sensor {name!r} is {sensor.status}")])
             return result
+        result.layers = [f"{f.layer} {f.path}" for f in sensor.files]
         compiled = compile_sensor(sensor)
         interval = float(sensor.data.get("interval") or 60.0)
         states: dict[str, Any] | None = None
@@ -348,6 +353,8 @@ def _print_text(results: list[TestFileResult], problems: list[Diagnostic]) -> No
             print(f"PASS  {r.file} ({r.sensor}, {len(r.polls)} polls)")
             continue
         print(f"FAIL  {r.file} ({r.sensor})")
+        if len(r.layers) > 1:  # an override changes what the test sees: say which files were merged
+            print(f"  tested the sensor as merged from: {'; '.join(r.layers)}")
         for p in r.polls:
             if p.ok:
                 continue
