@@ -217,3 +217,57 @@ def test_a_reply_says_which_message_it_answers(peers) -> None:
     answer = peers.run("reply", "done", as_="b", cwd=peers.other_project)
     assert answer.returncode == 0, answer.stderr
     assert f"replying to {message_id} from a (to {peers.other_project.resolve()})" in answer.stderr
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+
+
+def test_bidi_controls_in_a_message_are_escaped_in_the_inbox_and_on_the_monitor_line(peers, home) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.project)
+    assert home.attend("sensors", "poll", "messages").returncode == 0  # the baseline
+    sent = peers.run("send", f"invoice {BIDI}fdp.exe", as_="b")
+    assert sent.returncode == 0, sent.stderr
+    inbox = peers.run("inbox", as_="a")
+    polled = home.attend("sensors", "poll", "messages")
+    for out in (inbox.stdout, polled.stdout):
+        assert not any(c in out for c in BIDI), out
+        assert "invoice \\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200ffdp.exe" in out
+
+
+def test_a_project_path_with_escape_and_newline_is_escaped_in_peers_list_and_the_presence_lines(
+        peers, home, tmp_path) -> None:
+    hostile = tmp_path / "evil\x1b[2J\nproject\u202e"
+    hostile.mkdir()
+    assert home.attend("sensors", "poll", "peers").returncode == 0  # the baseline
+    peers.live("x", hostile)
+    listing = peers.run("list")
+    polled = home.attend("sensors", "poll", "peers")
+    escaped = str(hostile).replace("\x1b", "\\x1b").replace("\n", "\\x0a").replace("\u202e", "\\u202e")
+    for out in (listing.stdout, polled.stdout + polled.stderr):
+        assert "\x1b" not in out and "\u202e" not in out and "evil\\x1b[2J" in out, out
+    assert [ln for ln in listing.stdout.splitlines() if ln.startswith("x ")] == [
+        ln for ln in listing.stdout.splitlines() if escaped in ln]
+    # A notification is one line: its line breaks fold to spaces, then the rest is escaped.
+    on_line = str(hostile).replace("\x1b", "\\x1b").replace("\n", " ").replace("\u202e", "\\u202e")
+    assert f"[attend sensor=peers priority=low] session x started in {on_line}" in polled.stdout.splitlines()
+
+
+def test_attend_runs_start_up_line_escapes_the_project_path(home, tmp_path) -> None:
+    hostile = tmp_path / "run\x1b]0;pwned\x07\nhere"
+    hostile.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "attend", "run", "--session", "r", "--project", str(hostile)],
+                            cwd=hostile, env=home.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        line = ""
+        deadline = time.monotonic() + 60
+        while "running for" not in line and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            assert line, "attend run ended before its start-up line"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+    assert "running for" in line and "\x1b" not in line and "\x07" not in line
+    assert line.rstrip("\n").endswith("run\\x1b]0;pwned\\x07\\x0ahere")

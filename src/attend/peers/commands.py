@@ -19,7 +19,7 @@ from typing import Any
 
 from attend.peers.identity import SessionError, resolve_session
 from attend.peers.mailbox import MAX_TEXT, OPEN, Mailbox, Message, PeerError, check_channel, peers_dir
-from attend.peers.text import one_line, printable
+from attend.peers.text import one_line, printable, printable_path
 
 __all__ = ["main", "printable"]
 
@@ -48,7 +48,7 @@ def _who(mailbox: Mailbox, me: str) -> str:
     live = [p for p in mailbox.presences() if p.session != me]
     if not live:
         return "no other session is live"
-    return "live: " + ", ".join(f"{p.session} in {p.project}" for p in live)
+    return "live: " + ", ".join(f"{p.session} in {printable_path(p.project)}" for p in live)
 
 
 def _require_utf8(text: str) -> None:
@@ -142,7 +142,7 @@ def inbox(args: Any) -> int:
     else:
         messages = mailbox.newest_visible(me, args.project_dir, INBOX_SHOWN)
     for path, reason in mailbox.corrupt:
-        print(f"attend: skipped {path}: {reason}", file=sys.stderr)
+        print(f"attend: skipped {printable_path(path)}: {reason}", file=sys.stderr)
     if args.json:
         print(json.dumps([m.to_json() for m in messages], indent=2, ensure_ascii=False))
     elif not messages:
@@ -168,7 +168,7 @@ def list_sessions(args: Any) -> int:
     else:
         for row in rows:
             context = row["context"] if row["context"] == "unknown" else f"{row['context']:g}%"
-            print(f"{row['session']}  {row['project']}  {row['status']}  context {context}  (pid {row['pid']})")
+            print(f"{row['session']}  {printable_path(row['project'])}  {row['status']}  context {context}  (pid {row['pid']})")
     return 0
 
 
@@ -181,7 +181,7 @@ def whoami(args: Any) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
     else:
-        print(f"{session.id} ({info['from_kind']}, from {session.source}) in {info['project']}")
+        print(f"{session.id} ({info['from_kind']}, from {session.source}) in {printable_path(info['project'])}")
     return 0
 
 

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from attend.peers.text import printable
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import StoreUnavailable, open_project_store
 
@@ -418,7 +419,7 @@ def _poll_text(report: dict[str, Any]) -> str:
         lines.append(f"  message: {report['message']}")
     if report["state"] != "ok":
         lines.append("  trigger state untouched")
-        return "\n".join(lines)
+        return "\n".join(printable(line) for line in lines)
     result = json.dumps(report["result"], indent=2, default=str)
     if len(result) > RESULT_PREVIEW:
         result = result[:RESULT_PREVIEW] + f"\n… ({len(result) - RESULT_PREVIEW} more characters; use --json)"
@@ -430,7 +431,7 @@ def _poll_text(report: dict[str, Any]) -> str:
         lines.append(f"trigger {verdict.get('trigger')}: {verdict.get('transition', '')}")
     verb = "would fire" if report["dry_run"] else "fire"
     for fire in report["fires"]:
-        lines.append(f"  {verb}: {fire['description']} (trigger {fire['trigger']}, magnitude {fire['magnitude']:g})")
+        lines.append(f"  {verb}: {printable(str(fire['description']), one_line=True)} (trigger {fire['trigger']}, magnitude {fire['magnitude']:g})")
     for held in report["held"]:
         who = "" if held.get("key") is None else f" key {held['key']}"
         until = f" until {iso_time(held['until'])}" if held.get("until") is not None else ""
@@ -439,13 +440,13 @@ def _poll_text(report: dict[str, Any]) -> str:
         lines.append(f"  warning: {warning}")
     if report["dry_run"]:
         lines.append("dry run: nothing stored (evaluated against the stored trigger state: this is what a real poll would fire now)")
-        return "\n".join(lines)
+        return "\n".join(printable(line) for line in lines)
     lines.extend(report["lines"])
     if report["lines"]:
         lines.append("stored: trigger state; the lines above are journaled as delivered (no daemon prints them again)")
     else:
         lines.append("stored: trigger state")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def _read_input(args: Any) -> tuple[str | None, str]:

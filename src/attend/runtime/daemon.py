@@ -43,6 +43,7 @@ from typing import Any, TextIO
 
 import trio
 
+from attend.peers.text import printable_path
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
 
@@ -366,7 +367,7 @@ class Daemon:
                 # Taken before the first load: a file edited while it ran is reloaded, not missed.
                 loaded = snapshot(folders, files)
                 await self.reload()
-                self.log(f"{len(self.running)} sensor(s) running for {self.project_dir}")
+                self.log(f"{len(self.running)} sensor(s) running for {printable_path(self.project_dir)}")
                 nursery.start_soon(partial(watch, folders, files, self._reload_logged, since=loaded))
                 task_status.started()
         finally:

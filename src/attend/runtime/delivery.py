@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TextIO
 
+from attend.peers.text import printable
+
 __all__ = [
     "HIGH_AT", "MEDIUM_AT", "collapse_identical", "format_line", "highest", "is_stdout_priority", "priorities",
     "priority", "write_entries",
@@ -102,7 +104,7 @@ def format_line(
     server = (meta or {}).get("server")
     if server:
         text = f"{text} (server={server}, key={key})" if key is not None else f"{text} (server={server})"
-    text = _LINE_BREAKS.sub(" ", text).strip()
+    text = printable(_LINE_BREAKS.sub(" ", text).strip())
     marker = "[test] " if test else ""
     return f"[attend sensor={sensor} priority={prio}] {marker}{text}"
 

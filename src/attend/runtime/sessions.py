@@ -40,6 +40,7 @@ import trio
 from attend.peers.identity import Session, SessionError, resolve_session
 from attend.peers.mailbox import Mailbox, peers_dir
 from attend.peers.presence import PRESENCE_SENSOR
+from attend.peers.text import printable_path
 from attend.runtime.cold_start import COLD_START_WAIT, cold_start, message_sensors
 from attend.runtime.delivery import format_line, is_stdout_priority, write_entries
 from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
@@ -243,10 +244,10 @@ async def serve_session(
                 mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock()))
             task_status.started()
             if not try_lock(lock):
-                _log(stderr, f"session {session.id} attached to {project_dir}; pid {holder_pid(lock)} polls it")
+                _log(stderr, f"session {session.id} attached to {printable_path(project_dir)}; pid {holder_pid(lock)} polls it")
                 while not try_lock(lock):
                     await trio.sleep(TAKEOVER_CHECK)
-                _log(stderr, f"session {session.id} polls {project_dir} now (the poller exited)")
+                _log(stderr, f"session {session.id} polls {printable_path(project_dir)} now (the poller exited)")
             store.set_session_role(session.id, "polling", pid=os.getpid())
             daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
             await daemon.run()
@@ -300,7 +301,7 @@ def main(args: Any) -> int:
     from attend.runtime.commands import EXIT_USAGE, reports_unusable_store
 
     if not Path(args.project_dir).is_dir():
-        print(f"attend: the project directory {args.project_dir} does not exist (or is not a directory)",
+        print(f"attend: the project directory {printable_path(args.project_dir)} does not exist (or is not a directory)",
               file=sys.stderr)
         return EXIT_USAGE
     try:
