@@ -199,3 +199,18 @@ def test_a_cold_start_shows_every_addressed_message_up_to_50_and_counts_only_tho
             assert len(lines) == count  # no summary: nothing was passed over
     finally:
         world.store.close()
+
+
+def test_a_low_priority_message_printed_only_on_stderr_is_handed_over_once_by_the_stop_hook(world) -> None:
+    world.baseline()
+    printer, out = world.printer()
+    printer.print_new()
+    mid = world.post("c", "lunch?", age=0, addressed=False)
+    obs = Observation("open", 2.0, f"message {mid} from c on the open channel: lunch?", key=mid,
+                      meta={"author": "c"}, time=world.now)
+    world.store.commit_poll("messages", states=None, observations=[obs], status={"state": "ok"})
+    world.store.disclose("messages", world.store.pending("messages"), lane="message", priority="low", time_=world.now)
+    printer.print_new()
+    assert out.getvalue() == ""  # stderr only: the agent has not seen it
+    assert world.drain("b") == [f"[attend sensor=messages priority=low] message {mid} from c on the open channel: lunch?"]
+    assert world.drain("b") == []

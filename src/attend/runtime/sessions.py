@@ -44,7 +44,7 @@ from attend.peers.text import printable_path
 from attend.runtime.cold_start import COLD_START_WAIT, cold_start, message_sensors
 from attend.runtime.delivery import format_line, is_stdout_priority, write_entries
 from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
-from attend.runtime.seen import for_session
+from attend.runtime.seen import for_session, items_of
 from attend.runtime.store import Store
 
 __all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "main", "serve_session"]
@@ -132,6 +132,10 @@ class SessionPrinter:
                      and not self._about_itself(e)]
             seen = self.store.seen_items(self.session_id) if self.session_id is not None else set()
             shown, items = for_session(shown, self.session_id, seen)
+            # A low-priority message-lane line goes to stderr, which the agent never reads: it stays unseen,
+            # so the session's Stop-hook drain hands it over once (store/sessions.py `drain_backlog`).
+            on_stdout = {n for e in shown if is_stdout_priority(e.priority) for n in items_of(e)}
+            items = [n for n in items if n in on_stdout]
             try:
                 write_entries(shown, self.stdout, self.stderr)
             except (BrokenPipeError, ValueError) as exc:  # ValueError: a stream already closed in-process
