@@ -142,7 +142,9 @@ def test_doctor_names_the_polling_session_and_the_attached_ones_of_real_daemons(
         deadline = time.monotonic() + 90  # two cold daemon starts on a loaded two-core machine
         while True:
             code, checks = doctor(home)
-            if checks["sessions"]["message"].startswith("1 attached") or time.monotonic() > deadline:
+            settled = checks["sessions"]["message"].startswith("1 attached") and \
+                checks["daemon"]["message"].startswith("session ")  # both sides recorded, not just one
+            if settled or time.monotonic() > deadline:
                 break
             time.sleep(0.3)
     finally:
