@@ -9,7 +9,7 @@ docs/spec.md (tests/unit/test_bounds.py keeps the two in step).
 
 from __future__ import annotations
 
-import re
+from attend import lazyre
 
 __all__ = [
     "EXCERPT_WIDTH",
@@ -266,5 +266,5 @@ def _inline_flags(pattern: str, i: int) -> tuple[str, int] | None:
     return None
 
 
-_DIGITS = re.compile(r"\d+", re.ASCII)
-_BRACE = re.compile(_BRACE_TEXT, re.ASCII)
+_DIGITS = lazyre.compile(r"\d+", lazyre.ASCII)
+_BRACE = lazyre.compile(_BRACE_TEXT, lazyre.ASCII)

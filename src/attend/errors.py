@@ -8,7 +8,7 @@ time: the public API). Both print as ``file:line:col: error: [code] message``.
 from __future__ import annotations
 
 import enum
-import re
+from attend import lazyre
 from attend.records import field, record
 from functools import lru_cache
 
@@ -130,7 +130,8 @@ class Span:
 
 #: A line break as the YAML reader counts one (YAML 1.1/libyaml: CRLF, CR, LF, NEL, LS, PS), so a
 #: position attend computes agrees with the parser's marks whatever breaks a file uses.
-_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+#: (LS and PS as alternatives, not in the class: a class reaching past U+00FF costs `re` a 64K-entry map.)
+_BREAK = lazyre.compile("\r\n|[\r\n\x85]|\u2028|\u2029")
 
 
 def line_col(text: str, offset: int) -> tuple[int, int]:

@@ -10,7 +10,7 @@ equality or hashing, and `str(node)` gives the canonical source form, so that
 
 from __future__ import annotations
 
-import re
+from attend import lazyre
 from attend.records import field, record
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ __all__ = [
     "WildcardSelector",
 ]
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_IDENT = lazyre.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
 def _span() -> Any:
@@ -53,7 +53,7 @@ def _span() -> Any:
 #: How `_quote_name` writes the characters a quoted name may not hold as they are (RFC 9535).
 _NAME_ESCAPES = {"\\": "\\\\", "'": "\\'", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _NAME_ESCAPES.update({chr(c): f"\\u{c:04x}" for c in range(0x20) if chr(c) not in _NAME_ESCAPES})
-_NEEDS_ESCAPE = re.compile("[\\\\'\x00-\x1f]")
+_NEEDS_ESCAPE = lazyre.compile("[\\\\'\x00-\x1f]")
 
 
 def _quote_name(name: str) -> str:

@@ -42,6 +42,28 @@ def test_compile_check_of_the_shipped_set_imports_no_runtime_cerberus_regex_or_m
     assert run.stdout.strip().splitlines()[-3:] == ["[]", "[]", "True"]
 
 
+COMPILES_PROBE = """
+from attend.cli import main
+main(['compile', '--check'])
+import yaml
+deferred = [yaml.reader.Reader.NON_PRINTABLE, yaml.constructor.SafeConstructor.timestamp_regexp]
+deferred += [regexp for rules in yaml.resolver.Resolver.yaml_implicit_resolvers.values() for _, regexp in rules]
+print(len(deferred))
+print(sorted({type(p).__name__ for p in deferred}))
+print(sum(p._compiled is not None for p in deferred))
+"""
+
+
+def test_compile_check_compiles_none_of_pyyamls_patterns(home) -> None:
+    # PyYAML compiles ~6 ms of patterns as it is imported (its pure-Python reader's and resolver's);
+    # the check reads YAML through libyaml's events, so they are deferred (attend.lazyre) and never built.
+    run = subprocess.run([sys.executable, "-c", COMPILES_PROBE], capture_output=True, text=True,
+                         env=home.env(), cwd=home.project, timeout=60)
+    assert run.returncode == 0, run.stderr
+    count, kinds, built = run.stdout.strip().splitlines()[-3:]
+    assert int(count) > 10 and kinds == "['LazyPattern']" and built == "0"
+
+
 def test_a_pattern_only_the_regex_module_reads_is_still_valid_and_a_broken_one_positioned() -> None:
     from attend.grammar import regex_problem
 

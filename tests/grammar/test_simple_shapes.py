@@ -83,7 +83,14 @@ def test_the_simple_reader_agrees_with_lark_on_every_grammar_case_file(start: st
         _agree(text, start)
 
 
-ALPHABET = {"path": "$.[]*'\"a1-0é_ \\", "property": "a.*?[]!b é\t_", "template": "{}a. b\né_"}
+def test_a_name_holding_a_surrogate_is_left_to_lark_which_refuses_it() -> None:
+    for text in ("$.a\ud800b", "$.\udfff", "$.ok.b\udc00[0]", "$.é\ud83d"):
+        assert READERS["path"](text, None) is None, text
+        assert _by_lark(text, "path", None) == "error", text
+    assert READERS["path"]("$.é\U0001f600", None) is not None  # a character past the BMP is a NAME character
+
+
+ALPHABET = {"path": "$.[]*'\"a1-0é_ \\\ud800", "property": "a.*?[]!b é\t_", "template": "{}a. b\né_"}
 
 
 @pytest.mark.parametrize("start", sorted(ALPHABET))

@@ -23,8 +23,10 @@ from attend.errors import Span, line_col
 
 __all__ = ["GLOB_CHARS", "READERS", "has_glob", "node_span", "read_path", "read_property", "read_template"]
 
-#: attend.lark's NAME, PART and FIELD character sets (keep in step with the grammar).
-_NAME = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f\ud800-\udfff][^\x00-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\ud800-\udfff]*"
+#: attend.lark's NAME, PART and FIELD character sets (keep in step with the grammar), except that
+#: `_NAME` lets the surrogates U+D800-DFFF through and `read_path` refuses them itself: a class
+#: reaching past U+00FF makes `re` build a 64K-entry map, half a millisecond of every start-up.
+_NAME = r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2c\x2e\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*"
 _PLAIN_PART = r"[^.\[\]\s]+"
 _FIELD = r"[^{}.\s]+"
 
@@ -54,6 +56,10 @@ def node_span(base: Span | None, text: str, start: int, end: int) -> Span:
     return base.shifted(text, start)
 
 
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
 def read_path(text: str, base: Span | None) -> ir.Path | None:
     """`$` followed by `.name`, `.*`, `[*]` and `[n]` segments, or None."""
     if not text.startswith("$"):
@@ -67,6 +73,8 @@ def read_path(text: str, base: Span | None) -> ir.Path | None:
         start, pos = pos, m.end()
         name, index = m.group(1), m.group(2)
         if name is not None:
+            if not name.isascii() and _has_surrogate(name):
+                return None  # not a NAME character: lark's parser words the error
             whole = node_span(base, text, start, pos)
             selector: ir.Selector = ir.NameSelector(name=name, span=whole)
         elif index is not None:

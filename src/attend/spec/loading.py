@@ -26,7 +26,10 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
-import yaml
+from attend.lazyre import deferred_compiles
+
+with deferred_compiles():  # PyYAML's patterns serve its pure-Python reader and resolver: unused here
+    import yaml
 
 from attend.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER_DIGITS, MAX_NODES
 from attend.errors import Diagnostic, caret_excerpt, line_col, source_lines
@@ -76,7 +79,7 @@ class _Node:
 
     __slots__ = ("anchor", "children", "is_open", "kind", "line", "col", "size", "style", "tag", "target", "value")
 
-    def __init__(self, kind: str, line: int, col: int, *, value: str = "", style: str | None = None,
+    def __init__(self, kind: str, line: int, col: int, value: str = "", style: str | None = None,
                  tag: str | None = None, anchor: str | None = None) -> None:
         self.kind = kind  # "scalar" | "seq" | "map" | "alias"
         self.line = line
@@ -265,36 +268,47 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Diagnostic:
 
 
 def _compose(text: str, file: str) -> _Node | None:
-    """Build the node tree from parser events, with no recursion on the input's depth."""
+    """Build the node tree from parser events, with no recursion on the input's depth.
+
+    The loop runs once per event of every file read, so it is written for speed: the event types
+    most frequent first, and `materialised`, the nodes materialised so far (the sizes along the open
+    path, each already counting its closed children), kept as a running total.
+    """
     loader = _Loader(text)
+    get_event = loader.get_event
+    scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    mapping_end, sequence_end, alias_event = yaml.MappingEndEvent, yaml.SequenceEndEvent, yaml.AliasEvent
     try:
         stack: list[_Node] = []
         anchors: dict[str, _Node] = {}
         root: _Node | None = None
         documents = 0
+        materialised = 0
         while True:
-            event = loader.get_event()
+            event = get_event()
             kind = type(event)
-            if event is None or kind is yaml.StreamEndEvent:
-                return root
-            if kind is yaml.DocumentStartEvent:
-                documents += 1
-                if documents > 1:
-                    mark = event.start_mark
-                    raise _Refused(Diagnostic(file, mark.line + 1, mark.column + 1, "yaml-syntax",
-                                              "a second YAML document: a sensor file holds exactly one"))
-                continue
-            if kind is yaml.StreamStartEvent or kind is yaml.DocumentEndEvent:
-                continue
-            mark = event.start_mark
-            line, col = mark.line + 1, mark.column + 1
-            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            if kind is mapping_end or kind is sequence_end:
                 node = stack.pop()
                 node.is_open = False
                 if stack:
                     stack[-1].size += node.size
+                else:
+                    materialised -= node.size
                 continue
-            if kind is yaml.AliasEvent:
+            if kind is scalar_event:
+                mark = event.start_mark
+                node = _Node("scalar", mark.line + 1, mark.column + 1, event.value, event.style or None, event.tag,
+                             event.anchor)
+            elif kind is mapping_start or kind is sequence_start:
+                mark = event.start_mark
+                node = _Node("map" if kind is mapping_start else "seq", mark.line + 1, mark.column + 1, "", None,
+                             event.tag, event.anchor)
+                if len(stack) >= MAX_DEPTH:
+                    raise _Refused(Diagnostic(file, node.line, node.col, "too-deep",
+                                              f"the document nests deeper than {MAX_DEPTH} levels"))
+            elif kind is alias_event:
+                mark = event.start_mark
+                line, col = mark.line + 1, mark.column + 1
                 target = anchors.get(event.anchor)
                 if target is None:
                     raise _Refused(Diagnostic(file, line, col, "yaml-syntax",
@@ -305,37 +319,36 @@ def _compose(text: str, file: str) -> _Node | None:
                 node = _Node("alias", line, col)
                 node.target = target
                 node.size = target.size
-            elif kind is yaml.ScalarEvent:
-                node = _Node("scalar", line, col, value=event.value, style=event.style or None,
-                             tag=event.tag, anchor=event.anchor)
-            else:
-                node = _Node("map" if kind is yaml.MappingStartEvent else "seq", line, col, tag=event.tag,
-                             anchor=event.anchor)
-                if len(stack) >= MAX_DEPTH:
-                    raise _Refused(Diagnostic(file, line, col, "too-deep",
-                                              f"the document nests deeper than {MAX_DEPTH} levels"))
+            elif event is None or kind is yaml.StreamEndEvent:
+                return root
+            elif kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    mark = event.start_mark
+                    raise _Refused(Diagnostic(file, mark.line + 1, mark.column + 1, "yaml-syntax",
+                                              "a second YAML document: a sensor file holds exactly one"))
+                continue
+            else:  # StreamStartEvent, DocumentEndEvent
+                continue
             if node.anchor:
                 anchors[node.anchor] = node
             if stack:
                 parent = stack[-1]
                 parent.children.append(node)
-                if node.kind != "map" and node.kind != "seq":
+                if not node.is_open:  # a scalar or an alias: counted in its parent now
                     parent.size += node.size
-                if _materialised(stack) + node.size > MAX_NODES:
+                    materialised += node.size
+                if materialised + node.size > MAX_NODES:
                     raise _Refused(Diagnostic(
-                        file, line, col, "alias-limit",
+                        file, node.line, node.col, "alias-limit",
                         f"the document has more than {MAX_NODES:,} nodes once its aliases are expanded"))
             else:
                 root = node
-            if node.kind in ("map", "seq"):
+            if node.is_open:
                 stack.append(node)
+                materialised += node.size
     finally:
         loader.dispose()
-
-
-def _materialised(stack: list[_Node]) -> int:
-    """Nodes materialised so far: the sizes along the open path (each already counts its closed children)."""
-    return sum(n.size for n in stack)
 
 
 class _Builder:
