@@ -141,8 +141,9 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
     break where YAML breaks them (`\\r\\n`, `\\r`, `\\n`, NEL, U+2028, U+2029).
     """
     offset = max(0, min(offset, len(text)))
-    if text.isascii() and "\n" not in text and "\r" not in text:  # one line (most expressions): no scan
-        return 1, offset + 1
+    if "\n" not in text and "\r" not in text and (
+            text.isascii() or ("\x85" not in text and "\u2028" not in text and "\u2029" not in text)):
+        return 1, offset + 1  # one line (most expressions): no scan
     line, start = 1, 0
     for found in _BREAK.finditer(text, 0, min(offset + 1, len(text))):
         if found.end() > offset:  # the offset sits between the \r and \n of a CRLF
