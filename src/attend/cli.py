@@ -9,7 +9,6 @@ mcp. Exit codes: 0 done, 1 problems found (check, test), 2 usage; settings add 3
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -317,7 +316,7 @@ def _version() -> str:
 
 def _resolve(target: str):  # noqa: ANN202
     module, _, func = target.partition(":")
-    return getattr(importlib.import_module(module), func)
+    return getattr(__import__(module, fromlist=[func]), func)  # the importlib package stays unimported
 
 
 def _names_directory(word: str) -> bool:

@@ -40,6 +40,9 @@ def test_a_lazy_pattern_copies_pickles_and_compares_by_its_source() -> None:
     assert copy.copy(lazy).match("aa").group() == "aa"
     assert pickle.loads(pickle.dumps(lazy)).match("aaa").group() == "aaa"
     assert repr(lazy) == "LazyPattern('a+', 0)"
+    assert lazy.match("a") is not None  # compiled and a method kept: still copies and pickles
+    assert pickle.loads(pickle.dumps(lazy)).match("aa").group() == "aa"
+    assert copy.deepcopy(lazy).search("baa").group() == "aa"
 
 
 def test_deferred_compiles_defers_this_threads_compiles_only_and_restores_re_compile() -> None:

@@ -7,7 +7,6 @@ expression problem of a sensor, positioned inside its YAML scalars, for `compile
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 
@@ -94,6 +93,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'attend.compiler' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(__import__(module, fromlist=[name]), name)  # the importlib package stays unimported
     globals()[name] = value  # later lookups skip this hook
     return value

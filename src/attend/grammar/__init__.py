@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 from attend import ir
 from attend.bounds import MAX_ERRORS_PER_FILE, MAX_PLACEHOLDERS, MAX_TEMPLATE_CHARS, pattern_shape
 from attend.errors import AttendSyntaxError, CompileError, PathSyntaxError, Span, line_col
-from attend.grammar.messages import describe_failure
 from attend.grammar.simple import GLOB_CHARS, READERS, has_glob, node_span
 
 __all__ = [
@@ -326,6 +325,8 @@ def _parse_with_lark(
     except _Failure as failure:
         message, offset = failure.message, failure.offset
     except LarkError as exc:
+        from attend.grammar.messages import describe_failure  # only for text lark refuses
+
         message, offset = describe_failure(exc, text, start)
     raise _positioned(error, code, message, text, offset, span)
 
