@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attend.spec.loading import MAX_FILE_BYTES, parse_yaml, read_sensor_file
 
@@ -108,3 +110,15 @@ def test_columns_count_characters_not_bytes_and_block_styles_are_kept() -> None:
     assert parsed.origins[("a", "2")].col == 11
     assert [parsed.origins[(k,)].style for k in "def"] == ["|", ">", '"']
     assert [parsed.origins[(k,)].quote for k in "def"] == [0, 0, 1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("~nNtTfFaeilorsuxXyY-+._0123456789 é:"), max_size=8))
+def test_a_plain_scalar_that_skips_type_resolution_by_its_first_character_is_a_string_either_way(text: str) -> None:
+    # `_scalar` returns a plain scalar as a string at once when no core-schema type can start with its first
+    # character; it must read every text as the full resolution does.
+    from attend.spec.loading import _Builder, _Node, _resolve_plain
+
+    got = _Builder("f.yaml", "", [])._scalar(_Node("scalar", 1, 1, text))
+    expected = _resolve_plain(text)
+    assert got == expected or (got != got and expected != expected)  # NaN is not equal to itself

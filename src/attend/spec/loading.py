@@ -61,6 +61,8 @@ _INT_OCT = re.compile(r"^0o[0-7]+$")
 _INT_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
 _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+#: The characters a plain scalar of the core schema's null, bool, int or float types can start with.
+_TYPED_STARTS = frozenset("~nNtTfF-+.0123456789")
 #: `first_line` marker for a key that came from a `<<` merge (an explicit key may override it).
 _MERGED = -1
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
@@ -448,6 +450,8 @@ class _Builder:
         tag = node.tag[len(_TAG):] if node.tag and node.tag.startswith(_TAG) else None
         if tag == "str" or (tag is None and (node.style is not None or node.tag == "!")):
             return text
+        if tag is None and text and text[0] not in _TYPED_STARTS:
+            return text  # no core-schema null, bool, int or float starts this way: a string
         if tag in (None, "int") and _int_digits(text) > MAX_INTEGER_DIGITS:
             raise _Refused(Diagnostic(self.file, node.line, node.col, "bad-number",
                                       f"an integer of {_int_digits(text):,} digits: attend reads integers of at "
