@@ -25,6 +25,7 @@ __all__ = [
     "Severity",
     "Span",
     "SpecError",
+    "by_position",
     "caret_excerpt",
     "line_col",
     "source_lines",
@@ -209,6 +210,15 @@ class Diagnostic:
             "code": self.code,
             "message": self.message,
         }
+
+
+def by_position(d: Diagnostic) -> tuple[str, int, int, str]:
+    """The order `compile --check` prints diagnostics in: by file, line, column, then code.
+
+    Every list of a sensor's problems (`explain`, the first error `attend sensors` shows) uses it, so
+    "the first error" is the same one everywhere.
+    """
+    return (d.file, d.line, d.col, d.code)
 
 
 class AttendError(Exception):

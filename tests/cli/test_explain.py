@@ -170,3 +170,36 @@ def test_explain_shows_a_fused_path_and_the_stages_of_one_with_a_descendant(home
     below = json.loads(home.attend("explain", "deep/below", "--json").stdout)["triggers"][0]["plan"]["path"]
     assert [(s["stage"], s["segments"]) for s in below["stages"]] == [
         ("walk", ".a"), ("descendant", "..b"), ("fused", "[*].c")]
+
+
+def test_explain_lists_an_invalid_sensors_problems_in_the_order_compile_check_prints_them(home) -> None:
+    home.write_user_sensor("wrongtype", 'spec: 1\nname: wrongtype\nkind: command\ninterval: true\nthreshold: "high"\n'
+                                        'enabled: "yes"\ncommand: {argv: echo, output: json}\n')
+    check = [line for line in home.attend("compile", "--check").stdout.splitlines() if "wrongtype.yaml:" in line]
+    run = home.attend("explain", "wrongtype")
+    assert run.returncode == 1
+    problems = [line.strip() for line in run.stdout.split("  problems:\n")[1].splitlines() if line.startswith("    /")]
+    assert problems == check
+    assert [(d["line"], d["col"]) for d in json.loads(home.attend("explain", "wrongtype", "--json").stdout)["diagnostics"]] == [
+        (4, 11), (5, 12), (6, 10), (7, 17)]
+
+
+def test_explain_of_an_invalid_sensor_shows_no_plan_built_from_a_rejected_value(home) -> None:
+    home.write_user_sensor("weather", WEATHER.replace("magnitude: 3.0", "magnitude: 123456789012345678901234567890"))
+    run = home.attend("explain", "weather")
+    assert run.returncode == 1
+    assert "`triggers.high-wind.magnitude` must be at most 1,000,000" in run.stdout
+    assert "compiled plan: not shown: the sensor is invalid" in run.stdout
+    assert "magnitude:   " not in run.stdout and "e+29" not in run.stdout
+    data = json.loads(home.attend("explain", "weather", "--json").stdout)
+    assert data["status"] == "invalid" and [d["code"] for d in data["diagnostics"]] == ["bad-value"]
+    for trigger in data["triggers"]:
+        assert "plan" not in trigger and "the sensor is invalid" in trigger["plan_withheld"]
+        assert trigger["fields"]  # the fields and their provenance are still shown
+
+
+def test_explain_of_a_refused_project_sensor_still_shows_its_plan(home) -> None:
+    home.write_project_sensor("weather", WEATHER)
+    data = json.loads(home.attend("explain", "weather", "--json").stdout)
+    assert data["status"] == "refused"
+    assert all("plan" in t and "plan_withheld" not in t for t in data["triggers"])

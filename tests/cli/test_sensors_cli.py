@@ -284,3 +284,42 @@ def test_settings_set_refuses_a_5000_digit_integer_with_exit_3_and_writes_nothin
     out = quiet_home.attend("settings", "set", key, "1" * 5000)
     assert out.returncode == 3 and "digits" in out.stderr and "Traceback" not in out.stderr
     assert sorted(p.name for p in quiet_home.config.rglob("*")) == before
+
+
+WRONG_TYPES = """\
+spec: 1
+name: wrongtype
+kind: command
+interval: true
+threshold: "high"
+enabled: "yes"
+command: {argv: echo, output: json}
+"""
+
+
+def _first_check_error(home, name: str) -> str:
+    check = home.attend("compile", "--check")
+    return next(line for line in check.stdout.splitlines() if f"{name}.yaml:" in line and ": error: " in line)
+
+
+def test_sensors_shows_an_invalid_sensors_first_error_in_the_order_compile_check_lists_them(quiet_home) -> None:
+    quiet_home.write_user_sensor("wrongtype", WRONG_TYPES)
+    first = _first_check_error(quiet_home, "wrongtype")
+    assert "wrongtype.yaml:4:11: error: [bad-duration] `interval`" in first
+    row = {r["name"]: r for r in json.loads(quiet_home.attend("sensors", "--json").stdout)}["wrongtype"]
+    assert (row["state"], row["message"]) == ("invalid", first)
+    assert f"    message: {first}" in quiet_home.attend("sensors").stdout.splitlines()
+
+
+def test_sensors_counts_an_expression_error_when_it_comes_first_in_the_file(quiet_home) -> None:
+    # A path error (found by the expression checks) on line 8 comes before the spec error on line 11.
+    quiet_home.write_user_sensor(
+        "pathfirst",
+        "spec: 1\nname: pathfirst\nkind: command\ncommand: {argv: [echo, '{}']}\n"
+        "triggers:\n  t:\n    on: changed\n    path: $.a]\n"
+        "    description: x\n    magnitude: 1\nthreshold: high\n",
+    )
+    first = _first_check_error(quiet_home, "pathfirst")
+    assert "pathfirst.yaml:8:" in first and "[path-syntax]" in first
+    row = {r["name"]: r for r in json.loads(quiet_home.attend("sensors", "--json").stdout)}["pathfirst"]
+    assert (row["state"], row["message"]) == ("invalid", first)

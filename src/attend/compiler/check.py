@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 from attend.compiler.diagnostics import missing_descriptions
-from attend.errors import Diagnostic, Severity, unforeseen
+from attend.errors import Diagnostic, Severity, by_position, unforeseen
 from attend.spec import SensorSet, load_paths, load_set
 from attend.spec.loading import read_source, with_excerpt
 from attend.spec.model import Sensor
 
-__all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main", "run", "with_excerpts"]
+__all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "main", "run", "sensor_diagnostics",
+           "with_excerpts"]
 
 #: Spec problems after which a sensor's triggers are not handed to the compiler: a file of it did not
 #: parse. Any other spec problem still lets the expressions be checked (the expression checker reads
@@ -45,17 +46,9 @@ def check(sensor_set: SensorSet, diagnose: Diagnose | None = None, *, strict: bo
         diagnose: the expression checker (default `attend.compiler.diagnose`).
         strict: add the style warnings `--strict` reports (a trigger without `description`).
     """
-    if diagnose is None:
-        from attend.compiler import diagnose
-    found: list[Diagnostic] = list(sensor_set.all_diagnostics())
+    found: list[Diagnostic] = list(sensor_set.diagnostics)
     for sensor in sensor_set.sensors.values():
-        if _compilable(sensor):
-            try:
-                found.extend(diagnose(sensor))
-                if strict:
-                    found.extend(missing_descriptions(sensor))
-            except Exception as exc:  # noqa: BLE001 - the last-resort guard: this file flagged, the rest checked
-                found.append(unforeseen(str(sensor.file or sensor.name), exc))
+        found.extend(sensor_diagnostics(sensor, diagnose, strict=strict))
     seen: set[tuple[str, int, int, str, str]] = set()
     unique = []
     for d in found:
@@ -63,7 +56,23 @@ def check(sensor_set: SensorSet, diagnose: Diagnose | None = None, *, strict: bo
         if identity not in seen:
             seen.add(identity)
             unique.append(d)
-    return capped(sorted(unique, key=lambda d: (d.file, d.line, d.col, d.code)))
+    return capped(sorted(unique, key=by_position))
+
+
+def sensor_diagnostics(sensor: Sensor, diagnose: Diagnose | None = None, *, strict: bool = False) -> list[Diagnostic]:
+    """One sensor's diagnostics as `check` finds them: the spec's, then the expression checks when its
+    structure is sound enough to compile (unsorted; `check` sorts the whole set with `by_position`)."""
+    if diagnose is None:
+        from attend.compiler import diagnose
+    found = list(sensor.diagnostics)
+    if _compilable(sensor):
+        try:
+            found.extend(diagnose(sensor))
+            if strict:
+                found.extend(missing_descriptions(sensor))
+        except Exception as exc:  # noqa: BLE001 - the last-resort guard: this file flagged, the rest checked
+            found.append(unforeseen(str(sensor.file or sensor.name), exc))
+    return found
 
 
 def capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -85,7 +94,7 @@ def capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
             out.append(Diagnostic(file, 1, 1, "too-many-errors",
                                   f"and {count - MAX_ERRORS_PER_FILE:,} or more further errors in this file, not shown "
                                   f"(at most {MAX_ERRORS_PER_FILE} are reported per file): fix these and check again"))
-    return sorted(out, key=lambda d: (d.file, d.line, d.col, d.code))
+    return sorted(out, key=by_position)
 
 
 def _compilable(sensor: Sensor) -> bool:

@@ -4,7 +4,9 @@ Shows every field of the merged sensor with the layer and file:line it came from
 effective lane and why, the overrides a reader should notice (`mcp.allow_unannotated: true`, a
 `lane_exception`), what the daemon watches for it (`wake_on`, the file's and what a crate sensor
 declares, resolved to folders as runtime/wake_targets.py does), and for each trigger its compiled
-plan (`compiler.plan`). Exit codes: 0 shown;
+plan (`compiler.plan`; an invalid sensor's triggers show why none is shown instead, `plan_withheld`:
+a plan built from the values the spec rejects would describe what never runs). Problems are listed in
+`compile --check`'s order (`errors.by_position`). Exit codes: 0 shown;
 1 shown, but the sensor is invalid or a trigger does not compile (the problems are listed);
 2 unknown sensor or trigger.
 Never imports trio or mcp.
@@ -23,6 +25,9 @@ __all__ = ["explain_data", "main", "render_text"]
 
 #: Exit code for an unknown sensor or trigger name.
 EXIT_UNKNOWN = 2
+
+#: Why an invalid sensor's triggers show no compiled plan (`plan_withheld` in `--json`).
+INVALID_PLAN = "the sensor is invalid (its problems are listed above), so it never runs"
 
 
 def _flatten(value: Any, prefix: tuple[str, ...], out: list[tuple[tuple[str, ...], Any]]) -> None:
@@ -129,6 +134,12 @@ def explain_data(
     from attend.compiler.triggers import CompiledTrigger
     from attend.grammar import parse_trigger
 
+    from attend.errors import by_position
+    from attend.runtime.runnable import runnable
+
+    # An invalid sensor never runs: a plan built from the values it rejects (a magnitude over its bound)
+    # would describe something that cannot happen, so each trigger says why none is shown instead.
+    withheld = "" if sensor.status != "invalid" or runnable(sensor) else INVALID_PLAN
     triggers_raw = sensor.data.get("triggers") or {}
     compiled: dict[str, CompiledTrigger] = {}
     plans = []
@@ -144,7 +155,10 @@ def explain_data(
             entry["error"] = str(exc)
         else:
             compiled[name] = trigger
-            entry["plan"] = trigger_plan(trigger)
+            if withheld:
+                entry["plan_withheld"] = withheld
+            else:
+                entry["plan"] = trigger_plan(trigger)
         plans.append(entry)
     if only_trigger is None and len(compiled) == len(triggers_raw):
         lane, note = effective_lane(sensor, compiled)
@@ -160,7 +174,7 @@ def explain_data(
         "overrides": _overrides(sensor, lane, note),
         "wake_on": wake_rows(sensor, Path(project_dir or Path.cwd()), dict(os.environ if env is None else env)),
         "triggers": plans,
-        "diagnostics": [d.to_json() for d in sensor.diagnostics],
+        "diagnostics": [d.to_json() for d in sorted(sensor.diagnostics, key=by_position)],
     }
 
 
@@ -266,6 +280,8 @@ def render_text(data: dict[str, Any]) -> str:
         out += _field_lines(t["fields"])
         if "error" in t:
             out.append(f"    does not compile: {t['error']}")
+        elif "plan_withheld" in t:
+            out.append(f"   compiled plan: not shown: {t['plan_withheld']}")
         else:
             out.append("   compiled plan:")
             out += _plan_lines(t["plan"])

@@ -39,11 +39,19 @@ def first_error(sensor: Any) -> str:
 
     For a `refused` sensor that is the refusal (a warning, so it would otherwise lose to any error the
     file also has, and the user would not learn that trust is what stops it); else the first error,
-    else the first diagnostic.
+    else the first diagnostic. "First" is the first of `compile --check`'s list for the sensor (its spec
+    problems and its expression checks, in `by_position` order), not the order the checks ran in.
     """
+    from attend.errors import by_position
+
     refusals = [d for d in sensor.diagnostics if d.code == REFUSED_CODE] if sensor.status == "refused" else []
-    chosen = refusals or _errors(sensor) or list(sensor.diagnostics)
-    return str(chosen[0]) if chosen else f"sensor {sensor.name} is {sensor.status}"
+    if refusals:
+        return str(min(refusals, key=by_position))
+    from attend.compiler.check import sensor_diagnostics
+
+    found = sensor_diagnostics(sensor)  # the expression checks too: `compile --check`'s list
+    chosen = [d for d in found if str(d.severity) == "error"] or found
+    return str(min(chosen, key=by_position)) if chosen else f"sensor {sensor.name} is {sensor.status}"
 
 
 def compiled_or_error(sensor: Any) -> tuple[Any, str]:

@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any, Literal
 
-from attend.errors import Diagnostic, Severity, Span
+from attend.errors import Diagnostic, Severity, Span, by_position
 
 __all__ = ["LAYERS", "KeyPath", "LayerPaths", "Origin", "Sensor", "SensorFile", "SensorSet"]
 
@@ -153,4 +153,4 @@ class SensorSet:
             out.extend(sensor.diagnostics)
         seen: set[Diagnostic] = set()
         unique = [d for d in out if not (d in seen or seen.add(d))]
-        return sorted(unique, key=lambda d: (d.file, d.line, d.col, d.code))
+        return sorted(unique, key=by_position)
