@@ -132,6 +132,15 @@ def query(home, sql: str, *params) -> list[tuple]:
         conn.close()
 
 
+def recorded_state(home, sensor: str) -> tuple[str, str] | None:
+    """`sensor`'s stored (state, state_source), or None before the daemon wrote it (or created the store)."""
+    try:
+        rows = query(home, "SELECT state, state_source FROM sensor_status WHERE sensor = ?", sensor)
+    except sqlite3.OperationalError:  # the daemon is still creating the tables
+        return None
+    return rows[0] if rows else None
+
+
 def journal_rows(home, **where) -> list[dict]:
     """The journal of the home's store, read with a plain sqlite3 connection."""
     db = home.state / "attend" / "attend.db"

@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from daemon_rig import NEW_ITEM, alive, journal_rows, query, sensor_yaml, sensors_json, wait_until
+from daemon_rig import NEW_ITEM, alive, journal_rows, query, recorded_state, sensor_yaml, sensors_json, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -203,3 +203,45 @@ def test_a_lone_surrogate_in_one_output_never_stops_the_daemon_and_both_items_ar
     rows = sensors_json(quiet_home)
     assert rows["items"]["state"] == "ok" and rows["other"]["state"] == "ok"
     assert "new item \ufffdx" in [r["description"] for r in journal_rows(quiet_home)]
+
+
+def _daemon_with_an_invalid_file(daemon, home):
+    """A daemon started on the user sensor `flip` whose `interval: bogus` it has recorded `invalid`."""
+    path = home.write_user_sensor("flip", sensor_yaml("flip", [sys.executable, "-c", "print('[]')"], interval="bogus"))
+    d = daemon()
+    wait_until(lambda: recorded_state(home, "flip") == ("invalid", "load"), what="the daemon to record the invalid file")
+    return d, path
+
+
+def test_a_file_fixed_after_the_daemon_stopped_shows_its_current_state_not_the_recorded_error(
+    daemon, quiet_home
+) -> None:
+    home = quiet_home
+    d, path = _daemon_with_an_invalid_file(daemon, home)
+    assert d.stop() == 0
+
+    path.write_text(path.read_text().replace('"bogus"', '"1m"'))
+    row = sensors_json(home)["flip"]
+    assert (row["state"], row["message"], row["next_poll"]) == ("ok", "", None)
+    table = home.attend("sensors")
+    assert "bogus" not in table.stdout and "invalid" not in table.stdout
+
+    # The reverse: broken since the daemon stopped, it shows `invalid` with the file's current first error.
+    path.write_text(path.read_text().replace('"1m"', '"soon"'))
+    row = sensors_json(home)["flip"]
+    assert row["state"] == "invalid" and "'soon' is not a duration" in row["message"]
+    assert "bogus" not in row["message"]
+
+
+def test_a_file_fixed_while_the_daemon_runs_starts_polling_and_no_longer_shows_the_recorded_error(
+    daemon, quiet_home
+) -> None:
+    home = quiet_home
+    d, path = _daemon_with_an_invalid_file(daemon, home)
+    assert sensors_json(home)["flip"]["state"] == "invalid"
+    path.write_text(path.read_text().replace('"bogus"', '"1m"'))
+    wait_until(lambda: sensors_json(home)["flip"]["last_poll"] is not None, what="the fixed sensor's first poll")
+    row = sensors_json(home)["flip"]
+    assert (row["state"], row["daemon_running"]) == ("ok", True) and "bogus" not in row["message"]
+    assert recorded_state(home, "flip") == ("ok", "poll")
+    assert d.stop() == 0

@@ -6,7 +6,7 @@ import json
 import sys
 
 import pytest
-from daemon_rig import alive, sensor_yaml, sensors_json, wait_until
+from daemon_rig import alive, recorded_state, sensor_yaml, sensors_json, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -43,3 +43,28 @@ def test_revoking_trust_stops_a_project_command_sensor_at_once(daemon, quiet_hom
     assert _polls(build_log) == [pid], "the refused project command ran again"
     assert not any("last good version keeps running" in line for line in d.stderr)
     assert d.stop() == 0
+
+
+def test_a_project_sensor_trusted_after_the_daemon_stopped_is_no_longer_shown_refused(daemon, quiet_home) -> None:
+    # The daemon records the refusal in the store; once it stops, trusting the project must show at once in
+    # `attend sensors` (as `explain`, `doctor` and `sensors poll` already do), not at the next `attend run`.
+    home = quiet_home
+    home.write_project_sensor("build", sensor_yaml("build", [sys.executable, "-c", "print('{}')"]))
+    d = daemon()
+    wait_until(lambda: recorded_state(home, "build") == ("refused", "load"),
+               what="the daemon to record the refusal")
+    assert d.stop() == 0
+
+    trust = home.attend("settings", "add", "attend.project_sensors", str(home.project))
+    assert trust.returncode == 0, trust.stderr
+    row = sensors_json(home)["build"]
+    assert (row["state"], row["message"], row["daemon_running"]) == ("ok", "", False)
+    table = home.attend("sensors")
+    assert table.returncode == 0, table.stderr
+    [line] = [line for line in table.stdout.splitlines() if line.startswith("build ")]
+    assert "refused" not in line and "project_sensors" not in table.stdout
+
+    revoke = home.attend("settings", "set", "attend.project_sensors", "[]")
+    assert revoke.returncode == 0, revoke.stderr
+    row = sensors_json(home)["build"]
+    assert row["state"] == "refused" and "project_sensors" in row["message"]

@@ -105,3 +105,16 @@ async def test_run_reports_started_once_loaded_and_delivers(items_sensor, quiet_
             await trio.sleep(0.1)
     assert out.getvalue() == "[attend sensor=items priority=medium] new item 5\n"
     nursery.cancel_scope.cancel()
+
+
+async def test_a_poll_records_its_state_as_a_poll_state_over_a_state_recorded_at_load(items_sensor, quiet_home) -> None:
+    items = items_sensor()
+    items.fail(1)
+    compiled, store, ctx = _setup(quiet_home)
+    with store:
+        store.update_status("items", state="invalid", message="items.yaml:4:11: error: [bad-duration] ...",
+                            state_source="load")
+        record_poll(store, compiled, await kinds.poll(compiled, ctx), now=1.0)
+        status = store.status("items")
+        assert (status.state, status.state_source) == ("exit", "poll")
+        assert "failing on purpose" in status.message

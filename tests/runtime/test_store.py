@@ -217,3 +217,23 @@ def test_a_stored_state_row_that_is_not_json_reads_as_absent_and_the_others_stay
     states = store.trigger_states("s")
     assert states == {"good": {"v": 3, "items": {"b": 2, "a": 1}}}
     assert list(states["good"]["items"]) == ["b", "a"]  # document order kept: {previous} reads as the item did
+
+
+def test_a_version_5_database_gains_the_state_source_column_keeping_its_status_rows(tmp_path: Path) -> None:
+    from attend.runtime.store.schema import SCHEMA
+
+    path = tmp_path / "attend.db"
+    old = sqlite3.connect(path)
+    old.executescript(SCHEMA.replace("    state_source TEXT NOT NULL DEFAULT 'poll',\n", ""))
+    assert "state_source" not in [row[1] for row in old.execute("PRAGMA table_info(sensor_status)")]
+    old.execute("INSERT INTO sensor_status (scope, sensor, state, message) VALUES ('', 'git', 'timeout', 'slow')")
+    old.execute("PRAGMA user_version = 5")
+    old.commit()
+    old.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        status = store.status("git")
+        assert (status.state, status.message, status.state_source) == ("timeout", "slow", "poll")
+        store.update_status("git", state="invalid", message="bad file", state_source="load")
+        assert store.status("git").state_source == "load"
+

@@ -439,3 +439,25 @@ def test_h_shows_the_sensors_recent_polls_as_sensors_history_does(tab_home) -> N
     assert cli.returncode == 0, cli.stderr
     assert cli.stdout.strip() in seen["history"]
     assert "high-wind" in seen["history"]
+
+
+def test_the_tab_shows_a_sensor_fixed_since_the_daemon_stopped_in_its_current_state(tab_home) -> None:
+    # What a daemon that stopped leaves for a file that was invalid then (it is valid now): the tab reads
+    # the files as they are now, as `attend sensors` does, not the error recorded at that load.
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    with open_project_store(layer_paths(tab_home.project)) as store:
+        store.update_status("weather", state="invalid", message="weather.yaml:4:11: error: [bad-duration] old",
+                            next_poll=None, state_source="load")
+    listed = {row["name"]: row for row in json.loads(tab_home.attend("sensors", "list", "--json").stdout)}
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        seen["weather"] = [str(c) for c in _table(pilot.app).get_row("weather")]
+
+    drive(app, scenario)
+    assert listed["weather"]["state"] == "ok"
+    assert "ok" in seen["weather"] and "invalid" not in seen["weather"]
+    assert not any("bad-duration" in cell for cell in seen["weather"])

@@ -36,6 +36,7 @@ from typing import Any
 from attend.peers.text import printable
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import StoreUnavailable, open_project_store
+from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 
 __all__ = [
     "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "poll_report", "reports_unusable_store", "sensor_row",
@@ -106,8 +107,15 @@ def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
 
 def sensor_row(
     sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
+    *, daemon_running: bool = False,
 ) -> dict[str, Any]:
     """One sensor as `attend sensors list --json` shows it.
+
+    The spec-level states (`invalid`, `refused` and their message) come from `sensor`, loaded from the
+    files and config as they are now; the runtime ones (the last poll's state, failures, fires) from
+    `status`. A state the daemon recorded at load (`state_source: load`) counts only while a daemon
+    runs (it is that daemon's view, and it reloads at once on a change); with none running, a sensor
+    now valid and trusted shows what a sensor that never polled shows.
 
     Args:
         sensor: the loaded sensor.
@@ -115,7 +123,10 @@ def sensor_row(
         probe: an mcp sensor's stored probe record.
         compiled: `compiled_or_error(sensor)` when the caller already has it (the sensors tab keeps it
             between refreshes); computed here otherwise.
+        daemon_running: a daemon runs for the project.
     """
+    if status is not None and status.state_source == LOAD_STATE and not daemon_running:
+        status = _without_load_state(status)
     if compiled is None:
         compiled = compiled_or_error(sensor) if runnable(sensor) else (None, "")
     compiled, compile_error = compiled
@@ -176,6 +187,13 @@ def sensor_row(
     return row
 
 
+def _without_load_state(status: Any) -> Any:
+    """`status` with the state recorded at load dropped: the runtime facts (polls, failures) stay."""
+    from dataclasses import replace
+
+    return replace(status, state="ok", message="", since=None, state_source=POLL_STATE)
+
+
 def _load(args: Any) -> Any:
     from attend.spec import load_set
 
@@ -204,7 +222,7 @@ def sensor_rows(
     probes = {name: store.get_probe(name) for name, s in sensor_set.sensors.items() if s.kind == "mcp"}
     daemon = sessions.lock_pid
     compiled = compiled or {}
-    rows = [_guarded_row(s, statuses.get(name), probes.get(name), compiled.get(name))
+    rows = [_guarded_row(s, statuses.get(name), probes.get(name), compiled.get(name), daemon_running=daemon is not None)
             for name, s in sorted(sensor_set.sensors.items())]
     for row in rows:
         row["shelves"] = noise[row["name"]]["shelves"]
@@ -243,10 +261,11 @@ def sensors_list(args: Any) -> int:
 
 def _guarded_row(
     sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
+    *, daemon_running: bool = False,
 ) -> dict[str, Any]:
     """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
     try:
-        return sensor_row(sensor, status, probe, compiled)
+        return sensor_row(sensor, status, probe, compiled, daemon_running=daemon_running)
     except Exception as exc:  # noqa: BLE001 - this sensor invalid, the rest listed
         return {"name": sensor.name, "kind": None, "layer": sensor.layer, "enabled": False,
                 "file": str(sensor.file) if sensor.file else None, "description": "", "state": "invalid",

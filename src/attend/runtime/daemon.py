@@ -54,6 +54,7 @@ from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.sessions import STALE_TEST_FIRE, SessionPrinter
 from attend.runtime.store import open_project_store
+from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.runtime.wake import WakeHub
 from attend.runtime.watch import snapshot, watch
 
@@ -256,7 +257,8 @@ class Daemon:
             # The last good version keeps running; the file's error stays visible beside it.
             self.store.update_status(name, file_error=message)
             return
-        self.store.update_status(name, state=state, message=message, next_poll=None, file_error="")
+        self.store.update_status(name, state=state, message=message, next_poll=None, file_error="",
+                                 state_source=LOAD_STATE)
 
     def _stop(self, name: str) -> None:
         running = self.running.pop(name, None)
@@ -267,8 +269,13 @@ class Daemon:
     async def _start(self, running: RunningSensor) -> None:
         compiled = running.compiled
         self.running[compiled.name] = running
+        status = self.store.status(compiled.name)
+        # A state recorded at load (`invalid`, `refused`) no longer holds once the sensor runs: until its
+        # first poll it shows what a sensor that never polled shows.
+        stale = {"state": "ok", "message": "", "state_source": POLL_STATE} if (
+            status is not None and status.state_source == LOAD_STATE) else {}
         self.store.update_status(
-            compiled.name, lane=compiled.lane, lane_note=compiled.lane_note or "", file_error=""
+            compiled.name, lane=compiled.lane, lane_note=compiled.lane_note or "", file_error="", **stale
         )
         # Say why only when the file's lane was not honoured; the shipped keepwarm exception keeps its
         # lane, and its note stays visible in `attend sensors` without a line at every start.

@@ -33,6 +33,7 @@ from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.sessions import SessionPrinter
 from attend.runtime.store import Observation, Store
+from attend.runtime.store.sensor_status import POLL_STATE
 
 __all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "observations_from", "record_poll"]
 
@@ -168,6 +169,7 @@ def record_poll(
     status: dict[str, Any] = {
         "state": record.state,
         "message": record.message,
+        "state_source": POLL_STATE,
         "last_poll": now,
         "lane": getattr(compiled, "lane", None),
         "lane_note": getattr(compiled, "lane_note", "") or "",

@@ -1,10 +1,12 @@
 """The store's tables and their migrations (`PRAGMA user_version`).
 
-Version 5 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
+Version 6 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
 scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), version 4
 the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the authored items each
 session was shown, and its cold start), created like every table by the idempotent statements of
-`SCHEMA`.
+`SCHEMA`. Version 6 added `sensor_status.state_source` (`poll`, or `load` for a state the daemon
+recorded from the sensor's files and config: `invalid`, `refused`), added to an older table by
+`ALTER TABLE` (`_ADDED_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import sqlite3
 __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "migrate"]
 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
-#: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table.
-SCHEMA_VERSION = 5
+#: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table,
+#: version 5 no `sensor_status.state_source` column.
+SCHEMA_VERSION = 6
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -44,6 +47,7 @@ CREATE TABLE IF NOT EXISTS sensor_status (
     fires        TEXT NOT NULL DEFAULT '[]',
     file_error   TEXT NOT NULL DEFAULT '',
     updated      REAL,
+    state_source TEXT NOT NULL DEFAULT 'poll',
     PRIMARY KEY (scope, sensor)
 );
 CREATE TABLE IF NOT EXISTS pending (
@@ -132,6 +136,10 @@ CREATE TABLE IF NOT EXISTS crate_state (
 #: The tables whose rows belong to one project (version 2 added their `scope` column).
 SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state", "sessions", "session_seen")
 
+#: Columns added to a table after it was first created: (table, column, its definition), added to a
+#: database whose table lacks them (CREATE TABLE IF NOT EXISTS leaves an existing table as it is).
+_ADDED_COLUMNS = (("sensor_status", "state_source", "TEXT NOT NULL DEFAULT 'poll'"),)
+
 #: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
 _V1_INDEXES = ("pending_sensor", "journal_unprinted", "journal_undrained")
 
@@ -144,6 +152,9 @@ def migrate(db: sqlite3.Connection) -> None:
     if version == 1:
         _scope_v1_tables(db)
     _create_schema(db)
+    for table, column, definition in _ADDED_COLUMNS:
+        if column not in _columns(db, table):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
     if version == 1:
         _copy_v1_rows(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

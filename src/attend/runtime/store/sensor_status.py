@@ -9,7 +9,12 @@ from typing import Any
 
 from attend.runtime.store.connection import StoreConnection
 
-__all__ = ["SensorStatus", "SensorStatusRows"]
+__all__ = ["LOAD_STATE", "POLL_STATE", "SensorStatus", "SensorStatusRows"]
+
+#: `SensorStatus.state_source` of a state a poll recorded.
+POLL_STATE = "poll"
+#: `SensorStatus.state_source` of a state the daemon recorded from the files and config it loaded.
+LOAD_STATE = "load"
 
 
 @dataclass(slots=True)
@@ -31,6 +36,10 @@ class SensorStatus:
     fires: list[float] = field(default_factory=list)
     #: The error of a file that stopped validating while its last good version keeps running.
     file_error: str = ""
+    #: Who recorded `state`: `poll` (a poll's outcome), or `load` (the daemon, from the sensor's files
+    #: and config when it loaded them: `invalid`, `refused`). A `load` state is only as current as
+    #: that load: `attend sensors` reads the files again rather than trust it once no daemon runs.
+    state_source: str = POLL_STATE
 
 
 _STATUS_COLUMNS = (
@@ -47,6 +56,7 @@ _STATUS_COLUMNS = (
     "lane_note",
     "fires",
     "file_error",
+    "state_source",
 )
 _JSON_STATUS_COLUMNS = frozenset({"line_errors", "fires"})
 
@@ -114,4 +124,5 @@ def _status_from_row(row: sqlite3.Row) -> SensorStatus:
         lane_note=row["lane_note"],
         fires=json.loads(row["fires"]),
         file_error=row["file_error"],
+        state_source=row["state_source"],
     )
