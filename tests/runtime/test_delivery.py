@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from attend.runtime.delivery import format_line, priority, write_entries
+from attend.runtime.delivery import format_line, priced_for_reader, priority, write_entries
 from attend.runtime.store import JournalEntry
 
 
@@ -36,3 +36,17 @@ def test_high_and_medium_go_to_stdout_and_low_to_stderr() -> None:
     assert ids == [1, 2, 3]
     assert out.getvalue().splitlines() == ["[attend sensor=s priority=high] d1", "[attend sensor=s priority=medium] d3"]
     assert err.getvalue() == "[attend sensor=s priority=low] d2\n"
+
+
+def _row(i: int, disclosure: int, magnitude: float, prio: str, lane: str = "event") -> JournalEntry:
+    return JournalEntry(i, 0.0, "peers", "t", f"k{i}", lane, prio, magnitude, f"d{i}", disclosure, False, False, False, {})
+
+
+def test_a_row_hidden_from_the_reader_adds_nothing_to_the_priority_of_the_rows_it_is_shown() -> None:
+    own_start, exit_, other = _row(1, 1, 3.0, "high"), _row(2, 1, 2.0, "high"), _row(3, 3, 4.0, "medium")
+    entries = [own_start, exit_, other]
+    shown = priced_for_reader([exit_, other], entries)
+    assert [(e.id, e.priority) for e in shown] == [(2, "low"), (3, "medium")]  # a whole disclosure keeps its own
+    assert priced_for_reader(entries, entries) == entries  # nothing hidden: the project's pricing
+    messages = [_row(4, 4, 4.0, "medium", "message"), _row(5, 4, 4.0, "medium", "message")]
+    assert priced_for_reader(messages[1:], messages) == messages[1:]  # each message is priced alone already

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from daemon_rig import sensors_json, wait_until
+from daemon_rig import query, sensors_json, wait_until
 
 from tests.sensors.sensor_material import Transcripts
 
@@ -108,3 +108,26 @@ def test_a_sessions_transcript_going_quiet_and_busy_again_is_a_status_line_on_th
     wait_until(lambda: working in a.stderr, what="b working again")
     rows = {r["session"]: r for r in json.loads(quiet_home.attend("peers", "list", "--json").stdout)}
     assert (rows["b"]["status"], rows["b"]["context"], rows["a"]["status"]) == ("working", 32.0, "unknown")
+
+
+def _peers_state_names(home, session: str) -> bool:
+    """True once the peers sensor's stored trigger state holds `session` (a poll saw its heartbeat)."""
+    return any(f'"{session}"' in state for (state,) in query(home, "SELECT state FROM trigger_state WHERE sensor = 'peers'"))
+
+
+def test_a_line_hidden_from_a_session_adds_nothing_to_the_priority_of_what_it_is_shown(sessions, quiet_home):
+    # a polls and the sensor's state holds it; a exits. b's first poll then fires b's own start (3.0,
+    # hidden from b) and a's exit (2.0) in one disclosure: 5.0 for the project, but b is shown only the
+    # exit, which alone is low (stderr), never `priority=high` on b's Monitor stream.
+    here = quiet_home.project.resolve()
+    a = sessions("a")
+    wait_until(lambda: _peers_state_names(quiet_home, "a"), what="a peers poll that saw a")
+    assert a.stop() == 0
+    b = sessions("b")
+    wait_until(lambda: any("session a exited" in line for line in b.stdout + b.stderr), what="a's exit on b")
+    exited = f"[attend sensor=peers priority=low] session a exited in this project ({here})"
+    assert exited in b.stderr
+    assert peers_lines(b.stdout) == []
+    # The journal keeps the project's pricing: both rows of the disclosure, high together.
+    rows = query(quiet_home, "SELECT key, priority FROM journal WHERE sensor = 'peers' ORDER BY id")
+    assert sorted(rows) == [("a", "high"), ("b", "high")]

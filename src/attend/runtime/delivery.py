@@ -12,6 +12,13 @@ the server and the item's key: `<description> (server=<s>, key=<k>)`.
 Decision: identical observations accumulated in one disclosure (same trigger, key, description and
 meta: a `lines` command printing the same event every poll while the sensor was held) are ONE line with
 a count, `deploy finished (×12)`, journaled as one row whose magnitude is their sum (`collapse_identical`).
+
+Decision: the journal is the project's, and an event-lane disclosure's priority is computed once, over
+all its rows; but a session is not shown every row (the peers lines about itself, the rows it authored:
+runtime/sessions.py, runtime/seen.py). A row hidden from a session contributes nothing to the priority of
+what that session is shown: when a disclosure lost rows for a reader, the rows it keeps are priced again
+over their own magnitudes (`priced_for_reader`), so a peer's exit (2.0) that shared a poll with the
+reader's own start (3.0) reaches that reader as the `low` line it is alone, not as `high`.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from attend.peers.text import printable
 
 __all__ = [
     "HIGH_AT", "MEDIUM_AT", "collapse_identical", "format_line", "highest", "is_stdout_priority", "priorities",
-    "priority", "write_entries",
+    "priced_for_reader", "priority", "write_entries",
 ]
 
 #: Accumulated magnitude at or above which a disclosure is `high`.
@@ -54,6 +61,28 @@ def priorities(magnitudes: Sequence[float], lane: str) -> list[str]:
     if lane == "message":
         return [priority(m) for m in magnitudes]
     return [priority(sum(magnitudes))] * len(magnitudes)
+
+
+def priced_for_reader(shown: Sequence[Any], entries: Sequence[Any]) -> list[Any]:
+    """`shown` (the journal entries a reader gets, out of `entries`) with each event-lane disclosure that
+    lost rows for this reader priced again over the magnitudes of the rows it keeps.
+
+    Entries are `JournalEntry`s (frozen dataclasses). Message-lane rows (each its own priority), test
+    rows and disclosures the reader gets whole keep their stored priority.
+    """
+    def group(entry: Any) -> Any:
+        return entry.disclosure if entry.lane == "event" and not entry.test and entry.disclosure is not None else None
+
+    whole: dict[Any, int] = {}
+    for entry in entries:
+        if group(entry) is not None:
+            whole[group(entry)] = whole.get(group(entry), 0) + 1
+    kept: dict[Any, list[Any]] = {}
+    for entry in shown:
+        if group(entry) is not None:
+            kept.setdefault(group(entry), []).append(entry)
+    repriced = {d: priority(sum(e.magnitude for e in rows)) for d, rows in kept.items() if len(rows) < whole.get(d, 0)}
+    return [replace(e, priority=repriced[group(e)]) if group(e) in repriced else e for e in shown]
 
 
 _RANK = {"low": 0, "medium": 1, "high": 2}

@@ -15,7 +15,9 @@ Decisions implemented here:
 - Every session's presence for peers (peers/mailbox.py, `heartbeat/<session>`) is rewritten every
   `HEARTBEAT` seconds and removed on a clean exit. The peers sensor's lines about a session (keyed by
   its id) are not printed on that session's own stream: the journal is the project's, so the sensor
-  reports every session and each session leaves out its own start, exit and status.
+  reports every session and each session leaves out its own start, exit and status. A line left out
+  for a session also leaves its magnitude out of the priority of the lines of the same disclosure that
+  the session is shown (`delivery.priced_for_reader`).
 - A closed stdout (the Monitor gone, `attend run | head -1`) ends the session quietly with exit 0; the
   rows it could not write stay unrecorded, so the session's next run prints them.
 - Authored rows (peer messages) go through `seen.for_session`: never the session's own, each item
@@ -42,7 +44,7 @@ from attend.peers.mailbox import Mailbox, peers_dir
 from attend.peers.presence import PRESENCE_SENSOR
 from attend.peers.text import printable_path
 from attend.runtime.cold_start import COLD_START_WAIT, cold_start, message_sensors
-from attend.runtime.delivery import format_line, is_stdout_priority, write_entries
+from attend.runtime.delivery import format_line, is_stdout_priority, priced_for_reader, write_entries
 from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
 from attend.runtime.seen import for_session, items_of
 from attend.runtime.store import Store
@@ -132,6 +134,8 @@ class SessionPrinter:
                      and not self._about_itself(e)]
             seen = self.store.seen_items(self.session_id) if self.session_id is not None else set()
             shown, items = for_session(shown, self.session_id, seen)
+            # What is hidden from this session adds nothing to the priority of what it is shown.
+            shown = priced_for_reader(shown, entries)
             # A low-priority message-lane line goes to stderr, which the agent never reads: it stays unseen,
             # so the session's Stop-hook drain hands it over once (store/sessions.py `drain_backlog`).
             on_stdout = {n for e in shown if is_stdout_priority(e.priority) for n in items_of(e)}
