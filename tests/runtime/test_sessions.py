@@ -236,3 +236,40 @@ def test_a_closed_stdout_ends_the_session_quietly_and_its_next_run_prints_what_w
     again.wait_for(lambda lines: items_in(lines) == ["2"])
     time.sleep(0.5)
     assert again.stop() == 0 and items_in(again.stdout) == ["2"]
+
+
+#: The shipped processes sensor, polling often, every line journaled, and the session's own process tree
+#: included (the test's daemons are this test's children, which the session-tree rule would hide anyway):
+#: only the rule "attend and its own children" decides whether a session's `attend run` is reported.
+PROCESSES_EVERYTHING = ("spec: 1\nenabled: true\ninterval: 1s\nmin_interval: 0.5s\nthreshold: 0\n"
+                        "crate:\n  include_session_processes: true\n")
+
+
+def test_the_processes_sensor_never_reports_a_session_of_the_project_not_even_across_a_takeover(
+        daemon, quiet_home) -> None:
+    import subprocess
+
+    quiet_home.write_user_sensor("processes", PROCESSES_EVERYTHING)
+
+    def journaled(text: str) -> bool:
+        return any(text in r["description"] for r in journal_rows(quiet_home, sensor="processes"))
+
+    a = daemon("--session", "alpha")
+    wait_until(lambda: any("sensor(s) running" in l for l in a.stderr), what="alpha polls")
+    b = daemon("--session", "beta")
+    started(b, "beta attached")
+    sleeps = [subprocess.Popen(["sleep", "61"], cwd=quiet_home.project)]
+    try:
+        wait_until(lambda: journaled("started: sleep 61"), what="a poll of alpha's that saw beta")
+        assert a.stop(signal.SIGKILL) != 0
+        wait_until(lambda: poller_pid(quiet_home) == b.proc.pid, what="beta takes over")
+        sleeps.append(subprocess.Popen(["sleep", "62"], cwd=quiet_home.project))
+        wait_until(lambda: journaled("started: sleep 62"), what="a poll of beta's")
+        assert alive(b.proc.pid)
+        about_sessions = [r["description"] for r in journal_rows(quiet_home, sensor="processes")
+                          if "--session" in r["description"]]
+        assert about_sessions == []
+    finally:
+        for s in sleeps:
+            s.kill()
+            s.wait()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from attend.sensors.base import Focus
-from attend.sensors.processes import ProcessesSensor, decode_wait_status, parse_stat, watched_tool
+from attend.peers.mailbox import Mailbox, peers_dir
+from attend.sensors.processes import ProcessesSensor, decode_wait_status, is_attend_run, parse_stat, watched_tool
 
 #: In these tests the processes are the test's own children, so the daemon's own-children filter is off.
 OVERRIDES = {"ignore_own_descendants": False, "include_session_processes": True}
@@ -185,3 +186,28 @@ def test_the_sessions_own_process_tree_is_left_out_unless_included(drive, projec
         assert other in pids and own.pid not in pids
         pids = [p["pid"] for p in included.sensor.poll(Focus(cwd=project))["processes"]]
         assert other in pids and own.pid in pids
+
+
+def test_a_process_registered_as_a_session_of_the_project_is_left_out_as_attend_s_own(
+        drive, project, tmp_path, monkeypatch):
+    # A session's `attend run` that does not poll is not this process's child; its heartbeat names it.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    d = drive("processes", ProcessesSensor, project, ignore_own_descendants=True, include_session_processes=True)
+    with detached_sleep(project) as registered, detached_sleep(project) as other, detached_sleep(project) as elsewhere:
+        mailbox = Mailbox(peers_dir())
+        mailbox.beat("s-1", project, pid=registered, started=time.time())
+        mailbox.beat("s-2", tmp_path, pid=elsewhere, started=time.time())  # a session of another project
+        pids = [p["pid"] for p in d.sensor.poll(Focus(cwd=project))["processes"]]
+        assert registered not in pids and other in pids and elsewhere in pids
+
+
+def test_an_attend_run_command_line_is_recognised_however_attend_is_started():
+    assert is_attend_run(["/venv/bin/attend", "run", "--session", "beta"])
+    assert is_attend_run(["/usr/bin/python3", "-m", "attend", "run"])
+    assert is_attend_run(["python3", "/plugin/bin/attend", "run", "--project", "/p"])
+    assert not is_attend_run(["/venv/bin/attend", "sensors", "list"])
+    assert is_attend_run(["python3.12", "-X", "dev", "-m", "attend", "run"])
+    assert not is_attend_run(["/venv/bin/attend", "sensors", "list"])
+    assert not is_attend_run(["python3", "-m", "pytest", "attend", "run"])  # attend is not what runs
+    assert not is_attend_run(["make", "run"])
+    assert not is_attend_run([])

@@ -3,7 +3,11 @@
 Which processes: every process of any user we may inspect whose working directory is the project
 directory or a folder below it (``/proc/<pid>/cwd``), except attend itself and its own children when
 `ignore_own_descendants` is set (the git sensor's and command sensors' subprocesses would otherwise
-report themselves), and, unless `include_session_processes` is set, the agent session's own process
+report themselves): not only the polling process but every `attend run` serving the project, with its
+children (`attend_sessions`: the live heartbeats of this project's sessions, the run lock's holder, and
+any process running `attend run` here). The sessions of a project take turns at polling, so leaving
+out only the poller would report an attached session as started and, once it took over and left itself
+out, as exited while it runs. And, unless `include_session_processes` is set, the agent session's own process
 tree: every descendant of the Claude Code process that owns the session (found through the session
 identity, `peers.identity`), or of attend's parent when no session record names one. An agent told
 about its own tool calls (`bash`, `sleep 40`, `attend sensors list`) learns nothing; a build started
@@ -36,7 +40,8 @@ from typing import Any
 
 from attend.sensors.base import Focus, SensorUnavailable, require
 
-__all__ = ["ProcStat", "ProcessesSensor", "decode_wait_status", "parse_stat", "watched_tool"]
+__all__ = ["ProcStat", "ProcessesSensor", "attend_sessions", "decode_wait_status", "is_attend_run", "parse_stat",
+           "watched_tool"]
 
 #: Where Linux exposes processes.
 PROC = Path("/proc")
@@ -115,6 +120,51 @@ def session_root(env: Mapping[str, str] | None = None) -> int:
     return owner if isinstance(owner, int) and owner > 1 else os.getppid()
 
 
+def is_attend_run(argv: Sequence[str]) -> bool:
+    """True when `argv` runs `attend run`: `attend run ...`, `python -m attend run ...`, or a launcher
+    script named attend (the plugin's ``bin/attend run ...``)."""
+    if not argv:
+        return False
+    if os.path.basename(argv[0]) == "attend":
+        return argv[1:2] == ["run"]
+    if not os.path.basename(argv[0]).startswith("python"):
+        return False
+    i = 1
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-m":  # the interpreter's own options
+        i += 2 if argv[i] in ("-X", "-W", "-c") else 1
+    if argv[i : i + 1] == ["-m"]:
+        i += 1
+        if argv[i : i + 1] != ["attend"]:
+            return False
+    elif i >= len(argv) or os.path.basename(argv[i]) != "attend":
+        return False
+    return argv[i + 1 : i + 2] == ["run"]
+
+
+def attend_sessions(project: str, env: Mapping[str, str] | None = None) -> set[int]:
+    """The pids of the `attend run` processes registered for `project`: its sessions' live heartbeats
+    (peers/mailbox.py) and the holder of its run lock (runtime/runlock.py). An unreadable source only
+    loses its pids, never the poll."""
+    from attend.peers.mailbox import Mailbox, peers_dir
+
+    env = os.environ if env is None else env
+    pids: set[int] = set()
+    try:
+        pids |= {p.pid for p in Mailbox(peers_dir(env)).presences()
+                 if isinstance(p.pid, int) and os.path.realpath(p.project) == project}
+    except OSError:
+        pass
+    try:
+        from attend.runtime.runlock import lock_path, running_pid
+
+        holder = running_pid(lock_path(project, env))
+    except Exception:  # noqa: BLE001 - an unusable state folder: the lock names nobody
+        holder = None
+    if holder is not None and holder > 1:
+        pids.add(holder)
+    return pids
+
+
 def is_within(path: str, folder: str) -> bool:
     """True when `path` is `folder` or below it (both absolute, normalised)."""
     return path == folder or path.startswith(folder.rstrip("/") + "/")
@@ -159,7 +209,16 @@ class ProcessesSensor:
             raise SensorUnavailable(f"{PROC} is not available; the processes sensor reads Linux's /proc")
         project = os.path.realpath(focus.cwd)
         stats = dict(self._read_stats())
-        own = self._descendants(stats, os.getpid()) if self.ignore_own_descendants else set()
+        described = {pid: self._describe(pid, stat, f"{pid}-{stat.start_time}", project)
+                     for pid, stat in stats.items() if stat.state != "Z"}
+        own: set[int] = set()
+        if self.ignore_own_descendants:
+            # attend's own: this process, and every `attend run` serving the project (a session that
+            # polls later, or polled before), each with its children.
+            roots = {os.getpid()} | attend_sessions(project)
+            roots |= {pid for pid, found in described.items() if found is not None and found[1]}
+            for root in roots:
+                own |= self._descendants(stats, root)
         if not self.include_session_processes:
             own |= self._descendants(stats, session_root())
 
@@ -177,9 +236,10 @@ class ProcessesSensor:
                     if exit_status:
                         failures.append({**was, "exit_status": exit_status, "signal": signal})
                 continue
-            item = self._describe(pid, stat, ident, project)
-            if item is None:
+            found = described[pid]
+            if found is None:
                 continue
+            item = found[0]
             processes.append(item)
             if item["watched"]:
                 tracked[ident] = {k: item[k] for k in ("id", "pid", "tool", "cmdline")}
@@ -188,7 +248,8 @@ class ProcessesSensor:
         failures.sort(key=lambda p: p["pid"])
         return {"processes": processes, "failures": failures}
 
-    def _describe(self, pid: int, stat: ProcStat, ident: str, project: str) -> dict[str, Any] | None:
+    def _describe(self, pid: int, stat: ProcStat, ident: str, project: str) -> tuple[dict[str, Any], bool] | None:
+        """The item of a process working in `project` (None for any other), and whether it runs `attend run`."""
         base = PROC / str(pid)
         try:
             cwd = os.readlink(base / "cwd")
@@ -198,7 +259,7 @@ class ProcessesSensor:
         if not argv or not is_within(cwd, project):
             return None
         tool = watched_tool(stat.comm, argv, self.watch)
-        return {
+        return ({
             "id": ident,
             "pid": pid,
             "name": stat.comm,
@@ -206,7 +267,7 @@ class ProcessesSensor:
             "cwd": cwd,
             "tool": tool,
             "watched": bool(tool),
-        }
+        }, is_attend_run(argv))
 
     @staticmethod
     def _read_stats() -> Iterable[tuple[int, ProcStat]]:
