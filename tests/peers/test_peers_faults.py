@@ -128,7 +128,7 @@ def test_hostile_names_and_texts_are_refused_or_rendered_and_never_write_outside
 
     assert _tree(tmp_path, mailbox.root) - before == set()  # nothing new outside the peers folder
     assert {p.name for p in mailbox.root.iterdir() if not p.name.startswith("p-")} <= {
-        "heartbeat", "open", ".channels.lock", "channels.yaml"}
+        "heartbeat", "open", ".channels.lock", ".heartbeat.lock", "channels.yaml"}
     [stored] = json.loads(peers("inbox", "--json", session="b", cwd=other).stdout)
     assert stored["re"] == "../../etc/passwd" and stored["text"] == "line\nbreak\x1b[2J"
     shown = peers("inbox", session="b", cwd=other).stdout

@@ -63,3 +63,26 @@ def test_every_peers_magnitude_is_a_settings_key(home):
         assert out.returncode == 0, out.stderr
     refused = home.attend("settings", "set", "attend.sensors.peers.triggers.status-changed.magnitude", "-1")
     assert refused.returncode == 3
+
+
+def test_a_heartbeat_is_its_process_own_another_with_the_same_session_neither_rewrites_nor_removes_it(home):
+    import subprocess
+    import sys
+
+    mailbox = Mailbox(peers_dir(home.env()))
+    owner = os.getppid()  # a running process that is not this one
+    assert mailbox.beat("dup", home.project, pid=owner, started=1.0) is None
+    held = mailbox.beat("dup", home.project, pid=os.getpid(), started=2.0)
+    assert held is not None and held.pid == owner
+    assert mailbox.owner("dup", os.getpid()).pid == owner
+    assert mailbox.leave_presence("dup", pid=os.getpid()) is False
+    assert [(p.session, p.pid) for p in mailbox.presences()] == [("dup", owner)]
+    assert mailbox.leave_presence("dup", pid=owner) is True  # its owner's clean exit
+    assert mailbox.presences() == []
+    # An owner gone without a word (SIGKILL) holds nothing: the other process's next beat takes it over.
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert mailbox.beat("dup", home.project, pid=int(gone.stdout), started=3.0) is None
+    assert mailbox.beat("dup", home.project, pid=os.getpid(), started=4.0) is None
+    assert [p.pid for p in mailbox.presences()] == [os.getpid()]
+    assert mailbox.leave_presence("dup", pid=os.getpid()) is True
+    assert mailbox.presences() == []

@@ -273,3 +273,60 @@ def test_the_processes_sensor_never_reports_a_session_of_the_project_not_even_ac
         for s in sleeps:
             s.kill()
             s.wait()
+
+
+def _peers_list(home) -> dict[str, dict]:
+    listed = home.attend("peers", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return {row["session"]: row for row in json.loads(listed.stdout)}
+
+
+def _sessions_line(home) -> str:
+    shown = home.attend("sensors")
+    assert shown.returncode == 0, shown.stderr
+    return next(line for line in shown.stdout.splitlines() if line.startswith("sessions:"))
+
+
+def test_a_second_attend_run_with_a_live_session_id_warns_and_its_exit_leaves_the_first_ones_presence(
+        daemon, quiet_home) -> None:
+    first = daemon("--session", "dup")
+    wait_until(lambda: any("sensor(s) running" in l for l in first.stderr), what="the first polls")
+    heartbeat = quiet_home.cache / "attend" / "peers" / "heartbeat" / "dup"
+    wait_until(heartbeat.exists, what="the first one's heartbeat")
+    second = daemon("--session", "dup")
+    warning = (f"attend: warning: session id dup is already live in this project (pid {first.proc.pid}); "
+               "this process prints the same stream")
+    wait_until(lambda: any(l.startswith(warning) for l in second.stderr), what="the duplicate's warning")
+    assert not [l for l in first.stderr if "warning" in l]
+    assert second.stop() == 0
+
+    # The first one still runs: its presence and its registration are as they were, at once.
+    assert json.loads(heartbeat.read_text())["pid"] == first.proc.pid
+    assert _peers_list(quiet_home)["dup"]["pid"] == first.proc.pid
+    sent = quiet_home.attend("peers", "send", "--to", str(quiet_home.project), "still there?")
+    assert sent.returncode == 0, sent.stderr
+    assert _sessions_line(quiet_home).startswith(f"sessions: session dup (pid {first.proc.pid}) polls since ")
+
+
+def test_when_the_first_of_two_processes_with_one_session_id_dies_the_other_takes_its_presence_over(
+        daemon, quiet_home) -> None:
+    first = daemon("--session", "dup")
+    wait_until(lambda: any("sensor(s) running" in l for l in first.stderr), what="the first polls")
+    heartbeat = quiet_home.cache / "attend" / "peers" / "heartbeat" / "dup"
+    wait_until(heartbeat.exists, what="the first one's heartbeat")
+    second = daemon("--session", "dup")
+    wait_until(lambda: any("already live" in l for l in second.stderr), what="the duplicate's warning")
+    first.stop(signal.SIGKILL)  # no clean exit: its heartbeat stays behind, naming a dead pid
+
+    def owned_by_second() -> bool:
+        try:
+            return json.loads(heartbeat.read_text())["pid"] == second.proc.pid
+        except (OSError, ValueError):
+            return False
+
+    wait_until(owned_by_second, what="the second one's heartbeat")
+    assert _peers_list(quiet_home)["dup"]["pid"] == second.proc.pid
+    wait_until(lambda: _sessions_line(quiet_home).startswith(f"sessions: session dup (pid {second.proc.pid}) polls"),
+               what="the second one polls under the session's name")
+    assert second.stop() == 0
+    assert not heartbeat.exists()  # its own heartbeat: removed on its clean exit

@@ -9,7 +9,9 @@ Layout (every name below is made here, never taken from a message or a user's pa
   ids) are in `channels.yaml`.
 - `heartbeat/<session>`: presence, rewritten by every `attend run` (`HEARTBEAT` in runtime/sessions.py);
   a session is live while its file is younger than `LIVE_FOR` seconds (a SIGKILLed `attend run` stays
-  live that long: its session may restart it, and mail sent meanwhile waits for it).
+  live that long: its session may restart it, and mail sent meanwhile waits for it). A heartbeat is the
+  process's that wrote it (its `pid`): a second `attend run` with the same session id neither rewrites
+  nor removes it while that process runs (`.heartbeat.lock` makes each check-and-write one step).
 
 Decisions implemented here: one JSON file per message `{id, from, from_kind, project, to, channel, re,
 text, ts}`, written to a hidden temporary file and renamed into place, so a reader never sees half a
@@ -164,6 +166,18 @@ def _write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _read_presence(path: Path) -> Presence:
+    """The heartbeat at `path` (its time is the file's mtime).
+
+    Raises:
+        OSError: it cannot be read (removed meanwhile).
+        ValueError, KeyError, TypeError: it does not parse.
+    """
+    beat = path.stat().st_mtime
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return Presence(str(data["session"]), str(data["project"]), data.get("pid"), float(data.get("started", beat)), beat)
+
+
 @dataclass
 class Mailbox:
     """The peers folder of one XDG home.
@@ -182,16 +196,65 @@ class Mailbox:
 
     # -- presence ----------------------------------------------------------------------------------
 
-    def beat(self, session: str, project: Path | str, *, pid: int | None, started: float) -> None:
-        """Record that `session` is alive in `project` (rewrites its heartbeat)."""
+    @contextmanager
+    def _presence_locked(self) -> Iterator[Path]:
+        """The heartbeat folder, with the presence lock held: a heartbeat's check-then-write or
+        check-then-remove is one step for every process serving the same session."""
         folder = self.root / "heartbeat"
         folder.mkdir(parents=True, exist_ok=True)
-        presence = Presence(session, str(Path(project).resolve()), pid, started, self.clock())
-        _write_atomic(folder / session, json.dumps(presence.to_json()))
+        with open(self.root / ".heartbeat.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield folder
 
-    def leave_presence(self, session: str) -> None:
-        """Remove `session`'s heartbeat (a clean exit)."""
-        (self.root / "heartbeat" / session).unlink(missing_ok=True)
+    def _live_owner(self, path: Path, pid: int) -> Presence | None:
+        """The heartbeat at `path` when it is live and another running process's than `pid`."""
+        from attend.peers.identity import process_runs
+
+        try:
+            owner = _read_presence(path)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if owner.pid is None or owner.pid == pid or self.clock() - owner.beat > LIVE_FOR:
+            return None
+        return owner if isinstance(owner.pid, int) and process_runs(owner.pid) else None
+
+    def beat(self, session: str, project: Path | str, *, pid: int | None, started: float) -> Presence | None:
+        """Record that `session` is alive in `project` (rewrites its heartbeat); None when written.
+
+        A heartbeat is its process's: while a live heartbeat names another running process (two `attend
+        run` with one session id), nothing is written and that owner's presence is returned. Once the
+        owner exits (its heartbeat removed, or its process gone), the next beat takes the heartbeat over.
+        """
+        with self._presence_locked() as folder:
+            if pid is not None and (owner := self._live_owner(folder / session, pid)) is not None:
+                return owner
+            presence = Presence(session, str(Path(project).resolve()), pid, started, self.clock())
+            _write_atomic(folder / session, json.dumps(presence.to_json()))
+        return None
+
+    def owner(self, session: str, pid: int) -> Presence | None:
+        """`session`'s live heartbeat when another running process than `pid` holds it, else None."""
+        return self._live_owner(self.root / "heartbeat" / session, pid)
+
+    def leave_presence(self, session: str, *, pid: int | None = None) -> bool:
+        """Remove `session`'s heartbeat (a clean exit); False when it was left.
+
+        With `pid`, only a heartbeat that process wrote is removed: a second process serving the same
+        session id leaves the first one's presence alone. The check and the removal are one step under
+        the presence lock, so a heartbeat rewritten meanwhile by its owner is never removed.
+        """
+        if not (self.root / "heartbeat" / session).exists():
+            return False
+        with self._presence_locked() as folder:
+            path = folder / session
+            if pid is not None:
+                try:
+                    if _read_presence(path).pid != pid:
+                        return False
+                except (OSError, ValueError, KeyError, TypeError):
+                    return False  # gone, or not a heartbeat this process wrote
+            path.unlink(missing_ok=True)
+        return True
 
     def presences(self, *, live_only: bool = True) -> list[Presence]:
         """The heartbeats, live ones only by default, the earliest started first."""
@@ -203,16 +266,13 @@ class Mailbox:
             if path.name.startswith("."):
                 continue
             try:
-                beat = path.stat().st_mtime
-                data = json.loads(path.read_text(encoding="utf-8"))
-                presence = Presence(str(data["session"]), str(data["project"]), data.get("pid"),
-                                    float(data.get("started", beat)), beat)
+                presence = _read_presence(path)
             except OSError:
                 continue  # removed since the listing: that session just exited
             except (ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
                 self.corrupt_heartbeats.append((path, f"{type(exc).__name__}: {exc}"))
                 continue
-            if live_only and now - beat > LIVE_FOR:
+            if live_only and now - presence.beat > LIVE_FOR:
                 continue
             out.append(presence)
         return sorted(out, key=lambda p: (p.started, p.session))

@@ -13,7 +13,10 @@ Decisions implemented here:
   the session that crashed. A restarted session (same id) resumes; a new one starts at the journal's
   end; an unresolved one (`pid-<pid>`) keeps no position.
 - Every session's presence for peers (peers/mailbox.py, `heartbeat/<session>`) is rewritten every
-  `HEARTBEAT` seconds and removed on a clean exit. The peers sensor's lines about a session (keyed by
+  `HEARTBEAT` seconds and removed on a clean exit. Presence and the store row are the process's that
+  holds them: a second `attend run` with a session id already live warns at start-up, prints the same
+  stream, and neither rewrites nor removes what the first one holds; it takes them over at its next
+  beat once the first is gone (`_claim_if_orphaned`, `Mailbox.beat`). The peers sensor's lines about a session (keyed by
   its id) are not printed on that session's own stream: the journal is the project's, so the sensor
   reports every session and each session leaves out its own start, exit and status. A line left out
   for a session also leaves its magnitude out of the priority of the lines of the same disclosure that
@@ -39,7 +42,7 @@ from typing import Any, TextIO
 
 import trio
 
-from attend.peers.identity import Session, SessionError, resolve_session
+from attend.peers.identity import Session, SessionError, process_runs, resolve_session
 from attend.peers.mailbox import Mailbox, peers_dir
 from attend.peers.presence import PRESENCE_SENSOR
 from attend.peers.text import printable_path
@@ -78,6 +81,7 @@ class SessionPrinter:
         clock: wall-clock seconds.
         project_dir: the project; with it, a resolved session that never had its cold start gets it.
         env: the environment naming the layers and the peers folder (default `os.environ`).
+        claim: False when another live process serves the same session here (its row stays its own).
     """
 
     def __init__(
@@ -90,6 +94,7 @@ class SessionPrinter:
         clock: Callable[[], float] = time.time,
         project_dir: Path | str | None = None,
         env: Mapping[str, str] | None = None,
+        claim: bool = True,
     ) -> None:
         self.store = store
         self.session_id = session.id if session is not None else None
@@ -99,7 +104,7 @@ class SessionPrinter:
         self.project_dir = project_dir
         self.env = os.environ if env is None else env
         if session is not None:
-            self.position = store.attach_session(session.id, pid=os.getpid(), resume=session.resolved)
+            self.position = store.attach_session(session.id, pid=os.getpid(), resume=session.resolved, claim=claim)
         else:
             self.position = store.journal_end()
         #: Whether this session's cold start is still to do.
@@ -201,8 +206,38 @@ def _log(stderr: TextIO, message: str) -> None:
     stderr.flush()
 
 
-async def _heartbeat(store: Store, session: str, presence: Callable[[], None]) -> None:
-    """Record every `HEARTBEAT` seconds that the session lives: its store row, and its peers presence."""
+def _other_process(store: Store, mailbox: Mailbox, session: str, project_dir: Path) -> tuple[int, str] | None:
+    """Another running process serving `session`, and where: its row in this project's store, or its heartbeat."""
+    me = os.getpid()
+    record = store.session(session)
+    if record is not None and record.role != "stopped" and record.pid not in (None, me) and process_runs(record.pid):
+        return int(record.pid), "in this project"
+    try:
+        owner = mailbox.owner(session, me)
+    except OSError:
+        return None
+    if owner is None or owner.pid is None:
+        return None
+    here = owner.project == str(project_dir.resolve())
+    return owner.pid, "in this project" if here else f"in {printable_path(owner.project)}"
+
+
+def _claim_if_orphaned(store: Store, session: str, role: str) -> None:
+    """Take `session`'s row over when the process that held it is gone (stopped, or died): the row
+    names a running process serving the session again."""
+    record = store.session(session)
+    me = os.getpid()
+    if record is not None and record.pid != me and (record.role == "stopped" or record.pid is None
+                                                      or not process_runs(record.pid)):
+        store.set_session_role(session, role, pid=me)
+
+
+async def _heartbeat(store: Store, session: str, presence: Callable[[], object], role: Callable[[], str]) -> None:
+    """Record every `HEARTBEAT` seconds that the session lives: its store row, and its peers presence.
+
+    Both are this process's only while it holds them: a second process with the same session id
+    writes neither while the first runs, and takes them over at its next beat once the first is gone.
+    """
     while True:
         try:
             presence()
@@ -210,7 +245,8 @@ async def _heartbeat(store: Store, session: str, presence: Callable[[], None]) -
             pass  # an unwritable cache folder: peers do not see this session, the session still runs
         await trio.sleep(HEARTBEAT)
         try:
-            store.session_heartbeat(session)
+            _claim_if_orphaned(store, session, role())
+            store.session_heartbeat(session, pid=os.getpid())
         except sqlite3.OperationalError:
             pass  # a busy store: the next beat records it
 
@@ -242,32 +278,42 @@ async def serve_session(
     project_dir = Path(project_dir)
     lock = open_lock(lock_path(project_dir, env))
     store = open_project_store(layer_paths(project_dir, env), clock=clock)
-    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
-                             env=env)
     mailbox = Mailbox(peers_dir(env))
+    other = _other_process(store, mailbox, session.id, project_dir)
+    if other is not None:
+        _log(stderr, f"warning: session id {session.id} is already live {other[1]} (pid {other[0]}); this process "
+                     f"prints the same stream but leaves pid {other[0]}'s presence and registration alone. "
+                     "Give each session its own id (--session or ATTEND_SESSION)")
+    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
+                             env=env, claim=other is None)
+    role = {"now": "attached"}
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(printer.run)
             nursery.start_soon(_heartbeat, store, session.id, partial(
-                mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock()))
+                mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock()), lambda: role["now"])
             task_status.started()
             if not try_lock(lock):
                 _log(stderr, f"session {session.id} attached to {printable_path(project_dir)}; pid {holder_pid(lock)} polls it")
                 while not try_lock(lock):
                     await trio.sleep(TAKEOVER_CHECK)
                 _log(stderr, f"session {session.id} polls {printable_path(project_dir)} now (the poller exited)")
+            role["now"] = "polling"
             store.set_session_role(session.id, "polling", pid=os.getpid())
             daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
             await daemon.run()
     finally:
+        # Only what is this process's own: another process serving the same session id keeps its row
+        # and its heartbeat (each check-and-remove is one step: a conditional UPDATE, the presence lock).
         try:
-            store.set_session_role(session.id, "stopped", pid=None)
+            store.set_session_role(session.id, "stopped", pid=None, only_pid=os.getpid())
         except sqlite3.Error:
             pass  # the row stays as it was; its dead pid tells it apart from a live one
         store.close()
         lock.close()  # releases the lock, if held
         try:
-            mailbox.leave_presence(session.id)  # peers see a clean exit at once (a crash: after LIVE_FOR)
+            # Peers see a clean exit at once (a crash: after LIVE_FOR).
+            mailbox.leave_presence(session.id, pid=os.getpid())
         except OSError:
             pass
 

@@ -62,7 +62,7 @@ class SessionRows(JournalRows):
         row = self._db.execute("SELECT MAX(id) FROM journal WHERE scope = ?", (self.scope,)).fetchone()
         return int(row[0] or 0)
 
-    def attach_session(self, session: str, *, pid: int, resume: bool) -> int:
+    def attach_session(self, session: str, *, pid: int, resume: bool, claim: bool = True) -> int:
         """Register `session` as a live `attended` process and return the journal id it prints after.
 
         Args:
@@ -70,6 +70,8 @@ class SessionRows(JournalRows):
             pid: the `attend run` process.
             resume: True for a resolved session: a stored row's position is taken up again. An
                 unresolved one (`pid-<pid>`) always starts at the journal's end.
+            claim: False when another live process already serves `session` here: its row (pid, role)
+                stays that process's, and this one only takes up the position.
         """
         now = self._clock()
         with self._write():
@@ -80,6 +82,8 @@ class SessionRows(JournalRows):
                 drained = row.drained_upto
             else:
                 position = drained = end
+            if row is not None and not claim:
+                return position
             self._db.execute(
                 "INSERT OR REPLACE INTO sessions (scope, session, printed_upto, drained_upto, pid, role, role_since,"
                 " started, heartbeat) VALUES (?, ?, ?, ?, ?, 'attached', ?, ?, ?)",
@@ -87,22 +91,30 @@ class SessionRows(JournalRows):
             )
         return position
 
-    def set_session_role(self, session: str, role: str, *, pid: int | None) -> None:
-        """Record that `session` now polls, is attached, or stopped (`pid` None when stopped)."""
+    def set_session_role(self, session: str, role: str, *, pid: int | None, only_pid: int | None = None) -> bool:
+        """Record that `session` now polls, is attached, or stopped (`pid` None when stopped); False when left.
+
+        With `only_pid`, only a row that process holds changes: a second process serving the same
+        session id stops without stopping the row of the one still running.
+        """
         if role not in ROLES:
             raise ValueError(f"unknown session role {role!r}")
         now = self._clock()
+        owned = "" if only_pid is None else " AND pid = ?"
         with self._write():
-            self._db.execute(
-                "UPDATE sessions SET role = ?, role_since = ?, pid = ?, heartbeat = ? WHERE scope = ? AND session = ?",
-                (role, now, pid, now, self.scope, session),
+            cur = self._db.execute(
+                f"UPDATE sessions SET role = ?, role_since = ?, pid = ?, heartbeat = ? WHERE scope = ? AND session = ?{owned}",
+                (role, now, pid, now, self.scope, session, *(() if only_pid is None else (only_pid,))),
             )
+        return cur.rowcount > 0
 
-    def session_heartbeat(self, session: str) -> None:
-        """Record that `session`'s process is alive now."""
+    def session_heartbeat(self, session: str, *, pid: int | None = None) -> None:
+        """Record that `session`'s process is alive now (with `pid`: only while that process holds the row)."""
+        owned = "" if pid is None else " AND pid = ?"
         with self._write():
             self._db.execute(
-                "UPDATE sessions SET heartbeat = ? WHERE scope = ? AND session = ?", (self._clock(), self.scope, session)
+                f"UPDATE sessions SET heartbeat = ? WHERE scope = ? AND session = ?{owned}",
+                (self._clock(), self.scope, session, *(() if pid is None else (pid,))),
             )
 
     def session(self, session: str) -> SessionRecord | None:
