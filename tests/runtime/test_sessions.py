@@ -287,16 +287,23 @@ def _sessions_line(home) -> str:
     return next(line for line in shown.stdout.splitlines() if line.startswith("sessions:"))
 
 
-def test_a_second_attend_run_with_a_live_session_id_warns_and_its_exit_leaves_the_first_ones_presence(
-        daemon, quiet_home) -> None:
+def _two_processes_one_id(daemon, home):
+    """`attend run --session dup` polling with its heartbeat written, then a second one with the same id,
+    once it has warned; returns both and the heartbeat's path."""
     first = daemon("--session", "dup")
     wait_until(lambda: any("sensor(s) running" in l for l in first.stderr), what="the first polls")
-    heartbeat = quiet_home.cache / "attend" / "peers" / "heartbeat" / "dup"
+    heartbeat = home.cache / "attend" / "peers" / "heartbeat" / "dup"
     wait_until(heartbeat.exists, what="the first one's heartbeat")
     second = daemon("--session", "dup")
     warning = (f"attend: warning: session id dup is already live in this project (pid {first.proc.pid}); "
                "this process prints the same stream")
     wait_until(lambda: any(l.startswith(warning) for l in second.stderr), what="the duplicate's warning")
+    return first, second, heartbeat
+
+
+def test_a_second_attend_run_with_a_live_session_id_warns_and_its_exit_leaves_the_first_ones_presence(
+        daemon, quiet_home) -> None:
+    first, second, heartbeat = _two_processes_one_id(daemon, quiet_home)
     assert not [l for l in first.stderr if "warning" in l]
     assert second.stop() == 0
 
@@ -310,12 +317,7 @@ def test_a_second_attend_run_with_a_live_session_id_warns_and_its_exit_leaves_th
 
 def test_when_the_first_of_two_processes_with_one_session_id_dies_the_other_takes_its_presence_over(
         daemon, quiet_home) -> None:
-    first = daemon("--session", "dup")
-    wait_until(lambda: any("sensor(s) running" in l for l in first.stderr), what="the first polls")
-    heartbeat = quiet_home.cache / "attend" / "peers" / "heartbeat" / "dup"
-    wait_until(heartbeat.exists, what="the first one's heartbeat")
-    second = daemon("--session", "dup")
-    wait_until(lambda: any("already live" in l for l in second.stderr), what="the duplicate's warning")
+    first, second, heartbeat = _two_processes_one_id(daemon, quiet_home)
     first.stop(signal.SIGKILL)  # no clean exit: its heartbeat stays behind, naming a dead pid
 
     def owned_by_second() -> bool:
