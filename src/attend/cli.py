@@ -48,12 +48,59 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
 
 
+class _MissingRequired(Exception):
+    """argparse found a required argument missing; raised instead of exiting, so unrecognized ones go first."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser (and, through `add_subparsers`, every subparser) using `_Formatter`."""
+    """An ArgumentParser (and, through `add_subparsers`, every subparser) using `_Formatter`.
+
+    A usage error names what is wrong in the words of the command it belongs to: an argument nobody
+    recognizes is reported by the innermost (sub)command's parser, with that command's usage line
+    (argparse hands it up to `attend` itself), and before a required argument found missing (argparse
+    would say only `required: --check` to `attend compile --bogus`).
+    """
+
+    _relaxed = False  # True while `_unrecognized` parses with nothing required
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        try:
+            parsed, extras = super().parse_known_args(args, namespace)
+        except _MissingRequired as missing:
+            extras = self._unrecognized(args)
+            if not extras:
+                super().error(str(missing))
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+    def _unrecognized(self, args: Any) -> list[str]:
+        """The words of `args` this parser recognizes none of, parsing as if no argument were required."""
+        required = [action for action in self._actions if action.required]
+        for action in required:
+            action.required = False
+        self._relaxed = True
+        try:
+            return super().parse_known_args(args, None)[1]
+        finally:
+            self._relaxed = False
+            for action in required:
+                action.required = True
+
+    def error(self, message: str) -> Any:
+        if not self._relaxed and message.startswith(argparse._("the following arguments are required: %s")[:-2]):
+            raise _MissingRequired(message)
+        super().error(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> Any:
+        # What `--help` and `--version` printed goes out now, inside main(): a reader that went away
+        # (`attend --version | true`) ends the command quietly there, as for every command.
+        sys.stdout.flush()
+        super().exit(status, message)
 
 
 def _project_parent() -> argparse.ArgumentParser:
@@ -301,8 +348,8 @@ class _VersionAction(argparse.Action):
     """`--version`, looked up only when asked for (importlib.metadata is slow to import)."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        print(f"attend {_version()}")
-        parser.exit()
+        sys.stdout.write(f"attend {_version()}\n")
+        parser.exit()  # flushes: a closed pipe ends quietly in main()
 
 
 def _version() -> str:
@@ -378,21 +425,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv`, run the chosen command and return its exit code."""
     words = _project_after_command(bind_project(sys.argv[1:] if argv is None else argv))
     command = next((w for w in words if not w.startswith("-")), None)
-    parser = build_parser(command if command in COMMANDS else None)
-    args = parser.parse_args(words)
-    if args.project == "":
-        return _empty_project(args)
-    # Whether --project was named (it chooses the project layer for writes), and the directory itself.
-    args.project_layer = args.project is not None
-    args.project_dir = os.path.abspath(args.project or os.getcwd())
     try:
+        args = build_parser(command if command in COMMANDS else None).parse_args(words)
+        if args.project == "":
+            return _empty_project(args)
+        # Whether --project was named (it chooses the project layer for writes), and the directory itself.
+        args.project_layer = args.project is not None
+        args.project_dir = os.path.abspath(args.project or os.getcwd())
         code = _resolve(args.handler)(args)
         sys.stdout.flush()
         return int(code or 0)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # The reader went away (`attend sensors | head`); nothing left to say.
+        # The reader went away (`attend sensors | head`, `attend --version | true`); nothing left to say.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
