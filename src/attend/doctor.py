@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -126,7 +127,7 @@ def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     else:
         daemon = Check("daemon", "warn", f"no `attend run` polls {project_dir}",
                        "open a Claude Code session with the plugin (its monitor starts one), or run "
-                       f"`attend run --project {project_dir}`")
+                       f"`attend run --project {shlex.quote(str(project_dir))}`")
     if attached:
         names = [f"{s.session} (pid {s.pid})" for s in attached]
         joined = Check("sessions", "ok", f"{len(attached)} attached (each prints every notification): {_names(names)}")

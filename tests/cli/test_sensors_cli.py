@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import sys
 
@@ -323,3 +324,14 @@ def test_sensors_counts_an_expression_error_when_it_comes_first_in_the_file(quie
     assert "pathfirst.yaml:8:" in first and "[path-syntax]" in first
     row = {r["name"]: r for r in json.loads(quiet_home.attend("sensors", "--json").stdout)}["pathfirst"]
     assert (row["state"], row["message"]) == ("invalid", first)
+
+
+def test_sensors_of_another_project_suggests_a_pasteable_attend_run_for_it(quiet_home) -> None:
+    project = quiet_home.root / "my proj ünï 日本"
+    project.mkdir()
+    out = quiet_home.attend("sensors", "--project", str(project))
+    assert out.returncode == 0, out.stderr
+    hint = out.stdout.splitlines()[-1]
+    assert shlex.split(hint.split("`")[-2]) == ["attend", "run", "--project", str(project)]
+    here = quiet_home.attend("sensors")
+    assert here.stdout.splitlines()[-1].endswith("start one with `attend run`)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -159,3 +160,12 @@ def test_doctor_names_the_polling_session_and_the_attached_ones_of_real_daemons(
     other = ({"first", "second"} - {poller}).pop()
     assert polling.startswith(f"session {poller} (pid {pids[poller]}) polls {home.project} since 20")
     assert checks["sessions"]["message"] == f"1 attached (each prints every notification): {other} (pid {pids[other]})"
+
+
+def test_doctor_quotes_the_project_path_in_the_command_it_suggests_so_it_pastes_as_one_word(home):
+    project = home.root / "my proj ünï 日本"
+    project.mkdir()
+    done = home.attend("doctor", "--project", str(project))
+    (daemon,) = [line for line in done.stdout.splitlines() if " daemon: " in line]
+    suggested = daemon.split("`")[-2]
+    assert shlex.split(suggested) == ["attend", "run", "--project", str(project)]

@@ -235,6 +235,15 @@ def sensor_rows(
     return rows
 
 
+def _run_command(project_dir: str) -> str:
+    """The `attend run` that polls `project_dir`, ready to paste: `--project` (quoted) unless it is the working directory."""
+    import shlex
+
+    if os.path.abspath(os.getcwd()) == project_dir:
+        return "attend run"
+    return f"attend run --project {shlex.quote(project_dir)}"
+
+
 @reports_unusable_store
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
@@ -253,7 +262,7 @@ def sensors_list(args: Any) -> int:
         return 0
     print(_table(rows))
     if not daemon:
-        print(f"(no daemon runs for {args.project_dir}: start one with `attend run`)")
+        print(f"(no daemon runs for {args.project_dir}: start one with `{_run_command(args.project_dir)}`)")
     else:
         print(f"sessions: {sessions.describe()}")
     return 0
