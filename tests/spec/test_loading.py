@@ -86,6 +86,21 @@ def test_binary_invalid_utf8_and_oversized_files_are_refused(tmp_path: Path) -> 
     assert [d.code for d in found["list.yaml"]] == ["not-a-mapping"]
 
 
+@pytest.mark.parametrize(("raw", "position", "message"), [
+    (b'spec: 1\nname: c\ndescription: "\xe9"\nfoo: \x00\n', (3, 15),
+     "invalid UTF-8 (byte 0xe9; the file also holds binary data, a NUL byte at 4:6): sensor files are UTF-8 text"),
+    (b'spec: 1\nname: c\nfoo: \x00\ndescription: "\xe9"\n', (3, 6),
+     "binary data (a NUL byte): sensor files are UTF-8 text"),
+    (b"name: caf\xc3\xa9 \xff\n", (1, 12), "invalid UTF-8 (byte 0xff): sensor files are UTF-8 text"),
+])
+def test_an_encoding_error_is_positioned_at_the_first_bad_byte_and_names_it(tmp_path: Path, raw: bytes,
+                                                                             position: tuple[int, int],
+                                                                             message: str) -> None:
+    (tmp_path / "c.yaml").write_bytes(raw)
+    [d] = read_sensor_file(tmp_path / "c.yaml", "user").diagnostics
+    assert (d.code, (d.line, d.col), d.message) == ("encoding", position, message)
+
+
 def test_an_explicit_key_keeps_its_own_position_over_a_merge_key() -> None:
     parsed = parse_yaml("base: &b {on: changed, path: $.x}\nt:\n  on: added\n  <<: *b\n", "f.yaml")
     assert parsed.data["t"] == {"on": "added", "path": "$.x"}

@@ -136,19 +136,27 @@ def read_source(path: Path, file: str | None = None) -> tuple[str | None, list[D
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if nul >= 0:  # a NUL byte anywhere says binary, whatever the first invalid byte
+        if 0 <= nul < exc.start:
             return None, [_binary(name, raw, nul)]
-        line, col = line_col(raw[: exc.start].decode("utf-8", "replace"), exc.start)
+        # The first bad byte is this invalid one; a NUL further on is named too (the file is binary).
+        line, col = _position(raw, exc.start)
+        also = f"; the file also holds binary data, a NUL byte at {':'.join(map(str, _position(raw, nul)))}" \
+            if nul >= 0 else ""
         return None, [Diagnostic(name, line, col, "encoding",
-                                 f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): sensor files are UTF-8 text")]
+                                 f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}{also}): sensor files are UTF-8 text")]
     if nul >= 0:
         return None, [_binary(name, raw, nul)]
     return text, []
 
 
+def _position(raw: bytes, offset: int) -> tuple[int, int]:
+    """The line and column (in characters) of the byte at `offset` of `raw`."""
+    prefix = raw[:offset].decode("utf-8", "replace")
+    return line_col(prefix, len(prefix))
+
+
 def _binary(name: str, raw: bytes, nul: int) -> Diagnostic:
-    prefix = raw[:nul].decode("utf-8", "replace")
-    line, col = line_col(prefix, len(prefix))
+    line, col = _position(raw, nul)
     return Diagnostic(name, line, col, "encoding", "binary data (a NUL byte): sensor files are UTF-8 text")
 
 
