@@ -106,3 +106,11 @@ def test_a_crate_override_is_checked_against_the_shipped_files_fields(home) -> N
                      f"{processes}:2:10: error: [wrong-type] `crate.watch` items: must be a string",
                      f"{processes}:3:27: error: [wrong-type] `crate.ignore_own_descendants` must be true or false"):
         assert expected in check.stdout, check.stdout
+
+
+def test_config_yaml_quotes_a_bad_value_in_yaml_words(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("engagement:\n  live_window: true\n  relative_peak: null\n")
+    messages = [d.message for d in load_config(layer_paths(home.project)).diagnostics]
+    assert any(m.startswith("`engagement.live_window` true is not a duration") for m in messages), messages
+    assert any(m.startswith("`engagement.relative_peak` must be a number, not null;") for m in messages), messages

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from attend.spec import merge_sensor
 from attend.spec.loading import parse_yaml
 from attend.spec.model import SensorFile
@@ -76,7 +78,7 @@ def test_a_duration_of_the_wrong_type_and_a_malformed_duration_string_both_say_b
     found = sorted((d.line, d.code, d.message) for d in sensor.diagnostics)
     assert [(line, code) for line, code, _ in found] == [(4, "bad-duration"), (5, "bad-duration"), (6, "bad-duration")]
     assert found[0][2].startswith("`interval`: [30] is not a duration: use a number of seconds")
-    assert found[1][2].startswith("`min_interval`: True is not a duration")
+    assert found[1][2].startswith("`min_interval`: true is not a duration")
     assert found[2][2].startswith("`command.timeout`: '5 minutes' is not a duration")
 
 
@@ -87,3 +89,19 @@ def test_normalise_turns_every_duration_field_into_float_seconds_and_leaves_the_
     assert (data["interval"], data["min_interval"]) == (120.0, 30.0)
     assert (data["command"]["timeout"], data["mcp"]["timeout"]) == (0.5, 3600.0)
     assert given["command"]["timeout"] == "500ms" and given["mcp"]["timeout"] == "1h"
+
+
+@pytest.mark.parametrize(("written", "shown"), [
+    ("true", "true"), ("false", "false"), ("null", "null"), ("~", "null"),
+    ("[1, true, null]", "[1, true, null]"), ("{a: no}", "{'a': 'no'}"),
+])
+def test_a_bad_value_is_quoted_in_yaml_words_not_pythons(written: str, shown: str) -> None:
+    sensor = sensor_from(f"spec: 1\nname: probe\nkind: command\ninterval: {written}\ncommand: {{argv: [date]}}\n")
+    messages = [d.message for d in sensor.diagnostics if d.line == 4]
+    assert any(m.startswith(f"`interval`: {shown} is not a duration") for m in messages), messages
+
+
+def test_a_non_finite_number_is_shown_as_yaml_writes_it() -> None:
+    sensor = sensor_from("spec: 1\nname: probe\nkind: command\ninterval: -.inf\ncommand: {argv: [date]}\n")
+    assert any(d.message.startswith("`interval` is -.inf: numbers in a sensor file must be finite")
+               for d in sensor.diagnostics)

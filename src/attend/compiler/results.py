@@ -27,6 +27,7 @@ from typing import Any
 
 from attend.bounds import MAX_DATA_DEPTH, MAX_DATA_INTEGER_DIGITS
 from attend.errors import AttendError
+from attend.spec.yamltext import yaml_text
 
 __all__ = ["MalformedResult", "admit", "read_json"]
 
@@ -91,7 +92,7 @@ def _scalar(value: Any, fix_text: bool) -> Any:
     if value.__class__ is str:
         return _clean_text(value) if fix_text else value
     if value.__class__ is float and not math.isfinite(value):
-        raise MalformedResult(f"{value!r} is not a JSON number")
+        raise MalformedResult(f"{yaml_text(value)} is not a JSON number")
     if value.__class__ is int and value.bit_length() > _MAX_INTEGER_BITS:
         raise MalformedResult(f"an integer has more than {MAX_DATA_INTEGER_DIGITS} digits")
     return value

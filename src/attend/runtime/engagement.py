@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attend.spec.config import ENGAGEMENT_FIELDS
+from attend.spec.yamltext import yaml_text
 
 __all__ = ["PARAMETER_BOUNDS", "EngagementParams", "Readiness", "multiplier", "parameter_problem", "readiness",
            "record_fire"]
@@ -36,7 +37,7 @@ def parameter_problem(name: str, value: float) -> str | None:
     """Why the number `value` cannot be engagement parameter `name` (None when it can)."""
     bound = PARAMETER_BOUNDS.get(name)
     if not math.isfinite(value):
-        return f"must be a finite number, not {value!r}"
+        return f"must be a finite number, not {yaml_text(value)}"
     if bound is None:
         return None
     minimum, inclusive = bound

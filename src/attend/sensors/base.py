@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from attend.spec.yamltext import yaml_text
+
 __all__ = [
     "FOCUS_DESCRIPTION_VAR",
     "FOCUS_KEYWORDS_VAR",
@@ -129,7 +131,7 @@ def require(config: Mapping[str, Any], field: str, kind: type | tuple[type, ...]
     value = config[field]
     if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
         wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds if k is not int or float not in kinds)
-        raise SensorConfigError(f"`{field}` must be {wanted}, not {value!r}")
+        raise SensorConfigError(f"`{field}` must be {wanted}, not {yaml_text(value)}")
     return value
 
 

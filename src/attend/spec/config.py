@@ -22,6 +22,7 @@ from attend.errors import Diagnostic, Severity
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
 from attend.spec.loading import ParsedYaml, read_yaml_file
 from attend.spec.model import LayerPaths, Origin
+from attend.spec.yamltext import yaml_text
 
 __all__ = [
     "CONFIG_KEYS", "ENGAGEMENT_FIELDS", "GOVERNOR_FIELDS", "GOVERNOR_LANES", "Config", "config_value_problem",
@@ -167,7 +168,7 @@ def config_value_problem(kind: str, minimum: float, inclusive: bool, value: Any)
         wanted = "a whole number" if kind == "integer" else "a number"
         return "wrong-type", f"must be {wanted}, not {_short(value)}"
     elif isinstance(value, float) and not math.isfinite(value):
-        return "bad-number", f"must be a finite number, not {value!r}"
+        return "bad-number", f"must be a finite number, not {_short(value)}"
     elif value > (MAX_COUNT if kind == "integer" else MAX_MAGNITUDE):
         return "bad-value", f"must be at most {MAX_COUNT if kind == 'integer' else int(MAX_MAGNITUDE):,}"
     else:
@@ -178,8 +179,7 @@ def config_value_problem(kind: str, minimum: float, inclusive: bool, value: Any)
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
+    return yaml_text(value, 40)
 
 
 class _Section:

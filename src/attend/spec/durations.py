@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
+from attend.spec.yamltext import yaml_text
 
 __all__ = ["ACCEPTED_FORMS", "UNIT_SECONDS", "is_duration", "parse_duration"]
 
@@ -39,7 +40,7 @@ def parse_duration(value: object) -> float:
             the message names the accepted forms.
     """
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a duration: use {ACCEPTED_FORMS}")
+        raise ValueError(f"{_shown(value)} is not a duration: use {ACCEPTED_FORMS}")
     if isinstance(value, int | float):
         # Compared before converting: an int past float's range would raise OverflowError in float();
         # NaN fails every comparison, so it is refused here too.
@@ -56,9 +57,8 @@ def parse_duration(value: object) -> float:
 
 
 def _shown(value: object) -> str:
-    """`repr(value)`, cut short: a duration error never quotes a whole hostile string."""
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
-    return text if len(text) <= 40 else text[:39] + "…"
+    """The value in YAML's words, cut short: a duration error never quotes a whole hostile string."""
+    return yaml_text(value, 40)
 
 
 def is_duration(value: object) -> bool:

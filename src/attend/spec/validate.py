@@ -46,6 +46,7 @@ from attend.spec.schema import (
     known_fields,
     type_name,
 )
+from attend.spec.yamltext import yaml_text
 
 __all__ = ["Locator", "normalise", "validate_sensor"]
 
@@ -359,7 +360,7 @@ def _finite_numbers(data: Any, loc: Locator) -> list[Diagnostic]:
         elif isinstance(value, list):
             stack.extend(((*path, str(i)), v) for i, v in enumerate(value))
         elif _non_finite(value):
-            out.append(loc.at_value(path, "bad-number", f"`{_shown('.'.join(path))}` is {value!r}: numbers in a "
+            out.append(loc.at_value(path, "bad-number", f"`{_shown('.'.join(path))}` is {_short(value)}: numbers in a "
                                     "sensor file must be finite (.inf, .nan and literals past 1.8e308 are not)"))
     return out
 
@@ -416,9 +417,8 @@ _QUOTED_CHARS = 60
 
 
 def _short(value: Any) -> str:
-    """`repr(value)`, cut short for a message."""
-    text = repr(value)
-    return text if len(text) <= _QUOTED_CHARS else text[: _QUOTED_CHARS - 1] + "…"
+    """The value in YAML's words, cut short for a message."""
+    return yaml_text(value, _QUOTED_CHARS)
 
 
 def _number(value: float) -> str:
@@ -475,7 +475,7 @@ def _positive_durations(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     for path in _duration_paths(data):
         value = _value_at(data, path)
         if path[-1] != "for" and is_duration(value) and parse_duration(value) <= 0:
-            out.append(loc.at_value(path, "bad-value", f"`{'.'.join(path)}` must be above zero, not {value!r}"))
+            out.append(loc.at_value(path, "bad-value", f"`{'.'.join(path)}` must be above zero, not {_short(value)}"))
     return out
 
 
