@@ -28,6 +28,7 @@ __all__ = [
     "by_position",
     "caret_excerpt",
     "line_col",
+    "reason",
     "source_lines",
     "unforeseen",
 ]
@@ -98,6 +99,20 @@ def unforeseen(file: str, exc: BaseException) -> Diagnostic:
     return Diagnostic(file, 1, 1, "check-failed",
                       f"attend failed checking this sensor ({type(exc).__name__}: {text}); this is a bug in "
                       "attend, please report it; the other sensors are unaffected")
+
+
+def reason(exc: BaseException) -> str:
+    """Why reading or writing a file failed, as a user reads it.
+
+    An OSError says what the OS says ("No such file or directory"), not Python's
+    "[Errno 2] No such file or directory: '/x'" (the message names the file already); a decode error
+    names the bad byte.
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start:,})"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 @record(frozen=True)

@@ -335,3 +335,9 @@ def test_sensors_of_another_project_suggests_a_pasteable_attend_run_for_it(quiet
     assert shlex.split(hint.split("`")[-2]) == ["attend", "run", "--project", str(project)]
     here = quiet_home.attend("sensors")
     assert here.stdout.splitlines()[-1].endswith("start one with `attend run`)")
+
+
+def test_sensors_fire_says_why_an_input_file_cannot_be_read_in_the_os_s_words(items, quiet_home) -> None:
+    out = quiet_home.attend("sensors", "fire", "items", "--input", "/nonexistent")
+    assert out.returncode == 2
+    assert out.stderr.strip() == "attend: cannot read /nonexistent: No such file or directory"

@@ -187,3 +187,14 @@ def test_a_failure_under_an_override_names_every_file_merged_into_the_tested_sen
     assert f"project {home.project_sensors / 'gitwatch.yaml'}" in merged
     [result] = json.loads(home.attend("test", "--json", str(test_path)).stdout)["files"]
     assert [entry.split(" ")[0] for entry in result["layers"]] == ["user", "project"]
+
+
+def test_a_missing_or_undecodable_result_file_is_reported_in_the_os_s_words_not_pythons(home) -> None:
+    test = _write(home, "gitwatch", GIT, "polls:\n  - result_file: nope.json\n")
+    run = home.attend("test", str(test))
+    assert run.returncode == 1 and "cannot read result_file nope.json: No such file or directory" in run.stdout
+    assert "Errno" not in run.stdout and "FileNotFoundError" not in run.stdout
+    (test.parent / "latin.json").write_bytes(b'{"a": "caf\xe9"}')
+    test.write_text("polls:\n  - result_file: latin.json\n")
+    run = home.attend("test", str(test))
+    assert "cannot read result_file latin.json: not UTF-8 text (byte 0xe9 at offset 10)" in run.stdout

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend.errors import AttendError, Diagnostic
+from attend.errors import AttendError, Diagnostic, reason
 from attend.spec.schema import NAME_PATTERN
 
 #: A sensor name (the spec's rule): a test file's `sensor:` names a file, so nothing else is looked up.
@@ -180,7 +180,7 @@ class _Reader:
             try:
                 return read_json(_read_capped(target)), []
             except (OSError, UnicodeDecodeError) as exc:
-                raise self.fail(f"cannot read result_file {name}: {exc.__class__.__name__}: {exc}", *at, "result_file") from None
+                raise self.fail(f"cannot read result_file {name}: {reason(exc)}", *at, "result_file") from None
             except MalformedResult as exc:
                 what = "valid JSON" if exc.syntax else "a usable poll result"
                 raise self.fail(f"result_file {name} is not {what}: {exc.message}", *at, "result_file") from None

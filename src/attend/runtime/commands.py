@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from attend.errors import reason
 from attend.peers.text import printable
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import StoreUnavailable, open_project_store
@@ -500,7 +501,7 @@ def _read_input(args: Any) -> tuple[str | None, str]:
             return None, too_large
         return data.decode("utf-8"), ""
     except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read {source}: {exc}"
+        return None, f"cannot read {source}: {reason(exc)}"
 
 
 def _parse_result(compiled: Any, text: str) -> tuple[Any, str, list[str]]:

@@ -43,6 +43,7 @@ from typing import Any, TextIO
 
 import trio
 
+from attend.errors import reason
 from attend.peers.text import printable_path
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
@@ -359,7 +360,7 @@ class Daemon:
         try:
             project_shipped(self.paths.shipped, self.paths.shipped_projection)
         except OSError as exc:
-            self.log(f"cannot project the shipped sensors to {self.paths.shipped_projection}: {exc}")
+            self.log(f"cannot project the shipped sensors to {self.paths.shipped_projection}: {reason(exc)}")
         self._drop_stale_test_fires()
         self.store.prune_journal(self.clock() - JOURNAL_RETENTION)
         try:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend.errors import RuntimeFailure
+from attend.errors import RuntimeFailure, reason
 
 __all__ = [
     "CLAUDE_JSON",
@@ -208,7 +208,7 @@ def _read_json(path: Path) -> tuple[dict[str, Any], str]:
     except FileNotFoundError:
         return {}, "missing"
     except (OSError, UnicodeDecodeError) as exc:
-        return {}, f"unreadable: {exc}"
+        return {}, f"unreadable: {reason(exc)}"
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -32,7 +32,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 
-from attend.errors import RuntimeFailure
+from attend.errors import RuntimeFailure, reason
 from attend.runtime.mcp_config import ServerDefinition
 from attend.runtime.mcp_policy import gate_refusal, restart_delay, result_document, tool_error_state
 
@@ -274,7 +274,7 @@ class McpPool:
                 _log_start(errlog, definition)
                 failure = await self._hold(session, errlog, timeout)
         except OSError as exc:
-            failure = RuntimeFailure("exec_failed", f"MCP server {definition.name!r} could not start: {exc}")
+            failure = RuntimeFailure("exec_failed", f"MCP server {definition.name!r} could not start: {reason(exc)}")
         except Exception as exc:  # noqa: BLE001 - a failed start or a dying server is a state, not a crash
             failure = RuntimeFailure(
                 "exec_failed", f"MCP server {definition.name!r} stopped: {_describe(exc)} (stderr: {log})"

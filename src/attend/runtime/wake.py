@@ -28,6 +28,7 @@ from typing import Any
 
 import trio
 
+from attend.errors import reason
 from attend.runtime.wake_targets import PROJECT_OUTSIDE, WatchPlan, inside_project, plan_watches, watch_target
 
 __all__ = ["WATCH_STEP_MS", "WakeHub", "WakeSignal", "declared_wake_on"]
@@ -188,7 +189,7 @@ class WakeHub:
                             self._recheck(plan)
                     nursery.cancel_scope.cancel()
             except (OSError, RuntimeError) as exc:
-                message = f"wake_on: cannot watch {', '.join(map(str, folders))}: {exc}; polling on interval"
+                message = f"wake_on: cannot watch {', '.join(map(str, folders))}: {reason(exc)}; polling on interval"
                 if message not in self._logged:
                     self._logged.add(message)
                     self.log(message)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attend.errors import reason
 from attend.settings.commands import run_refusable
 from attend.settings.document import DocumentError, EditableDocument
 from attend.settings.edits import SensorFiles, apply_edit
@@ -180,7 +181,7 @@ def rename_sensor(project_dir: str | Path, source: str, dest: str, layer: str) -
         try:
             test_text = _renamed_test_text(old_test, sensor.name, dest)
         except (OSError, UnicodeDecodeError) as exc:
-            raise SettingsRefusal(f"cannot read {old_test} ({exc}); nothing was renamed", EXIT_REJECTED) from None
+            raise SettingsRefusal(f"cannot read {old_test} ({reason(exc)}); nothing was renamed", EXIT_REJECTED) from None
     upto = tuple(x for x in src.layers() if LAYERS.index(x) <= LAYERS.index(layer))
     apply_edit(dst, layer, _copy_text(src, upto, dest))
     written = [dst.path(layer)]
