@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 
@@ -214,3 +215,16 @@ def test_a_low_priority_message_printed_only_on_stderr_is_handed_over_once_by_th
     assert out.getvalue() == ""  # stderr only: the agent has not seen it
     assert world.drain("b") == [f"[attend sensor=messages priority=low] message {mid} from c on the open channel: lunch?"]
     assert world.drain("b") == []
+
+
+def test_the_stop_hook_counts_the_messages_it_shows_not_the_line_summing_up_those_passed_over(world) -> None:
+    world.now = time.time()  # `attend drain` ages the messages by the wall clock: a day old is passed over
+    mid = world.post("a", "the one addressed note", age=100)
+    for n in range(3):
+        world.post("c", f"old {n}", age=86_400 + n, addressed=False)
+    world.baseline()
+    done = world.home.attend("drain", "--format", "hook", input=json.dumps({"session_id": "d"}))
+    header, *lines = json.loads(done.stdout)["reason"].splitlines()
+    assert header == "attend: 1 message arrived while you worked:"
+    assert lines == [f"[attend sensor=messages priority=high] message {mid} from a to this project: the one addressed note",
+                     "[attend sensor=messages priority=medium] 3 earlier messages not shown; attend peers inbox"]

@@ -53,6 +53,8 @@ class Line:
     key: str | None = None
     test: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    #: The one line standing for the messages passed over (`summary_text`), not a message itself.
+    summary: bool = False
 
 
 @dataclass(slots=True)
@@ -131,7 +133,7 @@ def cold_start(
             seen.add(item)
     if passed:
         lightest = min(m for m, _ in passed)
-        out.lines.append(Line(passed[0][1].sensor, priority(lightest), summary_text(len(passed))))
+        out.lines.append(Line(passed[0][1].sensor, priority(lightest), summary_text(len(passed)), summary=True))
     return out
 
 

@@ -68,6 +68,13 @@ def _session_id(args: Any, hook: dict[str, Any]) -> str | None:
     return session.id if session.resolved else None
 
 
+def _arrived(count: int) -> str:
+    """`N messages arrived`, counting the messages shown (a cold start's summary line is not one)."""
+    if count == 0:  # only the summary of messages passed over
+        return "messages arrived"
+    return f"{count} message{'s' if count != 1 else ''} arrived"
+
+
 @reports_unusable_store
 def main(args: Any) -> int:
     """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
@@ -83,6 +90,7 @@ def main(args: Any) -> int:
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         seen: list[str] = []
         lines: list[str] = []
+        summaries = 0  # lines standing for messages passed over, not messages themselves
         if session is None:
             entries, upto = store.undrained("message"), 0
         else:
@@ -93,14 +101,13 @@ def main(args: Any) -> int:
                 handed = cold_start(message_sensors(args.project_dir, os.environ), args.project_dir, session,
                                     seen=already | set(seen), now=time.time())
                 lines = [format_line(line.sensor, line.priority, line.description) for line in handed.lines]
+                summaries = sum(line.summary for line in handed.lines)
                 seen += [*handed.seen, COLD_START]
         lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
                   for e in entries]
         if lines:
             if args.format == "hook":
-                count = len(lines)
-                reason = (f"attend: {count} message{'s' if count != 1 else ''} arrived while you worked:\n"
-                          + "\n".join(lines))
+                reason = f"attend: {_arrived(len(lines) - summaries)} while you worked:\n" + "\n".join(lines)
                 print(json.dumps({"decision": "block", "reason": reason}))
             else:
                 print("\n".join(lines))
