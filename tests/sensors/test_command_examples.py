@@ -137,6 +137,31 @@ async def test_disk_reads_the_real_filesystems_through_findmnt(project):
     assert fires == []  # the first poll is a baseline
 
 
+@pytest.mark.skipif(shutil.which("findmnt") is None, reason="findmnt (util-linux) is not installed")
+async def test_disk_lists_a_mount_point_mounted_twice_once_and_warns_about_no_repeated_key(project, tools, tmp_path):
+    # The real findmnt, reading a mount table in which `/` is mounted three times (as containers often
+    # list /dev/shm twice): the sensor must not warn about its machine on every poll.
+    table = tmp_path / "mountinfo"
+    table.write_text("".join(f"{n} {n - 1} 8:{n} / / rw - ext4 /dev/{name} rw\n"
+                             for n, name in enumerate(("first", "second", "top"), start=1)))
+    wrapper = tools / "findmnt"
+    wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("findmnt")} --tab-file "$FINDMNT_TABLE" "$@"\n')
+    wrapper.chmod(0o755)
+    example = Example("disk", project, env_with(tools, FINDMNT_TABLE=str(table)))
+    outcome = await poll(example.compiled, example.ctx)
+    assert outcome.ok, outcome.message
+    assert [(fs["target"], fs["source"]) for fs in outcome.result["filesystems"]] == [("/", "/dev/top")]
+    assert example.compiled.step(None, outcome.result).warnings == []
+
+
+@pytest.mark.skipif(shutil.which("findmnt") is None, reason="findmnt (util-linux) is not installed")
+async def test_disk_polls_this_machine_without_a_warning(project):
+    example = Example("disk", project, dict(os.environ))
+    outcome = await poll(example.compiled, example.ctx)
+    assert outcome.ok, outcome.message
+    assert example.compiled.step(None, outcome.result).warnings == []
+
+
 def test_every_command_example_ships_disabled(project):
     for name in ("xdg-downloads", "gh-notifications", "disk", "systemd"):
         assert shipped_sensor(name, project).sensor.enabled is False, name
