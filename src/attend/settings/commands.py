@@ -97,8 +97,11 @@ def _value(text: str) -> tuple[Any, bool]:
     if errors:
         hint = ""
         if text[:1] in YAML_INDICATORS:
+            import shlex
+
+            quoted = shlex.quote(json.dumps(text, ensure_ascii=False))  # YAML's double quotes, then the shell's
             hint = (f"; a string starting with {text[0]!r} must be quoted inside the value, "
-                    f"e.g. attend settings set KEY '\"{text}\"'")
+                    f"e.g. attend settings set KEY {quoted}")
         raise SettingsRefusal(f"VALUE is not valid YAML: {errors[0].message}{hint}", EXIT_REJECTED)
     return parsed.data, text.lstrip().startswith(("{", "["))
 
