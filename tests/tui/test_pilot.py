@@ -461,3 +461,31 @@ def test_the_tab_shows_a_sensor_fixed_since_the_daemon_stopped_in_its_current_st
     assert listed["weather"]["state"] == "ok"
     assert "ok" in seen["weather"] and "invalid" not in seen["weather"]
     assert not any("bad-duration" in cell for cell in seen["weather"])
+
+
+def test_a_refresh_tick_before_the_screen_has_its_columns_adds_no_row_and_the_tab_draws_after(tab_home) -> None:
+    # The app's refresh timer starts in the app's on_mount, which may run before the screen's own
+    # on_mount has added the table's columns; a tick then must wait, not add rows to a table without
+    # columns (Textual: "More values provided than there are columns"). A slow on_mount makes it certain.
+    import asyncio
+
+    from attend.tui.app import SensorsApp, SensorsScreen
+
+    class SlowScreen(SensorsScreen):
+        async def on_mount(self) -> None:  # type: ignore[override]
+            # Textual runs this, then SensorsScreen.on_mount (each class's handler, subclass first).
+            await asyncio.sleep(0.3)  # several refresh ticks pass first
+
+    class SlowApp(SensorsApp):
+        def get_default_screen(self) -> Any:
+            return SlowScreen(self.model)
+
+    app = SlowApp(tab_home.project, refresh_seconds=0.02)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        await _until(pilot, lambda: _table(pilot.app).row_count > 0)
+        seen["rows"] = [k.value for k in _table(pilot.app).rows]
+
+    drive(app, scenario)
+    assert "weather" in seen["rows"]

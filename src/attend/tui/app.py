@@ -141,6 +141,7 @@ class SensorsScreen(Screen[None]):
         self._fields: dict[str, FieldRow] = {}
         self._shown_sensor: str | None = None
         self._detail: Any = None
+        self._columns_ready = False  # set by on_mount: a refresh tick before it must not add rows
 
     # --- layout ------------------------------------------------------------------------------------
 
@@ -159,6 +160,7 @@ class SensorsScreen(Screen[None]):
         fields = self.query_one("#fields", DataTable)
         for key, label in (("field", "field"), ("value", "value"), ("layer", "layer"), ("file", "file")):
             fields.add_column(label, key=key)
+        self._columns_ready = True
         self.fill()
         table.focus()
         steady_cursor(self)
@@ -643,6 +645,8 @@ class SensorsScreen(Screen[None]):
 
     def refresh_live(self) -> None:
         """Read the live state (and the files, when they changed on disk) and update the list."""
+        if not self._columns_ready:
+            return  # a tick before on_mount has added the columns (the app's timer can run first): the next draws
         try:
             self.model.refresh()
         except Exception as exc:  # noqa: BLE001 - a store that went away shows, the tab stays open
