@@ -17,12 +17,20 @@ from attend.errors import CompileError, PathSyntaxError
 
 if TYPE_CHECKING:
     from typing import Any
+
     from attend.compiler import compile_path, compile_trigger
 
 __all__ = ["CompileError", "PathSyntaxError", "compile_path", "compile_trigger"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read from the installed metadata only when asked (importlib.metadata is slow)
+        try:
+            from importlib.metadata import version
+
+            return version("attend")
+        except Exception:  # noqa: BLE001 - running from a source tree without metadata
+            return "0+unknown"
     if name in ("compile_path", "compile_trigger"):
         from attend import compiler
 

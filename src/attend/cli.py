@@ -12,14 +12,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+
+from attend.errors import EXIT_INTERNAL
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-#: Exit code for a bug in attend itself (EX_SOFTWARE); bad input never ends here.
-EXIT_INTERNAL = 70
 
 
 def _columns() -> int:
@@ -151,24 +152,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="this session's Monitor stream; polls the project unless another session already does",
     )
     _add_session(p)
-    p.set_defaults(handler="attend.runtime.sessions:main")
+    p.set_defaults(handler="attend.commands.run:main")
 
     p = sub.add_parser("compile", parents=[common], help="check sensor files and their triggers")
     p.add_argument("--check", action="store_true", required=True, help="check only (the one mode today)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: every layer)")
     p.add_argument("--format", choices=("text", "json", "github"), default="text")
     p.add_argument("--strict", action="store_true", help="warnings fail the check too")
-    p.set_defaults(handler="attend.compiler.check:main")
+    p.set_defaults(handler="attend.commands.check:main")
 
     p = sub.add_parser("explain", parents=[common], help="a merged sensor with provenance and compiled plans")
     p.add_argument("target", metavar="NAME[/TRIGGER]")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler="attend.compiler.explain:main")
+    p.set_defaults(handler="attend.commands.explain:main")
 
     p = sub.add_parser("test", parents=[common], help="run sensor test files")
     p.add_argument("paths", nargs="*", metavar="PATH", help="test files or folders (default: every layer)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler="attend.compiler.testfiles:main")
+    p.set_defaults(handler="attend.commands.test:main")
 
     _add_sensors(sub, common)
     _add_settings(sub, common)
@@ -177,21 +178,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("hook", "plain"), default="plain",
                    help="hook: read Claude Code's Stop-hook JSON on stdin and answer with its decision")
     _add_session(p)
-    p.set_defaults(handler="attend.runtime.drain:main")
+    p.set_defaults(handler="attend.commands.drain:main")
 
     _add_peers(sub, common)
 
     p = sub.add_parser("doctor", parents=[common], help="what a working setup needs, one line per check with its fix")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler="attend.doctor:main")
+    p.set_defaults(handler="attend.commands.doctor:main")
 
     p = sub.add_parser("tui", parents=[common], help="the sensors tab: list, toggle, edit, preview and apply")
-    p.set_defaults(handler="attend.tui.app:main")
+    p.set_defaults(handler="attend.commands.tui:main")
 
     p = sub.add_parser("spec", parents=[common], help="the sensor spec")
     spec_sub = p.add_subparsers(dest="spec_command", metavar="WHAT", required=True)
     q = spec_sub.add_parser("schema", parents=[common], help="print the JSON Schema of spec v1")
-    q.set_defaults(handler="attend.spec.jsonschema:main")
+    q.set_defaults(handler="attend.commands.spec:main")
     return parser
 
 
@@ -227,7 +228,7 @@ def _add_peers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     def add(name: str, help_: str) -> argparse.ArgumentParser:
         q = peers_sub.add_parser(name, parents=[common], help=help_)
         _add_session(q)
-        q.set_defaults(handler="attend.peers.commands:main")
+        q.set_defaults(handler="attend.commands.peers:main")
         return q
 
     q = add("send", "send TEXT to a project's sessions, a channel, or (default) the open channel")
@@ -259,24 +260,24 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
     p = sub.add_parser("sensors", parents=[common], help="list, poll, probe, fire and manage sensors")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler="attend.runtime.commands:sensors_list")
+    p.set_defaults(handler="attend.commands.sensors:sensors_list")
     s = p.add_subparsers(dest="sensors_command", metavar="ACTION")
 
     q = s.add_parser("list", parents=[common], help="every sensor with its live state")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler="attend.runtime.commands:sensors_list")
+    q.set_defaults(handler="attend.commands.sensors:sensors_list")
 
     q = s.add_parser("poll", parents=[common], help="one real poll and each trigger's verdict")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--dry-run", action="store_true", help="stop before delivery; store nothing")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler="attend.runtime.commands:sensors_poll")
+    q.set_defaults(handler="attend.commands.sensors:sensors_poll")
 
     q = s.add_parser("probe", parents=[common], help="the MCP read-only probe; writes the probe record")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--confirm", action="store_true", help="record the operator's confirmation without a prompt")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler="attend.runtime.probe:main")
+    q.set_defaults(handler="attend.commands.sensors:sensors_probe")
 
     q = s.add_parser("fire", parents=[common], help="a synthetic result through the real evaluation and delivery")
     q.add_argument("target", metavar="NAME[/TRIGGER]")
@@ -284,18 +285,18 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.add_argument("--dry-run", action="store_true", help="stop before delivery")
     q.add_argument("--commit", action="store_true", help="store the resulting trigger state")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler="attend.runtime.commands:sensors_fire")
+    q.set_defaults(handler="attend.commands.sensors:sensors_fire")
 
     q = s.add_parser("shelve", parents=[common], help="hold a sensor's (or trigger's) notifications for a while")
     q.add_argument("target", metavar="NAME[/TRIGGER]")
     q.add_argument("--for", dest="duration", metavar="DURATION", required=True, help="how long: 30m, 2h, 3600")
     q.add_argument("--reason", metavar="TEXT", help="why, shown with the shelf")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler="attend.runtime.noise.commands:shelve")
+    q.set_defaults(handler="attend.commands.sensors:sensors_shelve")
 
     q = s.add_parser("unshelve", parents=[common], help="take a shelf down")
     q.add_argument("target", metavar="NAME[/TRIGGER]")
-    q.set_defaults(handler="attend.runtime.noise.commands:unshelve")
+    q.set_defaults(handler="attend.commands.sensors:sensors_unshelve")
 
     q = s.add_parser("history", parents=[common], help="the last poll verdicts: why it fired or was held")
     q.add_argument("name", metavar="NAME")
@@ -303,21 +304,21 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.add_argument("--limit", metavar="N", type=int, default=HISTORY_KEPT,
                    help=f"how many polls, newest first (default {HISTORY_KEPT}, all that are kept)")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(handler="attend.runtime.noise.commands:history")
+    q.set_defaults(handler="attend.commands.sensors:sensors_history")
 
     q = s.add_parser("copy", parents=[common], help="copy a sensor to a new name")
     q.add_argument("source", metavar="SRC")
     q.add_argument("dest", metavar="DST")
-    q.set_defaults(handler="attend.settings.manage:copy")
+    q.set_defaults(handler="attend.commands.sensors:sensors_copy")
 
     q = s.add_parser("rename", parents=[common], help="rename a user or project sensor")
     q.add_argument("source", metavar="OLD")
     q.add_argument("dest", metavar="NEW")
-    q.set_defaults(handler="attend.settings.manage:rename")
+    q.set_defaults(handler="attend.commands.sensors:sensors_rename")
 
     q = s.add_parser("delete", parents=[common], help="delete a user or project sensor file")
     q.add_argument("source", metavar="NAME")
-    q.set_defaults(handler="attend.settings.manage:delete")
+    q.set_defaults(handler="attend.commands.sensors:sensors_delete")
 
 
 def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -341,24 +342,17 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
         if action in ("set", "add", "remove"):
             q.add_argument("value", metavar="VALUE")
         q.add_argument("--json", action="store_true")
-        q.set_defaults(handler=f"attend.settings.commands:{action}")
+        q.set_defaults(handler=f"attend.commands.settings:{action}")
 
 
 class _VersionAction(argparse.Action):
     """`--version`, looked up only when asked for (importlib.metadata is slow to import)."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
-        sys.stdout.write(f"attend {_version()}\n")
+        import attend
+
+        sys.stdout.write(f"attend {attend.__version__}\n")
         parser.exit()  # flushes: a closed pipe ends quietly in main()
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("attend")
-    except Exception:  # noqa: BLE001 - running from a source tree without metadata
-        return "0+unknown"
 
 
 def _resolve(target: str):  # noqa: ANN202

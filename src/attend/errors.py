@@ -8,11 +8,11 @@ time: the public API). Both print as ``file:line:col: error: [code] message``.
 from __future__ import annotations
 
 import enum
-from attend import lazyre
-from attend.records import field, record
 from functools import lru_cache
 
+from attend import lazyre
 from attend.bounds import EXCERPT_WIDTH
+from attend.records import field, record
 
 __all__ = [
     "CODES",
@@ -31,7 +31,30 @@ __all__ = [
     "reason",
     "source_lines",
     "unforeseen",
+    "EXIT_OK",
+    "EXIT_FAILED",
+    "EXIT_USAGE",
+    "EXIT_REJECTED",
+    "EXIT_OVERRIDDEN",
+    "EXIT_WRITE_FAILED",
+    "EXIT_INTERNAL",
 ]
+
+# Exit codes: every command's, in one place (DESIGN.md, CLI). A command picks one; none invents its own.
+#: Done (for `compile --check`: no error found).
+EXIT_OK = 0
+#: The command ran and failed: a failed poll, an error found, nothing to hand over, a check that failed.
+EXIT_FAILED = 1
+#: A usage error: bad arguments, an unknown sensor, trigger or key, a project folder that is not there.
+EXIT_USAGE = 2
+#: A settings write refused: an invalid result, a shipped sensor, trust, a name already taken.
+EXIT_REJECTED = 3
+#: A settings write that a higher layer overrides, so writing this layer would change nothing.
+EXIT_OVERRIDDEN = 4
+#: A settings file could not be written; it is as it was.
+EXIT_WRITE_FAILED = 5
+#: A bug in attend (an exception nothing expected): the one code no bad input may ever produce.
+EXIT_INTERNAL = 70
 
 
 class Severity(enum.StrEnum):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from attend import lazyre
 from attend.records import field, record
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any, Literal, TypeAlias

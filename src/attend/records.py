@@ -20,6 +20,7 @@ Inheritance between records is not supported (refused): none of attend's need it
 from __future__ import annotations
 
 from operator import attrgetter
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any

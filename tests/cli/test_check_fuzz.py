@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attend.compiler.check import run
+from attend.commands.check import run
 
 #: `file:line:col: error|warning: [code] message`, as DESIGN.md prints a diagnostic.
 DIAGNOSTIC = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (error|warning): \[[a-z-]+\] .+$")

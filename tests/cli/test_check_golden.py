@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.compiler.check import run
+from attend.commands.check import run
 from attend.errors import CODES
 from attend.spec.loading import MAX_FILE_BYTES
 

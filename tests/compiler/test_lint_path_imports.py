@@ -8,7 +8,8 @@ import sys
 PROBE = """
 import sys
 from types import SimpleNamespace
-from attend.compiler import explain, testfiles, compile_sensor, diagnose
+from attend.compiler import compile_sensor, diagnose
+from attend.commands import explain, test as testfiles
 testfiles.main(SimpleNamespace(project_dir=sys.argv[1], paths=[], json=True))
 explain.main(SimpleNamespace(project_dir=sys.argv[1], target="git", json=True))
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("trio", "mcp", "anyio", "textual")))

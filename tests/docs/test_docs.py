@@ -315,7 +315,7 @@ NOTIFICATION = re.compile(r"\[attend sensor=(?P<sensor>[a-z0-9_-]+) priority=(?P
 def shipped_triggers() -> dict[str, dict]:
     """Each shipped sensor's lines: its triggers, its digest line (as heavy as its heaviest trigger), and
     for the messages sensor the cold start's summary line (as heavy as its lightest trigger)."""
-    from attend.runtime.cold_start import MESSAGES_SOURCE, summary_text
+    from attend.runtime.sessions.cold_start import MESSAGES_SOURCE, summary_text
 
     folder = REPO / "src" / "attend" / "sensors.d"
     out = {}

@@ -14,7 +14,7 @@ import sys
 import time
 
 from attend.runtime.store.schema import SCHEMA_VERSION
-from attend.runtime.runlock import lock_path, open_lock, try_lock
+from attend.runtime.sessions.runlock import lock_path, open_lock, try_lock
 
 STOP_HOOK = {"hooks": {"Stop": [{"hooks": [{"type": "command", "timeout": 10,
                                              "command": 'attend drain --format hook --project "$CLAUDE_PROJECT_DIR"'}]}]}}

@@ -20,7 +20,7 @@ AT_ONCE = textwrap.dedent(
     """
     import sys, time
     from attend.cli import main
-    import attend.peers.commands
+    import attend.commands.peers
     when = float(sys.argv[1])
     time.sleep(max(0.0, when - time.time()))
     sys.exit(main(sys.argv[2:]))

@@ -125,7 +125,7 @@ async def _polls_with_wakes(params: CadenceParams, wakes_at: list[float], *, pol
     import trio
 
     from attend.runtime.cadence import poll_on_cadence
-    from attend.runtime.wake import WakeSignal
+    from attend.runtime.watching.wake import WakeSignal
 
     wake = WakeSignal()
     start = trio.current_time()

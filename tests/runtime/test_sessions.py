@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 from daemon_rig import alive, journal_rows, query, sensors_json, wait_until
 
-from attend.runtime.runlock import lock_path, running_pid
+from attend.runtime.sessions.runlock import lock_path, running_pid
 
 pytestmark = pytest.mark.slow
 

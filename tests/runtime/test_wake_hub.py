@@ -11,7 +11,7 @@ from pathlib import Path
 
 import trio
 
-from attend.runtime.wake import WakeHub
+from attend.runtime.watching.wake import WakeHub
 
 #: Seconds a step may take on a busy machine before the test fails.
 PATIENCE = 20.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attend.runtime.wake_targets import plan_watches, watch_target
+from attend.runtime.watching.targets import plan_watches, watch_target
 
 
 def test_a_named_file_watches_its_folder_flat_and_wakes_on_that_name_only(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_a_project_files_wake_on_outside_the_project_is_refused_and_logged_once(
     from types import SimpleNamespace
 
     from attend.compiler import compile_sensor
-    from attend.runtime.wake import WakeHub
+    from attend.runtime.watching.wake import WakeHub
     from attend.spec import load_set
 
     home.write_user_sensor("feed", "spec: 1\nname: feed\nkind: command\ncommand: {argv: [cat, f.json]}\n"

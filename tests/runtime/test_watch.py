@@ -6,7 +6,7 @@ from pathlib import Path
 
 import trio
 
-from attend.runtime.watch import WATCH_INTERVAL, snapshot, watch
+from attend.runtime.watching.reload import WATCH_INTERVAL, snapshot, watch
 
 
 async def _watch_for(folder: Path, rounds: int, **kwargs) -> int:

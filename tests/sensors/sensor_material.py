@@ -76,7 +76,7 @@ class Transcripts:
     """Claude Code transcripts written the way Claude Code writes them, for one project."""
 
     def __init__(self, projects_dir: Path, project: Path) -> None:
-        from attend.sensors.transcript import project_folder_name
+        from attend.peers.transcript import project_folder_name
 
         self.projects_dir = projects_dir
         self.folder = projects_dir / project_folder_name(project)

@@ -11,7 +11,7 @@ from sensor_material import Transcripts
 
 from attend.sensors.base import Focus, SensorUnavailable
 from attend.sensors.context import ContextSensor, climb_per_minute
-from attend.sensors.transcript import UsageSample, newest_transcript, project_folder_name
+from attend.peers.transcript import UsageSample, newest_transcript, project_folder_name
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attend.runtime.wake_targets import plan_watches, watch_target
+from attend.runtime.watching.targets import plan_watches, watch_target
 from attend.sensors.git import git_dirs, wake_paths
 
 

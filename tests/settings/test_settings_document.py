@@ -134,7 +134,7 @@ def test_an_edit_the_loader_would_not_read_back_as_the_value_is_refused():
 
 
 def test_a_refused_read_back_is_exit_3_with_its_reason(capsys):
-    from attend.settings.commands import run_refusable
+    from attend.commands.settings import run_refusable
 
     doc = EditableDocument(COMMENTED)
     assert run_refusable(lambda: doc.set(("interval",), float("nan"))) == 3

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from attend.cli import main
-from attend.settings import storage
+from attend import files as storage
 
 
 def _get(capsys, key, *extra):

@@ -1,12 +1,12 @@
-"""Atomic writes: the destination holds the old text or the new one, never a part (attend.settings.storage)."""
+"""Atomic writes: the destination holds the old text or the new one, never a part (attend.files)."""
 
 import os
 import stat
 
 import pytest
 
-from attend.settings import storage
-from attend.settings.storage import WriteFailed, remove_file, write_atomically
+from attend import files as storage
+from attend.files import WriteFailed, remove_file, write_atomically
 
 
 def test_a_write_creates_the_folder_and_the_file(tmp_path):

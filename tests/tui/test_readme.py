@@ -17,7 +17,7 @@ def test_readme_shows_the_tabs_key_table_as_the_app_binds_it() -> None:
 
 def test_attend_tui_parses_with_and_without_project() -> None:
     parser = build_parser()
-    assert parser.parse_args(["tui"]).handler == "attend.tui.app:main"
+    assert parser.parse_args(["tui"]).handler == "attend.commands.tui:main"
     assert parser.parse_args(["tui", "--project=/tmp"]).project == "/tmp"
 
 

@@ -8,14 +8,21 @@ expression problem of a sensor, positioned inside its YAML scalars, for `compile
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 
 from attend.errors import CompileError
 
 if TYPE_CHECKING:
     from typing import Any
+
     from attend.compiler.diagnostics import diagnose
-    from attend.compiler.sensors import CompiledSensor, MalformedOutput, SensorStep, compile_sensor
+    from attend.compiler.sensors import (
+        CompiledSensor,
+        MalformedOutput,
+        SensorStep,
+        compile_sensor,
+    )
     from attend.compiler.triggers import CompiledTrigger, Evaluation, Fire
 
 #: Where each re-exported name lives. They are imported on first use (PEP 562) so that `compile --check`,

@@ -10,11 +10,18 @@ caret excerpt of the file's line in `detail`.
 from __future__ import annotations
 
 from functools import lru_cache
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-from attend.errors import CompileError, Diagnostic, Severity, caret_excerpt, source_lines
+from attend.errors import (
+    CompileError,
+    Diagnostic,
+    Severity,
+    caret_excerpt,
+    source_lines,
+)
 from attend.ir import default_description
 
 __all__ = ["EXPRESSION_CODES", "diagnose", "origins_by_trigger"]

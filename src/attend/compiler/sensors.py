@@ -12,7 +12,6 @@ on the event lane and `lane_note` says why. The one exception is a shipped file 
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any

@@ -11,13 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path as _FsPath
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
 
 from attend import ir
-from attend.bounds import MAX_ERRORS_PER_FILE, MAX_PLACEHOLDERS, MAX_TEMPLATE_CHARS, pattern_shape
-from attend.errors import AttendSyntaxError, CompileError, PathSyntaxError, Span, line_col
+from attend.bounds import (
+    MAX_ERRORS_PER_FILE,
+    MAX_PLACEHOLDERS,
+    MAX_TEMPLATE_CHARS,
+    pattern_shape,
+)
+from attend.errors import (
+    AttendSyntaxError,
+    CompileError,
+    PathSyntaxError,
+    Span,
+    line_col,
+)
 from attend.grammar.simple import GLOB_CHARS, READERS, has_glob, node_span
 
 __all__ = [
@@ -325,7 +337,9 @@ def _parse_with_lark(
     except _Failure as failure:
         message, offset = failure.message, failure.offset
     except LarkError as exc:
-        from attend.grammar.messages import describe_failure  # only for text lark refuses
+        from attend.grammar.messages import (
+            describe_failure,  # only for text lark refuses
+        )
 
         message, offset = describe_failure(exc, text, start)
     raise _positioned(error, code, message, text, offset, span)

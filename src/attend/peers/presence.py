@@ -1,7 +1,7 @@
 """Presence: the live sessions and what each is doing, for `peers list` and the peers sensor (DESIGN.md, "Peers").
 
 A session is live while its heartbeat is (`Mailbox.presences`). What it is doing comes from its Claude
-Code transcript, ``<projects_dir>/<project folder>/<session id>.jsonl`` (`sensors/transcript.py`):
+Code transcript, ``<projects_dir>/<project folder>/<session id>.jsonl`` (`peers/transcript.py`):
 
 - status `working` while the transcript was written in the last `working_within` seconds (a turn in
   progress appends to it: every tool call, tool result and assistant message), `waiting` once it has
@@ -28,14 +28,14 @@ from typing import Any
 
 from attend.peers.identity import SESSION_ID_RE
 from attend.peers.mailbox import Presence
+from attend.peers.transcript import TAIL_BYTES, read_samples, session_transcript
 from attend.sensors.base import SensorConfigError, expand_home, require, require_seconds
-from attend.sensors.transcript import TAIL_BYTES, read_samples, session_transcript
 
 __all__ = ["CONTEXT_TAIL", "PRESENCE_SENSOR", "UNKNOWN", "PresenceSettings", "SessionState", "TranscriptReader",
            "presence_settings", "status_of"]
 
 #: The sensor whose crate block holds the presence settings, and whose lines about a session are not
-#: printed on that session's own Monitor stream (runtime/sessions.py).
+#: printed on that session's own Monitor stream (runtime/sessions/serve.py).
 PRESENCE_SENSOR = "peers"
 #: How much of a transcript's end is read first for its newest turn (the whole `TAIL_BYTES` only when
 #: this much holds no assistant turn with usage, as after a huge tool result).

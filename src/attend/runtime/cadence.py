@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
-    from attend.runtime.wake import WakeSignal
+    from attend.runtime.watching.wake import WakeSignal
 
 __all__ = [
     "DECAY_FACTOR",
@@ -122,7 +122,7 @@ async def poll_on_cadence(
         params: the sensor's cadence fields.
         poll: runs one poll given the cadence before it and returns the cadence after it (the daemon's
             poll records both in the store, with `next_cadence` deciding).
-        wake: set when a path the sensor watches changed (`wake_on`, runtime/wake.py): the next poll
+        wake: set when a path the sensor watches changed (`wake_on`, runtime/watching/wake.py): the next poll
             comes `WAKE_SETTLE` later, but never sooner than `min_interval` after the last one ended, so
             a burst of changes is one poll. A change during a poll polls once more after it.
         until_due: seconds until a trigger's pending `for:` will have held long enough (None: nothing

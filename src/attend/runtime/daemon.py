@@ -44,20 +44,19 @@ from typing import Any, TextIO
 import trio
 
 from attend.errors import reason
-from attend.peers.text import printable_path
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
-
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
-from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
-from attend.runtime.sessions import STALE_TEST_FIRE, SessionPrinter
+from attend.runtime.runnable import compiled_or_error, first_error, runnable
+from attend.runtime.sessions.serve import STALE_TEST_FIRE, SessionPrinter
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
-from attend.runtime.wake import WakeHub
-from attend.runtime.watch import snapshot, watch
+from attend.runtime.watching.reload import snapshot, watch
+from attend.runtime.watching.wake import WakeHub
+from attend.text import printable_path
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "project_shipped", "run"]
 

@@ -31,7 +31,7 @@ from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
 from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollOutcome
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
-from attend.runtime.sessions import SessionPrinter
+from attend.runtime.sessions.serve import SessionPrinter
 from attend.runtime.store import Observation, Store
 from attend.runtime.store.sensor_status import POLL_STATE
 

@@ -4,6 +4,12 @@
 `keepwarm` are the shipped sensors whose files live in ``attend/sensors.d/``.
 """
 
-from attend.sensors.base import Focus, Sensor, SensorConfigError, SensorUnavailable, focus_from_env
+from attend.sensors.base import (
+    Focus,
+    Sensor,
+    SensorConfigError,
+    SensorUnavailable,
+    focus_from_env,
+)
 
 __all__ = ["Focus", "Sensor", "SensorConfigError", "SensorUnavailable", "focus_from_env"]

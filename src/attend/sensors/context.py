@@ -1,7 +1,7 @@
 """The context sensor: how full the current Claude Code session's context window is.
 
 The use is the newest assistant turn's tokens (input + cache creation + cache read, see
-`attend.sensors.transcript`) against the model's context window (`window`, a field of the file). Each
+`attend.peers.transcript`) against the model's context window (`window`, a field of the file). Each
 fill tier (`tiers`, e.g. 50 / 65 / 83 / 90 %) is listed in `reached` once the use gets there, and stays
 listed for the session, so the file's `added` triggers disclose each tier once. When the use falls
 below `reset_below` (a compaction), the tiers are cleared and can be disclosed again for the new fill.
@@ -22,8 +22,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attend.sensors.base import Focus, SensorConfigError, SensorUnavailable, expand_home, require, require_seconds
-from attend.sensors.transcript import UsageSample, newest_transcript, read_samples
+from attend.peers.transcript import UsageSample, newest_transcript, read_samples
+from attend.sensors.base import (
+    Focus,
+    SensorConfigError,
+    SensorUnavailable,
+    expand_home,
+    require,
+    require_seconds,
+)
 
 __all__ = ["MIN_CLIMB_SPAN", "ContextSensor", "climb_per_minute", "percent_of"]
 

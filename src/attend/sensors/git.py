@@ -188,7 +188,7 @@ class GitSensor:
 
     # --- wake_on ------------------------------------------------------------------------------
     def wake_on(self, focus: Focus) -> list[str]:
-        """The paths whose change polls this sensor at once (runtime/wake.py): see `wake_paths`."""
+        """The paths whose change polls this sensor at once (runtime/watching/wake.py): see `wake_paths`."""
         return wake_paths(focus.cwd)
 
     # --- poll ---------------------------------------------------------------------------------

@@ -20,8 +20,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from attend.sensors.base import Focus, SensorUnavailable, expand_home, require, require_seconds
-from attend.sensors.transcript import newest_transcript, read_samples
+from attend.peers.transcript import newest_transcript, read_samples
+from attend.sensors.base import (
+    Focus,
+    expand_home,
+    require,
+    require_seconds,
+)
 
 __all__ = ["KeepwarmSensor", "is_due"]
 

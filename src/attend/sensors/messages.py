@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from attend.peers.mailbox import OPEN, Mailbox, Message, peers_dir, tray_name
-from attend.peers.text import one_line
 from attend.sensors.base import Focus, SensorConfigError, require, require_seconds
+from attend.text import one_line
 
 __all__ = ["FIELD_LIMIT", "MessagesSensor", "message_item"]
 
@@ -73,7 +73,7 @@ class MessagesSensor:
     """Lists the messages this project's sessions receive, newest `window` of them.
 
     Crate fields (set in ``sensors.d/messages.yaml``): `text_limit` (characters of text on the line),
-    `window` (how many of the newest messages are listed), and the cold start's (runtime/cold_start.py)
+    `window` (how many of the newest messages are listed), and the cold start's (runtime/sessions/cold_start.py)
     `cold_start_addressed` (how many addressed messages a new session is handed) and
     `cold_start_recent` (how young an open or channel message must be to be handed over). `env` is for
     callers that need another peers folder than `$XDG_CACHE_HOME/attend/peers`.

@@ -143,7 +143,7 @@ def is_attend_run(argv: Sequence[str]) -> bool:
 
 def attend_sessions(project: str, env: Mapping[str, str] | None = None) -> set[int]:
     """The pids of the `attend run` processes registered for `project`: its sessions' live heartbeats
-    (peers/mailbox.py) and the holder of its run lock (runtime/runlock.py). An unreadable source only
+    (peers/mailbox.py) and the holder of its run lock (runtime/sessions/runlock.py). An unreadable source only
     loses its pids, never the poll."""
     from attend.peers.mailbox import Mailbox, peers_dir
 
@@ -155,7 +155,7 @@ def attend_sessions(project: str, env: Mapping[str, str] | None = None) -> set[i
     except OSError:
         pass
     try:
-        from attend.runtime.runlock import lock_path, running_pid
+        from attend.runtime.sessions.runlock import lock_path, running_pid
 
         holder = running_pid(lock_path(project, env))
     except Exception:  # noqa: BLE001 - an unusable state folder: the lock names nobody

@@ -20,7 +20,9 @@ def load_sensor_class(source: str) -> Any:
     Raises:
         LookupError: no entry point has that name, or it fails to import (the message says which).
     """
-    from importlib.metadata import entry_points  # only when a crate sensor is built: slow to import
+    from importlib.metadata import (
+        entry_points,  # only when a crate sensor is built: slow to import
+    )
 
     registered = entry_points(group=ENTRY_POINT_GROUP)  # one scan of the installed distributions
     matches = [ep for ep in registered if ep.name == source]

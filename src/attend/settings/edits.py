@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attend.errors import Diagnostic, Severity
+from attend.errors import EXIT_REJECTED, EXIT_WRITE_FAILED, Diagnostic, Severity
+from attend.files import WriteFailed, remove_file, write_atomically
 from attend.settings.document import DocumentError, EditableDocument
-from attend.settings.policy import EXIT_REJECTED, EXIT_WRITE_FAILED, SettingsRefusal
-from attend.settings.storage import WriteFailed, remove_file, write_atomically
+from attend.settings.policy import SettingsRefusal
 from attend.spec.config import Config, load_config
 from attend.spec.layers import build_sensor, chooses_what_runs, trust_command
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source

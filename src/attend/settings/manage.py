@@ -23,33 +23,25 @@ Decisions (docs/settings.md):
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from attend.errors import reason
-from attend.settings.commands import run_refusable
+from attend.errors import EXIT_REJECTED, EXIT_USAGE, EXIT_WRITE_FAILED, reason
+from attend.files import WriteFailed, remove_file, write_atomically
 from attend.settings.document import DocumentError, EditableDocument
 from attend.settings.edits import SensorFiles, apply_edit
 from attend.settings.policy import (
-    EXIT_OK,
-    EXIT_REJECTED,
-    EXIT_USAGE,
-    EXIT_WRITE_FAILED,
     SettingsRefusal,
     delete_refusal,
     name_problem,
     rename_refusal,
-    target_layer,
 )
 from attend.settings.resolve import merge_raw, require_sensor
-from attend.settings.storage import WriteFailed, remove_file, write_atomically
 from attend.spec.config import load_config
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.model import LAYERS, Sensor, SensorSet
 
-__all__ = ["Managed", "copy", "copy_sensor", "delete", "delete_sensor", "rename", "rename_sensor", "test_file"]
+__all__ = ["Managed", "copy_sensor", "delete_sensor", "rename_sensor", "test_file"]
 
 #: The fields a new file starts with, in this order; the rest follow in the source's order.
 LEADING_FIELDS = ("spec", "name", "description", "kind")
@@ -247,27 +239,9 @@ def _higher_notes(files: SensorFiles, layer: str) -> list[str]:
     return [f"note: {files.path(x)} ({x} layer) still names {files.name}; it was left as it is" for x in higher]
 
 
-def _report(done: Managed) -> int:
-    for line in done.lines:
-        print(line)
-    for note in done.notes:
-        print(note, file=sys.stderr)
-    return EXIT_OK
 
 
-def copy(args: Any) -> int:
-    """`attend sensors copy SRC DST [--project]`: a sensor, shipped ones included, under a new name."""
-    layer = target_layer(args.project_layer)
-    return run_refusable(lambda: _report(copy_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
-def rename(args: Any) -> int:
-    """`attend sensors rename OLD NEW [--project]`: a user or project file under a new name."""
-    layer = target_layer(args.project_layer)
-    return run_refusable(lambda: _report(rename_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
-def delete(args: Any) -> int:
-    """`attend sensors delete NAME [--project]`: a user or project file (never a shipped one)."""
-    layer = target_layer(args.project_layer)
-    return run_refusable(lambda: _report(delete_sensor(args.project_dir, args.source, layer)))

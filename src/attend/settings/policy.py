@@ -11,6 +11,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from attend.errors import (
+    EXIT_OK,
+    EXIT_OVERRIDDEN,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    EXIT_WRITE_FAILED,
+)
 from attend.spec.model import LAYERS
 from attend.spec.schema import NAME_PATTERN as SENSOR_NAME_RULE
 
@@ -32,12 +39,6 @@ __all__ = [
     "target_layer",
 ]
 
-#: Exit codes of `attend settings` and `attend sensors copy|rename|delete` (DESIGN.md, CLI).
-EXIT_OK = 0
-EXIT_USAGE = 2  #: a usage error, an unknown key, or a name that breaks the naming rule
-EXIT_REJECTED = 3  #: the value or action is refused (invalid result, shipped sensor, trust, existing name)
-EXIT_OVERRIDDEN = 4  #: a higher layer sets the key, so writing this layer would change nothing
-EXIT_WRITE_FAILED = 5  #: the file could not be written; it is as it was
 
 #: A sensor name: also its file stem, so it can never hold a `/` or start with a `.` (DESIGN.md, Spec v1).
 #: The spec's own rule, so a name management accepts is one the loader accepts.

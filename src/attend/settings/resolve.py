@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from attend.errors import EXIT_USAGE
 from attend.settings.keys import Key, format_key, suggest
-from attend.settings.policy import EXIT_USAGE, SettingsRefusal
+from attend.settings.policy import SettingsRefusal
 from attend.spec.layers import merge_data
 from attend.spec.model import LAYERS, Sensor, SensorSet
 from attend.spec.schema import describe, field_rules, known_fields

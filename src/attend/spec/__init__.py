@@ -8,9 +8,23 @@ from __future__ import annotations
 
 from attend.spec.config import Config, legacy_keys, load_config
 from attend.spec.durations import parse_duration
-from attend.spec.layers import build_sensor, layer_paths, load_paths, load_set, merge_sensor
+from attend.spec.layers import (
+    build_sensor,
+    layer_paths,
+    load_paths,
+    load_set,
+    merge_sensor,
+)
 from attend.spec.loading import read_sensor_file
-from attend.spec.model import LAYERS, KeyPath, LayerPaths, Origin, Sensor, SensorFile, SensorSet
+from attend.spec.model import (
+    LAYERS,
+    KeyPath,
+    LayerPaths,
+    Origin,
+    Sensor,
+    SensorFile,
+    SensorSet,
+)
 
 __all__ = [
     "LAYERS",

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 import os
-from attend.records import field, record
 from pathlib import Path
+
+from attend.records import field, record
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
@@ -146,7 +148,9 @@ def load_config(paths: LayerPaths) -> Config:
                     for lane, fields in checker.lanes(value).items():
                         config.governor.setdefault(lane, {}).update(fields)
             elif key != "sensors":
-                from difflib import get_close_matches  # only on a typo: difflib is slow to import
+                from difflib import (
+                    get_close_matches,  # only on a typo: difflib is slow to import
+                )
                 close = get_close_matches(key, [*CONFIG_KEYS, "sensors"], n=1)
                 hint = f" (did you mean `{close[0]}`?)" if close else f" (known: {', '.join(CONFIG_KEYS)})"
                 config.diagnostics.append(Diagnostic(*where, "unknown-field", f"unknown config key `{key}`{hint}",
@@ -194,7 +198,9 @@ class _Section:
         return (origin.file, origin.line, origin.col) if origin else (self.file, 1, 1)
 
     def _unknown(self, path: tuple[str, ...], known: tuple[str, ...], what: str) -> None:
-        from difflib import get_close_matches  # only on a typo: difflib is slow to import
+        from difflib import (
+            get_close_matches,  # only on a typo: difflib is slow to import
+        )
 
         close = get_close_matches(path[-1], known, n=1, cutoff=0.6)
         hint = f" (did you mean `{close[0]}`?)" if close else f" (known: {', '.join(known)})"

@@ -8,14 +8,12 @@ required once `kind` names it. Use it with `# yaml-language-server: $schema=<fil
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 from attend.spec.durations import ACCEPTED_FORMS
 from attend.spec.schema import SENSOR_SCHEMA, SPEC_VERSION
 
-__all__ = ["DURATION_PATTERN", "json_schema", "main"]
+__all__ = ["DURATION_PATTERN", "json_schema"]
 
 #: The string form of a duration, as a JSON Schema pattern (mirrors spec/durations.py).
 DURATION_PATTERN = r"^\s*(\d+(\.\d+)?|\.\d+)\s*(ms|s|m|h)?\s*$"
@@ -105,7 +103,3 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
-def main(args: Any) -> int:
-    """The `attend spec schema` handler: print the JSON Schema."""
-    sys.stdout.write(json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n")
-    return 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
@@ -23,7 +24,15 @@ if TYPE_CHECKING:
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config
 from attend.spec.loading import file_stem, read_sensor_file
-from attend.spec.model import LAYERS, KeyPath, LayerPaths, Origin, Sensor, SensorFile, SensorSet
+from attend.spec.model import (
+    LAYERS,
+    KeyPath,
+    LayerPaths,
+    Origin,
+    Sensor,
+    SensorFile,
+    SensorSet,
+)
 from attend.spec.validate import normalise, validate_sensor
 
 __all__ = [

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any

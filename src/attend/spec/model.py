@@ -6,8 +6,10 @@ that fills them lives beside this module (`loading.py`, `layers.py`, `validate.p
 
 from __future__ import annotations
 
-from attend.records import field, record
 from pathlib import Path
+
+from attend.records import field, record
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any, Literal

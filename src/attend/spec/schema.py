@@ -15,11 +15,17 @@ the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
 from __future__ import annotations
 
 from attend.records import record
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-from attend.bounds import MAX_COUNT, MAX_DECAY_THRESHOLD, MAX_MAGNITUDE, MAX_OUTPUT_BYTES
+from attend.bounds import (
+    MAX_COUNT,
+    MAX_DECAY_THRESHOLD,
+    MAX_MAGNITUDE,
+    MAX_OUTPUT_BYTES,
+)
 
 __all__ = [
     "DEFAULT_FLAP_LIMIT",

@@ -14,6 +14,7 @@ import re
 import sys
 import types
 from collections.abc import Iterable, Mapping
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
@@ -549,7 +550,9 @@ def _crate_fields(data: dict[str, Any], files: tuple[SensorFile, ...], loc: Loca
         if origin is not None and origin.layer == "shipped":
             continue
         if key not in declared:
-            from difflib import get_close_matches  # only on a typo: difflib is slow to import
+            from difflib import (
+                get_close_matches,  # only on a typo: difflib is slow to import
+            )
 
             close = get_close_matches(key, list(declared), n=1, cutoff=0.6)
             hint = f" (did you mean `{close[0]}`?)" if close else f" (known here: {', '.join(declared)})"

@@ -9,7 +9,6 @@ or a probe runs, in a worker thread.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,9 +22,9 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from attend.runtime.commands import iso_time
-from attend.settings.commands import NothingToUnset, render
+from attend.runtime.reports import iso_time
 from attend.settings.keys import format_key
+from attend.settings.plans import NothingToUnset, render
 from attend.settings.policy import SettingsRefusal
 from attend.tui.model import FieldRow, SensorsModel, when
 from attend.tui.screens import (
@@ -41,7 +40,7 @@ from attend.tui.screens import (
     steady_cursor,
 )
 
-__all__ = ["REFRESH_SECONDS", "SensorsApp", "main"]
+__all__ = ["REFRESH_SECONDS", "SensorsApp"]
 
 #: How often the open tab reads the live state from the store.
 REFRESH_SECONDS = 2.0
@@ -533,7 +532,7 @@ class SensorsScreen(Screen[None]):
     @work(thread=True, exit_on_error=False, group="probe")
     def _run_probe(self, name: str) -> None:
         from attend.errors import RuntimeFailure
-        from attend.runtime.probe import ProbeRefused
+        from attend.runtime.mcp.probe import ProbeRefused
 
         try:
             run = self.model.probe(name)
@@ -547,7 +546,7 @@ class SensorsScreen(Screen[None]):
         self.app.call_from_thread(self._probe_answer, run)
 
     def _probe_answer(self, run: Any) -> None:
-        from attend.runtime.probe import CONFIRM_QUESTION
+        from attend.runtime.mcp.probe import CONFIRM_QUESTION
 
         found = run.describe()
         if not run.verdict.ok:
@@ -699,18 +698,3 @@ class SensorsApp(App[None]):
             screen.refresh_live()
 
 
-def main(args: Any) -> int:
-    """`attend tui [--project DIR]`: open the sensors tab (`--project` makes edits write the project layer)."""
-    from attend.runtime.store import StoreUnavailable
-
-    model = SensorsModel(args.project_dir, layer="project" if args.project_layer else "user")
-    try:
-        model.reload()
-    except StoreUnavailable as exc:
-        print(f"attend: {exc}", file=sys.stderr)
-        return 1
-    try:
-        SensorsApp(args.project_dir, model=model).run()
-    finally:
-        model.close()
-    return 0

@@ -28,7 +28,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from attend.settings.commands import (
+from attend.errors import EXIT_REJECTED, EXIT_USAGE
+from attend.settings.edits import SensorFiles, apply_edit, check_edit
+from attend.settings.keys import Key, format_key
+from attend.settings.plans import (
     NothingToUnset,
     SensorEdit,
     check_field_key,
@@ -36,12 +39,10 @@ from attend.settings.commands import (
     plan_sensor_unset,
     render,
 )
-from attend.settings.edits import SensorFiles, apply_edit, check_edit
-from attend.settings.keys import Key, format_key
-from attend.settings.policy import EXIT_REJECTED, EXIT_USAGE, SettingsRefusal
+from attend.settings.policy import SettingsRefusal
 from attend.settings.resolve import flatten, resolve, shown_document
 from attend.spec.layers import layer_paths, load_set
-from attend.spec.model import LAYERS, LayerPaths, Sensor, SensorSet
+from attend.spec.model import LayerPaths, Sensor, SensorSet
 
 __all__ = ["FieldRow", "Pending", "SensorsModel", "shown_path", "when"]
 
@@ -210,7 +211,7 @@ class SensorsModel:
 
     def refresh_state(self) -> None:
         """Read every sensor's live status from the store (one query) into `rows`."""
-        from attend.runtime.commands import sensor_rows
+        from attend.runtime.reports import sensor_rows
         from attend.runtime.store import open_project_store
 
         if self._store is None:  # kept open between refreshes (the refresh runs every couple of seconds)
@@ -401,7 +402,7 @@ class SensorsModel:
 
         Blocking (it runs the poll with trio): the app calls it from a worker thread.
         """
-        from attend.runtime.commands import poll_report
+        from attend.runtime.reports import poll_report
         from attend.runtime.runnable import compiled_or_error, first_error, runnable
 
         sensor = self.sensor(name)
@@ -454,7 +455,7 @@ class SensorsModel:
         """
         import trio
 
-        from attend.runtime.probe import probe_calls, probe_target
+        from attend.runtime.mcp.probe import probe_calls, probe_target
         from attend.runtime.store import open_project_store
 
         compiled, paths = probe_target(self.project_dir, name, self.env)
@@ -476,7 +477,7 @@ class SensorsModel:
         Raises:
             SettingsRefusal: the shelve command's refusal (a bad duration, an unknown trigger).
         """
-        from attend.runtime.noise.commands import ShelfRefused, shelve_target
+        from attend.runtime.noise.shelving import ShelfRefused, shelve_target
 
         duration, _, reason = text.strip().partition(" ")
         try:
@@ -492,7 +493,7 @@ class SensorsModel:
         Raises:
             SettingsRefusal: nothing shelved there, or an unknown trigger.
         """
-        from attend.runtime.noise.commands import ShelfRefused, unshelve_target
+        from attend.runtime.noise.shelving import ShelfRefused, unshelve_target
 
         try:
             shown = unshelve_target(self.project_dir, target)
@@ -503,7 +504,7 @@ class SensorsModel:
 
     def history(self, name: str, limit: int = 10) -> str:
         """`attend sensors history NAME --limit LIMIT` as text: shelves, flapping keys, the last polls."""
-        from attend.runtime.noise.commands import render_history
+        from attend.runtime.noise.history import render_history
         from attend.runtime.noise.query import sensor_noise
 
         if self._store is None:

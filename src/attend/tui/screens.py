@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Input, Static
 
-from attend.settings.commands import render
+from attend.settings.plans import render
 from attend.settings.policy import SettingsRefusal
 from attend.spec.schema import describe
 from attend.tui.keys import KEYS

@@ -9,7 +9,7 @@ from mcp_rig import Behind, layer_paths
 
 from attend.runtime.kinds import PollContext
 from attend.runtime.kinds.mcp import McpPool
-from attend.runtime.mcp_pool import running_pool
+from attend.runtime.mcp.pool import running_pool
 
 
 @pytest.fixture

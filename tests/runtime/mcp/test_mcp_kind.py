@@ -10,7 +10,7 @@ from mcp_rig import Behind, mcp_sensor_yaml
 from attend.compiler import CompiledSensor, compile_sensor
 from attend.runtime.kinds import PollContext, PollOutcome, poll
 from attend.runtime.kinds.mcp import McpPool, sensor_settings
-from attend.runtime.probe import compare_results, probe_record
+from attend.runtime.mcp.probe import compare_results, probe_record
 from attend.runtime.store import Store
 from attend.spec import load_set
 

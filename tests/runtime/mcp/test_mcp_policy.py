@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attend.runtime.mcp_policy import (
+from attend.runtime.mcp.policy import (
     RESTART_BACKOFF_INITIAL,
     RESTART_BACKOFF_MAX,
     gate_refusal,

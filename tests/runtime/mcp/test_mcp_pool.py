@@ -12,7 +12,7 @@ from mcp_rig import GENEROUS, Behind
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
 from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
-from attend.runtime.mcp_pool import CLIENT_LOG, log_path
+from attend.runtime.mcp.pool import CLIENT_LOG, log_path
 
 
 def settings(server: Any, tool: str = "list_items", **fields: Any) -> McpSettings:

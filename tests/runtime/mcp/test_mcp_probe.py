@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp_rig import Behind, mcp_sensor_yaml
 
-from attend.runtime.probe import compare_results
+from attend.runtime.mcp.probe import compare_results
 from attend.runtime.store import Store, default_db_path
 from attend.spec import layer_paths
 

@@ -8,13 +8,18 @@ record (`unprobed`), then calls the tool through the shared session pool (`mcp_p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext, PollOutcome
-from attend.runtime.mcp_config import DEFAULT_TIMEOUT, McpSettings, ServerDefinition, resolve_server
-from attend.runtime.mcp_policy import probe_problem, unprobed_message
-from attend.runtime.mcp_pool import McpPool, ToolCall
+from attend.runtime.mcp.config import (
+    DEFAULT_TIMEOUT,
+    McpSettings,
+    ServerDefinition,
+    resolve_server,
+)
+from attend.runtime.mcp.policy import probe_problem, unprobed_message
+from attend.runtime.mcp.pool import McpPool, ToolCall
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor

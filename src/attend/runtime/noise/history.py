@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["HOLD_REASONS", "QUEUED", "poll_trace", "settle_outcomes"]
+__all__ = ["HOLD_REASONS", "QUEUED", "poll_trace", "render_history", "settle_outcomes"]
 
 #: The outcome of a fire that became an observation, before the discloser has decided.
 QUEUED = "queued"
@@ -86,3 +86,53 @@ def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str) -> bool:
                 entry.update(outcome="held", reason=reason, by="discloser")
                 open_ = True
     return open_
+
+
+def _iso(t: float) -> str:
+    """An ISO-8601 UTC time, as `attend sensors` shows times."""
+    from attend.runtime.reports import iso_time
+
+    return iso_time(t) or ""
+
+
+def render_history(data: dict[str, Any]) -> str:
+    """The text form of `sensor_noise`'s data: shelves, flapping keys, then each poll, newest first."""
+    from attend.runtime.noise.history import HOLD_REASONS
+
+    out = []
+    for shelf in data["shelves"]:
+        target = shelf["sensor"] if shelf["trigger"] is None else f"{shelf['sensor']}/{shelf['trigger']}"
+        out.append(f"shelved: {target} until {_iso(shelf['until'])}" + (f" ({shelf['reason']})" if shelf["reason"] else ""))
+    for f in data["flapping"]:
+        who = f"{f['trigger']}" + (f" key {f['key']}" if f["key"] is not None else "")
+        out.append(f"flapping: {who} since {_iso(f['since'])}, {f['held']} fire(s) held")
+    if not data["history"]:
+        out.append(f"no polls recorded for {data['sensor']} yet")
+    for trace in data["history"]:
+        head = f"{_iso(trace['time'])}  {trace['state']}"
+        if trace.get("message"):
+            head += f"  {trace['message']}"
+        out.append(head)
+        for part in trace.get("triggers", []):
+            out.append(f"  {part['trigger']}: selected {part['selected']}; {part['transition']}")
+            for o in part.get("outcomes", []):
+                if "more" in o:
+                    out.append(f"    … {o['more']} more")
+                    continue
+                who = "value" if o.get("key") is None else f"key {o['key']}"
+                what = o["outcome"]
+                if what == "held":
+                    reason = o.get("reason", "")
+                    what = f"held: {reason}"
+                    if o.get("until") is not None:
+                        what += f" until {_iso(o['until'])}"
+                    what += f" ({HOLD_REASONS.get(reason, reason)})"
+                elif what == "queued":
+                    what = "queued: waiting for the discloser"
+                if o.get("note"):
+                    what += f" [{o['note']} notice]"
+                text = f"    {who}: {what}"
+                if o.get("description"):
+                    text += f"  \"{o['description']}\""
+                out.append(text)
+    return "\n".join(out) + "\n"

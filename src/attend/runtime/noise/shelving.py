@@ -9,10 +9,13 @@ an expired one covers nothing and is pruned the next time shelves are written.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Shelf", "covering", "split_shelved"]
+from attend.errors import EXIT_FAILED, EXIT_USAGE
+
+__all__ = ["Shelf", "ShelfRefused", "covering", "resolve_target", "shelve_target", "split_shelved", "unshelve_target"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +57,69 @@ def split_shelved(fires: list[Any], shelves: list[Shelf], now: float) -> tuple[l
     for fire in fires:
         (held if covering(shelves, str(fire.trigger), now) is not None else delivered).append(fire)
     return delivered, held
+
+
+class ShelfRefused(Exception):
+    """A shelve or unshelve that did nothing: `message` for the user, `code` the exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def resolve_target(project_dir: Any, text: str) -> tuple[Any, str, str | None]:
+    """The sensor set, sensor name and trigger of `NAME[/TRIGGER]`; `ShelfRefused` (usage) when unknown."""
+    from attend.spec import load_set
+
+    name, _, trigger = text.partition("/")
+    sensor_set = load_set(project_dir)
+    sensor = sensor_set.sensors.get(name)
+    if sensor is None:
+        known = ", ".join(sorted(sensor_set.sensors)) or "none"
+        raise ShelfRefused(f"no sensor named {name!r} (known: {known})", EXIT_USAGE)
+    triggers = sensor.data.get("triggers") or {}
+    if trigger and trigger not in triggers:
+        known = ", ".join(triggers) or "none"
+        raise ShelfRefused(f"sensor {name!r} has no trigger {trigger!r} (triggers: {known})", EXIT_USAGE)
+    return sensor_set, name, trigger or None
+
+
+def _store(sensor_set: Any) -> Any:
+    from attend.runtime.store import open_project_store
+
+    return open_project_store(sensor_set.paths)
+
+
+def shelve_target(project_dir: Any, target: str, duration: str, reason: str = "") -> Any:
+    """Shelve `NAME[/TRIGGER]` for `duration` (`sensors shelve`; the sensors tab's `s`); the shelf.
+
+    Raises:
+        ShelfRefused: a bad duration, or an unknown sensor or trigger (usage).
+    """
+    from attend.spec.durations import ACCEPTED_FORMS, parse_duration
+
+    try:
+        seconds = parse_duration(duration)
+    except ValueError:
+        raise ShelfRefused(f"--for must be {ACCEPTED_FORMS}, not {duration!r}", EXIT_USAGE) from None
+    if seconds <= 0:
+        raise ShelfRefused("--for must be above zero (a shelf that expires at once would hold nothing)", EXIT_USAGE)
+    sensor_set, name, trigger = resolve_target(project_dir, target)
+    with _store(sensor_set) as store:
+        return store.put_shelf(name, trigger, until=time.time() + seconds, reason=reason or "")
+
+
+def unshelve_target(project_dir: Any, target: str) -> str:
+    """Take the shelf of `NAME[/TRIGGER]` down (`sensors unshelve`; the tab's `S`); the target's name.
+
+    Raises:
+        ShelfRefused: an unknown sensor or trigger (usage), or no shelf there (exit 1).
+    """
+    sensor_set, name, trigger = resolve_target(project_dir, target)
+    with _store(sensor_set) as store:
+        removed = store.remove_shelf(name, trigger)
+    shown = name if trigger is None else f"{name}/{trigger}"
+    if not removed:
+        raise ShelfRefused(f"{shown} is not shelved", EXIT_FAILED)
+    return shown

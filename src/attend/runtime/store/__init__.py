@@ -21,7 +21,13 @@ import time
 from typing import Any
 
 from attend.runtime.store.journal import JournalEntry
-from attend.runtime.store.location import DB_FILENAME, StoreUnavailable, default_db_path, make_state_folder, scope_for
+from attend.runtime.store.location import (
+    DB_FILENAME,
+    StoreUnavailable,
+    default_db_path,
+    make_state_folder,
+    scope_for,
+)
 from attend.runtime.store.pending import Observation
 from attend.runtime.store.schema import SCHEMA_VERSION
 from attend.runtime.store.sensor_memory import ProbeRecords

@@ -13,7 +13,7 @@ each session has been shown is its own:
   a restarted session (same id) resumes from its stored positions.
 - `role` is `polling` (the run lock's holder), `attached` or `stopped`; `pid` and `heartbeat` tell a
   live row from one a SIGKILL left behind.
-- `session_seen`: the authored items (peer messages: `<sensor>/<key>`, runtime/seen.py) each session
+- `session_seen`: the authored items (peer messages: `<sensor>/<key>`, runtime/sessions/seen.py) each session
   was shown, by either conduit or by its cold start, recorded in the same transaction as the position
   that shows them, so an item reaching a session twice (the cold start and then the sensor's fire) is
   shown once. `COLD_START` marks a session whose cold start is done (a restarted session gets none).
@@ -33,7 +33,7 @@ __all__ = ["COLD_START", "SessionRecord", "SessionRows"]
 #: already delivered, so no session prints them and no Stop hook hands them over.
 NOT_SHOWN = "json_extract(meta, '$.shown') IS NULL"
 
-#: The `session_seen` item that marks a session whose cold start (runtime/cold_start.py) is done.
+#: The `session_seen` item that marks a session whose cold start (runtime/sessions/cold_start.py) is done.
 COLD_START = ":cold-start"
 
 #: The roles a session row holds.

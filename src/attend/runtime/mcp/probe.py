@@ -18,26 +18,16 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from attend.runtime.commands import reports_unusable_store
-
 __all__ = [
-    "CONFIRM_QUESTION", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "ProbeComparison", "ProbeRefused", "ProbeRun",
-    "compare_results", "main", "probe_calls", "probe_record", "probe_target",
+    "CONFIRM_QUESTION", "ProbeComparison", "ProbeRefused", "ProbeRun",
+    "compare_results", "probe_calls", "probe_record", "probe_target",
 ]
 
-#: The comparison passed and the record was written.
-EXIT_OK = 0
-#: Items disappeared, the operator said no, or the tool could not be called.
-EXIT_FAILED = 1
-#: Unknown sensor, not an mcp sensor, or an invalid one.
-EXIT_USAGE = 2
 
 #: How many lost keys a failed probe lists before summarising.
 SHOWN_KEYS = 10
@@ -197,11 +187,10 @@ async def probe_calls(compiled: Any, paths: Any, env: dict[str, str], project_di
     Raises:
         RuntimeFailure: the tool could not be called (its failure state and message).
     """
+    from attend.errors import RuntimeFailure
     from attend.runtime.kinds import PollContext
     from attend.runtime.kinds.mcp import call_tool, sensor_settings
-    from attend.runtime.mcp_pool import running_pool
-
-    from attend.errors import RuntimeFailure
+    from attend.runtime.mcp.pool import running_pool
 
     settings = sensor_settings(compiled)
     ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
@@ -219,58 +208,8 @@ async def probe_calls(compiled: Any, paths: Any, env: dict[str, str], project_di
     return ProbeRun(compiled, settings, definition.name, first.document, second.document, verdict)
 
 
-@reports_unusable_store
-def main(args: Any) -> int:
-    """Run `attend sensors probe` (see the module docstring for what it does and its exit codes)."""
-    env = dict(os.environ)
-    try:
-        compiled, paths = probe_target(args.project_dir, args.name, env)
-    except ProbeRefused as refused:
-        return _usage(str(refused))
-
-    import trio
-
-    from attend.runtime.store import open_project_store
-
-    with open_project_store(paths) as store:
-        return trio.run(_probe, compiled, paths, env, store, args)
 
 
-async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, args: Any) -> int:
-    from attend.errors import RuntimeFailure
-
-    try:
-        run = await probe_calls(compiled, paths, env, args.project_dir, store)
-    except RuntimeFailure as failure:
-        print(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", file=sys.stderr)
-        return EXIT_FAILED
-    verdict, settings = run.verdict, run.settings
-    out = sys.stdout
-    if not args.json:
-        out.write(run.describe())
-    confirmed = False
-    answer_no = False
-    if verdict.ok:
-        if args.confirm:
-            confirmed = True
-        elif sys.stdin.isatty() and not args.json:
-            confirmed = _ask(out, run.server_name)
-            answer_no = not confirmed
-    record = run.record(store, confirmed)
-
-    if args.json:
-        print(json.dumps(record, indent=2, ensure_ascii=False, default=str), file=out)
-    elif verdict.ok and confirmed:
-        print(f"recorded: {compiled.name} may poll {settings.tool} on {run.server_name}", file=out)
-    elif verdict.ok and not answer_no:
-        print(
-            f"recorded without confirmation: {compiled.name} stays unprobed until you check, in another client, that "
-            f"the items are untouched and run `attend sensors probe {compiled.name} --confirm`",
-            file=out,
-        )
-    elif answer_no:
-        print(f"recorded as not confirmed: {compiled.name} stays unprobed", file=out)
-    return EXIT_OK if verdict.ok and not answer_no else EXIT_FAILED
 
 
 #: The question the probe asks the operator (the terminal prompt and the sensors tab's dialog).
@@ -296,17 +235,8 @@ def _describe(out: TextIO, sensor: str, server: str, tool: str, verdict: ProbeCo
         print("the tool changes what it returns when called (a cursor or a read marker); the sensor stays unprobed", file=out)
 
 
-def _ask(out: TextIO, server: str) -> bool:
-    print(CONFIRM_QUESTION.format(server=server), file=out)
-    out.write("Are they untouched? [y/N] ")
-    out.flush()
-    answer = sys.stdin.readline().strip().lower()
-    return answer in ("y", "yes")
 
 
-def _usage(message: str) -> int:
-    print(f"attend: sensors probe: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def _canonical(value: Any) -> str:

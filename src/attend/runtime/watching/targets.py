@@ -1,6 +1,6 @@
 """Which folders `wake_on` watches, and which sensors a change wakes (DESIGN.md, Spec v1: `wake_on`).
 
-Pure decisions, apart from a few `stat`s; the watching itself is runtime/wake.py. No trio here:
+Pure decisions, apart from a few `stat`s; the watching itself is runtime/watching/wake.py. No trio here:
 `attend explain` shows the resolved watches.
 
 - A pattern is relative to the project, `~` expanded. A plain path to a folder covers everything

@@ -82,7 +82,7 @@ def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = No
     Raises:
         StoreUnavailable: the state folder or database cannot be used.
     """
-    from attend.runtime.runlock import lock_path, running_pid
+    from attend.runtime.sessions.runlock import lock_path, running_pid
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths
 

@@ -29,7 +29,13 @@ from typing import Any
 import trio
 
 from attend.errors import reason
-from attend.runtime.wake_targets import PROJECT_OUTSIDE, WatchPlan, inside_project, plan_watches, watch_target
+from attend.runtime.watching.targets import (
+    PROJECT_OUTSIDE,
+    WatchPlan,
+    inside_project,
+    plan_watches,
+    watch_target,
+)
 
 __all__ = ["WATCH_STEP_MS", "WakeHub", "WakeSignal", "declared_wake_on"]
 

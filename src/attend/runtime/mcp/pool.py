@@ -33,8 +33,13 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 
 from attend.errors import RuntimeFailure, reason
-from attend.runtime.mcp_config import ServerDefinition
-from attend.runtime.mcp_policy import gate_refusal, restart_delay, result_document, tool_error_state
+from attend.runtime.mcp.config import ServerDefinition
+from attend.runtime.mcp.policy import (
+    gate_refusal,
+    restart_delay,
+    result_document,
+    tool_error_state,
+)
 
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext

@@ -11,8 +11,8 @@ Decisions implemented here:
   `stop_hook_active` says, so a hook that already blocked once lets the agent stop; a stdin that is
   not the hook's JSON is ignored; no problem of attend's ever exits 2 (which would block).
 - Printed first, recorded after: a crash in between hands the rows over again rather than never.
-- A resolved session is never handed its own message, nor one it was already shown (runtime/seen.py);
-  when its cold start (runtime/cold_start.py) is not done yet, this drain does it, its lines first.
+- A resolved session is never handed its own message, nor one it was already shown (runtime/sessions/seen.py);
+  when its cold start (runtime/sessions/cold_start.py) is not done yet, this drain does it, its lines first.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from attend.runtime.commands import reports_unusable_store
+from attend.commands import reports_unusable_store
 
 __all__ = ["hook_input", "main"]
 
@@ -78,9 +78,9 @@ def _arrived(count: int) -> str:
 @reports_unusable_store
 def main(args: Any) -> int:
     """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
-    from attend.runtime.cold_start import cold_start, message_sensors
     from attend.runtime.delivery import format_line
-    from attend.runtime.seen import for_session
+    from attend.runtime.sessions.cold_start import cold_start, message_sensors
+    from attend.runtime.sessions.seen import for_session
     from attend.runtime.store import open_project_store
     from attend.runtime.store.sessions import COLD_START
     from attend.spec import layer_paths

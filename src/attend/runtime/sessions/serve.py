@@ -31,7 +31,6 @@ Decisions implemented here:
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import sys
 import time
@@ -42,17 +41,26 @@ from typing import Any, TextIO
 
 import trio
 
-from attend.peers.identity import Session, SessionError, process_runs, resolve_session
+from attend.peers.identity import Session, process_runs
 from attend.peers.mailbox import Mailbox, peers_dir
 from attend.peers.presence import PRESENCE_SENSOR
-from attend.peers.text import printable_path
-from attend.runtime.cold_start import COLD_START_WAIT, cold_start, message_sensors
-from attend.runtime.delivery import format_line, is_stdout_priority, priced_for_reader, write_entries
-from attend.runtime.runlock import holder_pid, lock_path, open_lock, try_lock
-from attend.runtime.seen import for_session, items_of
+from attend.runtime.delivery import (
+    format_line,
+    is_stdout_priority,
+    priced_for_reader,
+    write_entries,
+)
+from attend.runtime.sessions.cold_start import (
+    COLD_START_WAIT,
+    cold_start,
+    message_sensors,
+)
+from attend.runtime.sessions.runlock import holder_pid, lock_path, open_lock, try_lock
+from attend.runtime.sessions.seen import for_session, items_of
 from attend.runtime.store import Store
+from attend.text import printable_path
 
-__all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "main", "serve_session"]
+__all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "StreamClosed", "serve_session"]
 
 #: How often an attached session tries to take the run lock (seconds): most of the failover delay.
 TAKEOVER_CHECK = 0.25
@@ -318,69 +326,9 @@ async def serve_session(
             pass
 
 
-async def _serve_until_signalled(project_dir: str, session: Session) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(serve_session, project_dir, session)
-
-            async def stop_on_signal() -> None:
-                async for _ in signals:
-                    nursery.cancel_scope.cancel()
-                    return
-
-            nursery.start_soon(stop_on_signal)
 
 
-def _closed_stream(exc: BaseException) -> bool:
-    """True when `exc` (or every exception of a group) is a closed stream."""
-    if isinstance(exc, StreamClosed | BrokenPipeError):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_closed_stream(inner) for inner in exc.exceptions)
-    return False
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's last flush into a closed pipe says nothing."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
 
 
-def main(args: Any) -> int:
-    """`attend run [--session ID]`: this session's Monitor stream; polls while it holds the project's lock.
-
-    Exits 0 on SIGINT/SIGTERM and when stdout's reader goes away; 2 for a project directory that does
-    not exist or an unusable session id; 1 when the state store cannot be used.
-    """
-    from attend.runtime.commands import EXIT_USAGE, reports_unusable_store
-
-    if not Path(args.project_dir).is_dir():
-        print(f"attend: the project directory {printable_path(args.project_dir)} does not exist (or is not a directory)",
-              file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        session = resolve_session(getattr(args, "session", None))
-    except SessionError as exc:
-        print(f"attend: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-    @reports_unusable_store
-    def check_store(_: Any) -> int:
-        # Checked before trio starts, so an unusable store is one clear line (not an exception group).
-        from attend.runtime.store import open_project_store
-        from attend.spec import layer_paths
-
-        open_lock(lock_path(args.project_dir)).close()
-        open_project_store(layer_paths(args.project_dir, os.environ)).close()
-        return 0
-
-    code = check_store(args)
-    if code:
-        return code
-    try:
-        trio.run(_serve_until_signalled, args.project_dir, session)
-    except BaseException as exc:  # noqa: BLE001 - only a closed stream is swallowed
-        if not _closed_stream(exc):
-            raise
-        _silence_stdout()
-    return 0

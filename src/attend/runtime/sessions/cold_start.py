@@ -17,7 +17,7 @@ Decisions implemented here:
   Own messages (`author` is the session) are neither shown nor counted.
 - Every message the cold start shows or passes over is recorded as seen by the session, with the
   cold start itself (`COLD_START`, store/sessions.py) in one transaction, after printing: the sensor's
-  later fire of the same message id is not shown again (runtime/seen.py), and a restarted session
+  later fire of the same message id is not shown again (runtime/sessions/seen.py), and a restarted session
   (same id) gets no second cold start. A crash between printing and recording shows them again once.
 - A session's Monitor waits for the messages sensor's first poll (its baseline) before its cold start,
   at most `COLD_START_WAIT` seconds, so a message sent between the two is neither lost (the baseline

@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from attend.errors import EXIT_FAILED
+
 __all__ = ["Check", "EXIT_FAILED", "main", "run_checks"]
 
-#: Exit code when a check failed.
-EXIT_FAILED = 1
 #: How many names a check's message lists before it says "and N more".
 SHOWN = 5
 #: The two lines that install the plugin (README, "Install as a Claude Code plugin").
@@ -60,10 +60,10 @@ def _iso(t: float) -> str:
 
 
 def check_versions() -> Check:
-    from attend.cli import _version
+    import attend
 
     found = sys.version_info[:3]
-    text = f"Python {'.'.join(map(str, found))} ({sys.executable}), attend {_version()}"
+    text = f"Python {'.'.join(map(str, found))} ({sys.executable}), attend {attend.__version__}"
     if found < (3, 11):
         return Check("versions", "fail", text, "install Python 3.11 or newer and reinstall attend with it")
     return Check("versions", "ok", text)
@@ -109,8 +109,8 @@ def check_sensors(sensor_set: Any) -> Check:
 
 def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     """Two lines: which session polls the project and since when (or none), and the attached ones."""
-    from attend.runtime.runlock import lock_path, running_pid
-    from attend.runtime.session_status import project_sessions
+    from attend.runtime.sessions.runlock import lock_path, running_pid
+    from attend.runtime.sessions.status import project_sessions
     from attend.runtime.store import StoreUnavailable
 
     try:
@@ -215,7 +215,7 @@ def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -
 
 def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
     from attend.errors import RuntimeFailure
-    from attend.runtime.mcp_config import resolve_server
+    from attend.runtime.mcp.config import resolve_server
 
     sensors = _enabled(sensor_set, "mcp")
     problems = []

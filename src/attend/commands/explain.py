@@ -3,7 +3,7 @@
 Shows every field of the merged sensor with the layer and file:line it came from (or `default`), the
 effective lane and why, the overrides a reader should notice (`mcp.allow_unannotated: true`, a
 `lane_exception`), what the daemon watches for it (`wake_on`, the file's and what a crate sensor
-declares, resolved to folders as runtime/wake_targets.py does), and for each trigger its compiled
+declares, resolved to folders as runtime/watching/targets.py does), and for each trigger its compiled
 plan (`compiler.plan`; an invalid sensor's triggers show why none is shown instead, `plan_withheld`:
 a plan built from the values the spec rejects would describe what never runs). Problems are listed in
 `compile --check`'s order (`errors.by_position`). Exit codes: 0 shown;
@@ -19,12 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from attend.errors import CompileError
+from attend.errors import EXIT_USAGE, CompileError
 
 __all__ = ["explain_data", "main", "render_text"]
 
-#: Exit code for an unknown sensor or trigger name.
-EXIT_UNKNOWN = 2
 
 #: Why an invalid sensor's triggers show no compiled plan (`plan_withheld` in `--json`).
 INVALID_PLAN = "the sensor is invalid (its problems are listed above), so it never runs"
@@ -100,7 +98,11 @@ def _crate_wake_on(sensor: Any, project_dir: Path, env: dict[str, str]) -> tuple
 
 def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, Any]:
     """Each `wake_on` entry (the file's, then the crate's) with the folder the daemon watches for it."""
-    from attend.runtime.wake_targets import PROJECT_OUTSIDE, inside_project, watch_target
+    from attend.runtime.watching.targets import (
+        PROJECT_OUTSIDE,
+        inside_project,
+        watch_target,
+    )
 
     origin = sensor.origin("wake_on")
     from_project = origin is not None and origin.layer == "project"
@@ -128,13 +130,13 @@ def explain_data(
     sensor's `wake_on` paths as the daemon would.
     """
     import os
-    from attend.compiler.plan import trigger_plan
+
     from attend.compiler.diagnostics import origins_by_trigger
+    from attend.compiler.plan import trigger_plan
     from attend.compiler.sensors import effective_lane, sensor_flap
     from attend.compiler.triggers import CompiledTrigger
-    from attend.grammar import parse_trigger
-
     from attend.errors import by_position
+    from attend.grammar import parse_trigger
     from attend.runtime.runnable import runnable
 
     # An invalid sensor never runs: a plan built from the values it rejects (a magnitude over its bound)
@@ -298,12 +300,12 @@ def main(args: Any) -> int:
     if sensor is None:
         known = ", ".join(sorted(sset.sensors)) or "none"
         print(f"attend explain: no sensor named {name!r} (known: {known})", file=sys.stderr)
-        return EXIT_UNKNOWN
+        return EXIT_USAGE
     triggers = sensor.data.get("triggers") or {}
     if trigger and trigger not in triggers:
         known = ", ".join(triggers) or "none"
         print(f"attend explain: sensor {name!r} has no trigger {trigger!r} (triggers: {known})", file=sys.stderr)
-        return EXIT_UNKNOWN
+        return EXIT_USAGE
     data = explain_data(sensor, trigger or None, project_dir=Path(args.project_dir))
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))

@@ -11,20 +11,26 @@ has its control characters escaped, so a message can never drive the reader's te
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from attend.errors import EXIT_FAILED, EXIT_USAGE
 from attend.peers.identity import SessionError, resolve_session
-from attend.peers.mailbox import MAX_TEXT, OPEN, Mailbox, Message, PeerError, check_channel, peers_dir
-from attend.peers.text import one_line, printable, printable_path
+from attend.peers.mailbox import (
+    MAX_TEXT,
+    OPEN,
+    Mailbox,
+    Message,
+    PeerError,
+    check_channel,
+    peers_dir,
+)
+from attend.text import one_line, printable, printable_path
 
 __all__ = ["main", "printable"]
 
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 #: How many fresh ids `send` tries when the one it drew is taken (24 random bits per millisecond).
 ID_ATTEMPTS = 5
 #: How many of the newest messages `inbox` shows without `--all`.

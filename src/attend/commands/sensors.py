@@ -22,177 +22,67 @@ Decisions (docs/runtime.md has the user's view):
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import stat
 import sys
 import time
-from collections.abc import Callable
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from attend.errors import reason
-from attend.peers.text import printable
+from attend.commands import reports_unusable_store
+from attend.commands.settings import run_refusable
+from attend.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    reason,
+)
+from attend.runtime.mcp.probe import (
+    CONFIRM_QUESTION,
+    ProbeRefused,
+    probe_calls,
+    probe_target,
+)
+from attend.runtime.noise.history import render_history
+from attend.runtime.noise.shelving import (
+    ShelfRefused,
+    resolve_target,
+    shelve_target,
+    unshelve_target,
+)
+from attend.runtime.reports import (
+    DISABLED_STATE,
+    fire_json,
+    iso_time,
+    poll_report,
+    sensor_rows,
+)
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
-from attend.runtime.store import StoreUnavailable, open_project_store
-from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
+from attend.runtime.store import open_project_store
+from attend.settings.manage import Managed, copy_sensor, delete_sensor, rename_sensor
+from attend.settings.policy import (
+    target_layer,
+)
+from attend.text import printable
 
-__all__ = [
-    "DISABLED_STATE", "EXIT_FAILED", "EXIT_USAGE", "poll_report", "reports_unusable_store", "sensor_row",
-    "sensor_rows", "sensors_fire", "sensors_list", "sensors_poll",
-]
+__all__ = ["sensors_fire", "sensors_list", "sensors_poll"]
 
-#: Exit code of a poll that failed, or a sensor that cannot poll.
-EXIT_FAILED = 1
-#: Exit code of a usage error (unknown sensor or trigger, missing input).
-EXIT_USAGE = 2
 
-#: The state `attend sensors` shows for a valid sensor turned off with `enabled: false` (it never polls).
-DISABLED_STATE = "disabled"
 
 #: `sensors poll` shows at most this many characters of a result in text form.
 RESULT_PREVIEW = 4000
 
 
-def reports_unusable_store(handler: Callable[[Any], int]) -> Callable[[Any], int]:
-    """Wrap a command handler so an unusable state store is one line on stderr and exit 1.
-
-    The state folder being a file, or the database a file that is not SQLite, is a problem of the
-    user's machine, not a bug in attend, so it must not end as an internal error.
-    """
-
-    @functools.wraps(handler)
-    def wrapper(args: Any) -> int:
-        try:
-            return handler(args)
-        except StoreUnavailable as exc:
-            print(f"attend: {exc}", file=sys.stderr)
-            return EXIT_FAILED
-
-    return wrapper
 
 
-def iso_time(t: float | None) -> str | None:
-    """A wall-clock time as ISO-8601 UTC to the second (None stays None): how commands show times."""
-    if t is None:
-        return None
-    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
 
 
-def _overrides(sensor: Any) -> list[str]:
-    """Fields whose value relaxes a safety default, shown beside the sensor."""
-    out = []
-    if (sensor.data.get("mcp") or {}).get("allow_unannotated"):
-        out.append("mcp.allow_unannotated")
-    if sensor.data.get("lane_exception"):
-        out.append("lane_exception")
-    return out
 
 
-def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
-    """An mcp sensor's `unprobed` message when its probe record would not let it poll now, else None.
-
-    What the kind checks before each poll (`mcp_policy.probe_problem`), so a listing shows what the sensor
-    would do now: `unprobed` before any daemon polled it, and no longer once a probe recorded it.
-    """
-    if compiled is None or compiled.kind != "mcp":
-        return None
-    from attend.runtime.mcp_config import McpSettings
-    from attend.runtime.mcp_policy import probe_problem, unprobed_message
-
-    problem = probe_problem(record, McpSettings(compiled.sensor.data.get("mcp")).fingerprint)
-    return None if problem is None else unprobed_message(compiled.name, problem)
 
 
-def sensor_row(
-    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
-    *, daemon_running: bool = False,
-) -> dict[str, Any]:
-    """One sensor as `attend sensors list --json` shows it.
-
-    The spec-level states (`invalid`, `refused` and their message) come from `sensor`, loaded from the
-    files and config as they are now; the runtime ones (the last poll's state, failures, fires) from
-    `status`. A state the daemon recorded at load (`state_source: load`) counts only while a daemon
-    runs (it is that daemon's view, and it reloads at once on a change); with none running, a sensor
-    now valid and trusted shows what a sensor that never polled shows.
-
-    Args:
-        sensor: the loaded sensor.
-        status: its status row from the store (None: it never polled).
-        probe: an mcp sensor's stored probe record.
-        compiled: `compiled_or_error(sensor)` when the caller already has it (the sensors tab keeps it
-            between refreshes); computed here otherwise.
-        daemon_running: a daemon runs for the project.
-    """
-    if status is not None and status.state_source == LOAD_STATE and not daemon_running:
-        status = _without_load_state(status)
-    if compiled is None:
-        compiled = compiled_or_error(sensor) if runnable(sensor) else (None, "")
-    compiled, compile_error = compiled
-    row: dict[str, Any] = {
-        "name": sensor.name,
-        "kind": sensor.kind,
-        "layer": sensor.layer,
-        "file": str(sensor.file) if sensor.file else None,
-        "enabled": sensor.enabled,
-        "description": sensor.data.get("description", ""),
-        "state": "ok",
-        "message": "",
-        "since": None,
-        "last_poll": None,
-        "next_poll": None,
-        "interval": sensor.data.get("interval"),
-        "lane": sensor.data.get("lane", "event"),
-        "lane_note": "",
-        "overrides": _overrides(sensor),
-        "requires": list(sensor.data.get("requires") or []),
-        "line_errors": [],
-        "failures": 0,
-        "running_last_good": False,
-    }
-    if status is not None:
-        row.update(
-            state=status.state,
-            message=status.message,
-            since=iso_time(status.since),
-            last_poll=iso_time(status.last_poll),
-            next_poll=iso_time(status.next_poll) if sensor.enabled else None,
-            line_errors=status.line_errors,
-            failures=status.failures,
-        )
-        if status.interval is not None:
-            row["interval"] = status.interval
-    if compiled is not None:
-        row.update(lane=compiled.lane, lane_note=compiled.lane_note or "")
-    if not runnable(sensor) or compile_error:
-        row.update(state="invalid" if compile_error else sensor.status, message=compile_error or first_error(sensor))
-        row["running_last_good"] = bool(status is not None and status.file_error)
-        if not row["running_last_good"]:
-            row["next_poll"] = None
-    elif not sensor.enabled:
-        # Not `ok`: a sensor that never polls would otherwise read as healthy (its stored status, if
-        # any, is from before it was turned off).
-        row.update(
-            state=DISABLED_STATE,
-            message=f"enabled: false; turn it on with `attend settings set attend.sensors.{sensor.name}.enabled true`",
-            next_poll=None,
-        )
-    else:
-        unprobed = probe_state(compiled, probe)
-        if unprobed is not None:
-            row.update(state="unprobed", message=unprobed)
-        elif row["state"] == "unprobed":
-            row.update(state="ok", message="probed; the next poll calls the tool")  # the probe cleared it
-    return row
 
 
-def _without_load_state(status: Any) -> Any:
-    """`status` with the state recorded at load dropped: the runtime facts (polls, failures) stay."""
-    from dataclasses import replace
-
-    return replace(status, state="ok", message="", since=None, state_source=POLL_STATE)
 
 
 def _load(args: Any) -> Any:
@@ -201,39 +91,6 @@ def _load(args: Any) -> Any:
     return load_set(args.project_dir, os.environ)
 
 
-def sensor_rows(
-    sensor_set: Any, store: Any, project_dir: str | Path, compiled: dict[str, tuple[Any, str]] | None = None,
-    sessions: Any = None,
-) -> list[dict[str, Any]]:
-    """Every sensor of `sensor_set` joined with its live status, as `attend sensors list --json` shows it.
-
-    Args:
-        sensor_set: the loaded sensors.
-        store: the open project store (its status rows are read once).
-        project_dir: the project, whose daemon (if one runs) polls the sensors.
-        compiled: each sensor's `compiled_or_error` when the caller keeps them (the sensors tab).
-        sessions: the project's sessions (`session_status.project_sessions`) when the caller has them.
-    """
-    from attend.runtime.noise.query import sensor_noise
-    from attend.runtime.session_status import project_sessions
-
-    statuses = store.statuses()
-    noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
-    sessions = sessions if sessions is not None else project_sessions(project_dir, store=store)
-    probes = {name: store.get_probe(name) for name, s in sensor_set.sensors.items() if s.kind == "mcp"}
-    daemon = sessions.lock_pid
-    compiled = compiled or {}
-    rows = [_guarded_row(s, statuses.get(name), probes.get(name), compiled.get(name), daemon_running=daemon is not None)
-            for name, s in sorted(sensor_set.sensors.items())]
-    for row in rows:
-        row["shelves"] = noise[row["name"]]["shelves"]
-        row["flapping"] = noise[row["name"]]["flapping"]
-        row["daemon_running"] = daemon is not None
-        row["polling_session"] = sessions.poller.session if sessions.poller else None
-        row["attached_sessions"] = [s.session for s in sessions.attached]
-        if daemon is None:
-            row["next_poll"] = None  # nothing polls without a daemon
-    return rows
 
 
 def _run_command(project_dir: str) -> str:
@@ -248,7 +105,7 @@ def _run_command(project_dir: str) -> str:
 @reports_unusable_store
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
-    from attend.runtime.session_status import project_sessions
+    from attend.runtime.sessions.status import project_sessions
 
     sensor_set = _load(args)
     with open_project_store(sensor_set.paths) as store:
@@ -269,20 +126,6 @@ def sensors_list(args: Any) -> int:
     return 0
 
 
-def _guarded_row(
-    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
-    *, daemon_running: bool = False,
-) -> dict[str, Any]:
-    """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
-    try:
-        return sensor_row(sensor, status, probe, compiled, daemon_running=daemon_running)
-    except Exception as exc:  # noqa: BLE001 - this sensor invalid, the rest listed
-        return {"name": sensor.name, "kind": None, "layer": sensor.layer, "enabled": False,
-                "file": str(sensor.file) if sensor.file else None, "description": "", "state": "invalid",
-                "message": f"attend failed showing this sensor ({type(exc).__name__}: {exc}); this is a bug in "
-                           "attend, please report it", "since": None, "last_poll": None, "next_poll": None,
-                "interval": None, "lane": "event", "lane_note": "", "overrides": [], "requires": [],
-                "line_errors": [], "failures": 0, "running_last_good": False}
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
@@ -346,31 +189,10 @@ def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
     return compiled, 0
 
 
-async def _poll_once(compiled: Any, ctx: Any) -> Any:
-    from attend.runtime import kinds
-
-    if compiled.kind != "mcp":
-        return await kinds.poll(compiled, ctx)
-    from attend.runtime.mcp_pool import running_pool
-
-    async with running_pool(ctx):
-        return await kinds.poll(compiled, ctx)
 
 
-def _poll_guarded(compiled: Any, ctx: Any) -> Any:
-    """One poll; a kind's unforeseen exception is this poll's failure (as in the daemon), never a crash."""
-    import trio
-
-    from attend.runtime.kinds import PollOutcome
-
-    try:
-        return trio.run(_poll_once, compiled, ctx)
-    except Exception as exc:  # noqa: BLE001 - a kind's bug: the poll failed, state untouched
-        return PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
 
 
-def _fire_json(fire: Any) -> dict[str, Any]:
-    return {"trigger": fire.trigger, "key": fire.key, "magnitude": fire.magnitude, "description": fire.description}
 
 
 @reports_unusable_store
@@ -388,58 +210,6 @@ def sensors_poll(args: Any) -> int:
     return 0 if report["state"] == "ok" else EXIT_FAILED
 
 
-def poll_report(
-    compiled: Any, paths: Any, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
-) -> dict[str, Any]:
-    """One real poll of `compiled` and each trigger's verdict: what `attend sensors poll` reports.
-
-    Args:
-        compiled: the compiled sensor (the sensors tab passes a pending edit of it, not yet written).
-        paths: the layer paths (the store's location).
-        project_dir: the project directory.
-        env: the environment the poll sees.
-        dry_run: store nothing (`--dry-run`): evaluate against the trigger states the store holds (read,
-            never written), what the next real poll would fire (the tab's preview). A real poll's fires are
-            in the report's `lines`, which its caller shows: they are journaled as delivered.
-    """
-    from attend.runtime.delivery import format_line
-    from attend.runtime.kinds import PollContext
-    from attend.runtime.pipeline import record_poll
-
-    with open_project_store(paths) as store:
-        ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
-        started = time.monotonic()
-        outcome = _poll_guarded(compiled, ctx)
-        elapsed = time.monotonic() - started
-        # A dry run evaluates against the stored state (what the next real poll would fire) and writes
-        # nothing; a real one shows its fires here and journals them as delivered (never replayed).
-        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True)
-    step = record.step
-    lines = [format_line(compiled.name, prio, o.description, key=o.key, meta=o.meta)
-             for o, prio in zip(record.observations, record.priorities, strict=True)]
-    report = {
-        "sensor": compiled.name,
-        "state": record.state,
-        "message": record.message,
-        "seconds": round(elapsed, 3),
-        "result": outcome.result,
-        "line_errors": list(outcome.line_errors),
-        "triggers": list(step.verdicts) if step is not None else [],
-        "fires": [_fire_json(f) for f in step.fires if f not in record.shelved] if step is not None else [],
-        "held": [
-            {"trigger": part["trigger"], **{k: v for k, v in o.items() if k != "outcome"}}
-            for part in record.trace.get("triggers", []) for o in part["outcomes"] if o.get("outcome") == "held"
-        ],
-        "warnings": list(step.warnings) if step is not None else [],
-        "stored": not dry_run and record.state == "ok",
-        "dry_run": bool(dry_run),
-        "priority": record.priority if record.observations else None,
-        "lines": lines,
-        "delivered": bool(lines) and not dry_run,
-    }
-    if outcome.meta.get("server"):
-        report["server"] = outcome.meta["server"]
-    return report
 
 
 def _poll_text(report: dict[str, Any]) -> str:
@@ -543,7 +313,12 @@ def _parse_document(text: str) -> tuple[Any, str]:
 @reports_unusable_store
 def sensors_fire(args: Any) -> int:
     """`attend sensors fire NAME[/TRIGGER] [--input FILE|-] [--dry-run] [--commit]`: a synthetic poll result."""
-    from attend.runtime.delivery import format_line, highest, is_stdout_priority, priorities
+    from attend.runtime.delivery import (
+        format_line,
+        highest,
+        is_stdout_priority,
+        priorities,
+    )
     from attend.runtime.kinds import PollOutcome
     from attend.runtime.pipeline import observations_from
 
@@ -594,7 +369,7 @@ def sensors_fire(args: Any) -> int:
             "trigger": trigger_name or None,
             "lane": compiled.lane,
             "priority": highest(prios),
-            "fires": [_fire_json(f) for f in fires],
+            "fires": [fire_json(f) for f in fires],
             "held": held,
             "lines": lines,
             "warnings": list(warnings),
@@ -643,3 +418,167 @@ def _test_meta(compiled: Any) -> dict[str, Any]:
         return {"server": sensor_settings(compiled).label}
     except Exception:  # noqa: BLE001 - a test line without the server name is still a test line
         return {}
+
+
+@reports_unusable_store
+def sensors_probe(args: Any) -> int:
+    """`attend sensors probe NAME [--confirm]`: the MCP read-only probe (`runtime.mcp.probe`); writes the probe record."""
+    env = dict(os.environ)
+    try:
+        compiled, paths = probe_target(args.project_dir, args.name, env)
+    except ProbeRefused as refused:
+        return _probe_usage(str(refused))
+
+    import trio
+
+    from attend.runtime.store import open_project_store
+
+    with open_project_store(paths) as store:
+        return trio.run(_probe, compiled, paths, env, store, args)
+
+
+async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, args: Any) -> int:
+    from attend.errors import RuntimeFailure
+
+    try:
+        run = await probe_calls(compiled, paths, env, args.project_dir, store)
+    except RuntimeFailure as failure:
+        print(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", file=sys.stderr)
+        return EXIT_FAILED
+    verdict, settings = run.verdict, run.settings
+    out = sys.stdout
+    if not args.json:
+        out.write(run.describe())
+    confirmed = False
+    answer_no = False
+    if verdict.ok:
+        if args.confirm:
+            confirmed = True
+        elif sys.stdin.isatty() and not args.json:
+            confirmed = _ask(out, run.server_name)
+            answer_no = not confirmed
+    record = run.record(store, confirmed)
+
+    if args.json:
+        print(json.dumps(record, indent=2, ensure_ascii=False, default=str), file=out)
+    elif verdict.ok and confirmed:
+        print(f"recorded: {compiled.name} may poll {settings.tool} on {run.server_name}", file=out)
+    elif verdict.ok and not answer_no:
+        print(
+            f"recorded without confirmation: {compiled.name} stays unprobed until you check, in another client, that "
+            f"the items are untouched and run `attend sensors probe {compiled.name} --confirm`",
+            file=out,
+        )
+    elif answer_no:
+        print(f"recorded as not confirmed: {compiled.name} stays unprobed", file=out)
+    return EXIT_OK if verdict.ok and not answer_no else EXIT_FAILED
+
+
+def _ask(out: TextIO, server: str) -> bool:
+    print(CONFIRM_QUESTION.format(server=server), file=out)
+    out.write("Are they untouched? [y/N] ")
+    out.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")
+
+
+def _probe_usage(message: str) -> int:
+    print(f"attend: sensors probe: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _target(args: Any, text: str) -> tuple[Any, str, str | None, int]:
+    """The sensor set, sensor name and trigger of `NAME[/TRIGGER]`, or an exit code after a message."""
+    try:
+        sensor_set, name, trigger = resolve_target(args.project_dir, text)
+    except ShelfRefused as refused:
+        print(f"attend: {refused.message}", file=sys.stderr)
+        return None, text.partition("/")[0], None, refused.code
+    return sensor_set, name, trigger, 0
+
+
+def _reporting_store_errors(handler: Any) -> Any:
+    return reports_unusable_store(handler)
+
+
+def sensors_shelve(args: Any) -> int:
+    """`attend sensors shelve NAME[/TRIGGER] --for DURATION [--reason TEXT] [--json]`."""
+    return _reporting_store_errors(_shelve)(args)
+
+
+def _shelve(args: Any) -> int:
+    try:
+        shelf = shelve_target(args.project_dir, args.target, args.duration, args.reason or "")
+    except ShelfRefused as refused:
+        print(f"attend: {refused.message}", file=sys.stderr)
+        return refused.code
+    if args.json:
+        print(json.dumps(shelf.to_json(), indent=2))
+    else:
+        print(f"shelved {shelf.target} until {iso_time(shelf.until)} ({args.duration})" + (f": {shelf.reason}" if shelf.reason else ""))
+    return 0
+
+
+def sensors_unshelve(args: Any) -> int:
+    """`attend sensors unshelve NAME[/TRIGGER]`."""
+    return _reporting_store_errors(_unshelve)(args)
+
+
+def _unshelve(args: Any) -> int:
+    try:
+        shown = unshelve_target(args.project_dir, args.target)
+    except ShelfRefused as refused:
+        print(f"attend: {refused.message}", file=sys.stderr)
+        return refused.code
+    print(f"unshelved {shown}")
+    return 0
+
+
+def sensors_history(args: Any) -> int:
+    """`attend sensors history NAME [--trigger T] [--limit N] [--json]`."""
+    return _reporting_store_errors(_history_of)(args)
+
+
+def _history_of(args: Any) -> int:
+    from attend.runtime.noise.query import sensor_noise
+
+    if args.limit < 1:
+        print(f"attend: --limit must be at least 1, not {args.limit}", file=sys.stderr)
+        return EXIT_USAGE
+    target = args.name if not args.trigger else f"{args.name}/{args.trigger}"
+    sensor_set, name, trigger, code = _target(args, target)
+    if code:
+        return code
+    with open_project_store(sensor_set.paths) as store:
+        data = sensor_noise(store, name, limit=args.limit, trigger=trigger)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    sys.stdout.write(render_history(data))
+    return 0
+
+
+def _report_managed(done: Managed) -> int:
+    for line in done.lines:
+        print(line)
+    for note in done.notes:
+        print(note, file=sys.stderr)
+    return EXIT_OK
+
+
+def sensors_copy(args: Any) -> int:
+    """`attend sensors copy SRC DST [--project]`: a sensor, shipped ones included, under a new name."""
+    layer = target_layer(args.project_layer)
+    return run_refusable(lambda: _report_managed(copy_sensor(args.project_dir, args.source, args.dest, layer)))
+
+
+def sensors_rename(args: Any) -> int:
+    """`attend sensors rename OLD NEW [--project]`: a user or project file under a new name."""
+    layer = target_layer(args.project_layer)
+    return run_refusable(lambda: _report_managed(rename_sensor(args.project_dir, args.source, args.dest, layer)))
+
+
+def sensors_delete(args: Any) -> int:
+    """`attend sensors delete NAME [--project]`: a user or project file (never a shipped one)."""
+    layer = target_layer(args.project_layer)
+    return run_refusable(lambda: _report_managed(delete_sensor(args.project_dir, args.source, layer)))

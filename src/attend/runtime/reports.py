@@ -1,0 +1,276 @@
+"""What `attend sensors`, `sensors poll` and the sensors tab report: each sensor joined with its live status, one real poll and its verdicts.
+
+Decisions (docs/runtime.md has the user's view):
+- `sensors [list]` loads every layer itself (a daemon need not run) and joins each sensor with its live
+  status from the store. A sensor whose file stopped validating shows `invalid` with the error, and
+  `running_last_good: true` when a daemon still runs its last good version.
+- `sensors poll NAME` runs one real poll through the same code as the daemon (`pipeline.record_poll`),
+  against the stored trigger state; a dry run writes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from attend.runtime.runnable import compiled_or_error, first_error, runnable
+from attend.runtime.store import open_project_store
+from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
+
+#: The state `attend sensors` shows for a valid sensor turned off with `enabled: false` (it never polls).
+DISABLED_STATE = "disabled"
+
+
+def iso_time(t: float | None) -> str | None:
+    """A wall-clock time as ISO-8601 UTC to the second (None stays None): how commands show times."""
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
+
+
+def _overrides(sensor: Any) -> list[str]:
+    """Fields whose value relaxes a safety default, shown beside the sensor."""
+    out = []
+    if (sensor.data.get("mcp") or {}).get("allow_unannotated"):
+        out.append("mcp.allow_unannotated")
+    if sensor.data.get("lane_exception"):
+        out.append("lane_exception")
+    return out
+
+
+def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
+    """An mcp sensor's `unprobed` message when its probe record would not let it poll now, else None.
+
+    What the kind checks before each poll (`mcp_policy.probe_problem`), so a listing shows what the sensor
+    would do now: `unprobed` before any daemon polled it, and no longer once a probe recorded it.
+    """
+    if compiled is None or compiled.kind != "mcp":
+        return None
+    from attend.runtime.mcp.config import McpSettings
+    from attend.runtime.mcp.policy import probe_problem, unprobed_message
+
+    problem = probe_problem(record, McpSettings(compiled.sensor.data.get("mcp")).fingerprint)
+    return None if problem is None else unprobed_message(compiled.name, problem)
+
+
+def sensor_row(
+    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
+    *, daemon_running: bool = False,
+) -> dict[str, Any]:
+    """One sensor as `attend sensors list --json` shows it.
+
+    The spec-level states (`invalid`, `refused` and their message) come from `sensor`, loaded from the
+    files and config as they are now; the runtime ones (the last poll's state, failures, fires) from
+    `status`. A state the daemon recorded at load (`state_source: load`) counts only while a daemon
+    runs (it is that daemon's view, and it reloads at once on a change); with none running, a sensor
+    now valid and trusted shows what a sensor that never polled shows.
+
+    Args:
+        sensor: the loaded sensor.
+        status: its status row from the store (None: it never polled).
+        probe: an mcp sensor's stored probe record.
+        compiled: `compiled_or_error(sensor)` when the caller already has it (the sensors tab keeps it
+            between refreshes); computed here otherwise.
+        daemon_running: a daemon runs for the project.
+    """
+    if status is not None and status.state_source == LOAD_STATE and not daemon_running:
+        status = _without_load_state(status)
+    if compiled is None:
+        compiled = compiled_or_error(sensor) if runnable(sensor) else (None, "")
+    compiled, compile_error = compiled
+    row: dict[str, Any] = {
+        "name": sensor.name,
+        "kind": sensor.kind,
+        "layer": sensor.layer,
+        "file": str(sensor.file) if sensor.file else None,
+        "enabled": sensor.enabled,
+        "description": sensor.data.get("description", ""),
+        "state": "ok",
+        "message": "",
+        "since": None,
+        "last_poll": None,
+        "next_poll": None,
+        "interval": sensor.data.get("interval"),
+        "lane": sensor.data.get("lane", "event"),
+        "lane_note": "",
+        "overrides": _overrides(sensor),
+        "requires": list(sensor.data.get("requires") or []),
+        "line_errors": [],
+        "failures": 0,
+        "running_last_good": False,
+    }
+    if status is not None:
+        row.update(
+            state=status.state,
+            message=status.message,
+            since=iso_time(status.since),
+            last_poll=iso_time(status.last_poll),
+            next_poll=iso_time(status.next_poll) if sensor.enabled else None,
+            line_errors=status.line_errors,
+            failures=status.failures,
+        )
+        if status.interval is not None:
+            row["interval"] = status.interval
+    if compiled is not None:
+        row.update(lane=compiled.lane, lane_note=compiled.lane_note or "")
+    if not runnable(sensor) or compile_error:
+        row.update(state="invalid" if compile_error else sensor.status, message=compile_error or first_error(sensor))
+        row["running_last_good"] = bool(status is not None and status.file_error)
+        if not row["running_last_good"]:
+            row["next_poll"] = None
+    elif not sensor.enabled:
+        # Not `ok`: a sensor that never polls would otherwise read as healthy (its stored status, if
+        # any, is from before it was turned off).
+        row.update(
+            state=DISABLED_STATE,
+            message=f"enabled: false; turn it on with `attend settings set attend.sensors.{sensor.name}.enabled true`",
+            next_poll=None,
+        )
+    else:
+        unprobed = probe_state(compiled, probe)
+        if unprobed is not None:
+            row.update(state="unprobed", message=unprobed)
+        elif row["state"] == "unprobed":
+            row.update(state="ok", message="probed; the next poll calls the tool")  # the probe cleared it
+    return row
+
+
+def _without_load_state(status: Any) -> Any:
+    """`status` with the state recorded at load dropped: the runtime facts (polls, failures) stay."""
+    from dataclasses import replace
+
+    return replace(status, state="ok", message="", since=None, state_source=POLL_STATE)
+
+
+def sensor_rows(
+    sensor_set: Any, store: Any, project_dir: str | Path, compiled: dict[str, tuple[Any, str]] | None = None,
+    sessions: Any = None,
+) -> list[dict[str, Any]]:
+    """Every sensor of `sensor_set` joined with its live status, as `attend sensors list --json` shows it.
+
+    Args:
+        sensor_set: the loaded sensors.
+        store: the open project store (its status rows are read once).
+        project_dir: the project, whose daemon (if one runs) polls the sensors.
+        compiled: each sensor's `compiled_or_error` when the caller keeps them (the sensors tab).
+        sessions: the project's sessions (`session_status.project_sessions`) when the caller has them.
+    """
+    from attend.runtime.noise.query import sensor_noise
+    from attend.runtime.sessions.status import project_sessions
+
+    statuses = store.statuses()
+    noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
+    sessions = sessions if sessions is not None else project_sessions(project_dir, store=store)
+    probes = {name: store.get_probe(name) for name, s in sensor_set.sensors.items() if s.kind == "mcp"}
+    daemon = sessions.lock_pid
+    compiled = compiled or {}
+    rows = [_guarded_row(s, statuses.get(name), probes.get(name), compiled.get(name), daemon_running=daemon is not None)
+            for name, s in sorted(sensor_set.sensors.items())]
+    for row in rows:
+        row["shelves"] = noise[row["name"]]["shelves"]
+        row["flapping"] = noise[row["name"]]["flapping"]
+        row["daemon_running"] = daemon is not None
+        row["polling_session"] = sessions.poller.session if sessions.poller else None
+        row["attached_sessions"] = [s.session for s in sessions.attached]
+        if daemon is None:
+            row["next_poll"] = None  # nothing polls without a daemon
+    return rows
+
+
+def _guarded_row(
+    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
+    *, daemon_running: bool = False,
+) -> dict[str, Any]:
+    """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
+    try:
+        return sensor_row(sensor, status, probe, compiled, daemon_running=daemon_running)
+    except Exception as exc:  # noqa: BLE001 - this sensor invalid, the rest listed
+        return {"name": sensor.name, "kind": None, "layer": sensor.layer, "enabled": False,
+                "file": str(sensor.file) if sensor.file else None, "description": "", "state": "invalid",
+                "message": f"attend failed showing this sensor ({type(exc).__name__}: {exc}); this is a bug in "
+                           "attend, please report it", "since": None, "last_poll": None, "next_poll": None,
+                "interval": None, "lane": "event", "lane_note": "", "overrides": [], "requires": [],
+                "line_errors": [], "failures": 0, "running_last_good": False}
+
+
+async def _poll_once(compiled: Any, ctx: Any) -> Any:
+    from attend.runtime import kinds
+
+    if compiled.kind != "mcp":
+        return await kinds.poll(compiled, ctx)
+    from attend.runtime.mcp.pool import running_pool
+
+    async with running_pool(ctx):
+        return await kinds.poll(compiled, ctx)
+
+
+def _poll_guarded(compiled: Any, ctx: Any) -> Any:
+    """One poll; a kind's unforeseen exception is this poll's failure (as in the daemon), never a crash."""
+    import trio
+
+    from attend.runtime.kinds import PollOutcome
+
+    try:
+        return trio.run(_poll_once, compiled, ctx)
+    except Exception as exc:  # noqa: BLE001 - a kind's bug: the poll failed, state untouched
+        return PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
+
+
+def fire_json(fire: Any) -> dict[str, Any]:
+    return {"trigger": fire.trigger, "key": fire.key, "magnitude": fire.magnitude, "description": fire.description}
+
+
+def poll_report(
+    compiled: Any, paths: Any, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
+) -> dict[str, Any]:
+    """One real poll of `compiled` and each trigger's verdict: what `attend sensors poll` reports.
+
+    Args:
+        compiled: the compiled sensor (the sensors tab passes a pending edit of it, not yet written).
+        paths: the layer paths (the store's location).
+        project_dir: the project directory.
+        env: the environment the poll sees.
+        dry_run: store nothing (`--dry-run`): evaluate against the trigger states the store holds (read,
+            never written), what the next real poll would fire (the tab's preview). A real poll's fires are
+            in the report's `lines`, which its caller shows: they are journaled as delivered.
+    """
+    from attend.runtime.delivery import format_line
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.pipeline import record_poll
+
+    with open_project_store(paths) as store:
+        ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
+        started = time.monotonic()
+        outcome = _poll_guarded(compiled, ctx)
+        elapsed = time.monotonic() - started
+        # A dry run evaluates against the stored state (what the next real poll would fire) and writes
+        # nothing; a real one shows its fires here and journals them as delivered (never replayed).
+        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True)
+    step = record.step
+    lines = [format_line(compiled.name, prio, o.description, key=o.key, meta=o.meta)
+             for o, prio in zip(record.observations, record.priorities, strict=True)]
+    report = {
+        "sensor": compiled.name,
+        "state": record.state,
+        "message": record.message,
+        "seconds": round(elapsed, 3),
+        "result": outcome.result,
+        "line_errors": list(outcome.line_errors),
+        "triggers": list(step.verdicts) if step is not None else [],
+        "fires": [fire_json(f) for f in step.fires if f not in record.shelved] if step is not None else [],
+        "held": [
+            {"trigger": part["trigger"], **{k: v for k, v in o.items() if k != "outcome"}}
+            for part in record.trace.get("triggers", []) for o in part["outcomes"] if o.get("outcome") == "held"
+        ],
+        "warnings": list(step.warnings) if step is not None else [],
+        "stored": not dry_run and record.state == "ok",
+        "dry_run": bool(dry_run),
+        "priority": record.priority if record.observations else None,
+        "lines": lines,
+        "delivered": bool(lines) and not dry_run,
+    }
+    if outcome.meta.get("server"):
+        report["server"] = outcome.meta["server"]
+    return report
