@@ -58,3 +58,31 @@ def test_the_cli_prints_the_schema_as_json(home) -> None:
     schema = json.loads(result.stdout)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["properties"]["triggers"]["additionalProperties"]["properties"]["on"]["enum"][0] == "added"
+
+
+#: Strings on both sides of the duration syntax, all within the 30-day bound (a pattern cannot count
+#: seconds; the schema's `maxLength` and the number's `maximum` carry the bounds it can state).
+DURATION_STRINGS = [
+    "90", "2.5", ".5", "500ms", "30s", "5m", "1h", " 5m ", "\t5m\t", "5 m", "0", "0s", "720h",
+    "", " ", "5", "5.", "-5s", "+5s", "1e3", "5min", "5M", "5 mm", "ms", "5d", "1_0s", "0x10",
+    "٣s", "５s", "5s\n", "\n5s", "5\u00a0s", "5\u2003s", "5\x0bs", "5\rs", "5s\x00", "1.2.3s", "5ms ",
+]
+
+
+@pytest.mark.parametrize("text", DURATION_STRINGS, ids=repr)
+def test_the_json_schema_duration_pattern_and_parse_duration_agree(text: str) -> None:
+    from attend.spec.durations import is_duration
+    from attend.spec.jsonschema import DURATION_PATTERN
+
+    schema = {"type": "string", "pattern": DURATION_PATTERN}
+    by_schema = jsonschema.Draft202012Validator(schema).is_valid(text)
+    assert by_schema == is_duration(text), f"schema says {by_schema}, parse_duration says {is_duration(text)}"
+
+
+def test_the_json_schema_states_the_duration_bounds_parse_duration_keeps() -> None:
+    from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
+    from attend.spec.durations import is_duration
+
+    validator = jsonschema.Draft202012Validator(json_schema()["properties"]["interval"])
+    for value in (MAX_DURATION_SECONDS, MAX_DURATION_SECONDS + 1, " " * MAX_DURATION_CHARS + "5s"):
+        assert validator.is_valid(value) == is_duration(value), value

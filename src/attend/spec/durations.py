@@ -13,7 +13,7 @@ import re
 from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
 from attend.spec.yamltext import yaml_text
 
-__all__ = ["ACCEPTED_FORMS", "UNIT_SECONDS", "is_duration", "parse_duration"]
+__all__ = ["ACCEPTED_FORMS", "DURATION_SYNTAX", "UNIT_SECONDS", "is_duration", "json_schema_pattern", "parse_duration"]
 
 #: Seconds per unit suffix.
 UNIT_SECONDS: dict[str, float] = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -21,8 +21,21 @@ UNIT_SECONDS: dict[str, float] = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 #: What an error message says a duration may look like.
 ACCEPTED_FORMS = "a number of seconds (e.g. 90 or 2.5) or a string like 500ms, 30s, 5m or 1h, at most 30 days"
 
-#: ASCII digits only (`\d` would take `٣s`, an Arabic-Indic three), ASCII spaces around.
-_DURATION = re.compile(r"^[ \t]*([0-9]+(?:\.[0-9]+)?|\.[0-9]+)[ \t]*(ms|s|m|h)?[ \t]*$", re.ASCII)
+#: The string form of a duration, the one definition of its syntax: digits with an optional unit,
+#: ASCII spaces and tabs around. ASCII digits only (`\d` would take `٣s`, an Arabic-Indic three), and
+#: written without anchors or Python-only syntax so that `spec/jsonschema.py` publishes this same text
+#: as the JSON Schema pattern (`json_schema_pattern`); `parse_duration` matches it against the whole string.
+DURATION_SYNTAX = r"[ \t]*([0-9]+(?:\.[0-9]+)?|\.[0-9]+)[ \t]*(ms|s|m|h)?[ \t]*"
+_DURATION = re.compile(DURATION_SYNTAX, re.ASCII)
+
+
+def json_schema_pattern() -> str:
+    """DURATION_SYNTAX as a JSON Schema (ECMA-262) pattern: anchored at both ends.
+
+    `$` alone also matches before a final newline in Python's `re` (which Python's JSON Schema
+    validators use), so the end is also pinned by "no character follows", which both dialects read alike.
+    """
+    return f"^(?:{DURATION_SYNTAX})$(?![\\s\\S])"
 
 
 def parse_duration(value: object) -> float:
@@ -48,7 +61,7 @@ def parse_duration(value: object) -> float:
             raise ValueError(f"{_shown(value)} is not a duration: use {ACCEPTED_FORMS}")
         return float(value)
     if isinstance(value, str) and len(value) <= MAX_DURATION_CHARS:
-        match = _DURATION.match(value)
+        match = _DURATION.fullmatch(value)
         if match:
             seconds = float(match.group(1)) * UNIT_SECONDS[match.group(2) or "s"]
             if seconds <= MAX_DURATION_SECONDS:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from attend.spec.durations import ACCEPTED_FORMS
+from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
+from attend.spec.durations import ACCEPTED_FORMS, json_schema_pattern
 from attend.spec.schema import SENSOR_SCHEMA, SPEC_VERSION
 
 __all__ = ["DURATION_PATTERN", "json_schema"]
 
-#: The string form of a duration, as a JSON Schema pattern (mirrors spec/durations.py).
-DURATION_PATTERN = r"^\s*(\d+(\.\d+)?|\.\d+)\s*(ms|s|m|h)?\s*$"
+#: The string form of a duration, as a JSON Schema pattern: spec/durations.py's own definition.
+DURATION_PATTERN = json_schema_pattern()
 SCHEMA_ID = "https://attend.invalid/schemas/sensor-spec-v1.json"
 
 _SIMPLE = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
@@ -38,7 +39,8 @@ def _field(rules: dict[str, Any]) -> dict[str, Any]:
         out["default"] = meta["default"]
     types = _types(rules)
     if types == ["duration"]:
-        out["anyOf"] = [{"type": "number", "minimum": 0}, {"type": "string", "pattern": DURATION_PATTERN}]
+        out["anyOf"] = [{"type": "number", "minimum": 0, "maximum": MAX_DURATION_SECONDS},
+                        {"type": "string", "pattern": DURATION_PATTERN, "maxLength": MAX_DURATION_CHARS}]
         out["description"] = f"{out.get('description', '')} ({ACCEPTED_FORMS})".strip()
         return out
     json_types = [_SIMPLE[t] for t in types if t in _SIMPLE]
