@@ -43,7 +43,7 @@ def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state
     trace: dict[str, Any] = {"time": now, "state": state, "message": message, "triggers": []}
     if step is None:
         return trace
-    held = {(str(f.trigger), f.key, f.description) for f in shelved}
+    held = {(str(f.trigger), _held_key(f.key), f.description) for f in shelved}
     for verdict in step.verdicts:
         if not verdict:
             continue
@@ -53,7 +53,7 @@ def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state
             if entry.get("outcome") in ("fired", "flapping", "settled"):
                 if entry["outcome"] != "fired":
                     entry["note"] = entry["outcome"]  # flap detection's own notification
-                if (verdict["trigger"], entry.get("key"), entry.get("description")) in held:
+                if (verdict["trigger"], _held_key(entry.get("key")), entry.get("description")) in held:
                     entry.update(outcome="held", reason="shelved")
                 else:
                     entry["outcome"] = QUEUED
@@ -67,6 +67,13 @@ def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state
             "flapping": verdict.get("flapping", {}),
         })
     return trace
+
+
+def _held_key(key: Any) -> str | None:
+    """A fire's key as a hashable text: keys are JSON values, so a list or an object keys an item too."""
+    from attend.compiler.ops import key_text
+
+    return None if key is None else key_text(key)
 
 
 def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str) -> bool:
@@ -97,14 +104,14 @@ def _iso(t: float) -> str:
 
 def render_history(data: dict[str, Any]) -> str:
     """The text form of `sensor_noise`'s data: shelves, flapping keys, then each poll, newest first."""
-    from attend.runtime.noise.history import HOLD_REASONS
+    from attend.compiler.ops import render_value
 
     out = []
     for shelf in data["shelves"]:
         target = shelf["sensor"] if shelf["trigger"] is None else f"{shelf['sensor']}/{shelf['trigger']}"
         out.append(f"shelved: {target} until {_iso(shelf['until'])}" + (f" ({shelf['reason']})" if shelf["reason"] else ""))
     for f in data["flapping"]:
-        who = f"{f['trigger']}" + (f" key {f['key']}" if f["key"] is not None else "")
+        who = f"{f['trigger']}" + (f" key {render_value(f['key'])}" if f["key"] is not None else "")
         out.append(f"flapping: {who} since {_iso(f['since'])}, {f['held']} fire(s) held")
     if not data["history"]:
         out.append(f"no polls recorded for {data['sensor']} yet")
@@ -119,7 +126,7 @@ def render_history(data: dict[str, Any]) -> str:
                 if "more" in o:
                     out.append(f"    … {o['more']} more")
                     continue
-                who = "value" if o.get("key") is None else f"key {o['key']}"
+                who = "value" if o.get("key") is None else f"key {render_value(o['key'])}"
                 what = o["outcome"]
                 if what == "held":
                     reason = o.get("reason", "")
