@@ -1,29 +1,24 @@
-"""Regular expressions compiled on first use: what `attend compile --check` does not match, it does not compile.
+"""attend's own module-level regular expressions, compiled on first use: what `attend compile --check`
+does not match, it does not compile.
 
-Compiling a pattern is the single largest start-up cost a module-level `re.compile` hides: PyYAML
-alone compiles about 6 ms of patterns while it is imported (4.4 ms of them for `Reader`'s
-non-printable class, which only the pure-Python reader uses; libyaml checks characters itself), and
-the lint path reads YAML only through libyaml's event stream, so it matches none of them.
+Compiling a pattern is the single largest start-up cost a module-level `re.compile` hides. This
+module patches nothing: it offers a pattern object of attend's own, for attend's own modules.
 
 - `compile(pattern, flags)` returns a `LazyPattern`: the first attribute read (`match`, `search`,
   `pattern`, ...) compiles it; each attribute read once is then kept on the instance, so a hot loop's
   `PATTERN.match(text)` costs what it costs on an `re.Pattern`. Use it where the module calls the
   pattern's own methods; a `LazyPattern` is not an `re.Pattern` (`re.sub(lazy, ...)` would refuse it).
-- `deferred_compiles()` is a context manager under which `re.compile` called *by this thread* returns
-  `LazyPattern`s: it wraps the import of a third-party module whose patterns are used only through
-  their methods (PyYAML's, see `attend.spec.loading`). Other threads keep the real `re.compile`.
 """
 
 from __future__ import annotations
 
 import re
-from _thread import get_ident
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["ASCII", "LazyPattern", "compile", "deferred_compiles"]
+__all__ = ["ASCII", "LazyPattern", "compile"]
 
 _compile = re.compile
 ASCII = re.ASCII
@@ -65,25 +60,3 @@ class LazyPattern:
 def compile(pattern: str | bytes, flags: int = 0) -> LazyPattern:  # noqa: A001 - re.compile's name
     """A pattern compiled on its first use (see the module docstring)."""
     return LazyPattern(pattern, flags)
-
-
-class deferred_compiles:  # noqa: N801 - used as a context manager, like contextlib's
-    """Within the block, `re.compile` on this thread returns `LazyPattern`s; on other threads, `re.Pattern`s."""
-
-    def __enter__(self) -> None:
-        if re.compile is not _compile:  # nested, or someone else's patch: leave it alone
-            self._patched = False
-            return
-        owner = get_ident()
-
-        def compile_deferred(pattern: Any, flags: int = 0) -> Any:
-            if get_ident() != owner or not isinstance(pattern, (str, bytes)):
-                return _compile(pattern, flags)
-            return LazyPattern(pattern, flags)
-
-        self._patched = True
-        re.compile = compile_deferred
-
-    def __exit__(self, *exc: object) -> None:
-        if self._patched:
-            re.compile = _compile

@@ -27,10 +27,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
-from attend.lazyre import deferred_compiles
-
-with deferred_compiles():  # PyYAML's patterns serve its pure-Python reader and resolver: unused here
-    import yaml
+import yaml
 
 from attend.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER_DIGITS, MAX_NODES
 from attend.errors import Diagnostic, caret_excerpt, line_col, source_lines

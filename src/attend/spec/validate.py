@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
-import types
 from collections.abc import Iterable, Mapping
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
@@ -64,46 +62,10 @@ _BAD_DURATION = "bad-duration"
 _UNKNOWN_FIELD, _CUSTOM = 0x03, 0x00
 
 
-def _import_cerberus():  # noqa: ANN202 - the cerberus module
-    """cerberus, imported without importlib.metadata (the lint path's largest single import).
-
-    cerberus/__init__ asks importlib.metadata for its own version, which imports email, zipfile,
-    socket and more and scans the installed distributions: over half of what importing cerberus
-    costs. attend never reads `cerberus.__version__`, so while cerberus loads a stand-in answers
-    "not installed" (cerberus then says its version is "unknown"); the stand-in is removed at once,
-    and a later `import importlib.metadata` loads the real module as usual.
-    """
-    if "cerberus" in sys.modules or "importlib.metadata" in sys.modules:
-        import cerberus
-
-        return cerberus
-    import importlib
-
-    stand_in = types.ModuleType("importlib.metadata")
-
-    class PackageNotFoundError(ModuleNotFoundError):
-        """No metadata: what the real module raises for a distribution it does not find."""
-
-    def version(name: str) -> str:
-        raise PackageNotFoundError(name)
-
-    stand_in.PackageNotFoundError = PackageNotFoundError  # type: ignore[attr-defined]
-    stand_in.version = version  # type: ignore[attr-defined]
-    sys.modules["importlib.metadata"] = stand_in
-    try:
-        import cerberus
-    finally:
-        if sys.modules.get("importlib.metadata") is stand_in:
-            del sys.modules["importlib.metadata"]
-        if getattr(importlib, "metadata", None) is stand_in:
-            delattr(importlib, "metadata")
-    return cerberus
-
-
 def _cerberus():  # noqa: ANN202 - the Validator class is built lazily (cerberus costs ~50 ms to import)
     global _validator
     if _validator is None:
-        cerberus = _import_cerberus()
+        import cerberus
 
         class SpecValidator(cerberus.Validator):
             """Cerberus with the spec's `duration` type (a number or a string) and rule (its form)."""
