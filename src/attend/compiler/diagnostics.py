@@ -24,7 +24,7 @@ from attend.errors import (
 )
 from attend.ir import default_description
 
-__all__ = ["EXPRESSION_CODES", "diagnose", "origins_by_trigger"]
+__all__ = ["EXPRESSION_CODES", "diagnose", "digest_problems", "origins_by_trigger"]
 
 #: The codes `diagnose` reports (the rest of a trigger's rules belong to the spec's validation).
 EXPRESSION_CODES = frozenset({"path-syntax", "template-syntax", "pattern-syntax", "regex-syntax", "operator"})
@@ -129,7 +129,7 @@ def origins_by_trigger(origins: dict[tuple[str, ...], Any]) -> dict[str, dict[tu
 
 
 def diagnose(sensor: Any) -> list[Diagnostic]:
-    """Every expression problem in `sensor`'s triggers.
+    """Every expression problem in `sensor`'s triggers and in its digest's description.
 
     Args:
         sensor: an `attend.spec.model.Sensor` (merged; its `origins` give the positions).
@@ -142,12 +142,12 @@ def diagnose(sensor: Any) -> list[Diagnostic]:
 
     _file_text.cache_clear()
     _file_lines.cache_clear()
+    fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
+    out: list[Diagnostic] = digest_problems(sensor, fallback)
     triggers = sensor.data.get("triggers") or {}
     if not isinstance(triggers, dict):
-        return []
-    fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
+        return out
     by_trigger = origins_by_trigger(sensor.origins)
-    out: list[Diagnostic] = []
     for name, definition in triggers.items():
         if not isinstance(definition, dict):
             continue
@@ -155,6 +155,25 @@ def diagnose(sensor: Any) -> list[Diagnostic]:
         _, errors = parse_trigger_collecting(definition, str(name), origins)
         out.extend(_diagnostic(e, fallback, origins) for e in errors if e.code in EXPRESSION_CODES)
     return out
+
+
+def digest_problems(sensor: Any, fallback: str) -> list[Diagnostic]:
+    """A digest's description is a template like a trigger's, with {count} and {from} to fill in:
+    a `template-syntax` error at the description's value when it does not parse."""
+    from attend.errors import AttendSyntaxError
+    from attend.grammar import parse_template
+
+    digest = sensor.data.get("digest")
+    template = digest.get("description") if isinstance(digest, dict) else None
+    if not isinstance(template, str):
+        return []
+    try:
+        parse_template(template)
+    except AttendSyntaxError as exc:
+        origin = sensor.origins.get(("digest", "description")) or sensor.origins.get(("digest",))
+        file, line, col = (origin.file, origin.line, origin.col) if origin is not None else (fallback, 1, 1)
+        return [Diagnostic(file, line, col, "template-syntax", f"digest description: {exc}")]
+    return []
 
 
 def missing_descriptions(sensor: Any) -> list[Diagnostic]:

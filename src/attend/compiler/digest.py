@@ -46,6 +46,11 @@ def compile_digest(raw: Any) -> Digest | None:
     """The `digest:` block of a validated sensor as a `Digest` (None when the sensor has none)."""
     if not isinstance(raw, Mapping):
         return None
+    from attend.errors import AttendSyntaxError, CompileError
     from attend.grammar import parse_template
 
-    return Digest(int(raw["over"]), compile_template(parse_template(str(raw["description"]))))
+    try:
+        template = parse_template(str(raw["description"]))
+    except AttendSyntaxError as exc:  # `diagnose` reports it at its line; a caller of compile_sensor gets this
+        raise CompileError(f"digest description: {exc}", field="digest", code=exc.code) from None
+    return Digest(int(raw["over"]), compile_template(template))

@@ -177,7 +177,6 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_crate_fields(data, files, loc))
     out.extend(_trigger_rules(data, loc))
     out.extend(_lane_rules(data, loc))
-    out.extend(_digest_rules(data, loc))
     return out
 
 
@@ -639,22 +638,6 @@ def _lane_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                                   f"trigger {name!r} is on the message lane but has no `author` (the item field "
                                   "naming who composed it); without it the daemon runs the sensor on the event lane"))
     return out
-
-
-def _digest_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
-    """A digest's description is a template like a trigger's, with {count} and {from} to fill in."""
-    digest = data.get("digest")
-    template = digest.get("description") if isinstance(digest, dict) else None
-    if not isinstance(template, str):
-        return []
-    from attend.errors import AttendSyntaxError
-    from attend.grammar import parse_template
-
-    try:
-        parse_template(template)
-    except AttendSyntaxError as exc:
-        return [loc.at_value(("digest", "description"), "template-syntax", f"digest description: {exc}")]
-    return []
 
 
 def normalise(data: dict[str, Any]) -> dict[str, Any]:
