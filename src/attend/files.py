@@ -1,20 +1,33 @@
-"""Atomic file writes for settings and sensor management (ADR-403 §5: a crash never half-writes a file).
+"""The file-system leaf: atomic writes and the XDG base folders.
 
-A write goes to a temporary file in the destination's own folder (so the rename stays on one file
-system), is flushed and fsynced, and then replaces the destination with `os.replace`, which is atomic
-on POSIX: a reader (the daemon's file watcher included) sees the old file or the new one, never a part.
-The temporary name starts with a dot and ends in `.tmp`, so no loader mistakes it for a sensor file.
-The folder is fsynced after the rename so the new directory entry survives a power cut too.
+Atomic writes (ADR-403 §5: a crash never half-writes a file). A write goes to a temporary file in the
+destination's own folder (so the rename stays on one file system), is flushed and fsynced, and then
+replaces the destination with `os.replace`, which is atomic on POSIX: a reader (the daemon's file
+watcher included) sees the old file or the new one, never a part. The temporary name starts with a dot
+and ends in `.tmp`, so no loader mistakes it for a sensor file. The folder is fsynced after the rename
+so the new directory entry survives a power cut too. The temporary file is created with `O_EXCL |
+O_NOFOLLOW` (never through a symlink planted at its name), and the rename replaces a symlink at the
+destination rather than writing through it: attend never follows a link out of its folders to write.
+A new file gets `0o666` less the umask, applied by the kernel at `open` (the process-wide umask is
+never changed to learn it); an existing file keeps its permission bits.
+
+XDG folders: `xdg_home(env, variable)` is the one reading of `XDG_CONFIG_HOME`, `XDG_DATA_HOME`,
+`XDG_STATE_HOME` and `XDG_CACHE_HOME` (a relative value is ignored, as the XDG spec says), always from
+the environment it is given.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import stat
 from pathlib import Path
 
-__all__ = ["WriteFailed", "remove_file", "write_atomically"]
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["XDG_DEFAULTS", "WriteFailed", "remove_file", "write_atomically", "xdg_home"]
 
 #: New files get the permissions an editor would give them (subject to the umask).
 FILE_MODE = 0o666
@@ -39,44 +52,87 @@ def _fsync_folder(folder: Path) -> None:
             os.close(fd)
 
 
-def _mode_for(path: Path) -> int:
-    """The permission bits the file keeps (an existing file's), or the default for a new one."""
+def _kept_mode(path: Path) -> int | None:
+    """The permission bits of the regular file at `path`, or None when there is none (or a symlink)."""
     try:
-        return path.stat().st_mode & 0o7777
+        info = os.lstat(path)
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return FILE_MODE & ~umask
+        return None
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
 
 
-def write_atomically(path: Path, text: str) -> None:
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _temporary(folder: Path, name: str) -> tuple[int, Path]:
+    """A new, empty temporary file beside `name` in `folder`, opened for writing (mode 0o666 less the umask)."""
+    for _ in range(100):
+        tmp = folder / f".{name}.{os.urandom(4).hex()}.tmp"
+        try:
+            return os.open(tmp, _TEMP_FLAGS, FILE_MODE), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name for {name} in {folder}")
+
+
+def write_atomically(path: Path, text: str | bytes, *, exclusive: bool = False, mode: int | None = None) -> None:
     """Replace (or create) `path` with `text`, all or nothing; create its folder if it is missing.
+
+    Args:
+        path: the destination. A symlink there is replaced, never written through.
+        text: the content (a str is written as UTF-8, line ends as given).
+        exclusive: never replace an existing `path`: `FileExistsError` then (a name already taken),
+            and nothing changes.
+        mode: the permission bits to give the file; default: an existing file's own, else 0o666 less
+            the umask.
 
     Raises:
         WriteFailed: when any step fails; the destination then holds what it held before and no
             temporary file is left behind.
+        FileExistsError: with `exclusive`, when `path` exists.
     """
     path = Path(path)
     folder = path.parent
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        mode = _mode_for(path)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        keep = mode if mode is not None else _kept_mode(path)
+        fd, tmp = _temporary(folder, path.name)
     except OSError as exc:
         raise WriteFailed(path, exc.strerror or str(exc)) from None
-    tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        if keep is not None:
+            os.chmod(tmp, keep)
+        if exclusive:
+            _link_exclusively(tmp, path)
+        else:
+            os.replace(tmp, path)
+    except FileExistsError:
+        if exclusive:
+            raise
+        raise WriteFailed(path, "File exists") from None
     except OSError as exc:
+        raise WriteFailed(path, exc.strerror or str(exc)) from None
+    finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise WriteFailed(path, exc.strerror or str(exc)) from None
     _fsync_folder(folder)
+
+
+def _link_exclusively(tmp: Path, path: Path) -> None:
+    """Give `tmp`'s file the name `path` unless that name exists (`FileExistsError` then)."""
+    try:
+        os.link(tmp, path, follow_symlinks=False)  # atomic, and refuses an existing name
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: check, then rename (a narrow race, not a lost file)
+        if os.path.lexists(path):
+            raise FileExistsError(f"{path} exists") from None
+        os.replace(tmp, path)
 
 
 def remove_file(path: Path) -> None:
@@ -90,3 +146,26 @@ def remove_file(path: Path) -> None:
     except OSError as exc:
         raise WriteFailed(Path(path), exc.strerror or str(exc)) from None
     _fsync_folder(Path(path).parent)
+
+
+#: Each XDG base-folder variable attend reads, and its default below `$HOME`.
+XDG_DEFAULTS = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_CACHE_HOME": ".cache",
+}
+
+
+def xdg_home(env: Mapping[str, str], variable: str) -> Path:
+    """An XDG base folder read from `env`: the variable when set to an absolute path, else its default
+    below `$HOME` (`~/.config`, `~/.local/share`, `~/.local/state`, `~/.cache`).
+
+    The one resolver of these folders: the sensor layers, the state store, the peers folder and the
+    grammar cache all call it with the environment they were given.
+    """
+    value = env.get(variable, "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / XDG_DEFAULTS[variable]

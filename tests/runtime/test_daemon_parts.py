@@ -27,6 +27,22 @@ def test_the_shipped_files_are_projected_read_only_and_kept_in_step(tmp_path: Pa
     assert sorted(p.name for p in projection.iterdir()) == ["git.yaml"]
 
 
+def test_the_projection_replaces_a_planted_symlink_and_never_writes_or_chmods_its_target(tmp_path: Path) -> None:
+    shipped, projection = tmp_path / "shipped", tmp_path / "projection"
+    shipped.mkdir()
+    projection.mkdir()
+    (shipped / "git.yaml").write_text("spec: 1\n")
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("theirs\n")
+    outside.chmod(0o600)
+    (projection / "git.yaml").symlink_to(outside)
+    (projection / "gone.yaml").symlink_to(outside)
+    project_shipped(shipped, projection)
+    assert outside.read_text() == "theirs\n" and stat.S_IMODE(outside.stat().st_mode) == 0o600
+    assert not (projection / "git.yaml").is_symlink() and (projection / "git.yaml").read_text() == "spec: 1\n"
+    assert sorted(p.name for p in projection.iterdir()) == ["git.yaml"]
+
+
 def _daemon(home) -> Daemon:
     return Daemon(home.project, env=dict(os.environ), stdout=io.StringIO(), stderr=io.StringIO())
 

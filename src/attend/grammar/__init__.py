@@ -56,8 +56,9 @@ def _cache_file() -> str | bool:
     """
     import os
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "attend")
+    from attend.files import xdg_home
+
+    folder = os.path.join(xdg_home(os.environ, "XDG_CACHE_HOME"), "attend")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from attend.files import write_atomically, xdg_home
 
 __all__ = [
     "CHANNEL_RE",
@@ -63,9 +63,7 @@ class PeerError(ValueError):
 
 def peers_dir(env: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CACHE_HOME/attend/peers` (`~/.cache/attend/peers` when unset)."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME") or os.path.expanduser("~")) / ".cache")
-    return Path(base) / "attend" / "peers"
+    return xdg_home(os.environ if env is None else env, "XDG_CACHE_HOME") / "attend" / "peers"
 
 
 def tray_name(project: Path | str) -> str:
@@ -142,29 +140,6 @@ class Presence:
         return {"session": self.session, "project": self.project, "pid": self.pid, "started": self.started}
 
 
-def _write_atomic(path: Path, text: str, *, exclusive: bool = False) -> None:
-    """Write `path` whole or not at all (a reader never sees half a file); a failed write leaves no temporary.
-
-    With `exclusive`, an existing `path` is never replaced: `FileExistsError` (a message id already taken).
-    """
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        if not exclusive:
-            os.replace(tmp, path)
-            return
-        try:
-            os.link(tmp, path)  # atomic, and refuses an existing name
-        except FileExistsError:
-            raise
-        except OSError:  # a filesystem without hard links: check, then rename (a narrow race, not a lost file)
-            if path.exists():
-                raise FileExistsError(f"{path} exists") from None
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _read_presence(path: Path) -> Presence:
     """The heartbeat at `path` (its time is the file's mtime).
 
@@ -228,7 +203,7 @@ class Mailbox:
             if pid is not None and (owner := self._live_owner(folder / session, pid)) is not None:
                 return owner
             presence = Presence(session, str(Path(project).resolve()), pid, started, self.clock())
-            _write_atomic(folder / session, json.dumps(presence.to_json()))
+            write_atomically(folder / session, json.dumps(presence.to_json()))
         return None
 
     def owner(self, session: str, pid: int) -> Presence | None:
@@ -285,15 +260,17 @@ class Mailbox:
             fcntl.flock(lock, fcntl.LOCK_EX)
             members = self.channels()
             yield members
-            _write_atomic(self.root / "channels.yaml", yaml.safe_dump(members, sort_keys=True))
+            # JSON is YAML 1.2 with every string quoted: a member or channel named like a number (`0o17`)
+            # reads back as the same string through the strict loader.
+            write_atomically(self.root / "channels.yaml", json.dumps(members, sort_keys=True, indent=2) + "\n")
 
     def channels(self) -> dict[str, list[str]]:
-        """Every named channel and its members."""
+        """Every named channel and its members (read by the strict YAML 1.2 loader; an unreadable file is none)."""
+        from attend.spec.loading import read_yaml_file
+
         path = self.root / "channels.yaml"
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
-        except (OSError, yaml.YAMLError):
-            data = {}
+        parsed = read_yaml_file(path) if path.exists() else None
+        data = parsed.data if parsed is not None and not parsed.diagnostics else {}
         if not isinstance(data, dict):
             return {}
         return {str(k): [str(m) for m in v] for k, v in data.items() if isinstance(v, list)}
@@ -339,9 +316,9 @@ class Mailbox:
         if message.to and not message.channel:
             marker = folder / ".project"
             if not marker.exists():
-                _write_atomic(marker, str(Path(message.to).resolve()))
+                write_atomically(marker, str(Path(message.to).resolve()))
         path = folder / f"{message.id}.json"
-        _write_atomic(path, json.dumps(message.to_json(), ensure_ascii=False), exclusive=True)
+        write_atomically(path, json.dumps(message.to_json(), ensure_ascii=False), exclusive=True)
         return path
 
     def new_id(self) -> str:

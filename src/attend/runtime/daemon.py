@@ -44,6 +44,7 @@ from typing import Any, TextIO
 import trio
 
 from attend.errors import reason
+from attend.files import remove_file, write_atomically
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
 from attend.runtime.engagement import EngagementParams
@@ -65,22 +66,22 @@ JOURNAL_RETENTION = 30 * 24 * 3600.0
 
 
 def project_shipped(shipped: Path, projection: Path) -> None:
-    """Copy the shipped sensor files to `projection`, read-only, removing files no longer shipped."""
+    """Copy the shipped sensor files to `projection`, read-only, removing files no longer shipped.
+
+    Each copy is written atomically (attend.files), so a reader never sees half a file and a symlink
+    planted in the projection is replaced, never written through.
+    """
     projection.mkdir(parents=True, exist_ok=True)
     wanted = {p.name: p for p in sorted(shipped.glob("*.yaml"))} if shipped.is_dir() else {}
     for existing in projection.glob("*.yaml"):
         if existing.name not in wanted:
-            existing.chmod(stat.S_IRUSR | stat.S_IWUSR)
-            existing.unlink()
+            remove_file(existing)
     for name, source in wanted.items():
         target = projection / name
         data = source.read_bytes()
-        if target.exists():
-            if target.read_bytes() == data:
-                continue
-            target.chmod(stat.S_IRUSR | stat.S_IWUSR)
-        target.write_bytes(data)
-        target.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        if not target.is_symlink() and target.exists() and target.read_bytes() == data:
+            continue
+        write_atomically(target, data, mode=stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
 def _fingerprint(sensor: Any) -> str:

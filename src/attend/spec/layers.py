@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from attend.errors import Diagnostic, Severity, unforeseen
+from attend.files import xdg_home
 from attend.spec.config import Config, load_config
 from attend.spec.loading import file_stem, read_sensor_file
 from attend.spec.model import (
@@ -55,15 +56,6 @@ STANDALONE_LAYER = "file"
 _RUN_CHOOSING = ("kind", "command", "mcp")
 
 
-def _xdg(env: Mapping[str, str], variable: str, default: str) -> Path:
-    """An XDG base directory: the variable when set to an absolute path, else its standard default."""
-    value = env.get(variable, "")
-    if value and os.path.isabs(value):
-        return Path(value)
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / default
-
-
 def layer_paths(project_dir: str | Path, env: Mapping[str, str] | None = None) -> LayerPaths:
     """The folders and files each layer reads, from the XDG variables (with their defaults) and the project.
 
@@ -72,9 +64,9 @@ def layer_paths(project_dir: str | Path, env: Mapping[str, str] | None = None) -
         env: the environment to read XDG variables from (default `os.environ`).
     """
     env = os.environ if env is None else env
-    config = _xdg(env, "XDG_CONFIG_HOME", ".config")
-    data = _xdg(env, "XDG_DATA_HOME", ".local/share")
-    state = _xdg(env, "XDG_STATE_HOME", ".local/state")
+    config = xdg_home(env, "XDG_CONFIG_HOME")
+    data = xdg_home(env, "XDG_DATA_HOME")
+    state = xdg_home(env, "XDG_STATE_HOME")
     project = Path(project_dir).absolute()
     return LayerPaths(
         shipped=Path(__file__).resolve().parent.parent / "sensors.d",
