@@ -77,3 +77,53 @@ def test_a_process_runs_until_it_exits_and_a_zombie_does_not_count():
         child.kill()
         child.wait(timeout=30)
     assert not process_runs(child.pid)
+
+
+def _record(sessions, pid: int, session_id: str) -> None:
+    sessions.mkdir(parents=True, exist_ok=True)
+    (sessions / f"{pid}.json").write_text(json.dumps({"pid": pid, "sessionId": session_id, "cwd": "/", "startedAt": 0}))
+
+
+def _whoami(tmp_path, argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("ATTEND_SESSION", "CLAUDE_CONFIG_DIR")}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_STATE_HOME=str(tmp_path / "state"),
+               XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_DATA_HOME=str(tmp_path / "data"))
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
+
+
+def test_the_session_is_found_through_a_wrapper_process_between_claude_code_and_attend(tmp_path):
+    # Claude Code (this test process) -> bash -> attend: the record is two hops up, not the parent.
+    _record(tmp_path / ".claude" / "sessions", os.getpid(), "wrapped-session")
+    attend = f"{sys.executable} -m attend"
+    out = _whoami(tmp_path, ["bash", "-c", f"{attend} peers whoami; true"])
+    assert out.returncode == 0, out.stderr
+    assert "wrapped-session" in out.stdout
+
+
+def test_ancestors_advance_past_the_parent():
+    # python -> bash -> python: the grandchild's chain holds bash and this process.
+    code = "import os; from attend.peers.identity import ancestors; print(*ancestors(os.getpid()))"
+    out = subprocess.run(["bash", "-c", f"{sys.executable} -c '{code}'; true"], capture_output=True, text=True,
+                         check=True, timeout=60)
+    chain = [int(p) for p in out.stdout.split()]
+    assert os.getpid() in chain[2:], chain
+
+
+@pytest.mark.parametrize("kind", ["deep", "fifo", "dev-zero", "huge"])
+def test_a_hostile_session_record_is_no_record_and_stops_nothing(tmp_path, kind):
+    sessions = tmp_path / ".claude" / "sessions"
+    sessions.mkdir(parents=True)
+    record = sessions / f"{os.getpid()}.json"
+    if kind == "deep":
+        record.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "fifo":
+        os.mkfifo(record)
+    elif kind == "dev-zero":
+        record.symlink_to("/dev/zero")
+    else:
+        record.write_text(json.dumps({"pid": os.getpid(), "sessionId": "big", "pad": "x" * (1 << 20)}))
+    # whoami runs as this process's child: its parent's record is the hostile one.
+    out = _whoami(tmp_path, [sys.executable, "-m", "attend", "peers", "whoami"], timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    assert resolve_session(env={"HOME": str(tmp_path)}).source == "pid"

@@ -9,6 +9,10 @@ Resolution order, first match wins:
    its ancestors (at most `MAX_HOPS` hops up) names the session;
 4. ``pid-<pid>``: unresolved. Such a session delivers, but keeps no delivery position.
 
+Process facts (parent, running or zombie) come from psutil. A session record is read as a regular
+file of at most `MAX_RECORD_BYTES` (a FIFO, a symlink to ``/dev/zero`` or a huge file is no record),
+and JSON nested too deep for the parser is no record either: a hostile record never stops a command.
+
 A session id is also used as a file name (heartbeats, positions), so only ids of `SESSION_ID_RE` are
 accepted; anything else is refused by `SessionError` with the reason.
 """
@@ -18,19 +22,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "MAX_HOPS",
+    "MAX_RECORD_BYTES",
     "SESSION_ID_RE",
     "Session",
     "SessionError",
     "ancestors",
     "claude_sessions_dir",
     "parent_pid",
-    "proc_stat_fields",
     "process_runs",
     "resolve_session",
     "validate_session_id",
@@ -38,6 +43,8 @@ __all__ = [
 
 #: How many parent hops are searched for a Claude Code process that recorded a session.
 MAX_HOPS = 15
+#: The largest session record read (Claude Code's are about 200 bytes).
+MAX_RECORD_BYTES = 64 * 1024
 #: What a session id may look like: it names files, so no separators, no leading dot, bounded length.
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 
@@ -75,43 +82,30 @@ def validate_session_id(value: str) -> str:
     return value
 
 
-def proc_stat_fields(pid: int) -> list[bytes] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state first, then the parent), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: the fields after it start after the
-    # last ')'.
-    return stat[stat.rfind(b")") + 2 :].split()
-
-
 def process_runs(pid: int) -> bool:
     """False when process `pid` is gone or a zombie (it exited and waits to be collected); True otherwise.
 
-    A pid this process may not signal (another user's) counts as running: only its absence is a fact.
+    A pid this process may not inspect (another user's) counts as running: only its absence is a fact.
     """
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, ValueError):
+    import psutil
+
+    if not isinstance(pid, int) or pid <= 0:
         return False  # not a pid at all
-    fields = proc_stat_fields(pid)  # None without /proc to ask: the signal said it exists
-    return not fields or fields[0] != b"Z"
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:  # ZombieProcess is a NoSuchProcess: collected or not, it has exited
+        return False
+    except (psutil.AccessDenied, OSError):
+        return True
 
 
 def parent_pid(pid: int) -> int | None:
-    """The parent of `pid` from ``/proc/<pid>/stat``, or None when it cannot be read."""
-    tail = proc_stat_fields(pid)
-    if tail is None:
-        return None
+    """The parent of `pid`, or None when it is gone or cannot be read."""
+    import psutil
+
     try:
-        ppid = int(tail[1])
-    except (IndexError, ValueError):
+        ppid = psutil.Process(pid).ppid()
+    except (psutil.Error, OSError, ValueError):
         return None
     return ppid if ppid > 0 else None
 
@@ -127,6 +121,7 @@ def ancestors(pid: int, hops: int = MAX_HOPS) -> list[int]:
         chain.append(parent)
         if parent == 1:
             break
+        current = parent
     return chain
 
 
@@ -140,11 +135,26 @@ def claude_sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(home) / ".claude" / "sessions"
 
 
+def _read_record(path: Path) -> str:
+    """A session record's text: a regular file of at most `MAX_RECORD_BYTES`, else OSError.
+
+    Opened without blocking, so a FIFO in its place is refused instead of waiting for a writer.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = handle.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise OSError(f"{path} is larger than {MAX_RECORD_BYTES} bytes")
+    return data.decode("utf-8")
+
+
 def _claude_record(pid: int, folder: Path) -> str | None:
     """The session id Claude Code recorded for `pid`, or None (no record, unreadable, or not matching)."""
     try:
-        data = json.loads((folder / f"{pid}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json.loads(_read_record(folder / f"{pid}.json"))
+    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
     if not isinstance(data, dict) or data.get("pid") != pid:
         return None
