@@ -29,10 +29,6 @@ if TYPE_CHECKING:
 
     _T = TypeVar("_T")
 else:
-    def overload(func):
-        """typing.overload's meaning at run time: the last definition is the function."""
-        return func
-
     def dataclass_transform(**options):
         """typing.dataclass_transform at run time: mark the decorator for introspection, change nothing."""
         def mark(func):
@@ -84,10 +80,11 @@ def fields(item: Any) -> tuple[RecordField, ...]:
     return item.__record_fields__
 
 
-@overload
-def record(cls: type[_T], /) -> type[_T]: ...
-@overload
-def record(cls: None = None, /, *, frozen: bool = False, kw_only: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+if TYPE_CHECKING:  # the two ways to call it, for type checkers (typing stays unimported at run time)
+    @overload
+    def record(cls: type[_T], /) -> type[_T]: ...
+    @overload
+    def record(cls: None = None, /, *, frozen: bool = False, kw_only: bool = False) -> Callable[[type[_T]], type[_T]]: ...
 
 
 @dataclass_transform(field_specifiers=(field, RecordField))
