@@ -341,6 +341,8 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
             q.add_argument("key", metavar="PREFIX", nargs="?", default=None)
         if action in ("set", "add", "remove"):
             q.add_argument("value", metavar="VALUE")
+            q.add_argument("--yaml", action="store_true",
+                           help="read VALUE as YAML even for a string key (which otherwise takes it as typed)")
         q.add_argument("--json", action="store_true")
         q.set_defaults(handler=f"attend.commands.settings:{action}")
 

@@ -351,11 +351,12 @@ def test_list_marks_the_keys_of_a_refused_project_only_sensor_as_refused(home):
 
 
 def test_the_quoting_hint_for_a_value_starting_with_an_indicator_pastes_and_sets_that_string(home) -> None:
-    refused = home.attend("settings", "set", "attend.sensors.git.description", "@it's \"done\"")
+    # A string key takes VALUE as typed; the YAML reading (and so the hint) is --yaml's.
+    refused = home.attend("settings", "set", "--yaml", "attend.sensors.git.description", "@it's \"done\"")
     assert refused.returncode == 3
     suggested = shlex.split(refused.stderr.split("e.g. ", 1)[1])
     assert suggested[:4] == ["attend", "settings", "set", "KEY"]
-    done = home.attend("settings", "set", "attend.sensors.git.description", suggested[4])
+    done = home.attend("settings", "set", "--yaml", "attend.sensors.git.description", suggested[4])
     assert done.returncode == 0, done.stderr
     got = home.attend("settings", "get", "attend.sensors.git.description", "--json")
     assert json.loads(got.stdout)["value"] == "@it's \"done\""

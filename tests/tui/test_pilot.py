@@ -125,6 +125,21 @@ def test_a_valid_edit_is_pending_until_applied_and_settings_get_then_reads_it(ta
     assert (got["value"], got["layer"]) == (4.5, "user")
 
 
+def test_an_edit_of_a_string_field_keeps_the_text_as_typed_even_after_a_hash(tab_home) -> None:
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        path = ("triggers", "high-wind", "description")
+        seen["after"] = await _edit(pilot, "weather", path, "PR #{wind_speed_10m} needs review")
+        seen["pending"] = [p.describe() for p in pilot.app.model.pending]
+
+    drive(app, scenario)
+    assert seen["after"] == "SensorsScreen"
+    assert seen["pending"] == ["attend.sensors.weather.triggers.high-wind.description: "
+                               "wind {wind_speed_10m} km/h → 'PR #{wind_speed_10m} needs review'"]
+
+
 def test_an_invalid_edit_is_refused_in_the_form_with_the_reason_settings_set_gives_and_writes_nothing(tab_home) -> None:
     before = layer_bytes(tab_home)
     cli = tab_home.attend("settings", "set", "attend.sensors.weather.min_interval", "2h")

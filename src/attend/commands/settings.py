@@ -55,12 +55,14 @@ from attend.settings.plans import (
     config_default,
     config_layers,
     edit_config,
+    key_type,
     parse_value,
     plan_sensor_set,
     plan_sensor_unset,
     refuse_whole_sensor,
     render,
     resolve_config,
+    takes_literal,
 )
 from attend.settings.policy import SettingsRefusal, overriding_layer, target_layer
 from attend.settings.resolve import (
@@ -108,6 +110,11 @@ def _key(text: str) -> Key:
 
 
 
+def _literal(args: Any, key: Key, item: bool = False) -> bool:
+    """Whether VALUE is the literal string: a string key (a list-of-strings key's item), unless --yaml."""
+    return not getattr(args, "yaml", False) and takes_literal(key_type(key), item)
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
@@ -153,7 +160,7 @@ def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
         raise SettingsRefusal(
             f"{key} can be set only in the user layer ({_paths(args).config_file}): a project cannot grant "
             "trust to itself; run the command without --project", EXIT_REJECTED)
-    value, flow = given or parse_value(args.value)
+    value, flow = given or parse_value(args.value, _literal(args, key))
     problem = value_problem(key.path, value)
     if problem:
         raise SettingsRefusal(f"{key} {problem}; nothing was written", EXIT_REJECTED)
@@ -207,7 +214,7 @@ def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
     sensor = _checked_sensor(args, key)
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(_paths(args), sensor.name)
-    edit = plan_sensor_set(files, sensor, key, args.value, layer, given)
+    edit = plan_sensor_set(files, sensor, key, args.value, layer, given, as_yaml=getattr(args, "yaml", False))
     apply_edit(files, layer, edit.text)
     return _done(args, f"{key} = {render(edit.value)}  ({layer}: {edit.path})", key, layer, edit.path,
                  "set", edit.value)
@@ -279,7 +286,7 @@ def _list_edit(args: Any, adding: bool) -> int:
         current = []
     if not isinstance(current, builtins.list):
         raise SettingsRefusal(f"{key} holds {yaml_kind(current)}, not a list; use attend settings set", EXIT_USAGE)
-    item, _ = parse_value(args.value)
+    item, _ = parse_value(args.value, _literal(args, key, item=True))
     present = any(same_value(item, x) for x in current)
     if present == adding:
         layer = target_layer(args.project_layer)

@@ -50,14 +50,15 @@ from attend.settings.resolve import (
 from attend.spec.config import config_entries
 from attend.spec.loading import parse_yaml, read_yaml_file
 from attend.spec.model import LayerPaths, Sensor
+from attend.spec.schema import describe
 
 #: Fields that stay in an override file that no longer overrides anything; such a file is deleted.
 IDENTITY_FIELDS = frozenset({"spec", "name"})
 
 __all__ = [
     "IDENTITY_FIELDS", "YAML_INDICATORS", "ConfigLayer", "NothingToUnset", "SensorEdit", "check_config_key",
-    "check_field_key", "config_default", "config_layers", "edit_config", "parse_value", "plan_sensor_set",
-    "plan_sensor_unset", "refuse_whole_sensor", "render", "resolve_config",
+    "check_field_key", "config_default", "config_layers", "edit_config", "key_type", "parse_value",
+    "plan_sensor_set", "plan_sensor_unset", "refuse_whole_sensor", "render", "resolve_config", "takes_literal",
 ]
 
 
@@ -202,20 +203,21 @@ class SensorEdit:
 
 def plan_sensor_set(
     files: SensorFiles, sensor: Sensor, key: Key, value_text: str, layer: str,
-    given: tuple[Any, bool] | None = None,
+    given: tuple[Any, bool] | None = None, as_yaml: bool = False,
 ) -> SensorEdit:
     """What `settings set KEY VALUE` would write to `layer`'s file of `sensor` (nothing is written).
 
     The checks `set` makes after the key's own: VALUE is YAML, no higher layer overrides the key, and
     the key does not go through a scalar of the file. The whole-sensor validation is `apply_edit`'s
     (or `check_edit`'s, which writes nothing). `given` is the value already parsed (value, flow style), as
-    `settings add|remove` computes it; `value_text` is then not read.
+    `settings add|remove` computes it; `value_text` is then not read. A string field takes `value_text`
+    as typed unless `as_yaml` (`set --yaml`).
 
     Raises:
         SettingsRefusal: with the reason and the exit code `set` would give.
     """
     refuse_whole_sensor(key, "set")
-    value, flow = given or parse_value(value_text)
+    value, flow = given or parse_value(value_text, not as_yaml and takes_literal(key_type(key)))
     # Only files that take effect override: the loaded sensor's files, where a project file refused for
     # trust is not among them (build_sensor already applied the gate; no need to build it again).
     stored = {f.layer: f.data for f in sensor.files}
@@ -268,22 +270,69 @@ def plan_sensor_unset(files: SensorFiles, sensor: Sensor, key: Key, layer: str) 
     return SensorEdit(key, layer, files.path(layer), doc.text(), "unset")
 
 
-#: Characters that start a YAML alias, anchor, tag, directive or block scalar, not a plain string
-#: (a glob such as `*berlin*` is the common case).
-YAML_INDICATORS = frozenset("*&!%@`|>")
+#: Characters that start a YAML alias, anchor, tag, directive, block scalar or flow collection, not a
+#: plain string (a glob such as `*berlin*`, a template such as `{title} is new`).
+YAML_INDICATORS = frozenset("*&!%@`|>{[")
 
 
-def parse_value(text: str) -> tuple[Any, bool]:
-    """VALUE parsed as YAML (safe, the loader's own reading) and whether it was written inline."""
+def key_type(key: Key) -> str | None:
+    """The type of the value a key holds, as `settings help` names it (None: the spec does not say)."""
+    if key.scope == "config":
+        known = config_field(key.path)
+        return known.type if known else None
+    field = describe(key.path) if key.path else None
+    return field.type if field else None
+
+
+def takes_literal(type_name: str | None, item: bool = False) -> bool:
+    """Whether a key of this type (`describe`'s or `config_field`'s) reads VALUE as the literal string.
+
+    A string key (or, for `add`/`remove`, a list-of-strings key) has only one reading: the text as
+    typed, so `PR #{id} needs review` keeps its ` #…` and `{title} is new` needs no quoting.
+    """
+    if type_name is None:
+        return False
+    return type_name.startswith("list of string") if item else type_name == "string"
+
+
+def parse_value(text: str, literal: bool = False) -> tuple[Any, bool]:
+    """VALUE as the key takes it, and whether it was written inline.
+
+    `literal` (a string key, see `takes_literal`): the text itself. Otherwise VALUE is parsed as YAML
+    (safe, the loader's own reading); a VALUE that YAML reads as less than was typed (a ` #…` comment
+    dropped) is refused, never written silently.
+
+    Raises:
+        SettingsRefusal: exit 3, with the reason and, where quoting helps, a pasteable command.
+    """
+    if literal:
+        return text, False
+    import shlex
+
+    quoted = shlex.quote(json.dumps(text, ensure_ascii=False))  # YAML's double quotes, then the shell's
     parsed = parse_yaml(text, "VALUE")
     errors = [d for d in parsed.diagnostics if d.severity == "error"]
     if errors:
         hint = ""
         if text[:1] in YAML_INDICATORS:
-            import shlex
-
-            quoted = shlex.quote(json.dumps(text, ensure_ascii=False))  # YAML's double quotes, then the shell's
             hint = (f"; a string starting with {text[0]!r} must be quoted inside the value, "
                     f"e.g. attend settings set KEY {quoted}")
         raise SettingsRefusal(f"VALUE is not valid YAML: {errors[0].message}{hint}", EXIT_REJECTED)
+    comment = _comment_at(text)
+    if comment is not None:
+        raise SettingsRefusal(
+            f"VALUE holds a YAML comment ({text[comment:]!r}), which YAML drops: nothing was written; to keep "
+            f"it in the value, quote it inside the value, e.g. attend settings set KEY {quoted}", EXIT_REJECTED)
     return parsed.data, text.lstrip().startswith(("{", "["))
+
+
+def _comment_at(text: str) -> int | None:
+    """Where the YAML comment in `text` starts (a `#` outside every token), or None."""
+    if "#" not in text:
+        return None
+    spans = [(t.start_mark.index, t.end_mark.index) for t in yaml.scan(text)
+             if not isinstance(t, (yaml.StreamStartToken, yaml.StreamEndToken))]
+    for at, char in enumerate(text):
+        if char == "#" and not any(start <= at < end for start, end in spans):
+            return at
+    return None
