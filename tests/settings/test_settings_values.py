@@ -56,3 +56,30 @@ def test_add_to_a_list_of_strings_takes_the_item_as_typed(home, weather):
     result = home.attend("settings", "add", key, "Bash(curl #x)")
     assert result.returncode == 0, result.stderr
     assert _get(home, key) == ["Bash(curl #x)"]
+
+
+def test_removing_the_last_added_value_deletes_the_override_file_it_leaves_empty(home):
+    key = "attend.sensors.git.requires"
+    shipped = _get(home, key)
+    assert home.attend("settings", "add", key, "Bash(ls:*)").returncode == 0
+    assert (home.user_sensors / "git.yaml").is_file()
+    result = home.attend("settings", "remove", key, "Bash(ls:*)")
+    assert result.returncode == 0, result.stderr
+    assert not (home.user_sensors / "git.yaml").exists()  # not `requires: [the shipped list]`
+    assert _get(home, key) == shipped
+
+
+def test_removing_the_only_value_of_a_list_no_layer_under_sets_unsets_the_key(home, weather):
+    key = "attend.sensors.weather.requires"
+    assert home.attend("settings", "add", key, "Bash(curl:*)").returncode == 0
+    result = home.attend("settings", "remove", key, "Bash(curl:*)")
+    assert result.returncode == 0, result.stderr
+    assert "requires" not in weather.read_text()  # not `requires: []`
+
+
+def test_removing_the_last_trusted_project_unsets_the_key_in_config_yaml(home, tmp_path):
+    key = "attend.project_sensors"
+    assert home.attend("settings", "add", key, str(tmp_path)).returncode == 0
+    result = home.attend("settings", "remove", key, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "project_sensors" not in home.config_file.read_text()

@@ -68,6 +68,8 @@ from attend.settings.policy import SettingsRefusal, overriding_layer, target_lay
 from attend.settings.resolve import (
     check_sensor_key,
     flatten,
+    is_missing,
+    lookup,
     require_sensor,
     resolve,
     shown_document,
@@ -75,7 +77,7 @@ from attend.settings.resolve import (
 from attend.spec.config import legacy_keys
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loading import read_sensor_file
-from attend.spec.model import LayerPaths, Sensor
+from attend.spec.model import LAYERS, LayerPaths, Sensor
 from attend.spec.schema import describe, known_fields
 
 __all__ = ["add", "get", "help", "lint", "list", "remove", "run_refusable", "set", "unset"]
@@ -295,8 +297,28 @@ def _list_edit(args: Any, adding: bool) -> int:
         return _nothing_to_do(args, f"{render(item)} is {state} {key}; nothing to do", key, layer,
                               file or Path(resolve_file(args, key)))
     new = [*current, item] if adding else [x for x in current if not same_value(item, x)]
+    below = _below(args, key)
+    if same_value(new, [] if below is None else below):
+        # The list the layers under the target give (or the default) overrides nothing: unset it, as
+        # `unset` would (an override file left with nothing else is deleted).
+        return (_unset_config if key.scope == "config" else _unset_sensor)(args, key)
     set_form = _set_config if key.scope == "config" else _set_sensor
     return set_form(args, key, (new, False))
+
+
+def _below(args: Any, key: Key) -> Any:
+    """The key's value without the target layer: what the layers under it (or the default) give."""
+    layer = target_layer(args.project_layer)
+    if key.scope == "config":
+        lower = [config_layers(_paths(args))["user"].section] if layer == "project" else []
+        default = config_default(key.path)
+    else:
+        files = SensorFiles.read(_paths(args), key.sensor or "")
+        lower = [f.data for name, f in files.files.items() if LAYERS.index(name) < LAYERS.index(layer)]
+        field = describe(key.path)
+        default = field.default if field else None
+    found = [v for v in (lookup(d or {}, key.path) for d in lower) if not is_missing(v)]
+    return found[-1] if found else default
 
 
 def resolve_file(args: Any, key: Key) -> str:
