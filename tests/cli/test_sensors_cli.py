@@ -341,3 +341,35 @@ def test_sensors_fire_says_why_an_input_file_cannot_be_read_in_the_os_s_words(it
     out = quiet_home.attend("sensors", "fire", "items", "--input", "/nonexistent")
     assert out.returncode == 2
     assert out.stderr.strip() == "attend: cannot read /nonexistent: No such file or directory"
+
+
+SWITCHES = (
+    "spec: 1\nname: switches\nkind: command\nthreshold: 0\n"
+    "command:\n  argv: ['true']\n"
+    "triggers:\n  new:\n    path: $.items[*]\n    key: id\n    on: added\n    magnitude: 3\n"
+    "    description: 'switch {id} is {on}, yes={yes}'\n"
+)
+#: One item whose keys `on` and `yes` are booleans in YAML 1.1 and strings in YAML 1.2.
+SWITCH_ITEM = "items:\n  - id: a\n    on: off\n    yes: no\n"
+
+
+def test_a_yaml_item_with_on_and_yes_keys_renders_alike_in_sensors_fire_and_attend_test(quiet_home) -> None:
+    sensor = quiet_home.write_user_sensor("switches", SWITCHES)
+    result = quiet_home.root / "result.yaml"
+    result.write_text(SWITCH_ITEM)
+    fired = quiet_home.attend("sensors", "fire", "switches", "--input", str(result), "--dry-run")
+    assert fired.returncode == 0, fired.stderr
+    assert fired.stdout.endswith("[test] switch a is off, yes=no\n"), fired.stdout
+    indented = "".join(f"      {line}\n" for line in SWITCH_ITEM.splitlines())
+    sensor.with_name("switches.test.yaml").write_text(
+        f"polls:\n  - result: {{items: []}}\n  - result:\n{indented}    expect:\n      - {{description: 'switch a is off, yes=no'}}\n")
+    tested = quiet_home.attend("test", str(sensor.with_name("switches.test.yaml")))
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_sensors_fire_names_the_input_file_line_and_column_of_a_yaml_problem(items, quiet_home) -> None:
+    result = quiet_home.root / "result.yaml"
+    result.write_text("items:\n  - id: 1\n  - id: 2\n    id: 3\n")
+    out = quiet_home.attend("sensors", "fire", "items", "--input", str(result), "--dry-run")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert f"{result}:4:5:" in out.stderr and "Traceback" not in out.stderr

@@ -274,16 +274,16 @@ def _read_input(args: Any) -> tuple[str | None, str]:
         return None, f"cannot read {source}: {reason(exc)}"
 
 
-def _parse_result(compiled: Any, text: str) -> tuple[Any, str, list[str]]:
+def _parse_result(compiled: Any, text: str, name: str) -> tuple[Any, str, list[str]]:
     """The synthetic result, an error message, and (for a lines sensor) the lines that did not parse."""
     if compiled.output == "lines":
         result, line_errors = compiled.result_from_output(text)
         return result, "", list(line_errors)
-    result, error = _parse_document(text)
+    result, error = _parse_document(text, name)
     return result, error, []
 
 
-def _parse_document(text: str) -> tuple[Any, str]:
+def _parse_document(text: str, name: str) -> tuple[Any, str]:
     from attend.compiler.results import MalformedResult, admit, read_json
 
     try:
@@ -291,16 +291,19 @@ def _parse_document(text: str) -> tuple[Any, str]:
     except MalformedResult as exc:
         if not exc.syntax:
             return None, f"the input is not a usable poll result: {exc.message}"
-    import yaml
+    from attend.spec.loading import parse_yaml  # the strict YAML 1.2 reader `attend test` uses too
 
+    parsed = parse_yaml(text, name)
+    if parsed.diagnostics:
+        problem = parsed.diagnostics[0]
+        where = f"{problem.file}:{problem.line}:{problem.col}: {problem.message}"
+        if problem.code == "yaml-syntax":
+            return None, f"the input is neither JSON nor YAML: {where}"
+        return None, f"the input is not a usable poll result: {where}"
     try:
-        loaded = admit(yaml.safe_load(text))
-    except yaml.YAMLError as exc:
-        return None, f"the input is neither JSON nor YAML: {exc}"
+        loaded = admit(parsed.data)
     except MalformedResult as exc:
         return None, f"the input is not a usable poll result: {exc.message}"
-    except (ValueError, RecursionError) as exc:  # an integer past Python's limit, a document too deep
-        return None, f"the input is not a usable poll result: {type(exc).__name__}: {str(exc)[:200]}"
     if not isinstance(loaded, (dict, list)):
         # Any text that is not JSON is still a YAML plain scalar (a file of notes, a log). Read as a
         # string it would select nothing, and every stored item would fire as removed; so a YAML input
@@ -339,7 +342,8 @@ def sensors_fire(args: Any) -> int:
         print("attend: the input is empty: give a poll result (JSON or YAML; raw lines for a lines sensor)",
               file=sys.stderr)
         return EXIT_USAGE
-    result, error, line_errors = _parse_result(compiled, text)
+    source = "<stdin>" if args.input in (None, "-") else args.input
+    result, error, line_errors = _parse_result(compiled, text, source)
     if error:
         print(f"attend: {error}", file=sys.stderr)
         return EXIT_USAGE
