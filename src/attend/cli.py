@@ -118,6 +118,15 @@ def _project_parent() -> argparse.ArgumentParser:
     return parent
 
 
+def _add_layer(parser: argparse.ArgumentParser) -> None:
+    """`--layer user|project` on a command that writes a layer: the layer, whatever `--project` names."""
+    parser.add_argument(
+        "--layer", choices=("user", "project"), default=None,
+        help="the layer to write (default: project when --project is named, else user); with --layer, "
+        "--project DIR only says where the project is",
+    )
+
+
 def _add_session(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--session", metavar="ID", default=None,
@@ -187,6 +196,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(handler="attend.commands.doctor:main")
 
     p = sub.add_parser("tui", parents=[common], help="the sensors tab: list, toggle, edit, preview and apply")
+    _add_layer(p)
     p.set_defaults(handler="attend.commands.tui:main")
 
     p = sub.add_parser("spec", parents=[common], help="the sensor spec")
@@ -309,15 +319,18 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q = s.add_parser("copy", parents=[common], help="copy a sensor to a new name")
     q.add_argument("source", metavar="SRC")
     q.add_argument("dest", metavar="DST")
+    _add_layer(q)
     q.set_defaults(handler="attend.commands.sensors:sensors_copy")
 
     q = s.add_parser("rename", parents=[common], help="rename a user or project sensor")
     q.add_argument("source", metavar="OLD")
     q.add_argument("dest", metavar="NEW")
+    _add_layer(q)
     q.set_defaults(handler="attend.commands.sensors:sensors_rename")
 
     q = s.add_parser("delete", parents=[common], help="delete a user or project sensor file")
     q.add_argument("source", metavar="NAME")
+    _add_layer(q)
     q.set_defaults(handler="attend.commands.sensors:sensors_delete")
 
 
@@ -343,6 +356,8 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
             q.add_argument("value", metavar="VALUE")
             q.add_argument("--yaml", action="store_true",
                            help="read VALUE as YAML even for a string key (which otherwise takes it as typed)")
+        if action in ("set", "unset", "add", "remove"):
+            _add_layer(q)
         q.add_argument("--json", action="store_true")
         q.set_defaults(handler=f"attend.commands.settings:{action}")
 
@@ -425,8 +440,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser(command if command in COMMANDS else None).parse_args(words)
         if args.project == "":
             return _empty_project(args)
-        # Whether --project was named (it chooses the project layer for writes), and the directory itself.
-        args.project_layer = args.project is not None
+        # The layer a write goes to (--layer, else the project layer when --project was named), and the
+        # project directory itself.
+        layer = getattr(args, "layer", None)
+        args.project_layer = layer == "project" if layer else args.project is not None
         args.project_dir = os.path.abspath(args.project or os.getcwd())
         code = _resolve(args.handler)(args)
         sys.stdout.flush()

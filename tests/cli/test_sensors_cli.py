@@ -282,7 +282,8 @@ def test_sensors_poll_of_a_command_printing_a_lone_surrogate_succeeds(items, qui
 @pytest.mark.parametrize("key", ["attend.sensors.git.interval", "attend.sensors.git.description", "attend.project_sensors"])
 def test_settings_set_refuses_a_5000_digit_integer_with_exit_3_and_writes_nothing(quiet_home, key) -> None:
     before = sorted(p.name for p in quiet_home.config.rglob("*"))
-    out = quiet_home.attend("settings", "set", key, "1" * 5000)
+    # A string key takes VALUE as typed (a 5000-character string); its YAML reading is --yaml's.
+    out = quiet_home.attend("settings", "set", key, "1" * 5000, *(["--yaml"] if key.endswith("description") else []))
     assert out.returncode == 3 and "digits" in out.stderr and "Traceback" not in out.stderr
     assert sorted(p.name for p in quiet_home.config.rglob("*")) == before
 

@@ -161,7 +161,7 @@ def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
     if key.path in USER_ONLY and layer_name == "project":
         raise SettingsRefusal(
             f"{key} can be set only in the user layer ({_paths(args).config_file}): a project cannot grant "
-            "trust to itself; run the command without --project", EXIT_REJECTED)
+            "trust to itself; write it with --layer user", EXIT_REJECTED)
     value, flow = given or parse_value(args.value, _literal(args, key))
     problem = value_problem(key.path, value)
     if problem:
@@ -172,7 +172,7 @@ def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
     if overriding_layer(key.path, layer_name, stored) is not None:
         raise SettingsRefusal(
             f"{key} is overridden by the project layer ({layers['project'].path}); nothing was written. "
-            "Set it there with --project, or unset it there first", EXIT_OVERRIDDEN)
+            "Set it there with --layer project, or unset it there first", EXIT_OVERRIDDEN)
     target = layers[layer_name]
     edit_config(target, key.path, lambda doc, where: (doc.set(where, value, flow=flow), True)[1])
     return _done(args, f"{key} = {render(value)}  ({layer_name}: {target.path})", key, layer_name, target.path,
@@ -224,7 +224,7 @@ def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
 
 _UNSET_DONE = {
     "unset": "{key} removed from the {layer} layer ({path})",
-    "file-deleted": "{key} removed; {path} held nothing else, so it was deleted",
+    "file-deleted": "{key} removed from the {layer} layer; {path} held nothing else, so it was deleted",
 }
 
 

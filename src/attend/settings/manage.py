@@ -133,7 +133,7 @@ def copy_sensor(project_dir: str | Path, source: str, dest: str, layer: str) -> 
     # What runs: the files the loaded sensor is made of (a refused project file is not among them).
     used = tuple(f.layer for f in sensor.files)
     apply_edit(dst, layer, _copy_text(src, used, dest))
-    return Managed([f"copied {sensor.name} ({', '.join(used)}) to {dest}: {dst.path(layer)}"])
+    return Managed([f"copied {sensor.name} ({', '.join(used)}) to {dest} in the {layer} layer: {dst.path(layer)}"])
 
 
 def test_file(files: SensorFiles, layer: str) -> Path:
@@ -190,7 +190,7 @@ def rename_sensor(project_dir: str | Path, source: str, dest: str, layer: str) -
             except WriteFailed:
                 pass
         raise SettingsRefusal(f"{exc}; nothing was renamed", EXIT_WRITE_FAILED) from None
-    done = Managed([f"renamed {sensor.name} to {dest}: {dst.path(layer)}"])
+    done = Managed([f"renamed {sensor.name} to {dest} in the {layer} layer: {dst.path(layer)}"])
     if test_text is not None:
         try:
             remove_file(old_test)
@@ -218,7 +218,7 @@ def delete_sensor(project_dir: str | Path, name: str, layer: str) -> Managed:
     if refusal:
         raise SettingsRefusal(refusal, EXIT_REJECTED)
     remove_file(files.path(layer))
-    done = Managed([f"deleted {files.path(layer)}"])
+    done = Managed([f"deleted {files.path(layer)} (the {layer} layer)"])
     tests = test_file(files, layer)
     if tests.is_file():
         try:

@@ -226,7 +226,7 @@ def plan_sensor_set(
         raise SettingsRefusal(
             f"{key} is overridden by the {higher} layer ({files.path(higher)}), so setting it in the {layer} "
             f"layer would change nothing; nothing was written. "
-            + ("Set it there with --project, or unset it there first" if higher == "project"
+            + ("Set it there with --layer project, or unset it there first" if higher == "project"
                else "Unset it there first"), EXIT_OVERRIDDEN)
     doc = files.document(layer)
     try:
