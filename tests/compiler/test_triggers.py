@@ -208,7 +208,7 @@ def test_the_verdict_explains_selection_conditions_and_the_transition() -> None:
     [
         ({"on": "added"}, "key", "on-rules"),
         ({"on": "enters", "key": "id"}, "where", "on-rules"),
-        ({"key": "id"}, "on", "required"),
+        ({"key": "id"}, "on", "on-rules"),  # the code a sensor file gets for the same trigger
         ({"on": "grows"}, "on", "bad-value"),
         ({"on": "changed", "magnitude": -1}, "magnitude", "bad-value"),
         ({"on": "changed", "path": "$.a["}, "path", "path-syntax"),

@@ -47,6 +47,7 @@ __all__ = [
     "SensorStep",
     "compile_path",
     "compile_sensor",
+    "checked_trigger",
     "compile_trigger",
     "diagnose",
 ]
@@ -77,7 +78,8 @@ def compile_trigger(
 
     Args:
         definition: `path`, `key`, `on`, `where`, `match`, `magnitude`, `description`, `author`, `initial`,
-            and the noise controls `for` (a duration: seconds, or `30s`/`5m`/`1h`), `clear_where`, `flap`.
+            and the noise controls `for` (a duration: seconds, or `30s`/`5m`/`1h`), `clear_where`, `flap`;
+            checked by the spec's rules for a sensor file's trigger (`spec.validate.trigger_problems`).
         name: the trigger's name; it appears in every `Fire`.
         origins: optional positions keyed by key path inside the trigger (see `grammar.parse_trigger`).
 
@@ -85,15 +87,32 @@ def compile_trigger(
         The `CompiledTrigger`; `.step(state, result, now=t)` returns ``(fires, new_state)``.
 
     Raises:
-        attend.CompileError: with `.field`, `.code` and `.column` for the first problem found.
+        attend.CompileError: with `.field`, `.code` and `.column` for the first problem found, in the
+            words `attend compile --check` uses for the same problem in a file.
     """
-    from attend.compiler.noise import normalise_durations
     from attend.compiler.triggers import CompiledTrigger
+
+    return CompiledTrigger(checked_trigger(definition, str(name), origins))
+
+
+def checked_trigger(definition: Any, name: str, origins: Mapping[tuple[str, ...], Any] | None = None) -> Any:
+    """One trigger's `ir.Trigger`, checked first by the spec's rules for a sensor file's trigger (same
+    words, same bounds: `spec.validate.trigger_problems`), then its expressions by the grammar.
+
+    Raises:
+        CompileError: the first problem, with its field, code and position.
+    """
     from attend.grammar import parse_trigger
+    from attend.spec.validate import API_FILE, normalise_trigger, trigger_problems
 
     if not isinstance(definition, Mapping):
         raise CompileError("a trigger must be a mapping", field="", code="wrong-type")
-    return CompiledTrigger(parse_trigger(normalise_durations(definition), name, origins))
+    problems = trigger_problems(definition, name, origins)
+    if problems:
+        field, first = problems[0]
+        raise CompileError(first.message, field=field, code=first.code,
+                           file=None if first.file == API_FILE else first.file, line=first.line, col=first.col)
+    return parse_trigger(normalise_trigger(definition, name), name, origins)
 
 
 def __getattr__(name: str) -> Any:

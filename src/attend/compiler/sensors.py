@@ -217,10 +217,4 @@ def sensor_flap(raw: Any) -> Any:
     """The sensor's `flap:` as an `ir.Flap` (None when absent); its triggers' own `flap:` override it."""
     from attend.grammar import read_flap
 
-    if raw is None:
-        return None
-
-    def fail(message: str, keypath: tuple[str, ...]) -> None:
-        raise CompileError(message, field="flap", code="bad-value")
-
-    return read_flap(raw, fail)
+    return read_flap(raw)

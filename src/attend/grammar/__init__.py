@@ -479,105 +479,58 @@ class _TriggerReader:
     # -- the trigger
 
     def read(self, d: Mapping[str, Any]) -> ir.Trigger | None:
+        """The trigger as IR, or None when an expression in it does not parse.
+
+        The spec's rules (`on` and what it needs, value types and bounds, durations, `flap`) are
+        `spec.validate`'s, checked before a trigger gets here (`compile_sensor` compiles only valid
+        sensors, `compile_trigger` runs the spec's `trigger_problems` first). Here a value the spec
+        would refuse never raises: it is read as its default, so `diagnose` can read the expressions
+        of an invalid sensor too.
+        """
         if not isinstance(d, Mapping):
             self.fail("a trigger must be a mapping", field="", code="wrong-type", keypath=())
             return None
         path = self._path(d)
         on = d.get("on")
-        if on is None:
-            self.fail("`on` is required (added, removed, changed, enters or leaves)", field="on", code="required", keypath=())
-        elif on not in ir.ON_VALUES:
-            self.fail(f"`on` must be one of {', '.join(ir.ON_VALUES)}, not {on!r}", field="on", code="bad-value", keypath=("on",))
         key = self._dotted(d, "key")
         author = self._dotted(d, "author")
         where = self._where(d)
-        if on in ("added", "removed") and key is None:
-            self.fail(f"`on: {on}` needs a `key` to tell items apart across polls", field="key", code="on-rules", keypath=("on",))
-        if on in ("enters", "leaves") and where is None and "where" not in d:
-            self.fail(f"`on: {on}` needs a `where` (the condition an item enters or leaves)", field="where", code="on-rules", keypath=("on",))
-        magnitude = d.get("magnitude", 1.0)
-        if isinstance(magnitude, bool) or not isinstance(magnitude, (int, float)) or magnitude < 0:
-            self.fail(f"`magnitude` must be a number ≥ 0, not {magnitude!r}", field="magnitude", code="bad-value", keypath=("magnitude",))
-            magnitude = 1.0
         description = d.get("description", "")
         # no description (or a blank one) says which trigger fired, for which item and why
         template = ir.default_description(self.name, keyed=key is not None, on=str(on))
-        if not isinstance(description, str):
-            self.fail("`description` must be a string", field="description", code="wrong-type", keypath=("description",))
-        elif description.strip():
+        if isinstance(description, str) and description.strip():
             template = self.expression(parse_template, description, field="description", keypath=("description",)) or template
-        initial = d.get("initial", "baseline")
-        if initial not in ("baseline", "fire"):
-            self.fail(f"`initial` must be `baseline` or `fire`, not {initial!r}", field="initial", code="bad-value", keypath=("initial",))
-            initial = "baseline"
-        hold = self._seconds(d, "for", ("for",))
         clear_where = self._where(d, "clear_where")
-        if "clear_where" in d and on in ir.ON_VALUES and on not in ("enters", "leaves"):
-            self.fail(f"`clear_where` is hysteresis for `on: enters` or `on: leaves` (an item stays inside `where` until "
-                      f"`clear_where` holds); `on: {on}` has no inside to stay in",
-                      field="clear_where", code="on-rules", keypath=("clear_where",), key=True)
-        flap = self._flap(d)
         if path is None or on not in ir.ON_VALUES or self.errors:
             return None
+        initial = d.get("initial", "baseline")
         return ir.Trigger(
             name=self.name,
             path=path,
             on=on,
             key=key,
             where=where,
-            magnitude=float(magnitude),
+            magnitude=_number(d.get("magnitude"), 1.0),
             description=template,
             author=author,
-            initial=initial,
-            hold=hold or None,
+            initial=initial if initial in ("baseline", "fire") else "baseline",
+            hold=_number(d.get("for"), 0.0) or None,
             clear_where=clear_where,
-            flap=flap,
+            flap=read_flap(d.get("flap")),
         )
 
     def _path(self, d: Mapping[str, Any]) -> ir.Path | None:
         text = d.get("path", "$")
-        if not isinstance(text, str):
-            self.fail("`path` must be a string", field="path", code="wrong-type", keypath=("path",))
-            return None
-        return self.expression(parse_path, text, field="path", keypath=("path",))
+        return self.expression(parse_path, text if isinstance(text, str) else "$", field="path", keypath=("path",))
 
     def _dotted(self, d: Mapping[str, Any], name: str) -> tuple[str, ...] | None:
         value = d.get(name)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value or any(not part for part in value.split(".")):
-            self.fail(f"`{name}` must be a field name (dotted allowed), not {value!r}", field=name, code="bad-value", keypath=(name,))
-            return None
-        return split_dotted(value)
-
-    def _seconds(self, d: Mapping[str, Any], name: str, keypath: tuple[str, ...]) -> float | None:
-        """A duration already in seconds (the compiler turns `5m` into 300 before parsing), or None."""
-        value = d.get(name)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
-            self.fail(f"`{'.'.join(keypath)}` must be a duration (seconds, or 500ms/30s/5m/1h), not {value!r}",
-                      field=keypath[0], code="bad-value", keypath=keypath)
-            return None
-        return float(value)
-
-    def _flap(self, d: Mapping[str, Any]) -> ir.Flap | None:
-        raw = d.get("flap")
-        if raw is None:
-            return None
-        return read_flap(raw, lambda message, keypath: self.fail(message, field="flap", code="bad-value", keypath=keypath))
+        return split_dotted(value) if isinstance(value, str) and value else None
 
     def _where(self, d: Mapping[str, Any], field: str = "where") -> ir.Where | None:
         raw = d.get(field)
         match = d.get("match", "all")
-        if match not in ("all", "any"):
-            if field == "where":
-                self.fail(f"`match` must be `all` or `any`, not {match!r}", field="match", code="bad-value", keypath=("match",))
-            match = "all"
-        if raw is None:
-            return None
         if not isinstance(raw, Mapping):
-            self.fail(f"`{field}` must be a mapping of property → value or operator object", field=field, code="wrong-type", keypath=(field,))
             return None
         conditions = []
         for prop_text, value in raw.items():
@@ -591,7 +544,7 @@ class _TriggerReader:
                 conditions.append(ir.Condition(prop=prop, tests=tests))
         if not conditions and raw:
             return None
-        return ir.Where(conditions=tuple(conditions), match=match)
+        return ir.Where(conditions=tuple(conditions), match=match if match in ("all", "any") else "all")
 
     def _tests(self, prop: str, value: Any, field: str = "where") -> tuple[ir.Test, ...] | None:
         keypath = (field, prop)
@@ -644,33 +597,30 @@ class _TriggerReader:
             operand = tuple(operand)
         return ir.Test(op=op, operand=operand, bare=bare)
 
-def read_flap(raw: Any, fail: Callable[[str, tuple[str, ...]], None]) -> ir.Flap | None:
-    """`flap:` as written (`false`, `true`, or `{limit, window}` with `window` already in seconds) → `ir.Flap`.
+def _number(value: Any, default: float) -> float:
+    """`value` as a float when it is a finite number float can hold (the spec bounds it far lower), else `default`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    if isinstance(value, int) and abs(value) > 2**1023:
+        return default
+    number = float(value)
+    return number if number >= 0 and number != float("inf") else default
 
-    `false` turns detection off (limit 0); a missing `limit` or `window` is None here and filled in by
-    the compiler from the sensor's `flap:` and the defaults (spec.schema.DEFAULT_FLAP). `fail(message,
-    keypath)` reports a problem; the return is then None.
+
+def read_flap(raw: Any) -> ir.Flap | None:
+    """`flap:` of a validated sensor or trigger (`false` or `{limit, window}`, `window` in seconds) → `ir.Flap`.
+
+    `false` turns detection off (limit 0); a missing `limit` or `window` is -1 here and filled in by
+    the compiler from the sensor's `flap:` and the defaults (spec.schema.DEFAULT_FLAP). Absent (or
+    anything the spec refuses) is None.
     """
     if raw is False:
         return ir.Flap(limit=0, window=0.0)
-    if raw is True:
-        return ir.Flap(limit=-1, window=-1.0)
     if not isinstance(raw, Mapping):
-        fail(f"`flap` must be false or a mapping {{limit, window}}, not {raw!r}", ("flap",))
         return None
-    ok = True
-    for name in raw:
-        if name not in ("limit", "window"):
-            fail(f"unknown flap field `{name}` (expected limit or window)", ("flap", str(name)))
-            ok = False
-    limit, window = raw.get("limit", -1), raw.get("window", -1.0)
-    if "limit" in raw and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        fail(f"`flap.limit` must be a whole number ≥ 0 (0 turns flap detection off), not {limit!r}", ("flap", "limit"))
-        ok = False
-    if "window" in raw and (isinstance(window, bool) or not isinstance(window, (int, float)) or not 0 < window < float("inf")):
-        fail(f"`flap.window` must be a duration above zero (seconds, or 30s/5m/1h), not {window!r}", ("flap", "window"))
-        ok = False
-    return ir.Flap(limit=int(limit), window=float(window)) if ok else None
+    limit, window = raw.get("limit", -1), raw.get("window")
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit <= 2**31 else -1
+    return ir.Flap(limit=limit, window=_number(window, -1.0) or -1.0)
 
 
 def regex_problem(pattern: str) -> tuple[str, int] | None:
@@ -720,13 +670,16 @@ def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins:
         origins: optional positions, keyed by key path *inside the trigger* (``("where", "x", "above")``)
             → an object with `span`, `key_span` and `quote` (a `spec.model.Origin`).
 
+    The definition is one the spec's rules passed (`spec.validate`), durations in seconds.
+
     Raises:
-        CompileError: the first problem, with `.field`, `.code` and a position (file:line:col when
-            origins are given, else the column inside the offending expression).
+        CompileError: the first expression problem, with `.field`, `.code` and a position (file:line:col
+            when origins are given, else the column inside the offending expression).
     """
     reader = _TriggerReader(name, origins, collect=False)
     trigger = reader.read(definition)
-    assert trigger is not None  # a reader that does not collect raises before returning None
+    if trigger is None:  # no expression failed (that raises): `on` is missing or unknown, which the spec reports
+        raise CompileError(f"`on` must be one of {', '.join(ir.ON_VALUES)}", field="on", code="bad-value")
     return trigger
 
 

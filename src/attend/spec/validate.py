@@ -47,7 +47,7 @@ from attend.spec.schema import (
 )
 from attend.spec.yamltext import yaml_text
 
-__all__ = ["Locator", "normalise", "validate_sensor"]
+__all__ = ["Locator", "normalise", "normalise_trigger", "trigger_problems", "validate_sensor"]
 
 _NAME = re.compile(NAME_PATTERN)
 #: The rules of a whole sensor document.
@@ -115,15 +115,16 @@ class Locator:
         return self.origins.get(())
 
     def at_value(self, path: Iterable[Any], code: str, message: str,
-                 severity: Severity = Severity.ERROR) -> Diagnostic:
-        """A diagnostic pointing at the value of `path`."""
+                 severity: Severity = Severity.ERROR, *, fault: KeyPath | None = None) -> Diagnostic:
+        """A diagnostic pointing at the value of `path`; `fault` is the field to blame when it is
+        another one (a missing `key` is reported at `on`), read by `trigger_problems`."""
         origin = self.origin(tuple(str(p) for p in path))
         if origin is None:
             return Diagnostic(self.fallback_file, 1, 1, code, message, severity)
         return Diagnostic(origin.file, origin.line, origin.col, code, message, severity)
 
     def at_key(self, path: Iterable[Any], code: str, message: str,
-               severity: Severity = Severity.ERROR) -> Diagnostic:
+               severity: Severity = Severity.ERROR, *, fault: KeyPath | None = None) -> Diagnostic:
         """A diagnostic pointing at the key of `path` (its value when it has no key)."""
         path = tuple(str(p) for p in path)
         origin = self.origins.get(path) if path else None
@@ -178,6 +179,12 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_trigger_rules(data, loc))
     out.extend(_lane_rules(data, loc))
     return out
+
+
+def _trigger_checks(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """Every spec rule that reads a sensor's triggers: what `trigger_problems` runs on one trigger."""
+    return [*_schema_errors(data, loc), *_finite_numbers(data, loc), *_positive_durations(data, loc),
+            *_size_limits(data, loc), *_pattern_budget(data, loc), *_trigger_rules(data, loc)]
 
 
 def _file_rules(name: str, files: tuple[SensorFile, ...], data: dict[str, Any]) -> list[Diagnostic]:
@@ -592,30 +599,55 @@ def _pattern_budget(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
 
 
 def _trigger_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
-    """DESIGN.md: `on` is required; added/removed need a key; enters/leaves need a where."""
+    """DESIGN.md: `on` is required; added/removed need a key; enters/leaves need a where; `key` and
+    `author` are field names; `clear_where` holds a condition and only on enters/leaves; `flap` is not `true`."""
     triggers = data.get("triggers")
+    out = _flap_rules(data, loc)
     if not isinstance(triggers, dict):
-        return []
-    out = []
+        return out
     for name, trigger in triggers.items():
         if not isinstance(trigger, dict):
             continue
         on = trigger.get("on")
         if "on" not in trigger:
             out.append(loc.at_key(("triggers", name), "on-rules",
-                                  f"trigger {name!r} needs `on:` (added, removed, changed, enters or leaves)"))
+                                  f"trigger {name!r} needs `on:` (added, removed, changed, enters or leaves)",
+                                  fault=("triggers", name, "on")))
         elif on in ("added", "removed") and "key" not in trigger:
             out.append(loc.at_value(("triggers", name, "on"), "on-rules",
-                                    f"trigger {name!r}: `on: {on}` needs a `key` that identifies items across polls"))
+                                    f"trigger {name!r}: `on: {on}` needs a `key` that identifies items across polls",
+                                    fault=("triggers", name, "key")))
         elif on in ("enters", "leaves") and "where" not in trigger:
             out.append(loc.at_value(("triggers", name, "on"), "on-rules",
-                                    f"trigger {name!r}: `on: {on}` needs a `where` condition to {on[:-1]}"))
+                                    f"trigger {name!r}: `on: {on}` needs a `where` condition to {on[:-1]}",
+                                    fault=("triggers", name, "where")))
+        for field in ("key", "author"):
+            value = trigger.get(field)
+            if isinstance(value, str) and (not value or "" in value.split(".")):
+                out.append(loc.at_value(("triggers", name, field), "bad-value",
+                                        f"`triggers.{_shown(str(name))}.{field}` must be a field name (dotted "
+                                        f"allowed), not {_short(value)}"))
+        if trigger.get("clear_where") == {}:
+            out.append(loc.at_value(("triggers", name, "clear_where"), "bad-value",
+                                    f"`triggers.{_shown(str(name))}.clear_where` is empty: it needs at least one "
+                                    "condition (leave it out for no hysteresis)"))
         if "clear_where" in trigger and on in ON_VALUES and on not in ("enters", "leaves"):
             out.append(loc.at_key(("triggers", name, "clear_where"), "on-rules",
                                   f"trigger {name!r}: `clear_where` is hysteresis for `on: enters` or `on: leaves` "
                                   f"(an item stays inside `where` until `clear_where` holds); `on: {on}` has no "
                                   f"inside to stay in"))
     return out
+
+
+def _flap_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """`flap` is `false` or a mapping {limit, window}: `true` says nothing the defaults do not."""
+    paths: list[KeyPath] = [("flap",)]
+    triggers = data.get("triggers")
+    if isinstance(triggers, dict):
+        paths += [("triggers", str(name), "flap") for name, t in triggers.items() if isinstance(t, dict)]
+    return [loc.at_value(path, "bad-value", f"`{_shown('.'.join(path))}` must be false or a mapping {{limit, window}}, "
+                         "not true (leave it out for the defaults)")
+            for path in paths if _value_at(data, path) is True]
 
 
 def _lane_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
@@ -638,6 +670,125 @@ def _lane_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                                   f"trigger {name!r} is on the message lane but has no `author` (the item field "
                                   "naming who composed it); without it the daemon runs the sensor on the event lane"))
     return out
+
+
+class _Faults(Locator):
+    """A Locator that also keeps, for each diagnostic it makes, the key path of the field at fault."""
+
+    def __init__(self, origins: Mapping[KeyPath, Origin], fallback_file: str) -> None:
+        super().__init__(origins, fallback_file)
+        self.faults: dict[int, KeyPath] = {}
+
+    def at_value(self, path: Iterable[Any], code: str, message: str,
+                 severity: Severity = Severity.ERROR, *, fault: KeyPath | None = None) -> Diagnostic:
+        path = tuple(str(p) for p in path)
+        found = super().at_value(path, code, message, severity)
+        self.faults[id(found)] = fault or path
+        return found
+
+    def at_key(self, path: Iterable[Any], code: str, message: str,
+               severity: Severity = Severity.ERROR, *, fault: KeyPath | None = None) -> Diagnostic:
+        path = tuple(str(p) for p in path)
+        found = super().at_key(path, code, message, severity)
+        self.faults[id(found)] = fault or path
+        return found
+
+
+#: The file name a trigger given on its own is reported under (`attend.compile_trigger`).
+API_FILE = "<trigger>"
+#: The value types a YAML document holds (`spec.loading` builds nothing else).
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def trigger_problems(definition: Any, name: str = "trigger",
+                     origins: Mapping[KeyPath, Origin] | None = None) -> list[tuple[str, Diagnostic]]:
+    """The spec's problems of one trigger given on its own (`attend.compile_trigger`), each with the
+    trigger field at fault ("" for the trigger as a whole).
+
+    The trigger is checked as a sensor file's trigger is: inside a document `{triggers: {name: ...}}`,
+    by the same rules (`validate_sensor`'s), so a problem reads the same words and bounds as in a file.
+    What a YAML file cannot hold is refused first, in the loader's words: a key that is not a string, a
+    value that is not null, a boolean, a number, a string, a list or a mapping, nesting deeper than
+    MAX_DEPTH, an integer of more than MAX_INTEGER_DIGITS digits. The trigger's name is the caller's
+    label here, so the file's trigger-name rule is not applied to it.
+
+    Args:
+        definition: the trigger's fields as a sensor file writes them (durations as `5m` or seconds).
+        name: the trigger's name.
+        origins: optional positions keyed by key path inside the trigger.
+    """
+    try:
+        definition = plain_trigger(definition, name)
+    except _NotPlain as refused:
+        return [(refused.field, refused.diagnostic)]
+    prefix: KeyPath = ("triggers", name)
+    moved = {(*prefix, *path): origin for path, origin in (origins or {}).items()}
+    loc = _Faults(moved, API_FILE)
+    found = _trigger_checks({"triggers": {name: definition}}, loc)
+    out = []
+    for diagnostic in found:
+        fault = loc.faults.get(id(diagnostic), ())
+        if fault == prefix and diagnostic.message.startswith("trigger name"):
+            continue  # the file's name rule; a name given to the API is only a label
+        out.append((fault[2] if len(fault) > 2 and fault[:2] == prefix else "", diagnostic))
+    return out
+
+
+class _NotPlain(Exception):
+    """A value no YAML document holds, at `field`, said as `diagnostic`."""
+
+    def __init__(self, field: str, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.field, self.diagnostic = field, diagnostic
+
+
+def plain_trigger(definition: Any, name: str = "trigger") -> dict[str, Any]:
+    """A copy of `definition` made of dicts, lists and YAML's scalars (see `trigger_problems`).
+
+    Raises:
+        _NotPlain: the first thing a YAML file cannot hold, with the field it stands in.
+    """
+    return _plain((), definition, 1, f"triggers.{_shown(name)}")
+
+
+def _plain(path: KeyPath, value: Any, depth: int, prefix: str) -> Any:
+    from attend.bounds import MAX_DEPTH, MAX_INTEGER_DIGITS
+
+    field = path[0] if path else ""
+    where = f"`{prefix}.{_shown('.'.join(path))}`" if path else f"`{prefix}`"
+
+    def refuse(code: str, message: str) -> _NotPlain:
+        return _NotPlain(field, Diagnostic(API_FILE, 1, 1, code, message))
+
+    if depth > MAX_DEPTH:
+        raise refuse("too-deep", f"the document nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise refuse("wrong-type", f"{where} has the key {_short_key(key)}: a mapping key must be a string")
+            out[key] = _plain((*path, key), item, depth + 1, prefix)
+        return out
+    if isinstance(value, list):
+        return [_plain((*path, str(i)), item, depth + 1, prefix) for i, item in enumerate(value)]
+    if not isinstance(value, _PLAIN):
+        raise refuse("wrong-type", f"{where} is {_a(type(value).__name__)}: a trigger holds only what YAML and JSON "
+                     "hold (null, booleans, numbers, strings, lists and mappings)")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** MAX_INTEGER_DIGITS:
+        raise refuse("bad-number", f"{where} is an integer of more than {MAX_INTEGER_DIGITS:,} digits: attend reads "
+                     f"integers of at most {MAX_INTEGER_DIGITS:,} digits")
+    return value
+
+
+def _short_key(key: Any) -> str:
+    text = repr(key)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def normalise_trigger(definition: Mapping[str, Any], name: str = "trigger") -> dict[str, Any]:
+    """One trigger that `trigger_problems` passed, normalised as `normalise` does a file's: defaults
+    filled in, durations as float seconds, `magnitude` a float."""
+    return normalise({"triggers": {name: plain_trigger(definition, name)}})["triggers"][name]
 
 
 def normalise(data: dict[str, Any]) -> dict[str, Any]:
