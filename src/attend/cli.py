@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from attend.errors import EXIT_INTERNAL
+from attend.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
@@ -440,6 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser(command if command in COMMANDS else None).parse_args(words)
         if args.project == "":
             return _empty_project(args)
+        if args.project is not None and not os.path.isdir(args.project):
+            return _missing_project(args)
         # The layer a write goes to (--layer, else the project layer when --project was named), and the
         # project directory itself.
         layer = getattr(args, "layer", None)
@@ -464,6 +466,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _missing_project(args: argparse.Namespace) -> int:
+    """`--project DIR` where DIR is no directory: one line, exit 2 (the Stop hook's drain exits 0)."""
+    from attend.text import printable_path
+
+    print(f"attend: the project directory {printable_path(os.path.abspath(args.project))} does not exist "
+          "(or is not a directory)", file=sys.stderr)
+    if args.command == "drain" and getattr(args, "format", None) == "hook":
+        return EXIT_OK
+    return EXIT_USAGE
 
 
 def _empty_project(args: argparse.Namespace) -> int:

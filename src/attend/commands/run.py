@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -13,7 +12,6 @@ import trio
 from attend.peers.identity import Session, SessionError, resolve_session
 from attend.runtime.sessions.runlock import lock_path, open_lock
 from attend.runtime.sessions.serve import StreamClosed, serve_session
-from attend.text import printable_path
 
 
 async def _serve_until_signalled(project_dir: str, session: Session) -> None:
@@ -47,15 +45,12 @@ def _silence_stdout() -> None:
 def main(args: Any) -> int:
     """`attend run [--session ID]`: this session's Monitor stream; polls while it holds the project's lock.
 
-    Exits 0 on SIGINT/SIGTERM and when stdout's reader goes away; 2 for a project directory that does
-    not exist or an unusable session id; 1 when the state store cannot be used.
+    Exits 0 on SIGINT/SIGTERM and when stdout's reader goes away; 2 for an unusable session id (a
+    project directory that does not exist is refused by `attend.cli.main`, for every command); 1 when the
+    state store cannot be used.
     """
     from attend.commands import EXIT_USAGE, reports_unusable_store
 
-    if not Path(args.project_dir).is_dir():
-        print(f"attend: the project directory {printable_path(args.project_dir)} does not exist (or is not a directory)",
-              file=sys.stderr)
-        return EXIT_USAGE
     try:
         session = resolve_session(getattr(args, "session", None))
     except SessionError as exc:
