@@ -89,6 +89,7 @@ CODES: dict[str, str] = {
     "kind-block-mismatch": "a kind block that belongs to another kind",
     "on-rules": "the `on`/`key`/`where` combination is not allowed",
     "lane-author": "a message-lane trigger without `author`",
+    "supersedes": "a trigger's `supersedes` names no trigger of the sensor, or makes a cycle",
     "project-refused": "a project file that chooses what runs, from a project not listed in project_sensors",
     "legacy-key": "an old `sensors:` key that sensor files replace",
     "layer-override": "an override file for a sensor no lower layer defines, with fields missing",

@@ -28,6 +28,7 @@ SPEC_CODES = (
     "io", "encoding", "file-too-large", "yaml-syntax", "duplicate-key", "alias-limit", "too-deep",
     "not-a-mapping", "spec-version", "unknown-field", "wrong-type", "bad-value", "required", "bad-name",
     "bad-duration", "interval-order", "kind-block-missing", "kind-block-mismatch", "on-rules", "lane-author",
+    "supersedes",
     "project-refused", "legacy-key", "layer-override", "untrusted-key", "ignored-file", "bad-number",
 )
 #: Cases made at test time rather than stored: a file over the size limit, and a path that is not there.

@@ -161,6 +161,7 @@ def explain_data(
                 entry["plan_withheld"] = withheld
             else:
                 entry["plan"] = trigger_plan(trigger)
+                entry["plan"]["supersedes"] = _supersedes(name, triggers_raw)
         plans.append(entry)
     if only_trigger is None and len(compiled) == len(triggers_raw):
         lane, note = effective_lane(sensor, compiled)
@@ -178,6 +179,16 @@ def explain_data(
         "triggers": plans,
         "diagnostics": [d.to_json() for d in sorted(sensor.diagnostics, key=by_position)],
     }
+
+
+def _supersedes(name: str, triggers: dict[str, Any]) -> dict[str, list[str]]:
+    """Which triggers `name` supersedes, and which supersede it (compiler/findings.py)."""
+    def names(definition: Any) -> list[str]:
+        raw = definition.get("supersedes") if isinstance(definition, dict) else None
+        return [str(t) for t in raw] if isinstance(raw, list) else []
+
+    return {"supersedes": names(triggers.get(name)),
+            "superseded_by": [str(other) for other, d in triggers.items() if name in names(d)]}
 
 
 def _value(value: Any) -> str:
@@ -231,6 +242,13 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
     if plan["author"]:
         lines.append(f"    author:      {plan['author']}")
     lines += _noise_lines(plan["noise"])
+    rel = plan.get("supersedes") or {}
+    if rel.get("supersedes"):
+        lines.append(f"    supersedes:  {', '.join(rel['supersedes'])}: when this trigger fires, their fires of the "
+                     "same poll are dropped (history: held: superseded by this trigger)")
+    if rel.get("superseded_by"):
+        lines.append(f"    superseded:  by {', '.join(rel['superseded_by'])}: a fire of theirs in the same poll "
+                     "drops this trigger's fire")
     lines.append(f"    first poll:  {plan['state']['first_poll']}")
     lines.append(f"    state:       {_value(plan['state']['shape'])}")
     lines.append(f"                 keeps {plan['state']['keeps']}")

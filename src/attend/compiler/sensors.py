@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.compiler.digest import compile_digest
+from attend.compiler.findings import fold_fires, supersede
 from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
 
@@ -89,6 +90,14 @@ class CompiledSensor:
         self.lane, self.lane_note = effective_lane(sensor, triggers)
         #: More than `digest.over` fires in one poll become one line (compiler/digest.py); None without.
         self.digest = compile_digest(sensor.data.get("digest"))
+        #: Trigger name → the triggers its fire supersedes in the same poll (compiler/findings.py).
+        self.supersedes: dict[str, tuple[str, ...]] = {
+            str(name): tuple(str(t) for t in definition.get("supersedes") or ())
+            for name, definition in (sensor.data.get("triggers") or {}).items()
+            if isinstance(definition, dict) and definition.get("supersedes") and str(name) in triggers
+        }
+        #: Whether a line names its key (an MCP sensor's `(server=…, key=…)`): then only fires of one key fold.
+        self.lines_name_key = self.kind == "mcp"
 
     def __repr__(self) -> str:
         return f"CompiledSensor({self.name!r}, triggers={list(self.triggers)})"
@@ -125,8 +134,9 @@ class CompiledSensor:
             detail: build each trigger's verdict (`sensors poll`); the daemon may pass False to skip
                 the extra pass over the items that per-condition counts cost.
             now: the poll's time (default `time.time()`), for `for:` and flap detection.
-            digest: fold more than `digest.over` fires into one (False: the caller folds them itself,
-                as the daemon does after shelving, with `self.digest.apply`).
+            digest: shape the fires into lines: superseded fires dropped, identical lines folded, more
+                than `digest.over` fires as one (False: the caller does it itself, as the daemon does
+                around shelving, with `supersede`, `fold` and `self.digest.apply`).
 
         Returns:
             The fires of all triggers in trigger order, the new states keyed by definition hash,
@@ -141,9 +151,20 @@ class CompiledSensor:
             ]
             return SensorStep(fires, {}, [])
         out = evaluate_triggers(self.triggers, states, result, test=test, detail=detail, now=now)
-        if digest and self.digest is not None:
-            out.fires = self.digest.apply(out.fires)
+        if digest:
+            out.fires, _ = self.supersede(out.fires)
+            out.fires, _ = self.fold(out.fires)
+            if self.digest is not None:
+                out.fires = self.digest.apply(out.fires)
         return out
+
+    def supersede(self, fires: list[Fire]) -> tuple[list[Fire], list[tuple[Fire, dict[str, Any]]]]:
+        """`fires` without those another firing trigger supersedes, and the dropped ones with why."""
+        return supersede(fires, self.supersedes)
+
+    def fold(self, fires: list[Fire]) -> tuple[list[Fire], list[tuple[Fire, dict[str, Any]]]]:
+        """`fires` with those that render the same line folded into one, and the folded ones with why."""
+        return fold_fires(fires, by_key=self.lines_name_key)
 
 
 def evaluate_triggers(

@@ -95,6 +95,8 @@ class PollRecord:
     message: str = ""
     #: The fires a shelf held (evaluated and recorded in the history, never delivered).
     shelved: list[Any] = field(default_factory=list)
+    #: The fires another fire of the poll stands for (superseded, or the same line), each with why.
+    replaced: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
     #: The poll's history record (`runtime.noise.history.poll_trace`).
     trace: dict[str, Any] = field(default_factory=dict)
 
@@ -153,7 +155,12 @@ def record_poll(
         else:
             states = record.step.states
             shelves = store.shelves(compiled.name, now=now) if store is not None else []
-            delivered, record.shelved = split_shelved(record.step.fires, shelves, now)
+            # One line per finding: a superseded fire is dropped whether or not its superseder is
+            # shelved (it fired); identical lines fold after shelving, the digest counts what is left.
+            delivered, record.replaced = compiled.supersede(record.step.fires)
+            delivered, record.shelved = split_shelved(delivered, shelves, now)
+            delivered, folded = compiled.fold(delivered)
+            record.replaced.extend(folded)
             if getattr(compiled, "digest", None) is not None:
                 delivered = compiled.digest.apply(delivered)  # after shelving: a shelved fire is not counted
             record.observations = observations_from(delivered, outcome, now)
@@ -185,7 +192,7 @@ def record_poll(
             failures=record.cadence.failures,
         )
     record.trace = poll_trace(outcome, record.step if states is not None else None, record.shelved,
-                              now=now, state=record.state, message=record.message)
+                              now=now, state=record.state, message=record.message, replaced=record.replaced)
     if store is not None and not dry_run:
         extra: dict[str, Any] = {}
         if states is not None and CRATE_STATE in outcome.meta:

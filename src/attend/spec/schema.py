@@ -5,7 +5,7 @@ each field's `meta` holds its description and default, which `describe(keypath)`
 `attend settings help`. Trigger names, where-property names and the crate block's fields are wildcards.
 
 Defaults (docs/spec.md): interval 60 s, min_interval 15 s (capped at interval), decay_threshold 3,
-threshold 2.0, lane event, enabled true; a command's cwd `.`, timeout 10 s, output json, max_output
+threshold 2.0, lane event, scope project, enabled true; a command's cwd `.`, timeout 10 s, output json, max_output
 1 MiB; an mcp tool call's timeout 30 s, allow_unannotated false; a trigger's path `$`, match all,
 magnitude 1.0, initial baseline. Noise controls (DESIGN.md, Noise controls): no `for:` (fire at once),
 flap detection at more than 5 fires of one key in 10 minutes (`DEFAULT_FLAP_LIMIT`, `DEFAULT_FLAP_WINDOW`),
@@ -38,6 +38,7 @@ __all__ = [
     "NAME_PATTERN",
     "ON_VALUES",
     "OPERATORS",
+    "SCOPES",
     "SENSOR_SCHEMA",
     "SPEC_VERSION",
     "TRIGGER_SCHEMA",
@@ -56,6 +57,8 @@ NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 TRIGGER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 KINDS = ("crate", "command", "mcp")
 LANES = ("event", "message")
+#: A sensor's scope: one poll for the project, or one per live session of it (DESIGN.md, Delivery).
+SCOPES = ("project", "session")
 ON_VALUES = ("added", "removed", "changed", "enters", "leaves")
 #: The where operators (DESIGN.md, Trigger semantics), each with its description.
 OPERATORS: dict[str, str] = {
@@ -150,6 +153,8 @@ TRIGGER_SCHEMA: dict[str, Any] = {
                       "holds (same operators as where)", None,
                       keysrules={"type": "string"}, valuesrules=WHERE_VALUE),
     "flap": FLAP_FIELD,
+    "supersedes": _f("list", "triggers of this sensor whose fires in the same poll this trigger's fire replaces "
+                     "(they show in history as held: superseded by this one); none by default", None, schema=_STR_LIST),
     "enabled": _f("boolean", "whether the trigger is evaluated (false: the sensor runs without it)", True),
 }
 
@@ -202,6 +207,9 @@ SENSOR_SCHEMA: dict[str, Any] = {
                     max=MAX_MAGNITUDE),
     "lane": _f("string", "the delivery lane: event (engagement and governor) or message", "event",
                allowed=list(LANES)),
+    "scope": _f("string", "project: one poll serves every session of the project; session: polled once per live "
+                "session with that session as focus (its id, its transcript), lines only to that session",
+                "project", allowed=list(SCOPES)),
     "lane_exception": _f("string", "the decision record that lets a shipped message-lane sensor go without "
                          "`author` (honoured in shipped files only)", None),
     "requires": _f("list", "tool permissions the sensor needs (informational, shown and audited)", [],

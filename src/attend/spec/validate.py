@@ -178,6 +178,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_crate_fields(data, files, loc))
     out.extend(_trigger_rules(data, loc))
     out.extend(_lane_rules(data, loc))
+    out.extend(_supersedes_rules(data, loc))
     return out
 
 
@@ -789,6 +790,54 @@ def normalise_trigger(definition: Mapping[str, Any], name: str = "trigger") -> d
     """One trigger that `trigger_problems` passed, normalised as `normalise` does a file's: defaults
     filled in, durations as float seconds, `magnitude` a float."""
     return normalise({"triggers": {name: plain_trigger(definition, name)}})["triggers"][name]
+
+
+def _supersedes_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """`supersedes` names triggers of the same sensor, and no trigger supersedes itself through a cycle."""
+    triggers = data.get("triggers")
+    if not isinstance(triggers, dict):
+        return []
+    out = []
+    graph: dict[str, list[str]] = {}
+    for name, trigger in triggers.items():
+        names = trigger.get("supersedes") if isinstance(trigger, dict) else None
+        if not isinstance(names, list):
+            continue
+        graph[name] = []
+        for index, other in enumerate(names):
+            if not isinstance(other, str):
+                continue  # the schema reports the type
+            if other not in triggers:
+                from difflib import get_close_matches  # only on a typo: difflib is slow to import
+
+                close = get_close_matches(other, [t for t in triggers if t != name], n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]!r}?" if close else f" (its triggers: {', '.join(triggers)})"
+                out.append(loc.at_value(("triggers", name, "supersedes", index), "supersedes",
+                                        f"trigger {name!r} supersedes {other!r}, which is no trigger of this sensor{hint}"))
+            else:
+                graph[name].append(other)
+    for name in graph:
+        cycle = _cycle_from(name, graph)
+        if cycle is not None:
+            out.append(loc.at_key(("triggers", name, "supersedes"), "supersedes",
+                                  f"trigger {name!r} supersedes itself through {' → '.join(cycle)}: a trigger can "
+                                  "replace only triggers that do not replace it"))
+    return out
+
+
+def _cycle_from(start: str, graph: Mapping[str, list[str]]) -> list[str] | None:
+    """The path `start → … → start` through `graph`, or None when `start` is on no cycle."""
+    stack: list[tuple[str, list[str]]] = [(start, [start])]
+    visited: set[str] = set()
+    while stack:
+        node, path = stack.pop()
+        for nxt in graph.get(node, ()):
+            if nxt == start:
+                return [*path, start]
+            if nxt not in visited:
+                visited.add(nxt)
+                stack.append((nxt, [*path, nxt]))
+    return None
 
 
 def normalise(data: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ waits. The store keeps the last `HISTORY_KEPT` traces per sensor (spec/schema.py
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["HOLD_REASONS", "QUEUED", "poll_trace", "render_history", "settle_outcomes"]
@@ -27,10 +28,13 @@ HOLD_REASONS: dict[str, str] = {
     "absolute refractory": "within 60 s of the sensor's last disclosure",
     "relative refractory": "recent disclosures raised the threshold for now",
     "governor": "the lane's governor is spacing disclosures",
+    "superseded": "a trigger that fired in the same poll replaces this one (`supersedes`)",
+    "same line": "another fire of the same poll renders the same line: one line per finding",
 }
 
 
-def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state: str, message: str) -> dict[str, Any]:
+def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state: str, message: str,
+               replaced: Sequence[tuple[Any, dict[str, Any]]] = ()) -> dict[str, Any]:
     """The history record of one poll.
 
     Args:
@@ -39,11 +43,14 @@ def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state
         shelved: the fires a shelf held (their outcomes become `held` by `shelved`).
         now: the poll's time.
         state, message: the poll's recorded state and message.
+        replaced: fires another fire of the poll stands for (compiler/findings.py), each with
+            `{reason, by}`: `held: superseded by <trigger>` or `held: same line`.
     """
     trace: dict[str, Any] = {"time": now, "state": state, "message": message, "triggers": []}
     if step is None:
         return trace
     held = {(str(f.trigger), _held_key(f.key), f.description) for f in shelved}
+    standing_for = {(str(f.trigger), _held_key(f.key), f.description): why for f, why in replaced}
     for verdict in step.verdicts:
         if not verdict:
             continue
@@ -53,7 +60,11 @@ def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state
             if entry.get("outcome") in ("fired", "flapping", "settled"):
                 if entry["outcome"] != "fired":
                     entry["note"] = entry["outcome"]  # flap detection's own notification
-                if (verdict["trigger"], _held_key(entry.get("key")), entry.get("description")) in held:
+                identity = (verdict["trigger"], _held_key(entry.get("key")), entry.get("description"))
+                if identity in standing_for:
+                    why = standing_for[identity]
+                    entry.update(outcome="held", reason=why["reason"], instead=why["by"])
+                elif identity in held:
                     entry.update(outcome="held", reason="shelved")
                 else:
                     entry["outcome"] = QUEUED
@@ -130,7 +141,7 @@ def render_history(data: dict[str, Any]) -> str:
                 what = o["outcome"]
                 if what == "held":
                     reason = o.get("reason", "")
-                    what = f"held: {reason}"
+                    what = f"held: {reason}" + (f" by {o['instead']}" if reason == "superseded" and o.get("instead") else "")
                     if o.get("until") is not None:
                         what += f" until {_iso(o['until'])}"
                     what += f" ({HOLD_REASONS.get(reason, reason)})"
