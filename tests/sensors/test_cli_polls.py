@@ -51,5 +51,5 @@ def test_keepwarm_fires_once_for_an_idle_session_across_cli_polls(home):
     then = time.time() - 52 * 60
     os.utime(transcripts.path("s1"), (then, then))
     report = poll_json(home, "keepwarm")
-    assert fired(report) == ["keepwarm: idle 52 minutes with 80000 tokens cached; reply with one word and use no tools"]
+    assert fired(report) == ["keepwarm: idle 52 min with 80000 tokens cached; the prompt cache lapses in 7 min"]
     assert fired(poll_json(home, "keepwarm")) == []

@@ -30,8 +30,8 @@ def test_one_wake_line_per_idle_stretch(drive, project, transcripts):
     idle_for(transcripts, "s1", 10)
     assert d.poll() == []
     idle_for(transcripts, "s1", 51)
-    assert d.poll() == [("wake", 3.0, "keepwarm: idle 51 minutes with 90000 tokens cached; "
-                                      "reply with one word and use no tools")]
+    assert d.poll() == [("wake", 3.0, "keepwarm: idle 51 min with 90000 tokens cached; "
+                                      "the prompt cache lapses in 8 min")]
     idle_for(transcripts, "s1", 55)
     assert d.poll() == []
     transcripts.turn("s1", 91_000)  # the reply: a new stretch begins
@@ -88,3 +88,12 @@ def test_due_holds_only_between_the_floor_and_the_cache_life():
     assert is_due(3000, 60_000, **rules)
     assert not is_due(3600, 60_000, **rules)
     assert not is_due(3300, 49_999, **rules)
+
+
+def test_the_wake_line_states_facts_and_gives_no_instruction():
+    """Sensors observe (docs/authoring.md); what to do with a keepwarm line is the skill's advice."""
+    line = shipped_sensor("keepwarm", Path(".")).sensor.data["triggers"]["wake"]["description"]
+    assert "{idle_minutes}" in line and "{tokens}" in line and "{lapses_in_minutes}" in line
+    assert not any(word in line.lower() for word in ("reply", "use no", "please", "should"))
+    skill = (Path(__file__).parents[2] / "skills" / "attend-sensors" / "SKILL.md").read_text()
+    assert "keepwarm" in skill and "one word" in skill

@@ -45,5 +45,5 @@ def test_the_daemon_wakes_an_idle_session_once_on_stdout(home):
             reader.join(timeout=5)
         daemon.stdout.close()
         daemon.stderr.close()
-    assert lines == ["[attend sensor=keepwarm priority=medium] keepwarm: idle 0 minutes with 60000 tokens cached; "
-                     "reply with one word and use no tools"], errors
+    assert lines == ["[attend sensor=keepwarm priority=medium] keepwarm: idle 0 min with 60000 tokens cached; "
+                     "the prompt cache lapses in 59 min"], errors

@@ -2,16 +2,17 @@
 
 The prompt cache lives `cache_life` seconds after its last use. When the session has been idle (no
 change to its transcript) for `idle_floor` seconds of that life, and holds at least `min_tokens`,
-`due` becomes true; the file's `enters` trigger then sends one line asking for a one-word reply with
-no tools, which refreshes the cache. `due` stays true for the rest of the idle stretch and turns false
+`due` becomes true; the file's `enters` trigger then sends one line stating the facts (idle time,
+tokens cached, minutes until the cache lapses). What to do about it (a one-word reply with no tools
+refreshes the cache) is the skill's advice, never the line's: a sensor observes. `due` stays true for the rest of the idle stretch and turns false
 when the transcript changes or the cache has expired anyway, so there is one line per idle stretch.
 
 It rides the message lane with no author: the one recorded exception of ADR-403 §3a (see its file).
 
 Result::
 
-    {"session": "<id>", "idle_seconds": 3012, "idle_minutes": 50, "tokens": 81234, "due": true,
-     "stretch": "<session>@<transcript mtime>"}
+    {"session": "<id>", "idle_seconds": 3012, "idle_minutes": 50, "tokens": 81234,
+     "lapses_in_minutes": 9, "due": true, "stretch": "<session>@<transcript mtime>"}
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class KeepwarmSensor:
             "idle_seconds": int(idle),
             "idle_minutes": int(idle // 60),
             "tokens": tokens,
+            "lapses_in_minutes": int(max(0.0, self.cache_life - idle) // 60),
             "due": is_due(
                 idle, tokens, idle_floor=self.idle_floor, cache_life=self.cache_life, min_tokens=self.min_tokens
             ),
