@@ -161,6 +161,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="this session's Monitor stream; polls the project unless another session already does",
     )
     _add_session(p)
+    p.add_argument("--headless", action="store_true",
+                   help="poll and journal, print nothing, end once no session of the project has been live "
+                        "for 10 minutes (the hooks start one when no poller runs)")
     p.set_defaults(handler="attend.commands.run:main")
 
     p = sub.add_parser("compile", parents=[common], help="check sensor files and their triggers")
@@ -185,7 +188,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("drain", parents=[common], help="print undelivered message-lane notifications")
     p.add_argument("--format", choices=("hook", "plain"), default="plain",
-                   help="hook: read Claude Code's Stop-hook JSON on stdin and answer with its decision")
+                   help="hook: read a Claude Code hook's JSON on stdin (SessionStart, UserPromptSubmit, PostToolUse, "
+                        "Stop) and answer in that event's format")
     _add_session(p)
     p.set_defaults(handler="attend.commands.drain:main")
 

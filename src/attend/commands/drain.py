@@ -13,6 +13,16 @@ Decisions implemented here:
 - Printed first, recorded after: a crash in between hands the rows over again rather than never.
 - A resolved session is never handed its own message, nor one it was already shown (runtime/sessions/seen.py);
   when its cold start (runtime/sessions/cold_start.py) is not done yet, this drain does it, its lines first.
+- The hooks are a conduit too (DESIGN.md, "Delivery": Conduits; runtime/sessions/handover.py): the hook's
+  `hook_event_name` picks the answer. `UserPromptSubmit` and `PostToolUse` hand over, as the event's
+  `hookSpecificOutput.additionalContext`, this session's high and medium lines while its Monitor is not
+  live, and print nothing while it is; `Stop` hands over every line not handed over yet when no Monitor is
+  live (else the message lane, as before); `SessionStart` answers with a short status
+  (`_status`) and starts a headless poller when none is live. Any other event is
+  answered with nothing. A hook with nothing to hand over reads the store and nothing else: no sensor
+  is loaded, trio is never imported.
+- What a hook hands over is written as facts, never as orders, and stays under `CONTEXT_LIMIT`
+  characters (Claude Code cuts hook output past 10,000).
 """
 
 from __future__ import annotations
@@ -29,6 +39,12 @@ __all__ = ["hook_input", "main"]
 
 #: The most of stdin read for the hook's JSON (Claude Code sends well under a kilobyte).
 HOOK_INPUT_LIMIT = 1 << 20
+#: The most characters a hook's context holds (Claude Code cuts hook output past 10,000).
+CONTEXT_LIMIT = 9000
+#: How often (seconds) a session's hooks record that it is live, for a headless poller's idle limit.
+HOOK_BEAT = 30.0
+#: The hook events answered with this session's lines while its Monitor is not live.
+PROMPT_EVENTS = ("UserPromptSubmit", "PostToolUse")
 
 
 def hook_input(text: str) -> dict[str, Any]:
@@ -68,11 +84,30 @@ def _session_id(args: Any, hook: dict[str, Any]) -> str | None:
     return session.id if session.resolved else None
 
 
-def _arrived(count: int) -> str:
+def _arrived(count: int, noun: str = "message") -> str:
     """`N messages arrived`, counting the messages shown (a cold start's summary line is not one)."""
     if count == 0:  # only the summary of messages passed over
-        return "messages arrived"
-    return f"{count} message{'s' if count != 1 else ''} arrived"
+        return f"{noun}s arrived"
+    return f"{count} {noun}{'s' if count != 1 else ''} arrived"
+
+
+def capped(head: str, lines: list[str], limit: int = CONTEXT_LIMIT) -> str:
+    """`head` and as many of `lines` as fit in `limit` characters, then one line saying how many did not."""
+    out, size = [head], len(head)
+    for n, line in enumerate(lines):
+        tail = f"... and {len(lines) - n} more; attend sensors history shows them"
+        if size + len(line) + 1 + len(tail) + 1 > limit:
+            out.append(tail)
+            break
+        out.append(line)
+        size += len(line) + 1
+    return "\n".join(out)
+
+
+def _context(event: str, text: str) -> None:
+    """Print `text` as the hook event's `hookSpecificOutput.additionalContext`."""
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}))
+    sys.stdout.flush()
 
 
 @reports_unusable_store
@@ -86,8 +121,17 @@ def main(args: Any) -> int:
     from attend.spec import layer_paths
 
     hook = _read_hook_stdin() if args.format == "hook" else {}
+    event = hook.get("hook_event_name") if args.format == "hook" else None
+    if event in PROMPT_EVENTS:
+        return _prompt_hook(args, hook, event)
+    if event == "SessionStart":
+        return _session_start(args, hook)
+    if event not in (None, "Stop"):
+        return 0  # an event attend has nothing to say on
     session = _session_id(args, hook)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        if session is not None and args.format == "hook" and _hooks_carry(store, session, args.project_dir):
+            return _hand_over(store, session, "Stop", args.project_dir)
         seen: list[str] = []
         lines: list[str] = []
         summaries = 0  # lines standing for messages passed over, not messages themselves
@@ -118,3 +162,144 @@ def main(args: Any) -> int:
         else:
             store.claim_drained(session, entries, upto, seen)
     return 0
+
+
+def _hooks_carry(store: Any, session: str, project_dir: str) -> bool:
+    """Whether the hooks carry `session`'s lines now: no live Monitor for it (`conduits: auto`), or
+    `conduits: hooks`; never with `conduits: monitor`."""
+    from attend.runtime.sessions.handover import monitor_live
+
+    conduits = _conduits(project_dir)
+    if conduits == "monitor":
+        return False
+    return conduits == "hooks" or not monitor_live(store, session)
+
+
+def _conduits(project_dir: str) -> str:
+    """`attend.delivery.conduits` of the project's config (auto when unset or unusable)."""
+    from attend.spec import layer_paths, load_config
+
+    return load_config(layer_paths(project_dir, os.environ)).delivery.get("conduits", "auto")
+
+
+def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None) -> int:
+    """Hand `session` what its Monitor would have shown (a Stop hook: every line not handed over yet)."""
+    from attend.runtime.delivery import format_line
+    from attend.runtime.sessions.handover import hook_handover
+
+    stop = event == "Stop"
+    if handover is None:
+        handover = hook_handover(store, session, everything=stop)
+    lines: list[str] = []
+    summaries = 0
+    if stop and not store.cold_start_done(session):
+        from attend.runtime.sessions.cold_start import cold_start, message_sensors
+        from attend.runtime.store.sessions import COLD_START
+
+        handed = cold_start(message_sensors(project_dir, os.environ), project_dir, session,
+                            seen=store.seen_items(session) | set(handover.items), now=time.time())
+        lines = [format_line(line.sensor, line.priority, line.description) for line in handed.lines]
+        summaries = sum(line.summary for line in handed.lines)
+        handover.items += [*handed.seen, COLD_START]
+    lines += [format_line(e.sensor, e.priority, e.description, key=e.key, meta=e.meta) for e in handover.entries]
+    if lines:
+        only_messages = all(e.lane == "message" for e in handover.entries)
+        arrived = _arrived(len(lines) - summaries, "message" if only_messages else "notification")
+        if stop:
+            print(json.dumps({"decision": "block", "reason": capped(f"attend: {arrived} while you worked:", lines)}))
+            sys.stdout.flush()
+        else:
+            _context(event, capped(f"attend: {arrived}:", lines))
+    if lines or handover.considered or stop:
+        handover.record(store, session)
+    return 0
+
+
+def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
+    """`UserPromptSubmit`, `PostToolUse`: this session's high and medium lines while its Monitor is not live.
+
+    The cheap path: with nothing to hand over, it reads the store and answers nothing.
+    """
+    from attend.runtime.sessions.handover import hook_handover, monitor_live
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    session = _session_id(args, hook)
+    if session is None:
+        return 0
+    _keep_a_poller(args.project_dir)
+    with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        handover = hook_handover(store, session, everything=False)
+        if handover.entries and _hooks_carry(store, session, args.project_dir):
+            return _hand_over(store, session, event, args.project_dir, handover)
+        if handover.considered and not handover.entries and not monitor_live(store, session):
+            handover.record(store, session)  # only low lines: left for the Stop hook, passed here
+            return 0
+        store.hook_heartbeat(session, every=HOOK_BEAT)
+    return 0
+
+
+#: The recent past (seconds) whose run-log lines a SessionStart status repeats.
+LOG_RECENT = 3600.0
+#: The most run-log lines a SessionStart status repeats.
+LOG_LINES = 5
+
+
+def _session_start(args: Any, hook: dict[str, Any]) -> int:
+    """`SessionStart`: a short status as additionalContext; a headless poller started when none is live."""
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    session = _session_id(args, hook)
+    with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        started, problem = _keep_a_poller(args.project_dir)
+        _context("SessionStart", _status(store, args.project_dir, session, started, problem))
+        if session is not None:
+            store.hook_heartbeat(session, every=0.0)
+    return 0
+
+
+def _keep_a_poller(project_dir: str) -> tuple[int | None, str]:
+    """Start a headless poller when none polls the project (not with `conduits: monitor`).
+
+    Returns the pid started (None when one polls already) and a problem starting one ("" for none).
+    """
+    from attend.runtime.sessions.runlock import lock_path, running_pid
+
+    if running_pid(lock_path(project_dir)) is not None or _conduits(project_dir) == "monitor":
+        return None, ""
+    from attend.runtime.sessions.headless import ensure_poller
+
+    try:
+        return ensure_poller(project_dir), ""
+    except OSError as exc:
+        return None, f"no poller could be started: {exc.strerror or exc}"
+
+
+def _status(store: Any, project_dir: str, session: str | None, started: int | None, problem: str) -> str:
+    """The SessionStart status: sensors running, who polls, lines waiting, what `attend run` logged lately."""
+    from attend.runtime.sessions.handover import hook_handover
+    from attend.runtime.sessions.runlog import log_path, read_log
+    from attend.runtime.sessions.status import project_sessions
+    from attend.text import printable_path
+
+    sessions = project_sessions(project_dir, store=store)
+    polled = [name for name, status in store.statuses().items() if status.next_poll is not None]
+    parts = [f"attend: {len(polled)} sensor{'s' if len(polled) != 1 else ''} polled for "
+             f"{printable_path(project_dir)}."]
+    if started is not None:
+        parts.append(f"No poller was running; a headless poller started (pid {started}).")
+    elif problem:
+        parts.append(problem[0].upper() + problem[1:] + ".")
+    elif sessions.poller is None and sessions.lock_pid is not None:
+        parts.append(f"A headless poller (pid {sessions.lock_pid}) polls.")
+    else:
+        parts.append(sessions.describe()[0].upper() + sessions.describe()[1:] + ".")
+    if session is not None:
+        waiting = len(hook_handover(store, session, everything=True).entries)
+        parts.append(f"{waiting} line{'s' if waiting != 1 else ''} wait for this session.")
+    logged = read_log(log_path(project_dir), since=time.time() - LOG_RECENT)[-LOG_LINES:]
+    if logged:
+        parts.append("attend run logged: " + "; ".join(
+            f"{time.strftime('%H:%M:%S', time.localtime(when))} {text}" for when, _, text in logged))
+    return capped(parts[0], parts[1:])

@@ -5,19 +5,32 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import trio
 
 from attend.peers.identity import Session, SessionError, resolve_session
 from attend.runtime.sessions.runlock import lock_path, open_lock
+from attend.runtime.sessions.runlog import RunLog, log_path
 from attend.runtime.sessions.serve import StreamClosed, serve_session
 
 
-async def _serve_until_signalled(project_dir: str, session: Session) -> None:
+async def _serve_until_signalled(project_dir: str, session: Session, stderr: Any) -> None:
+    await _until_signalled(partial(serve_session, project_dir, session, stderr=stderr))
+
+
+async def _until_signalled(serve: Callable[..., Awaitable[None]]) -> None:
+    """Run `serve` until it returns or SIGINT/SIGTERM arrives."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            await nursery.start(serve_session, project_dir, session)
+            async def served(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+                task_status.started()
+                await serve()
+                nursery.cancel_scope.cancel()
+
+            await nursery.start(served)
 
             async def stop_on_signal() -> None:
                 async for _ in signals:
@@ -70,8 +83,16 @@ def main(args: Any) -> int:
     code = check_store(args)
     if code:
         return code
+    # What it says on stderr nobody in Claude Code sees: the run log keeps it for doctor and SessionStart.
+    stderr = RunLog(sys.stderr, log_path(args.project_dir))
+    if getattr(args, "headless", False):
+        from attend.runtime.sessions.headless import serve_headless
+
+        _silence_stdout()  # a headless poller prints nothing, and never into a pipe someone left
+        trio.run(_until_signalled, partial(serve_headless, args.project_dir, stderr=stderr))
+        return 0
     try:
-        trio.run(_serve_until_signalled, args.project_dir, session)
+        trio.run(_serve_until_signalled, args.project_dir, session, stderr)
     except BaseException as exc:  # noqa: BLE001 - only a closed stream is swallowed
         if not _closed_stream(exc):
             raise

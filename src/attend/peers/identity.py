@@ -30,6 +30,7 @@ from pathlib import Path
 __all__ = [
     "MAX_HOPS",
     "MAX_RECORD_BYTES",
+    "PRESENCE_SENSOR",
     "SESSION_ID_RE",
     "Session",
     "SessionError",
@@ -45,6 +46,9 @@ __all__ = [
 MAX_HOPS = 15
 #: The largest session record read (Claude Code's are about 200 bytes).
 MAX_RECORD_BYTES = 64 * 1024
+#: The sensor whose lines are about sessions, keyed by session id (peers/presence.py; a session is not
+#: shown its own: runtime/sessions/handover.py).
+PRESENCE_SENSOR = "peers"
 #: What a session id may look like: it names files, so no separators, no leading dot, bounded length.
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 

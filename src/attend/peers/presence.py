@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attend.peers.identity import SESSION_ID_RE
+from attend.peers.identity import PRESENCE_SENSOR, SESSION_ID_RE
 from attend.peers.mailbox import Presence
 from attend.peers.transcript import TAIL_BYTES, read_samples, session_transcript
 from attend.sensors.base import SensorConfigError, expand_home, require, require_seconds
@@ -36,7 +36,6 @@ __all__ = ["CONTEXT_TAIL", "PRESENCE_SENSOR", "UNKNOWN", "PresenceSettings", "Se
 
 #: The sensor whose crate block holds the presence settings, and whose lines about a session are not
 #: printed on that session's own Monitor stream (runtime/sessions/serve.py).
-PRESENCE_SENSOR = "peers"
 #: How much of a transcript's end is read first for its newest turn (the whole `TAIL_BYTES` only when
 #: this much holds no assistant turn with usage, as after a huge tool result).
 CONTEXT_TAIL = 256 << 10

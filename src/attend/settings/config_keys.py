@@ -1,4 +1,5 @@
-"""The config.yaml keys: `attend.project_sensors`, `attend.engagement.*`, `attend.governor.*` (ADR-403 §2, ADR-123).
+"""The config.yaml keys: `attend.project_sensors`, `attend.engagement.*`, `attend.governor.*`,
+`attend.delivery.*` (ADR-403 §2, ADR-123; DESIGN.md "Delivery").
 
 The names and defaults are the runtime's own (`runtime/engagement.py`'s `EngagementParams`,
 `runtime/governor.py`'s `DEFAULT_GOVERNORS`), so a key here always means what the daemon reads; each
@@ -19,7 +20,7 @@ from typing import Any
 
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import DEFAULT_GOVERNORS
-from attend.spec.config import ENGAGEMENT_FIELDS, GOVERNOR_FIELDS, config_value_problem
+from attend.spec.config import DELIVERY_CHOICES, ENGAGEMENT_FIELDS, GOVERNOR_FIELDS, config_value_problem
 
 __all__ = ["CONFIG_FIELDS", "ConfigField", "USER_ONLY", "config_field", "section_names", "value_problem"]
 
@@ -82,7 +83,22 @@ def _build() -> dict[tuple[str, ...], ConfigField]:
         for name, (text, type_) in _GOVERNOR_TEXT.items():
             table[("governor", lane, name)] = ConfigField(text.format(lane=lane), type_, getattr(params, name),
                                                           _checked(*GOVERNOR_FIELDS[name]))
+    for name, words in DELIVERY_CHOICES.items():
+        table[("delivery", name)] = ConfigField(_DELIVERY_TEXT[name], "string", words[0], _one_of(words))
     return table
+
+
+_DELIVERY_TEXT = {
+    "conduits": "how a session's lines reach it: auto (the hooks step in while its Monitor is not live), "
+                "monitor (the Monitor stream only), hooks (the hooks only)",
+}
+
+
+def _one_of(words: tuple[str, ...]) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        return None if value in words else f"must be one of {', '.join(words)}"
+
+    return check
 
 
 #: Every config key (its path inside config.yaml) and what it means.

@@ -27,12 +27,12 @@ from attend.spec.model import LayerPaths, Origin
 from attend.spec.yamltext import yaml_text
 
 __all__ = [
-    "CONFIG_KEYS", "ENGAGEMENT_FIELDS", "GOVERNOR_FIELDS", "GOVERNOR_LANES", "Config", "config_value_problem",
+    "CONDUITS", "CONFIG_KEYS", "DELIVERY_CHOICES", "ENGAGEMENT_FIELDS", "GOVERNOR_FIELDS", "GOVERNOR_LANES", "Config", "config_value_problem",
     "legacy_keys", "load_config", "project_trusted",
 ]
 
 #: The keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).
-CONFIG_KEYS = ("project_sensors", "engagement", "governor")
+CONFIG_KEYS = ("project_sensors", "engagement", "governor", "delivery")
 #: The fields of `engagement:`: (kind, lowest value, whether that value itself is allowed). Below it the
 #: model breaks: `relative_half_life` and `live_window` divide or bound time (0 divides by zero or makes
 #: no fire live), `relative_after: 0` would turn the refractory on with no fire to measure from, and a
@@ -52,6 +52,11 @@ GOVERNOR_FIELDS: dict[str, tuple[str, float, bool]] = {
     "limit": ("integer", 0, True),
     "window": ("duration", 0.0, False),
 }
+#: The conduits a session's lines go through (`delivery.conduits`; DESIGN.md, "Delivery"): auto (the hooks
+#: step in while the session's Monitor is not live), monitor (the Monitor stream only), hooks (the hooks only).
+CONDUITS = ("auto", "monitor", "hooks")
+#: The fields of `delivery:` that take one of a few words, and those words (the first is the default).
+DELIVERY_CHOICES: dict[str, tuple[str, ...]] = {"conduits": CONDUITS}
 #: Old per-sensor fields that keep their name in a sensor file.
 _SAME_FIELD = ("interval", "min_interval", "threshold", "decay_threshold", "requires", "enabled", "description",
                "lane")
@@ -64,6 +69,7 @@ class Config:
     project_sensors: tuple[Path, ...] = ()
     engagement: dict[str, Any] = field(default_factory=dict)
     governor: dict[str, Any] = field(default_factory=dict)
+    delivery: dict[str, Any] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def trusts(self, project_dir: Path | str) -> bool:
@@ -147,6 +153,11 @@ def load_config(paths: LayerPaths) -> Config:
                 else:
                     for lane, fields in checker.lanes(value).items():
                         config.governor.setdefault(lane, {}).update(fields)
+            elif key == "delivery":
+                if not isinstance(value, dict):
+                    config.diagnostics.append(Diagnostic(*where, "wrong-type", "`delivery` must be a mapping"))
+                    continue
+                config.delivery.update(_Section(parsed, (*prefix, key), file, config.diagnostics).choices(value))
             elif key != "sensors":
                 from difflib import (
                     get_close_matches,  # only on a typo: difflib is slow to import
@@ -222,6 +233,21 @@ class _Section:
             code, message = problem
             self.out.append(Diagnostic(*self._value_at((*path, key)), code,
                                        f"`{'.'.join((*path, key))}` {message}; the default is used"))
+        return good
+
+    def choices(self, value: dict[str, Any]) -> dict[str, Any]:
+        """The `delivery:` fields whose value is one of their words (DELIVERY_CHOICES)."""
+        good = {}
+        for key, item in value.items():
+            path = (*self.path, key)
+            if key not in DELIVERY_CHOICES:
+                self._unknown(path, tuple(DELIVERY_CHOICES), "delivery")
+            elif item not in DELIVERY_CHOICES[key]:
+                self.out.append(Diagnostic(*self._value_at(path), "bad-value",
+                                           f"`{'.'.join(path)}` must be one of {', '.join(DELIVERY_CHOICES[key])}, "
+                                           f"not {_short(item)}; the default is used"))
+            else:
+                good[key] = item
         return good
 
     def lanes(self, value: dict[str, Any]) -> dict[str, dict[str, Any]]:

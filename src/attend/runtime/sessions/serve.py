@@ -43,20 +43,15 @@ import trio
 
 from attend.peers.identity import Session, process_runs
 from attend.peers.mailbox import Mailbox, peers_dir
-from attend.peers.presence import PRESENCE_SENSOR
-from attend.runtime.delivery import (
-    format_line,
-    is_stdout_priority,
-    priced_for_reader,
-    write_entries,
-)
+from attend.runtime.delivery import format_line, is_stdout_priority, write_entries
 from attend.runtime.sessions.cold_start import (
     COLD_START_WAIT,
     cold_start,
     message_sensors,
 )
 from attend.runtime.sessions.runlock import holder_pid, lock_path, open_lock, try_lock
-from attend.runtime.sessions.seen import for_session, items_of
+from attend.runtime.sessions.handover import shown_to
+from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
 from attend.text import printable_path
 
@@ -126,10 +121,6 @@ class SessionPrinter:
         """Ask for a round now (this process just journaled something)."""
         self._wake.set()
 
-    def _about_itself(self, entry: Any) -> bool:
-        """A presence line (sensor `PRESENCE_SENSOR`, keyed by session id) about this session."""
-        return entry.sensor == PRESENCE_SENSOR and entry.key is not None and entry.key == self.session_id
-
     def print_new(self) -> int:
         """Print the rows this session has not shown yet and record them; return how many were written.
 
@@ -142,13 +133,10 @@ class SessionPrinter:
         written = 0
         if entries:
             # A message its Stop hook already handed over is not shown to the same session again, nor a
-            # peers line about the session itself (its own start is not news to it).
-            shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)
-                     and not self._about_itself(e)]
+            # peers line about the session itself (its own start is not news to it); what is hidden from
+            # this session adds nothing to the priority of what it is shown (handover.py).
             seen = self.store.seen_items(self.session_id) if self.session_id is not None else set()
-            shown, items = for_session(shown, self.session_id, seen)
-            # What is hidden from this session adds nothing to the priority of what it is shown.
-            shown = priced_for_reader(shown, entries)
+            shown, items = shown_to(self.session_id, entries, drained_upto, seen)
             # A low-priority message-lane line goes to stderr, which the agent never reads: it stays unseen,
             # so the session's Stop-hook drain hands it over once (store/sessions.py `drain_backlog`).
             on_stdout = {n for e in shown if is_stdout_priority(e.priority) for n in items_of(e)}

@@ -197,22 +197,24 @@ class SessionRows(JournalRows):
 
     # -- the Stop hook -----------------------------------------------------------------------------
 
-    def drain_backlog(self, session: str, lane: str = "message") -> tuple[list[JournalEntry], int]:
-        """What `session`'s Stop hook hands over on `lane`, and the journal id it will have reached.
+    def drain_backlog(self, session: str, lane: str | None = "message") -> tuple[list[JournalEntry], int]:
+        """What `session`'s Stop hook hands over on `lane` (None: every lane), and the journal id it will have reached.
 
-        A session with a row gets the rows after its `drained_upto` that its Monitor did not already
-        show (high and medium priority up to its `printed_upto`). A session without one (its first
-        Stop hook, no `attend run` attached) gets what no conduit delivered yet, then starts at the
-        journal's end. Test lines never go to the drain. Nothing is recorded until `claim_drained`.
+        A session with a row gets the rows after its `drained_upto` that its Monitor (or its prompt hooks)
+        did not already show (high and medium priority up to its `printed_upto`). A session without one
+        (its first Stop hook, no `attend run` attached) gets what no conduit delivered yet on the message
+        lane, then starts at the journal's end. Test lines never go to the drain. Nothing is recorded
+        until `claim_drained` (or `record_handover`).
         """
         row = self._session_row(session)
         end = self.journal_end()
         if row is None:
-            return [e for e in self.undrained(lane) if e.id <= end], end
+            return [e for e in self.undrained(lane or "message") if e.id <= end], end
+        on_lane = "" if lane is None else " AND lane = ?"
         rows = self._db.execute(
-            "SELECT * FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND id > ? AND id <= ?"
+            f"SELECT * FROM journal WHERE scope = ?{on_lane} AND test = 0 AND id > ? AND id <= ?"
             f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id",
-            (self.scope, lane, row.drained_upto, end, row.printed_upto),
+            (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end, row.printed_upto),
         )
         return [entry_from_row(r) for r in rows], end
 
@@ -235,6 +237,67 @@ class SessionRows(JournalRows):
             )
             self._db.executemany("UPDATE journal SET drained = 1 WHERE id = ?", [(e.id,) for e in entries])
             self._mark_seen(session, seen)
+
+
+    # -- the hooks as a conduit --------------------------------------------------------------------
+
+    def record_handover(
+        self, session: str, *, printed_upto: int, considered: Sequence[int], handed: Sequence[int],
+        seen: Sequence[str] = (), drained_upto: int | None = None, first_left: int | None = None,
+    ) -> None:
+        """Record, in one transaction, what a hook standing in for the Monitor handed `session`.
+
+        Args:
+            session: the session id (its row is made, `stopped`, when it has none yet).
+            printed_upto: the journal id the hook reached, as the Monitor's position (`printed_upto`).
+            considered: every row it went through (marked `printed`, as the Monitor marks them).
+            handed: the rows it handed over (marked `drained` too).
+            seen: the authored items they showed the session.
+            drained_upto: a Stop hook's position on every lane (`drained_upto`), or None (a prompt hook).
+            first_left: for a new row, the first row left for the Stop hook (a low line), so its
+                `drained_upto` starts just before it.
+        """
+        now = self._clock()
+        start = printed_upto if first_left is None else min(printed_upto, first_left - 1)
+        with self._write():
+            self._db.execute(
+                "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
+                " VALUES (?, ?, ?, ?, 'stopped', ?, ?)",
+                (self.scope, session, printed_upto, start, now, now),
+            )
+            self._db.execute(
+                "UPDATE sessions SET printed_upto = MAX(printed_upto, ?), drained_upto = MAX(drained_upto, ?),"
+                " heartbeat = ? WHERE scope = ? AND session = ?",
+                (printed_upto, drained_upto if drained_upto is not None else 0, now, self.scope, session),
+            )
+            self._db.executemany("UPDATE journal SET printed = 1 WHERE id = ?", [(i,) for i in considered])
+            self._db.executemany("UPDATE journal SET drained = 1 WHERE id = ?", [(i,) for i in handed])
+            self._mark_seen(session, seen)
+
+    def hook_heartbeat(self, session: str, *, every: float) -> None:
+        """Record that `session` is live (a hook of it ran), at most once every `every` seconds.
+
+        A session served only by hooks has no process to beat for it; its hooks do, so a headless
+        poller knows the project still has a live session. Read first: most hooks write nothing.
+        """
+        now = self._clock()
+        row = self._db.execute("SELECT heartbeat FROM sessions WHERE scope = ? AND session = ?",
+                               (self.scope, session)).fetchone()
+        if row is not None and row[0] is not None and now - float(row[0]) < every:
+            return
+        with self._write():
+            self._db.execute(
+                "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
+                " VALUES (?, ?, ?, ?, 'stopped', ?, ?)",
+                (self.scope, session, self.journal_end(), self.journal_end(), now, now),
+            )
+            self._db.execute("UPDATE sessions SET heartbeat = ? WHERE scope = ? AND session = ?",
+                             (now, self.scope, session))
+
+    def last_heartbeat(self) -> float | None:
+        """The latest heartbeat of any session of the scope (a live process's, or a hook's), or None."""
+        row = self._db.execute("SELECT MAX(heartbeat) FROM sessions WHERE scope = ?", (self.scope,)).fetchone()
+        return None if row[0] is None else float(row[0])
 
 
 def _record_from_row(row: sqlite3.Row) -> SessionRecord:

@@ -1,0 +1,102 @@
+"""What a session is shown of the journal, by its Monitor or by its hooks (DESIGN.md, "Delivery": Conduits).
+
+Both conduits of a session choose its lines the same way (`shown_to`): the rows after its position,
+less what it must not be shown (a message its Stop hook already handed over, a peers line about itself,
+its own messages and the items it already saw; runtime/sessions/seen.py), priced for it alone
+(`delivery.priced_for_reader`).
+
+Decisions implemented here (the hooks as a second conduit, commands/drain.py answers them):
+
+- The Monitor stream of a session is live while its `attend run` process runs (its row is not
+  `stopped` and its pid runs). While it is, the prompt hooks (`UserPromptSubmit`, `PostToolUse`) hand
+  over nothing and the Stop hook only the message lane, as before there were hooks.
+- Without it, the hooks stand in for the Monitor: they take its position (`printed_upto`) and move it
+  as it would, so a line reaches the session once whichever conduit carries it, and a Monitor that
+  starts later (same id) goes on from where the hooks left off. A prompt hook hands over the high and
+  medium lines (what the Monitor would have put on stdout); the Stop hook every line not yet handed
+  over, low ones included (what the Monitor would have left on stderr, which nobody reads).
+- Test lines (`sensors fire`) are never handed over by a hook (a test belongs to the session that ran it).
+- This module imports neither trio nor the sensors: a hook with nothing to hand over stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from attend.peers.identity import PRESENCE_SENSOR, process_runs
+from attend.runtime.delivery import is_stdout_priority, priced_for_reader
+from attend.runtime.sessions.seen import for_session, items_of
+
+__all__ = ["Handover", "about_itself", "hook_handover", "monitor_live", "shown_to"]
+
+def about_itself(entry: Any, session: str | None) -> bool:
+    """A presence line (sensor `PRESENCE_SENSOR`, keyed by session id) about `session` itself."""
+    return entry.sensor == PRESENCE_SENSOR and entry.key is not None and entry.key == session
+
+
+def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, seen: set[str]) -> tuple[list[Any], list[str]]:
+    """The entries `session` is shown of `entries` (journal rows after its position), and their items.
+
+    Left out: a message-lane row its Stop hook already handed over (id ≤ `drained_upto`), a presence line
+    about the session itself, and what `seen.for_session` leaves out; what is left is priced for this
+    reader alone.
+    """
+    shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)
+             and not about_itself(e, session)]
+    shown, items = for_session(shown, session, seen)
+    return priced_for_reader(shown, entries), items
+
+
+def monitor_live(store: Any, session: str) -> bool:
+    """Whether `session`'s Monitor stream (`attend run`) runs now: its row is live and its process runs."""
+    row = store.session(session)
+    return row is not None and row.role != "stopped" and row.pid is not None and process_runs(int(row.pid))
+
+
+@dataclass(slots=True)
+class Handover:
+    """What a hook hands a session, and what to record once it is printed (`record`)."""
+
+    entries: list[Any] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+    considered: list[int] = field(default_factory=list)
+    upto: int = 0
+    drained_upto: int | None = None
+    first_left: int | None = None
+
+    def record(self, store: Any, session: str) -> None:
+        """Record the handover (after printing: a crash in between hands the lines over again, never loses them)."""
+        store.record_handover(session, printed_upto=self.upto, considered=self.considered,
+                              handed=[e.id for e in self.entries], seen=self.items,
+                              drained_upto=self.drained_upto, first_left=self.first_left)
+
+
+def hook_handover(store: Any, session: str, *, everything: bool) -> Handover:
+    """What a hook standing in for `session`'s Monitor hands over: high and medium lines, or (`everything`,
+    the Stop hook) every line not handed over yet, low ones and the Stop hook's message lane included.
+    """
+    row = store.session(session)
+    position = row.printed_upto if row is not None else store.journal_end()
+    entries, drained = store.session_backlog(session, position, stale_test_before=float("inf"))
+    entries = [e for e in entries if not e.test]
+    seen = store.seen_items(session)
+    shown, items = shown_to(session, entries, drained, seen)
+    out = Handover(upto=max([position, *(e.id for e in entries)]), considered=[e.id for e in entries])
+    if everything:
+        late, end = store.drain_backlog(session, None)
+        known = {e.id for e in shown}
+        extra, more = for_session([e for e in late if e.id not in known and not about_itself(e, session)],
+                                  session, seen | set(items))
+        out.entries = sorted([*shown, *extra], key=lambda e: e.id)
+        out.items = [*items, *more]
+        out.upto = max(out.upto, end)
+        out.drained_upto = out.upto
+        return out
+    out.entries = [e for e in shown if is_stdout_priority(e.priority)]
+    handed = {n for e in out.entries for n in items_of(e)}
+    out.items = [n for n in items if n in handed]
+    left = [e.id for e in shown if not is_stdout_priority(e.priority)]
+    out.first_left = min(left) if left and row is None else None
+    return out

@@ -1,0 +1,172 @@
+"""The hooks as a second conduit and the headless poller (DESIGN.md, "Delivery": Conduits), with real processes.
+
+Each hook is `attend drain --format hook` run as Claude Code runs it (the hook's JSON on stdin); the
+headless poller it starts is a real detached `attend run --headless`, killed by pid at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from daemon_rig import PATIENCE, alive, journal_rows, sensors_json, wait_until
+
+from attend.runtime.sessions.runlock import lock_path, running_pid
+
+pytestmark = pytest.mark.slow
+
+#: The poll interval of the tests' sensor (seconds).
+INTERVAL = 1.0
+HIGH_ITEM = {"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 5, "description": "new item {id}"}
+
+
+def hook(home, event: str, session: str, **extra) -> dict:
+    """Run the hook for `event` as Claude Code would; its JSON answer ({} for none)."""
+    payload = {"session_id": session, "hook_event_name": event, "cwd": str(home.project),
+               "transcript_path": str(home.root / f"{session}.jsonl"), **extra}
+    done = subprocess.run([sys.executable, "-m", "attend", "drain", "--format", "hook", "--project", str(home.project)],
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=PATIENCE,
+                          env=home.env(ATTEND_HEADLESS_IDLE=home.idle), cwd=home.project)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout) if done.stdout.strip() else {}
+
+
+def context(answer: dict) -> list[str]:
+    """The notification lines of a hook's additionalContext (or a Stop hook's reason)."""
+    text = answer.get("hookSpecificOutput", {}).get("additionalContext") or answer.get("reason") or ""
+    return [line for line in text.splitlines() if line.startswith("[attend ")]
+
+
+def poller(home) -> int | None:
+    return running_pid(lock_path(home.project, home.env()))
+
+
+@pytest.fixture
+def hooks_home(quiet_home, items_sensor, daemon):
+    """A home with a high-magnitude items sensor (and the `daemon` fixture's fast governor); every headless
+    poller started in it is killed at the end."""
+    quiet_home.idle = "600"
+    quiet_home.items = items_sensor(trigger=HIGH_ITEM, interval=f"{INTERVAL}s", min_interval="0.2s")
+    seen: set[int] = set()
+    quiet_home.track = seen.add
+    yield quiet_home
+    pid = poller(quiet_home)
+    for p in {*seen, *([pid] if pid and pid > 0 else [])}:
+        if alive(p):
+            os.kill(p, signal.SIGKILL)
+
+
+def start_session(home, session: str) -> int:
+    """The session's SessionStart hook; waits until the headless poller it started took its baseline."""
+    answer = hook(home, "SessionStart", session, source="startup")
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    wait_until(lambda: poller(home) is not None, what="a headless poller")
+    pid = poller(home)
+    home.track(pid)
+    wait_until(lambda: (sensors_json(home).get("items") or {}).get("last_poll") is not None, what="the first poll")
+    return pid
+
+
+def test_session_start_answers_with_a_status_and_starts_one_headless_poller(hooks_home) -> None:
+    answer = hook(hooks_home, "SessionStart", "s1", source="startup")
+    status = answer["hookSpecificOutput"]["additionalContext"]
+    assert "No poller was running; a headless poller started (pid " in status
+    assert "0 lines wait for this session." in status
+    wait_until(lambda: poller(hooks_home) is not None, what="a headless poller")
+    pid = poller(hooks_home)
+    hooks_home.track(pid)
+    again = hook(hooks_home, "SessionStart", "s2", source="startup")["hookSpecificOutput"]["additionalContext"]
+    assert f"A headless poller (pid {pid}) polls." in again
+    assert poller(hooks_home) == pid
+
+
+def test_a_session_without_a_monitor_gets_a_high_line_through_post_tool_use_exactly_once(hooks_home) -> None:
+    start_session(hooks_home, "s1")
+    changed = time.time()
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the poller journals the line")
+    (row,) = journal_rows(hooks_home, sensor="items")
+    assert row["priority"] == "high" and row["time"] - changed <= 2 * INTERVAL + 1.0  # the poll's own run time
+    answer = hook(hooks_home, "PostToolUse", "s1", tool_name="Bash")
+    assert answer["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert context(answer) == ["[attend sensor=items priority=high] new item 1"]
+    assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}
+    assert hook(hooks_home, "UserPromptSubmit", "s1", prompt="go on") == {}
+    assert hook(hooks_home, "Stop", "s1", stop_hook_active=False) == {}
+
+
+def test_user_prompt_submit_hands_over_and_the_stop_hook_gets_what_is_left(hooks_home) -> None:
+    start_session(hooks_home, "s1")
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the poller journals the line")
+    answer = hook(hooks_home, "UserPromptSubmit", "s1", prompt="hi")
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert context(answer) == ["[attend sensor=items priority=high] new item 1"]
+    hooks_home.items.set([{"id": 1}, {"id": 2}])
+    wait_until(lambda: len(journal_rows(hooks_home, sensor="items")) == 2, what="the second line")
+    stop = hook(hooks_home, "Stop", "s1", stop_hook_active=False)
+    assert stop["decision"] == "block" and context(stop) == ["[attend sensor=items priority=high] new item 2"]
+    assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}
+
+
+def test_with_the_monitor_live_the_hooks_add_nothing(hooks_home, daemon) -> None:
+    monitor = daemon("--session", "s1")
+    wait_until(lambda: any("sensor(s) running" in line for line in monitor.stderr), what="the monitor polls")
+    wait_until(lambda: (sensors_json(hooks_home).get("items") or {}).get("last_poll") is not None, what="a poll")
+    assert hook(hooks_home, "SessionStart", "s1", source="startup")["hookSpecificOutput"]["additionalContext"]
+    hooks_home.items.set([{"id": 1}])
+    monitor.wait_for(lambda lines: "[attend sensor=items priority=high] new item 1" in lines)
+    for event, extra in (("PostToolUse", {"tool_name": "Bash"}), ("UserPromptSubmit", {"prompt": "x"}),
+                         ("Stop", {"stop_hook_active": False})):
+        assert hook(hooks_home, event, "s1", **extra) == {}, event
+    assert poller(hooks_home) == monitor.proc.pid  # no headless poller beside the monitor
+
+
+def test_two_sessions_starting_at_the_same_moment_start_one_poller(hooks_home) -> None:
+    payload = lambda s: json.dumps({"session_id": s, "hook_event_name": "SessionStart", "source": "startup",
+                                    "cwd": str(hooks_home.project)})
+    procs = [subprocess.Popen([sys.executable, "-m", "attend", "drain", "--format", "hook"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=hooks_home.project,
+                              env=hooks_home.env(ATTEND_HEADLESS_IDLE="600")) for _ in range(2)]
+    outs = [p.communicate(payload(f"s{n}"), timeout=PATIENCE) for n, p in enumerate(procs)]
+    started = []
+    for out, _ in outs:
+        status = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        if "a headless poller started (pid " in status:
+            started.append(int(status.split("a headless poller started (pid ", 1)[1].split(")")[0]))
+    for pid in started:
+        hooks_home.track(pid)
+    assert started
+    wait_until(lambda: poller(hooks_home) is not None, what="a poller")
+    holder = poller(hooks_home)
+    # At most one keeps running: a second one started at the same moment finds the lock held and ends.
+    wait_until(lambda: [p for p in started if alive(p)] == [holder], what="one poller left")
+
+
+def test_the_headless_poller_ends_itself_once_no_session_is_live(hooks_home) -> None:
+    hooks_home.idle = "2"
+    pid = start_session(hooks_home, "s1")
+    wait_until(lambda: not alive(pid), timeout=PATIENCE, what="the headless poller ends")
+    assert poller(hooks_home) is None
+    log = next((hooks_home.state / "attend").glob("run-*.log")).read_text()
+    assert "has been live for 2 s; the headless poller ends" in log
+
+
+def test_a_sigkilled_headless_poller_is_replaced_by_the_next_hook(hooks_home) -> None:
+    pid = start_session(hooks_home, "s1")
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not alive(pid) and poller(hooks_home) is None, what="the poller gone")
+    assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}
+    wait_until(lambda: poller(hooks_home) is not None, what="a new poller")
+    new = poller(hooks_home)
+    hooks_home.track(new)
+    assert new != pid
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the new poller journals the line")
+    assert context(hook(hooks_home, "PostToolUse", "s1", tool_name="Bash")) == [
+        "[attend sensor=items priority=high] new item 1"]
