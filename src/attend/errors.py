@@ -3,6 +3,11 @@
 A leaf module: it imports nothing from attend but the named bounds (`attend.bounds`). Every problem attend reports about a user's input is
 either a `Diagnostic` (collected, many per run: `compile --check`) or an `AttendError` (raised, one at a
 time: the public API). Both print as ``file:line:col: error: [code] message``.
+
+A request a command declines as asked (an unknown sensor, a settings write that would be invalid, a
+peer message too long, an unusable state folder) is a `Refusal`: one line for the user and the exit
+code the command returns, nothing changed. Each package names its own subclass (`SettingsRefusal`,
+`ShelfRefused`, `ProbeRefused`, `PeerError`, `SessionError`, `StoreUnavailable`); a command catches the base.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ __all__ = [
     "CompileError",
     "Diagnostic",
     "PathSyntaxError",
+    "Refusal",
     "RuntimeFailure",
     "Severity",
     "Span",
@@ -337,3 +343,21 @@ class RuntimeFailure(AttendError):
     def __init__(self, state: str, message: str) -> None:
         super().__init__(message, code=state)
         self.state = state
+
+
+class Refusal(Exception):
+    """A request declined as asked, nothing changed: `message` for the user (`str()` of the refusal)
+    and `code`, the exit code the command returns (one of this module's `EXIT_*`).
+
+    Subclasses set `default_code`, the exit code when none is given.
+    """
+
+    default_code = EXIT_FAILED
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = self.default_code if code is None else code
+
+    def __str__(self) -> str:
+        return self.message

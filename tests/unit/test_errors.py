@@ -1,5 +1,7 @@
 """Positions and diagnostics: the one offset → line:col conversion and the printed forms."""
 
+from pathlib import Path
+
 from attend.errors import CompileError, Diagnostic, PathSyntaxError, Severity, Span, caret_excerpt, line_col
 
 
@@ -45,3 +47,28 @@ def test_errors_print_with_their_code_and_position():
 def test_caret_excerpt_points_under_the_column():
     out = caret_excerpt("$[1,2", 1, 5, "unexpected end of segment")
     assert out.splitlines() == ["1 | $[1,2", "  |     ^ unexpected end of segment"]
+
+
+def test_every_refusal_is_one_base_carrying_its_message_and_exit_code():
+    from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
+    from attend.peers.identity import SessionError
+    from attend.peers.mailbox import PeerError
+    from attend.runtime.mcp.probe import ProbeRefused
+    from attend.runtime.noise.shelving import ShelfRefused
+    from attend.runtime.store import StoreUnavailable
+    from attend.settings.policy import SettingsRefusal
+
+    cases = [
+        (SettingsRefusal("no such key", 3), 3),
+        (ShelfRefused("x is not shelved", EXIT_FAILED), EXIT_FAILED),
+        (ProbeRefused("no sensor named 'x'"), EXIT_USAGE),
+        (PeerError("the message is empty"), EXIT_FAILED),
+        (SessionError("a session id is empty"), EXIT_USAGE),
+    ]
+    for refusal, code in cases:
+        assert isinstance(refusal, Refusal)
+        assert (str(refusal), refusal.code) == (refusal.message, code)
+    unusable = StoreUnavailable(Path("/x"), "it exists and is not a folder")
+    assert isinstance(unusable, Refusal) and unusable.code == EXIT_FAILED
+    assert unusable.message == "cannot use the state store /x: it exists and is not a folder"
+    assert isinstance(PeerError("m"), ValueError) and isinstance(SessionError("m"), ValueError)

@@ -11,31 +11,30 @@ from __future__ import annotations
 import functools
 import sys
 
-from attend.errors import EXIT_FAILED, EXIT_USAGE
+from attend.errors import Refusal
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path passes through this package)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["EXIT_FAILED", "EXIT_USAGE", "reports_unusable_store"]
+__all__ = ["reports_refusals"]
 
 
-def reports_unusable_store(handler: Callable[[Any], int]) -> Callable[[Any], int]:
-    """Wrap a command handler so an unusable state store is one line on stderr and exit 1.
+def reports_refusals(handler: Callable[[Any], int]) -> Callable[[Any], int]:
+    """Wrap a command handler so a `Refusal` (attend.errors) is one line on stderr and its exit code.
 
-    The state folder being a file, or the database a file that is not SQLite, is a problem of the
-    user's machine, not a bug in attend, so it must not end as an internal error.
+    An unusable state store (the state folder a file, the database a file that is not SQLite) is one:
+    a problem of the user's machine, not a bug in attend, so it must not end as an internal error; so
+    are an unknown shelf target, a refused settings write, a peer request that cannot be done.
     """
 
     @functools.wraps(handler)
     def wrapper(args: Any) -> int:
-        from attend.runtime.store import StoreUnavailable
-
         try:
             return handler(args)
-        except StoreUnavailable as exc:
-            print(f"attend: {exc}", file=sys.stderr)
-            return EXIT_FAILED
+        except Refusal as refusal:
+            print(f"attend: {refusal.message}", file=sys.stderr)
+            return refusal.code
 
     return wrapper

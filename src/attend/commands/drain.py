@@ -33,7 +33,7 @@ import sys
 import time
 from typing import Any
 
-from attend.commands import reports_unusable_store
+from attend.commands import reports_refusals
 
 __all__ = ["hook_input", "main"]
 
@@ -110,7 +110,7 @@ def _context(event: str, text: str) -> None:
     sys.stdout.flush()
 
 
-@reports_unusable_store
+@reports_refusals
 def main(args: Any) -> int:
     """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
     from attend.runtime.delivery import format_line

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attend.errors import EXIT_FAILED, EXIT_USAGE
-from attend.peers.identity import SessionError, resolve_session
+from attend.errors import EXIT_FAILED, Refusal
+from attend.peers.identity import resolve_session
 from attend.peers.mailbox import (
     MAX_TEXT,
     OPEN,
@@ -233,12 +233,9 @@ def main(args: Any) -> int:
         if args.peers_command == "send":
             return send(args, re_=args.re, to=args.to, channel=args.channel)
         return _HANDLERS[args.peers_command](args)
-    except SessionError as exc:
-        print(f"attend: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except PeerError as exc:
-        print(f"attend: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    except Refusal as refusal:  # PeerError (exit 1), SessionError (a bad id: exit 2)
+        print(f"attend: {refusal.message}", file=sys.stderr)
+        return refusal.code
     except UnicodeError as exc:  # a path or a stored text that is not UTF-8 (a lone surrogate)
         print(f"attend: cannot write {exc.object[exc.start:exc.end]!a} as UTF-8: peer messages, their "
               "projects and what is printed of them must be UTF-8", file=sys.stderr)

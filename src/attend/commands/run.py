@@ -62,7 +62,8 @@ def main(args: Any) -> int:
     project directory that does not exist is refused by `attend.cli.main`, for every command); 1 when the
     state store cannot be used.
     """
-    from attend.commands import EXIT_USAGE, reports_unusable_store
+    from attend.commands import reports_refusals
+    from attend.errors import EXIT_USAGE
 
     try:
         session = resolve_session(getattr(args, "session", None))
@@ -70,7 +71,7 @@ def main(args: Any) -> int:
         print(f"attend: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    @reports_unusable_store
+    @reports_refusals
     def check_store(_: Any) -> int:
         # Checked before trio starts, so an unusable store is one clear line (not an exception group).
         from attend.runtime.store import open_project_store

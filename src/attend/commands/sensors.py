@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from attend.commands import reports_unusable_store
+from attend.commands import reports_refusals
 from attend.commands.settings import run_refusable
 from attend.errors import (
     EXIT_FAILED,
@@ -45,7 +45,6 @@ from attend.runtime.mcp.probe import (
 )
 from attend.runtime.noise.history import render_history
 from attend.runtime.noise.shelving import (
-    ShelfRefused,
     resolve_target,
     shelve_target,
     unshelve_target,
@@ -102,7 +101,7 @@ def _run_command(project_dir: str) -> str:
     return f"attend run --project {shlex.quote(project_dir)}"
 
 
-@reports_unusable_store
+@reports_refusals
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
     from attend.runtime.sessions.status import project_sessions
@@ -195,7 +194,7 @@ def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
 
 
 
-@reports_unusable_store
+@reports_refusals
 def sensors_poll(args: Any) -> int:
     """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
     sensor_set = _load(args)
@@ -313,7 +312,7 @@ def _parse_document(text: str, name: str) -> tuple[Any, str]:
     return loaded, ""
 
 
-@reports_unusable_store
+@reports_refusals
 def sensors_fire(args: Any) -> int:
     """`attend sensors fire NAME[/TRIGGER] [--input FILE|-] [--dry-run] [--commit]`: a synthetic poll result."""
     from attend.runtime.delivery import (
@@ -424,7 +423,7 @@ def _test_meta(compiled: Any) -> dict[str, Any]:
         return {}
 
 
-@reports_unusable_store
+@reports_refusals
 def sensors_probe(args: Any) -> int:
     """`attend sensors probe NAME [--confirm]`: the MCP read-only probe (`runtime.mcp.probe`); writes the probe record."""
     env = dict(os.environ)
@@ -491,31 +490,10 @@ def _probe_usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def _target(args: Any, text: str) -> tuple[Any, str, str | None, int]:
-    """The sensor set, sensor name and trigger of `NAME[/TRIGGER]`, or an exit code after a message."""
-    try:
-        sensor_set, name, trigger = resolve_target(args.project_dir, text)
-    except ShelfRefused as refused:
-        print(f"attend: {refused.message}", file=sys.stderr)
-        return None, text.partition("/")[0], None, refused.code
-    return sensor_set, name, trigger, 0
-
-
-def _reporting_store_errors(handler: Any) -> Any:
-    return reports_unusable_store(handler)
-
-
+@reports_refusals
 def sensors_shelve(args: Any) -> int:
     """`attend sensors shelve NAME[/TRIGGER] --for DURATION [--reason TEXT] [--json]`."""
-    return _reporting_store_errors(_shelve)(args)
-
-
-def _shelve(args: Any) -> int:
-    try:
-        shelf = shelve_target(args.project_dir, args.target, args.duration, args.reason or "")
-    except ShelfRefused as refused:
-        print(f"attend: {refused.message}", file=sys.stderr)
-        return refused.code
+    shelf = shelve_target(args.project_dir, args.target, args.duration, args.reason or "")
     if args.json:
         print(json.dumps(shelf.to_json(), indent=2))
     else:
@@ -523,36 +501,23 @@ def _shelve(args: Any) -> int:
     return 0
 
 
+@reports_refusals
 def sensors_unshelve(args: Any) -> int:
     """`attend sensors unshelve NAME[/TRIGGER]`."""
-    return _reporting_store_errors(_unshelve)(args)
-
-
-def _unshelve(args: Any) -> int:
-    try:
-        shown = unshelve_target(args.project_dir, args.target)
-    except ShelfRefused as refused:
-        print(f"attend: {refused.message}", file=sys.stderr)
-        return refused.code
-    print(f"unshelved {shown}")
+    print(f"unshelved {unshelve_target(args.project_dir, args.target)}")
     return 0
 
 
+@reports_refusals
 def sensors_history(args: Any) -> int:
     """`attend sensors history NAME [--trigger T] [--limit N] [--json]`."""
-    return _reporting_store_errors(_history_of)(args)
-
-
-def _history_of(args: Any) -> int:
     from attend.runtime.noise.query import sensor_noise
 
     if args.limit < 1:
         print(f"attend: --limit must be at least 1, not {args.limit}", file=sys.stderr)
         return EXIT_USAGE
     target = args.name if not args.trigger else f"{args.name}/{args.trigger}"
-    sensor_set, name, trigger, code = _target(args, target)
-    if code:
-        return code
+    sensor_set, name, trigger = resolve_target(args.project_dir, target)
     with open_project_store(sensor_set.paths) as store:
         data = sensor_noise(store, name, limit=args.limit, trigger=trigger)
     if args.json:

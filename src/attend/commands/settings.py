@@ -22,6 +22,7 @@ from attend.errors import (
     EXIT_REJECTED,
     EXIT_USAGE,
     EXIT_WRITE_FAILED,
+    Refusal,
 )
 from attend.files import WriteFailed
 from attend.settings.config_keys import (
@@ -90,7 +91,7 @@ def run_refusable(action: Callable[[], int]) -> int:
     """Run a command body; a refusal becomes its message on stderr and its exit code."""
     try:
         return action()
-    except SettingsRefusal as refusal:
+    except Refusal as refusal:
         print(f"attend: {refusal.message}", file=sys.stderr)
         return refusal.code
     except WouldNotReadBack as exc:

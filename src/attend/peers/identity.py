@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from attend.errors import EXIT_USAGE, Refusal
+
 __all__ = [
     "MAX_HOPS",
     "MAX_RECORD_BYTES",
@@ -53,8 +55,10 @@ PRESENCE_SENSOR = "peers"
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 
 
-class SessionError(ValueError):
-    """A session id that cannot be used (empty, too long, or holding a path separator)."""
+class SessionError(Refusal, ValueError):
+    """A session id that cannot be used (empty, too long, or holding a path separator): usage, exit 2."""
+
+    default_code = EXIT_USAGE
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attend.errors import Refusal
 from attend.files import write_atomically, xdg_home
 
 __all__ = [
@@ -57,8 +58,8 @@ CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 OPEN = "open"
 
 
-class PeerError(ValueError):
-    """A peer command that cannot be done as asked (bad channel name, text too long, nobody live)."""
+class PeerError(Refusal, ValueError):
+    """A peer command that cannot be done as asked (bad channel name, text too long, nobody live): exit 1."""
 
 
 def peers_dir(env: Mapping[str, str] | None = None) -> Path:

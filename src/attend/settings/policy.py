@@ -17,6 +17,7 @@ from attend.errors import (
     EXIT_REJECTED,
     EXIT_USAGE,
     EXIT_WRITE_FAILED,
+    Refusal,
 )
 from attend.spec.model import LAYERS
 from attend.spec.schema import NAME_PATTERN as SENSOR_NAME_RULE
@@ -48,13 +49,8 @@ NAME_PATTERN = re.compile(SENSOR_NAME_RULE)
 WRITABLE_LAYERS: tuple[str, ...] = ("user", "project")
 
 
-class SettingsRefusal(Exception):
-    """A command that stops without writing: `message` for the user, `code` the exit code."""
-
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
+class SettingsRefusal(Refusal):
+    """A settings command that stops without writing: `message` for the user, `code` the exit code."""
 
 
 def target_layer(project_layer: bool) -> str:

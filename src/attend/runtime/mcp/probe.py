@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from attend.errors import EXIT_USAGE, Refusal
+
 __all__ = [
     "CONFIRM_QUESTION", "ProbeComparison", "ProbeRefused", "ProbeRun",
     "compare_results", "probe_calls", "probe_record", "probe_target",
@@ -122,8 +124,10 @@ def probe_record(
     }
 
 
-class ProbeRefused(Exception):
+class ProbeRefused(Refusal):
     """The sensor cannot be probed (unknown, not an mcp sensor, invalid): usage, exit 2."""
+
+    default_code = EXIT_USAGE
 
 
 @dataclass(slots=True)

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from attend.errors import EXIT_FAILED, EXIT_USAGE
+from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
 
 __all__ = ["Shelf", "ShelfRefused", "covering", "resolve_target", "shelve_target", "split_shelved", "unshelve_target"]
 
@@ -59,13 +59,8 @@ def split_shelved(fires: list[Any], shelves: list[Shelf], now: float) -> tuple[l
     return delivered, held
 
 
-class ShelfRefused(Exception):
+class ShelfRefused(Refusal):
     """A shelve or unshelve that did nothing: `message` for the user, `code` the exit code."""
-
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
 
 
 def resolve_target(project_dir: Any, text: str) -> tuple[Any, str, str | None]:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attend.errors import Refusal
+
 __all__ = ["DB_FILENAME", "StoreUnavailable", "default_db_path", "make_state_folder", "scope_for"]
 
 #: The database's file name inside `$XDG_STATE_HOME/attend/`.
 DB_FILENAME = "attend.db"
 
 
-class StoreUnavailable(Exception):
+class StoreUnavailable(Refusal):
     """The state folder or the database cannot be used: the folder is a file or not writable, or the
     file is not an SQLite database. Bad input from the user's machine, so the commands report it in one
     line and exit 1 instead of showing an internal error."""
