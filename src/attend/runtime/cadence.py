@@ -26,6 +26,7 @@ __all__ = [
     "WAKE_SETTLE",
     "Cadence",
     "CadenceParams",
+    "backoff",
     "next_cadence",
     "poll_on_cadence",
 ]
@@ -81,6 +82,16 @@ class Cadence:
         return cls(interval=params.interval)
 
 
+def backoff(initial: float, steps: int, *, factor: float, limit: float) -> float:
+    """`initial` grown `steps` times by `factor`, never above `limit` (`steps` ≤ 0: `initial`, capped).
+
+    The one exponential backoff of the runtime, pure so it is tested with explicit numbers: a quiet or
+    failing sensor's next interval (one step from the current one), an MCP server's restart delay
+    (`mcp/policy.py` `restart_delay`: one step per consecutive failure after the first).
+    """
+    return min(limit, initial * factor ** max(steps, 0))
+
+
 def next_cadence(params: CadenceParams, cadence: Cadence, *, observed: bool, failed: bool = False) -> Cadence:
     """The cadence after one poll.
 
@@ -97,7 +108,7 @@ def next_cadence(params: CadenceParams, cadence: Cadence, *, observed: bool, fai
         failures = cadence.failures + 1
         interval = cadence.interval
         if failures > params.decay_threshold:
-            interval = min(interval * DECAY_FACTOR, params.interval * FAILURE_BACKOFF_LIMIT)
+            interval = backoff(interval, 1, factor=DECAY_FACTOR, limit=params.interval * FAILURE_BACKOFF_LIMIT)
         return Cadence(interval=interval, quiet_polls=cadence.quiet_polls + 1, failures=failures)
     # Back from a failure streak: never wait longer than the sensor's own slowest interval.
     interval = min(cadence.interval, params.interval)
@@ -105,7 +116,7 @@ def next_cadence(params: CadenceParams, cadence: Cadence, *, observed: bool, fai
         return Cadence(interval=max(interval / SPEEDUP_FACTOR, params.min_interval))
     quiet = cadence.quiet_polls + 1
     if quiet > params.decay_threshold:
-        interval = min(interval * DECAY_FACTOR, params.interval)
+        interval = backoff(interval, 1, factor=DECAY_FACTOR, limit=params.interval)
     return Cadence(interval=interval, quiet_polls=quiet)
 
 

@@ -104,9 +104,11 @@ def tool_error_state(message: str) -> str:
 
 def restart_delay(failures: int) -> float:
     """Seconds to wait before starting a server again after `failures` consecutive failures (≥ 1)."""
+    from attend.runtime.cadence import backoff
+
     if failures <= 0:
         return 0.0
-    return min(RESTART_BACKOFF_MAX, RESTART_BACKOFF_INITIAL * RESTART_BACKOFF_FACTOR ** (failures - 1))
+    return backoff(RESTART_BACKOFF_INITIAL, failures - 1, factor=RESTART_BACKOFF_FACTOR, limit=RESTART_BACKOFF_MAX)
 
 
 def unprobed_message(sensor: str, problem: str) -> str:
