@@ -72,6 +72,16 @@ class Home:
         return path
 
     def attend(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run `attend` in this process (`attend.cli.main`) in this home and the project folder.
+
+        The same arguments, environment, working directory, stdin and exit code as `attend_process`, without
+        starting an interpreter. Tests of the process boundary itself (a hang ended by `timeout`, signals,
+        a closed pipe, the console script) use `attend_process`.
+        """
+        return run_in_process(args, env=self.env(), cwd=self.project, input=input)
+
+    def attend_process(self, *args: str, input: str | None = None,
+                       timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run the real `attend` command (as `python -m attend`) in this home and the project folder."""
         return subprocess.run(
             [sys.executable, "-m", "attend", *args],
@@ -82,6 +92,42 @@ class Home:
             text=True,
             timeout=timeout,
         )
+
+
+def run_in_process(args: tuple[str, ...] | list[str], *, env: dict[str, str], cwd: Path,
+                   input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`attend.cli.main(args)` with this environment, working directory and stdin; stdout and stderr captured."""
+    import io
+
+    from attend.cli import main
+
+    def stream(data: bytes = b"") -> io.TextIOWrapper:
+        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape", write_through=True)
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    out, err = stream(), stream()
+    sys.stdin, sys.stdout, sys.stderr = stream((input or "").encode("utf-8", "surrogateescape")), out, err
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        os.chdir(cwd)
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse: --help, --version, usage errors
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 2)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+
+    def text(s: io.TextIOWrapper) -> str:
+        s.flush()
+        raw = s.buffer.getvalue()  # type: ignore[attr-defined]
+        return raw.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    return subprocess.CompletedProcess(["attend", *args], code, text(out), text(err))
 
 
 @pytest.fixture
