@@ -1,30 +1,41 @@
-"""How a peer message's text is shown: never able to drive the reader's terminal (DESIGN.md, "Peers").
+"""Terminal-safe text: how anything attend prints that came from elsewhere is shown, on one line when asked.
 
 Everything attend prints that came from another process or the file system (a message's text, a
-project path, a sensor's description) goes through `printable`: `attend peers` (commands.py), the
-`messages` sensor (sensors/messages.py), every notification line (runtime/delivery.py `format_line`)
-and `attend run`'s start-up lines. Control characters become `\\xNN` escapes, the bidirectional
-controls that reorder what a reader sees (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) `\\uNNNN`
-escapes, a lone surrogate (valid in JSON, not in UTF-8) becomes U+FFFD, and a one-line form folds
-line breaks and tabs to one space.
+project path, a sensor's description, a diagnostic) goes through this module: `attend peers`
+(commands/peers.py), the `messages` sensor (sensors/messages.py), every notification line
+(runtime/delivery.py `format_line`), `attend run`'s start-up lines and `compile --check`'s text output
+(compiler/check.py). The one policy:
+
+- `printable`: control characters become `\\xNN` escapes, the bidirectional controls that reorder
+  what a reader sees (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) `\\uNNNN` escapes, and a lone
+  surrogate (valid in JSON, not in UTF-8) becomes U+FFFD; newlines and tabs are kept.
+- `LINE_BREAKS` are the characters that end a line (`str.splitlines`'s set: LF, CR, VT, FF, FS, GS,
+  RS, NEL, LS, PS). A one-line form either folds them (`fold_lines`: each run becomes one space; with
+  `printable(one_line=True)` and `one_line`, tabs too) or, where the exact text matters (a
+  diagnostic), shows each as an escape (`escaped_lines`: `\\n`, `\\r`, `\\x0b`, `\\u2028`...).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["one_line", "printable", "printable_path"]
+__all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "one_line", "printable", "printable_path"]
+
+#: Every character that ends a line (what `str.splitlines` breaks at; YAML's NEL, LS and PS among them).
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BREAKS = re.compile(r"[\r\n\t]+")
+_BREAK_RUNS = re.compile(f"[{LINE_BREAKS}]+")
+_BREAK_OR_TAB_RUNS = re.compile(f"[\t{LINE_BREAKS}]+")
 _TAB_NEWLINE = re.compile(r"[\t\n]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
-    """`text` with control characters shown as escapes (and with `one_line`, line breaks as spaces)."""
+    """`text` with control characters shown as escapes (and with `one_line`, each run of line breaks
+    and tabs folded to one space)."""
     if one_line:
-        text = _BREAKS.sub(" ", text)
+        text = _BREAK_OR_TAB_RUNS.sub(" ", text)
     return _CONTROL.sub(_escape, _SURROGATES.sub("\ufffd", text))
 
 
@@ -42,3 +53,14 @@ def one_line(text: str, limit: int) -> str:
     """`text` printable on one line, cut to at most `limit` characters (the last one `…` when cut)."""
     text = printable(text, one_line=True).strip()
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def fold_lines(text: str) -> str:
+    """`text` with each run of line breaks folded to one space (tabs kept); not yet `printable`."""
+    return _BREAK_RUNS.sub(" ", text)
+
+
+def escaped_lines(text: str) -> str:
+    """`text` printable on one line with every line break shown as an escape (`\\n`, `\\r`, `\\x0b`,
+    `\\u2028`...): a diagnostic keeps the exact text it quotes and still takes one line."""
+    return printable(text.replace("\n", "\\n").replace("\r", "\\r"))

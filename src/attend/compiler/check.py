@@ -123,14 +123,6 @@ def _github_escape(text: str, *, prop: bool = False) -> str:
     return text
 
 
-#: Characters str.splitlines() breaks on besides "\n": escaped so a diagnostic stays one line.
-_LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\n", "\\n").translate(_LINE_BREAKS)
-
-
 def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
     """The diagnostics in one of the output formats: `text`, `json` or `github`.
 
@@ -141,14 +133,18 @@ def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
         import json  # only for --format json
 
         return json.dumps([d.to_json() for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+    if not diagnostics:
+        return ""
+    from attend.text import escaped_lines  # each diagnostic one printable line, its breaks escaped
+
     lines = []
     for d in diagnostics:
         if fmt == "github":
             lines.append(f"::{d.severity} file={_github_escape(d.file, prop=True)},line={d.line},col={d.col},"
                          f"title={_github_escape(f'[{d.code}]', prop=True)}::{_github_escape(d.message)}")
         else:
-            lines.append(_one_line(str(d)))
-            lines.extend("    " + _one_line(line) for line in d.detail.split("\n") if d.detail)
+            lines.append(escaped_lines(str(d)))
+            lines.extend("    " + escaped_lines(line) for line in d.detail.split("\n") if d.detail)
     return "".join(line + "\n" for line in lines)
 
 

@@ -23,12 +23,11 @@ reader's own start (3.0) reaches that reader as the `low` line it is alone, not 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TextIO
 
-from attend.text import printable
+from attend.text import fold_lines, printable
 
 __all__ = [
     "HIGH_AT", "MEDIUM_AT", "collapse_identical", "format_line", "highest", "is_stdout_priority", "priorities",
@@ -39,9 +38,6 @@ __all__ = [
 HIGH_AT = 5.0
 #: Accumulated magnitude at or above which a disclosure is `medium`.
 MEDIUM_AT = 3.0
-
-_LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
-
 
 def priority(total: float) -> str:
     """The priority of a disclosure whose observations sum to `total`."""
@@ -133,7 +129,7 @@ def format_line(
     server = (meta or {}).get("server")
     if server:
         text = f"{text} (server={server}, key={key})" if key is not None else f"{text} (server={server})"
-    text = printable(_LINE_BREAKS.sub(" ", text).strip())
+    text = printable(fold_lines(text).strip())
     marker = "[test] " if test else ""
     return f"[attend sensor={sensor} priority={prio}] {marker}{text}"
 
