@@ -88,7 +88,7 @@ def _whoami(tmp_path, argv: list[str], timeout: float = 60) -> subprocess.Comple
     env = {k: v for k, v in os.environ.items() if k not in ("ATTEND_SESSION", "CLAUDE_CONFIG_DIR")}
     env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_STATE_HOME=str(tmp_path / "state"),
                XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_DATA_HOME=str(tmp_path / "data"))
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
+    return subprocess.run(argv, check=False, env=env, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
 
 
 def test_the_session_is_found_through_a_wrapper_process_between_claude_code_and_attend(tmp_path):

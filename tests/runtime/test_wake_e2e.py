@@ -51,3 +51,52 @@ def test_the_shipped_git_sensor_reports_a_branch_switch_before_its_interval(daem
     row = next(r for r in journal_rows(quiet_home) if r["description"] == "branch changed: main → feature")
     assert row["time"] - first < 30.0  # the shipped interval: only the wake could poll this early
     assert d.stop() == 0
+
+
+@pytest.mark.parametrize("pattern", ["/proc/**", "/"])
+def test_a_wake_on_that_cannot_be_watched_leaves_the_sensor_on_its_interval_and_says_so(
+    items_sensor, daemon, quiet_home, pattern
+) -> None:
+    # The user layer may watch anything; /proc (alone or under /) cannot be watched: permission errors.
+    items = items_sensor(interval="1s", min_interval="0.2s", wake_on=[pattern])
+    d = daemon()
+    wait_until(lambda: "cannot watch" in sensors_json(quiet_home)["items"]["wake_error"], what="the wake_error")
+    listed = quiet_home.attend("sensors")
+    assert "wake_on not watched: " in listed.stdout, listed.stdout
+    items.set([{"id": 1}])  # polled on its interval: the daemon runs on
+    assert d.wait_for(lambda ls: "[attend sensor=items priority=medium] new item 1" in ls, timeout=PATIENCE)
+    assert d.proc.poll() is None
+    assert d.stop() == 0
+    assert any("wake_on: cannot watch" in line for line in d.stderr), d.stderr
+
+
+def test_an_untrusted_checkout_linking_proc_with_a_project_wake_on_cannot_stop_the_daemon(
+    items_sensor, daemon, quiet_home
+) -> None:
+    (quiet_home.project / "link").symlink_to("/proc")
+    items = items_sensor(interval="1s", min_interval="0.2s")
+    quiet_home.write_project_sensor("items", 'spec: 1\nwake_on: ["link/**"]\n')  # no trust needed to tune
+    d = daemon()
+    _first_poll(quiet_home, "items")
+    items.set([{"id": 1}])
+    assert d.wait_for(lambda ls: "[attend sensor=items priority=medium] new item 1" in ls, timeout=PATIENCE)
+    wait_until(lambda: any("wake_on link/** not watched: outside the project" in line for line in d.stderr),
+               what="the refusal in the log")
+    assert d.proc.poll() is None
+    assert d.stop() == 0
+
+
+def test_a_project_wake_on_through_a_symlink_out_of_the_project_is_refused_like_dot_dot(
+    items_sensor, daemon, quiet_home, tmp_path
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (quiet_home.project / "escape").symlink_to(outside)
+    items_sensor(interval="1s", min_interval="0.2s")
+    quiet_home.write_project_sensor("items", 'spec: 1\nwake_on: ["escape/**", "../**"]\n')
+    d = daemon()
+    wait_until(lambda: sum("not watched: outside the project" in line for line in d.stderr) == 2,
+               what="both refusals in the log")
+    assert any("wake_on escape/** not watched" in line for line in d.stderr), d.stderr
+    assert sensors_json(quiet_home)["items"]["wake_error"] == ""
+    assert d.stop() == 0

@@ -118,3 +118,17 @@ def test_a_project_files_wake_on_outside_the_project_is_refused_and_logged_once(
     run = home.attend("explain", "feed")
     assert "    ../elsewhere.json  (file)  → not watched: outside the project" in run.stdout
     assert "    data/f.json  (file)  → watches " in run.stdout
+
+
+def test_a_project_pattern_through_a_symlink_out_of_the_project_is_outside(tmp_path) -> None:
+    from attend.runtime.watching.targets import inside_project, watch_target
+
+    project = tmp_path / "project"
+    (tmp_path / "outside").mkdir()
+    (project / "inner").mkdir(parents=True)
+    (project / "escape").symlink_to(tmp_path / "outside")
+    (project / "here").symlink_to(project / "inner")
+    assert not inside_project(watch_target("escape/**", project), project)
+    assert not inside_project(watch_target("escape/new/x.json", project), project)
+    assert inside_project(watch_target("here/**", project), project)
+    assert inside_project(watch_target("inner/*.json", project), project)

@@ -1,57 +1,151 @@
-"""Hot reload by polling: a change to a sensor folder or a config file calls back, and none is missed."""
+"""Hot reload through the one file watcher: a change to a sensor folder or a config file calls back, none is
+missed, and a change to anything else calls nobody (proven by the watcher's own count of bursts seen)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import trio
 
-from attend.runtime.watching.reload import WATCH_INTERVAL, snapshot, watch
+from attend.runtime.watching.reload import watch
+from attend.runtime.watching.targets import WatchTarget
+from attend.runtime.watching.watcher import Watcher
+
+#: Seconds a step may take on a busy machine before the test fails.
+PATIENCE = 20.0
 
 
-async def _watch_for(folder: Path, rounds: int, **kwargs) -> int:
-    calls = 0
+class Calls:
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = trio.Event()
 
-    async def changed() -> None:
-        nonlocal calls
-        calls += 1
+    async def __call__(self) -> None:
+        self.count += 1
+        self.changed.set()
 
-    with trio.move_on_after(WATCH_INTERVAL * rounds + WATCH_INTERVAL / 2):
-        await watch([folder], [], changed, **kwargs)
-    return calls
+    async def until(self, count: int) -> None:
+        with trio.fail_after(PATIENCE):
+            while self.count < count:
+                self.changed = trio.Event()
+                await self.changed.wait()
 
 
-async def test_an_unchanged_folder_never_calls_back(tmp_path: Path, autojump_clock) -> None:
+async def _seen(watcher: Watcher, bursts: int) -> None:
+    """Wait until the watcher has handled `bursts` bursts of changes (then let the waiters run)."""
+    with trio.fail_after(PATIENCE):
+        while watcher.bursts < bursts:
+            await trio.sleep(0.01)
+    await trio.testing.wait_all_tasks_blocked()
+
+
+async def test_added_changed_and_removed_files_each_call_back_and_other_files_do_not(tmp_path: Path) -> None:
+    calls = Calls()
+    async with trio.open_nursery() as nursery:
+        watcher = await nursery.start(watch, [tmp_path], [], calls)
+        (tmp_path / "b.yaml").write_text("spec: 1\n")
+        await calls.until(1)
+        (tmp_path / "b.yaml").write_text("spec: 1\nenabled: false\n")
+        await calls.until(2)
+        (tmp_path / "b.yaml").unlink()
+        await calls.until(3)
+        seen = watcher.bursts
+        (tmp_path / "notes.txt").write_text("not a sensor file")
+        await _seen(watcher, seen + 1)  # the watcher saw it ...
+        assert calls.count == 3  # ... and called nobody
+        (tmp_path / "c.yaml").write_text("spec: 1\n")
+        await calls.until(4)
+        nursery.cancel_scope.cancel()
+    assert calls.count == 4
+
+
+async def test_a_change_made_as_soon_as_the_watcher_has_started_is_not_missed(tmp_path: Path) -> None:
+    # The daemon loads after `started`: an edit made right after it (while the load runs) reloads again.
     (tmp_path / "a.yaml").write_text("spec: 1\n")
-    assert await _watch_for(tmp_path, rounds=5) == 0
+    calls = Calls()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watch, [tmp_path], [], calls)
+        (tmp_path / "a.yaml").write_text("spec: 1\ninterval: 5s\n")
+        await calls.until(1)
+        nursery.cancel_scope.cancel()
 
 
-async def test_a_change_made_after_the_last_load_but_before_the_watcher_ran_is_not_missed(
-    tmp_path: Path, autojump_clock
-) -> None:
-    (tmp_path / "a.yaml").write_text("spec: 1\n")
-    loaded = snapshot([tmp_path])
-    (tmp_path / "a.yaml").write_text("spec: 1\ninterval: 5s\n")  # edited while the load ran
-    assert await _watch_for(tmp_path, rounds=3, since=loaded) == 1
+async def test_a_sensor_folder_and_a_config_file_made_after_the_start_are_watched(tmp_path: Path) -> None:
+    folder = tmp_path / "config" / "attend" / "sensors.d"
+    config = tmp_path / "config" / "attend" / "config.yaml"
+    calls = Calls()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watch, [folder], [config], calls)
+        folder.mkdir(parents=True)
+        await calls.until(1)
+        count = calls.count
+        with trio.fail_after(PATIENCE):  # the new folder is watched once the watcher re-planned
+            n = 0
+            while calls.count == count:
+                n += 1
+                (folder / "x.yaml").write_text(f"spec: 1\n# {n}\n")
+                with trio.move_on_after(1.0):
+                    await calls.until(count + 1)
+        count = calls.count
+        config.write_text("sensors: {}\n")
+        await calls.until(count + 1)
+        nursery.cancel_scope.cancel()
 
 
-async def test_added_changed_and_removed_files_each_call_back_once(tmp_path: Path, autojump_clock) -> None:
-    calls = 0
+async def test_a_folder_that_cannot_be_watched_costs_only_the_names_that_need_it(tmp_path: Path) -> None:
+    # /proc cannot be watched recursively (permission errors deep inside); the other folder still wakes.
+    good = tmp_path / "good"
+    good.mkdir()
+    errors: dict[str, str] = {}
+    logged: list[str] = []
+    watcher = Watcher(logged.append, lambda name, error: errors.__setitem__(name, error), label="wake_on")
+    watcher.watch("proc", [WatchTarget("/proc/**", Path("/proc"), True, "/proc/**")])
+    watcher.watch("good", [WatchTarget(f"{good}/**", good, True, f"{good}/**")])
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watcher.run)
+        await watcher.watching()
+        assert errors.get("proc", "").startswith("/proc/**: cannot watch /proc: ")
+        assert errors.get("good", "") == ""
+        assert any("cannot watch /proc" in line for line in logged)
+        signal = watcher.signal("good")
+        with trio.fail_after(PATIENCE):
+            n = 0
+            while not signal.is_set():
+                n += 1
+                (good / "f").write_text(str(n))
+                with trio.move_on_after(1.0):
+                    await signal.wait()
+        nursery.cancel_scope.cancel()
 
-    async def changed() -> None:
-        nonlocal calls
-        calls += 1
+
+async def test_a_folder_deleted_and_made_again_every_50_ms_never_stops_the_watcher(tmp_path: Path) -> None:
+    churn = tmp_path / "churn"
+    stable = tmp_path / "stable"
+    stable.mkdir()
+    watcher = Watcher(lambda _line: None)
+    watcher.watch("churn", [WatchTarget(f"{churn}/**", churn, True, f"{churn}/**")])
+    watcher.watch("stable", [WatchTarget(f"{stable}/*", stable, False, f"{stable}/*")])
+
+    def flip() -> None:
+        if churn.is_dir():
+            shutil.rmtree(churn)
+        else:
+            (churn / "sub").mkdir(parents=True)
+            (churn / "sub" / "f").write_text("x")
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(watch, [tmp_path], [], changed)
-        await trio.sleep(WATCH_INTERVAL * 1.5)
-        (tmp_path / "b.yaml").write_text("spec: 1\n")
-        await trio.sleep(WATCH_INTERVAL * 2)
-        (tmp_path / "b.yaml").write_text("spec: 1\nenabled: false\n")
-        await trio.sleep(WATCH_INTERVAL * 2)
-        (tmp_path / "b.yaml").unlink()
-        await trio.sleep(WATCH_INTERVAL * 2)
-        (tmp_path / "notes.txt").write_text("not a sensor file")
-        await trio.sleep(WATCH_INTERVAL * 2)
+        await nursery.start(watcher.run)
+        for _ in range(60):  # 3 s of churn: the watcher re-plans, fails, retries, and never raises
+            flip()
+            await trio.sleep(0.05)
+        signal = watcher.signal("stable")
+        signal.clear()
+        with trio.fail_after(PATIENCE):  # and it still watches
+            n = 0
+            while not signal.is_set():
+                n += 1
+                (stable / "f").write_text(str(n))
+                with trio.move_on_after(1.0):
+                    await signal.wait()
         nursery.cancel_scope.cancel()
-    assert calls == 3

@@ -155,6 +155,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
             details.append(f"failed {row['failures']} polls in a row; polling every {row['interval']:g} s")
         if row["running_last_good"]:
             details.append("the daemon keeps running this sensor's last good version")
+        if row.get("wake_error") and row["daemon_running"]:
+            details.append(f"wake_on not watched: {row['wake_error']}")
         for shelf in row.get("shelves", ()):
             target = "shelved" if shelf["trigger"] is None else f"trigger {shelf['trigger']} shelved"
             details.append(f"{target} until {iso_time(shelf['until'])}" + (f": {shelf['reason']}" if shelf["reason"] else ""))

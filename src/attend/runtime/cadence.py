@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
-    from attend.runtime.watching.wake import WakeSignal
+    from attend.runtime.watching.watcher import WakeSignal
 
 __all__ = [
     "DECAY_FACTOR",

@@ -5,9 +5,10 @@ Decisions:
   another sensor, and a reload restarts only the sensors whose merged document changed.
 - One discloser task (pipeline.Discloser): engagement, governor, delivery and the printing of every
   journal entry still unprinted (crash recovery and `sensors fire` test lines from other processes).
-- One wake task (wake.py): a change to a path a sensor declares in `wake_on` (or its crate object
-  declares) polls it at once, no sooner than its `min_interval`; `interval` stays the fallback.
-- One watcher task (watch.py): a changed layer file or config file reloads the set. A sensor whose
+- One wake task (watching/wake.py): a change to a path a sensor declares in `wake_on` (or its crate
+  object declares) polls it at once, no sooner than its `min_interval`; `interval` stays the fallback,
+  and a pattern that cannot be watched is recorded in the sensor's status (`wake_error`).
+- One reload task (watching/reload.py): a changed layer file or config file reloads the set. A sensor whose
   file stops validating keeps its last good version running and records the error (`file_error`); a
   sensor that becomes `refused` (its project lost trust) stops at once, its running command killed.
 - On start the shipped files are projected read-only to `$XDG_DATA_HOME/agent-ways/attend/sensors/`.
@@ -55,7 +56,7 @@ from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.sessions.serve import STALE_TEST_FIRE, SessionPrinter
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
-from attend.runtime.watching.reload import snapshot, watch
+from attend.runtime.watching.reload import watch
 from attend.runtime.watching.wake import WakeHub
 from attend.text import printable_path
 
@@ -143,7 +144,7 @@ class Daemon:
         self._own_printer = printer is None
         self.printer = printer or SessionPrinter(self.store, None, stdout=stdout, stderr=stderr, clock=clock)
         self.discloser = Discloser(self.store, self._terms, printer=self.printer, clock=clock)
-        self.wakes = WakeHub(self.project_dir, self.env, self.log)
+        self.wakes = WakeHub(self.project_dir, self.env, self.log, on_error=self._record_wake_error)
         self._nursery: trio.Nursery | None = None
         self._mcp_started = False
 
@@ -240,6 +241,15 @@ class Daemon:
             self._stop(name)
         await self._start(RunningSensor(compiled, fingerprint))
 
+    def _record_wake_error(self, name: str, error: str) -> None:
+        """Store why sensor `name`'s wake_on is not watched ("" once it is), for `attend sensors`."""
+        if name not in self.running:
+            return  # stopped or removed: its status row is not this watcher's to make
+        try:
+            self.store.update_status(name, wake_error=error)
+        except Exception as exc:  # noqa: BLE001 - a locked store loses the note, never the daemon
+            self.log(f"sensor {name}: could not record its wake_on state: {reason(exc)}")
+
     async def _reload_logged(self) -> None:
         # A reload that fails (a store locked past its timeout, a bug) must not stop the sensors that run.
         try:
@@ -276,7 +286,8 @@ class Daemon:
         stale = {"state": "ok", "message": "", "state_source": POLL_STATE} if (
             status is not None and status.state_source == LOAD_STATE) else {}
         self.store.update_status(
-            compiled.name, lane=compiled.lane, lane_note=compiled.lane_note or "", file_error="", **stale
+            compiled.name, lane=compiled.lane, lane_note=compiled.lane_note or "", file_error="",
+            wake_error=self.wakes.errors.get(compiled.name, ""), **stale
         )
         # Say why only when the file's lane was not honoured; the shipped keepwarm exception keeps its
         # lane, and its note stays visible in `attend sensors` without a line at every start.
@@ -372,11 +383,10 @@ class Daemon:
                 await nursery.start(self.wakes.run)
                 folders = [self.paths.shipped, self.paths.user, self.paths.project]
                 files = [self.paths.config_file, self.paths.project_config_file]
-                # Taken before the first load: a file edited while it ran is reloaded, not missed.
-                loaded = snapshot(folders, files)
+                # Watching before the first load: a file edited while it ran is reloaded, not missed.
+                await nursery.start(partial(watch, folders, files, self._reload_logged, log=self.log))
                 await self.reload()
                 self.log(f"{len(self.running)} sensor(s) running for {printable_path(self.project_dir)}")
-                nursery.start_soon(partial(watch, folders, files, self._reload_logged, since=loaded))
                 task_status.started()
         finally:
             self._nursery = None

@@ -100,6 +100,7 @@ def sensor_row(
         "line_errors": [],
         "failures": 0,
         "running_last_good": False,
+        "wake_error": "",
     }
     if status is not None:
         row.update(
@@ -110,6 +111,7 @@ def sensor_row(
             next_poll=iso_time(status.next_poll) if sensor.enabled else None,
             line_errors=status.line_errors,
             failures=status.failures,
+            wake_error=status.wake_error,
         )
         if status.interval is not None:
             row["interval"] = status.interval
@@ -118,6 +120,7 @@ def sensor_row(
     if not runnable(sensor) or compile_error:
         row.update(state="invalid" if compile_error else sensor.status, message=compile_error or first_error(sensor))
         row["running_last_good"] = bool(status is not None and status.file_error)
+        row["wake_error"] = ""
         if not row["running_last_good"]:
             row["next_poll"] = None
     elif not sensor.enabled:
@@ -127,6 +130,7 @@ def sensor_row(
             state=DISABLED_STATE,
             message=f"enabled: false; turn it on with `attend settings set attend.sensors.{sensor.name}.enabled true`",
             next_poll=None,
+            wake_error="",
         )
     else:
         unprobed = probe_state(compiled, probe)
@@ -192,7 +196,7 @@ def _guarded_row(
                 "message": f"attend failed showing this sensor ({type(exc).__name__}: {exc}); this is a bug in "
                            "attend, please report it", "since": None, "last_poll": None, "next_poll": None,
                 "interval": None, "lane": "event", "lane_note": "", "overrides": [], "requires": [],
-                "line_errors": [], "failures": 0, "running_last_good": False}
+                "line_errors": [], "failures": 0, "running_last_good": False, "wake_error": ""}
 
 
 async def _poll_once(compiled: Any, ctx: Any) -> Any:

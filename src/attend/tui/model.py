@@ -14,8 +14,10 @@ Decisions:
 - Applying refuses a file whose bytes changed on disk since the tab first read it for an edit (someone
   else wrote it); that file's changes stay pending, the others are written.
 - The list refreshes from the store every couple of seconds (one query); sensor files are read again
-  only when a layer folder's listing, a file's size or its mtime changed.
-- No textual and no trio here: the app imports this module, and the CLI's lint path never does.
+  only when the file watcher (runtime/watching/watcher.py, the daemon's own, in a thread here) saw a
+  layer's `*.yaml` or config file change, or cannot watch them.
+- No textual here, and trio only in the file watcher's own thread (imported by the first `reload`): the app
+  imports this module, and the CLI's lint path never does.
 """
 
 from __future__ import annotations
@@ -165,36 +167,23 @@ class SensorsModel:
         #: Each (sensor, layer) file's bytes when the first pending change to it was made (None: no file).
         self._read: dict[tuple[str, str], bytes | None] = {}
         self._compiled: dict[str, tuple[Any, str]] = {}
-        self._fingerprint: tuple[Any, ...] | None = None
+        self._watcher: Any = None  # the BackgroundWatcher of the layer files, from the first reload
         self._shown: dict[str, Sensor] = {}
         self._store: Any = None
 
     # --- reading -----------------------------------------------------------------------------------
 
-    def _files_fingerprint(self) -> tuple[Any, ...]:
-        """The layer folders' listings with each file's size and mtime, and the config files'."""
-        out: list[Any] = []
-        for folder in (self.paths.shipped, self.paths.shipped_projection, self.paths.user, self.paths.project):
-            try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        st = entry.stat()
-                        out.append((entry.path, st.st_size, st.st_mtime_ns))
-            except OSError:
-                out.append((str(folder), None))
-        for path in (self.paths.config_file, self.paths.project_config_file):
-            try:
-                st = path.stat()
-                out.append((str(path), st.st_size, st.st_mtime_ns))
-            except OSError:
-                out.append((str(path), None))
-        return tuple(sorted(out, key=repr))
-
     def reload(self) -> None:
         """Read every layer again (as `attend sensors list` does) and compile each sensor once."""
         from attend.runtime.runnable import compiled_or_error, runnable
 
-        self._fingerprint = self._files_fingerprint()
+        if self._watcher is None:  # watching before the first read: no edit made after it is missed
+            from attend.runtime.watching.reload import reload_targets
+            from attend.runtime.watching.watcher import BackgroundWatcher
+
+            folders = (self.paths.shipped, self.paths.shipped_projection, self.paths.user, self.paths.project)
+            self._watcher = BackgroundWatcher(
+                reload_targets(folders, (self.paths.config_file, self.paths.project_config_file)))
         self.sensor_set = load_set(self.project_dir, self.env)
         self._compiled = {name: compiled_or_error(s) if runnable(s) else (None, "")
                           for name, s in self.sensor_set.sensors.items()}
@@ -203,7 +192,7 @@ class SensorsModel:
 
     def refresh(self) -> bool:
         """Reload when a sensor or config file changed on disk, then read the live state; True if reloaded."""
-        if self._fingerprint != self._files_fingerprint():
+        if self._watcher is None or self._watcher.changed():
             self.reload()
             return True
         self.refresh_state()
@@ -219,7 +208,10 @@ class SensorsModel:
         self.rows = sensor_rows(self.sensor_set, self._store, self.project_dir, self._compiled)
 
     def close(self) -> None:
-        """Close the store the refreshes read."""
+        """Stop watching the files and close the store the refreshes read."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
         if self._store is not None:
             self._store.close()
             self._store = None

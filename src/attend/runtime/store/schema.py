@@ -6,7 +6,8 @@ the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the 
 session was shown, and its cold start), created like every table by the idempotent statements of
 `SCHEMA`. Version 6 added `sensor_status.state_source` (`poll`, or `load` for a state the daemon
 recorded from the sensor's files and config: `invalid`, `refused`), added to an older table by
-`ALTER TABLE` (`_ADDED_COLUMNS`).
+`ALTER TABLE` (`_ADDED_COLUMNS`). Version 7 added `sensor_status.wake_error` (why the sensor's
+`wake_on` is not watched; the sensor polls on its interval meanwhile), added the same way.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "migrate"]
 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
 #: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table,
-#: version 5 no `sensor_status.state_source` column.
-SCHEMA_VERSION = 6
+#: version 5 no `sensor_status.state_source` column, version 6 no `sensor_status.wake_error` column.
+SCHEMA_VERSION = 7
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -48,6 +49,7 @@ CREATE TABLE IF NOT EXISTS sensor_status (
     file_error   TEXT NOT NULL DEFAULT '',
     updated      REAL,
     state_source TEXT NOT NULL DEFAULT 'poll',
+    wake_error   TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (scope, sensor)
 );
 CREATE TABLE IF NOT EXISTS pending (
@@ -138,7 +140,10 @@ SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_
 
 #: Columns added to a table after it was first created: (table, column, its definition), added to a
 #: database whose table lacks them (CREATE TABLE IF NOT EXISTS leaves an existing table as it is).
-_ADDED_COLUMNS = (("sensor_status", "state_source", "TEXT NOT NULL DEFAULT 'poll'"),)
+_ADDED_COLUMNS = (
+    ("sensor_status", "state_source", "TEXT NOT NULL DEFAULT 'poll'"),
+    ("sensor_status", "wake_error", "TEXT NOT NULL DEFAULT ''"),
+)
 
 #: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
 _V1_INDEXES = ("pending_sensor", "journal_unprinted", "journal_undrained")

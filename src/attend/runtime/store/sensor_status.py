@@ -40,6 +40,9 @@ class SensorStatus:
     #: and config when it loaded them: `invalid`, `refused`). A `load` state is only as current as
     #: that load: `attend sensors` reads the files again rather than trust it once no daemon runs.
     state_source: str = POLL_STATE
+    #: Why the sensor's `wake_on` is not watched ("" when it is, or when it has none): it polls on its
+    #: `interval` until the watch works again.
+    wake_error: str = ""
 
 
 _STATUS_COLUMNS = (
@@ -57,6 +60,7 @@ _STATUS_COLUMNS = (
     "fires",
     "file_error",
     "state_source",
+    "wake_error",
 )
 _JSON_STATUS_COLUMNS = frozenset({"line_errors", "fires"})
 
@@ -125,4 +129,5 @@ def _status_from_row(row: sqlite3.Row) -> SensorStatus:
         fires=json.loads(row["fires"]),
         file_error=row["file_error"],
         state_source=row["state_source"],
+        wake_error=row["wake_error"],
     )

@@ -1,50 +1,40 @@
-"""Hot reload by polling the layer folders (DESIGN.md, Layers: files are picked up within about a second).
+"""Hot reload: a change to a layer's sensor files or config file reloads them (DESIGN.md, Layers: files are
+picked up within about a second).
 
-Decision: no inotify dependency. Every `WATCH_INTERVAL` seconds the watcher takes a snapshot of the
-sensor folders and config files (path → (mtime_ns, size)) and calls back when it differs from the last
-one. A stat of a few hundred files costs well under a millisecond per round, and a poll works the same
-on every file system (including network mounts and editors that replace files by rename).
+Decisions:
+- Watched through the one file watcher (watcher.py): each layer folder flat, for `*.yaml` in it, and
+  each config file by name; a folder or file that does not exist yet is watched through its nearest
+  existing ancestor, so a `sensors.d` made later is picked up too.
+- The reload's watcher is its own (`Watcher`), not the sensors' `wake_on` one: re-planning the
+  sensors' watches never leaves a gap in which an edit to a sensor file goes unseen.
+- No edit is missed: `watch` reports `started` only once the folders are watched, so the caller's
+  first load, made after that, sees every earlier edit and the watcher every later one.
+- A folder that cannot be watched is logged once and tried again (watcher.py); the sensors keep
+  running on the files last loaded.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 import trio
 
-__all__ = ["WATCH_INTERVAL", "Snapshot", "snapshot", "watch"]
+from attend.runtime.watching.targets import WatchTarget, escape_glob
+from attend.runtime.watching.watcher import Watcher
 
-#: Seconds between two snapshots.
-WATCH_INTERVAL = 0.5
+__all__ = ["reload_targets", "watch"]
 
-#: path → (mtime in ns, size in bytes).
-Snapshot = dict[str, tuple[int, int]]
+#: The name the reload's targets are watched under.
+RELOAD = "reload"
 
 
-def snapshot(folders: Iterable[Path], files: Iterable[Path] = ()) -> Snapshot:
-    """The mtime and size of every `*.yaml` in `folders` (not recursive) and of each of `files`."""
-    out: Snapshot = {}
-    for folder in folders:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue  # a folder that does not exist (yet) has no files
-        for entry in entries:
-            if entry.name.endswith(".yaml"):
-                try:
-                    st = entry.stat()
-                except OSError:
-                    continue
-                out[entry.path] = (st.st_mtime_ns, st.st_size)
-    for file in files:
-        try:
-            st = os.stat(file)
-        except OSError:
-            continue
-        out[str(file)] = (st.st_mtime_ns, st.st_size)
-    return out
+def reload_targets(folders: Iterable[Path], files: Iterable[Path] = ()) -> list[WatchTarget]:
+    """The `*.yaml` files directly in each of `folders`, and each of `files`."""
+    targets = [WatchTarget(f"{folder}/*.yaml", Path(folder), False, escape_glob(str(folder)).rstrip("/") + "/*.yaml")
+               for folder in folders]
+    targets += [WatchTarget(str(file), Path(file).parent, False, escape_glob(str(file))) for file in files]
+    return targets
 
 
 async def watch(
@@ -52,19 +42,21 @@ async def watch(
     files: Iterable[Path],
     on_change: Callable[[], Awaitable[None]],
     *,
-    interval: float = WATCH_INTERVAL,
-    since: Snapshot | None = None,
+    log: Callable[[str], None] = lambda _line: None,
+    task_status: trio.TaskStatus[Watcher] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Call `on_change` whenever the snapshot of `folders` and `files` changes (runs until cancelled).
+    """Call `on_change` after each burst of changes to the `*.yaml` in `folders` or to `files` (until cancelled).
 
-    `since` is the snapshot the caller's last load saw. Taken before that load, it makes a change
-    made while the load ran (or before this task first ran) count, instead of becoming the baseline.
+    `task_status.started(watcher)` once they are watched: a load made after that misses no edit.
     """
-    folders, files = list(folders), list(files)
-    last = snapshot(folders, files) if since is None else since
-    while True:
-        await trio.sleep(interval)
-        current = snapshot(folders, files)
-        if current != last:
-            last = current
+    watcher = Watcher(log, label="hot reload")
+    watcher.watch(RELOAD, reload_targets(folders, files))
+    signal = watcher.signal(RELOAD)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watcher.run)
+        await watcher.watching()
+        task_status.started(watcher)
+        while True:
+            await signal.wait()
+            signal.clear()
             await on_change()

@@ -11,8 +11,9 @@ Pure decisions, apart from a few `stat`s; the watching itself is runtime/watchin
   never against the folder's other files: watching `data.json` ignores its neighbours.
 - A path that does not exist yet is watched through its nearest existing ancestor (flat); a change
   on the way to it re-plans the watches and wakes the sensor (a `git init`, a folder created later).
-- `wake_on` set by a project file watches only inside the project (`inside_project`): the project
-  layer tunes without trust, and a cloned repository must not make the daemon walk `~` or `/`.
+- `wake_on` set by a project file watches only inside the project (`inside_project`, symlinks
+  resolved): the project layer tunes without trust, and a cloned repository must not make the daemon
+  walk `~` or `/`, directly or through a symlink it ships.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["PROJECT_OUTSIDE", "WatchPlan", "WatchTarget", "inside_project", "plan_watches", "watch_target"]
+__all__ = ["PROJECT_OUTSIDE", "WatchPlan", "WatchTarget", "escape_glob", "inside_project", "plan_watches", "watch_target"]
 
 #: Why a project file's `wake_on` entry outside the project is not watched.
 PROJECT_OUTSIDE = ("outside the project: a project file's wake_on watches only the project (a checkout must "
@@ -67,20 +68,24 @@ def watch_target(pattern: str, project_dir: Path, *, home: str | None = None) ->
     if first_glob is None:
         path = prefix.joinpath(*parts)
         if path.is_dir():
-            return WatchTarget(pattern, path, True, _escape(str(path)) + "/**")
-        return WatchTarget(pattern, path.parent, False, _escape(str(path)))
+            return WatchTarget(pattern, path, True, escape_glob(str(path)) + "/**")
+        return WatchTarget(pattern, path.parent, False, escape_glob(str(path)))
     base = prefix.joinpath(*parts[:first_glob])
     rest = parts[first_glob:]
     recursive = len(rest) > 1 or "**" in rest[0]
-    return WatchTarget(pattern, base, recursive, _escape(str(base)).rstrip("/") + "/" + "/".join(rest))
+    return WatchTarget(pattern, base, recursive, escape_glob(str(base)).rstrip("/") + "/" + "/".join(rest))
 
 
 def inside_project(target: WatchTarget, project_dir: Path) -> bool:
-    """Whether `target` watches inside `project_dir` (what a project file's `wake_on` may do)."""
-    return target.base.is_relative_to(Path(os.path.normpath(project_dir)))
+    """Whether `target` watches inside `project_dir` (what a project file's `wake_on` may do).
+
+    Symlinks are resolved first, in the target and in the project: `escape/**` with `escape → /outside`
+    watches `/outside`, so it is refused like `../**`.
+    """
+    return Path(os.path.realpath(target.base)).is_relative_to(os.path.realpath(project_dir))
 
 
-def _escape(text: str) -> str:
+def escape_glob(text: str) -> str:
     """`text` as a glob that matches only itself."""
     return "".join(f"[{c}]" if c in _GLOB_CHARS else c for c in text)
 

@@ -1,0 +1,389 @@
+"""The one file watcher (DESIGN.md, Layout: one file watcher, watchfiles): hot reload, `wake_on` and the
+sensors tab all watch through `Watcher`.
+
+Decisions:
+- `watchfiles` (the Rust `notify` crate: inotify on Linux) does the watching; where inotify is
+  unavailable (no instances or watches left, a kernel without it) the same folders are watched by
+  watchfiles' polling (`force_polling`), every `POLL_DELAY_MS`.
+- Callers name what they watch (a sensor, the reload) and give `WatchTarget`s (targets.py decides
+  which folder, how deep, and the glob a change must match). One `Watcher` watches every name's
+  folders in at most two watchfiles watchers, one flat and one recursive: 200 sensors and 50 watched
+  paths cost two idle threads, not 250 (see benchmarks/bench_wake.py). watchfiles' default filter is
+  off, since it drops everything under `.git`.
+- A change sets the `WakeSignal` of every name whose glob it matches. A folder made or removed
+  between two plans sends no event: an idle watcher checks every `RECHECK_MS` that the planned
+  folders still are as planned, and plans again when not; the names a newly made folder concerns are
+  woken again once the new plan watches, so a file written in the gap is not missed.
+- Watching is an accelerator and never stops its caller: a watcher that cannot start or stops
+  working (a permission error deep in `/proc`, a folder replaced while it is walked, no watches
+  left) is split into one watcher per folder, so one bad folder costs only the names that need it.
+  Those names get an error (`errors`, reported through `on_error`: the daemon stores it in the
+  sensor's status and `attend sensors` shows it); the sensor keeps its `interval`. The failed
+  folders are tried again after `RETRY_DELAY`, doubled after each failure in a row up to `RETRY_LIMIT`.
+- `BackgroundWatcher` runs a `Watcher` in a thread of its own with its own trio loop, for callers
+  without trio (the sensors tab).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from attend.errors import reason
+from attend.runtime.watching.targets import WatchPlan, WatchTarget, plan_watches
+
+__all__ = [
+    "POLL_DELAY_MS",
+    "RECHECK_MS",
+    "WATCH_DEBOUNCE_MS",
+    "WATCH_STEP_MS",
+    "BackgroundWatcher",
+    "WakeSignal",
+    "WatchFailed",
+    "Watcher",
+    "open_watch",
+]
+
+#: How often (ms) the watcher thread looks for changes; a change wakes its names about this late.
+WATCH_STEP_MS = 50
+#: How often (ms) an idle watcher checks that its folders are still the ones it watches.
+RECHECK_MS = 2_000
+#: The longest (ms) a burst of changes is gathered before the names hear of it.
+WATCH_DEBOUNCE_MS = 200
+#: How often (ms) watchfiles' polling looks at the folders where inotify is unavailable.
+POLL_DELAY_MS = 300
+#: Seconds before a folder that could not be watched is tried again; doubled after each failure in a
+#: row, up to `RETRY_LIMIT`.
+RETRY_DELAY = 2.0
+RETRY_LIMIT = 300.0
+
+
+class WatchFailed(Exception):
+    """A watcher that could not start or stopped working; the message says why (one line)."""
+
+
+def open_watch(folders: Iterable[Path], *, recursive: bool) -> Any:
+    """A started watchfiles watcher over `folders`: inotify, or polling where inotify is unavailable.
+
+    Raises:
+        WatchFailed: a folder is missing or unreadable, or neither way can watch it.
+    """
+    from watchfiles._rust_notify import RustNotify
+
+    paths = [str(f) for f in folders]
+    try:
+        try:
+            return RustNotify(paths, False, False, POLL_DELAY_MS, recursive, False)
+        except (FileNotFoundError, PermissionError, NotADirectoryError):
+            raise
+        except (OSError, RuntimeError):  # inotify itself is unavailable: the same folders, polled
+            return RustNotify(paths, False, True, POLL_DELAY_MS, recursive, False)
+    except Exception as exc:  # noqa: BLE001 - watchfiles raises OSError or its RuntimeError; any is "not watching"
+        raise WatchFailed(reason(exc)) from None
+
+
+async def _watch_folders(
+    folders: list[Path], recursive: bool, on_changes: Callable[[set[str] | None], None],
+    started: Callable[[], None],
+) -> None:
+    """Watch `folders` until cancelled: `on_changes(paths)` for each burst, `on_changes(None)` when idle
+    for `RECHECK_MS`. `started()` once watching.
+
+    Raises:
+        WatchFailed: the watcher could not start or stopped working.
+    """
+    stop = threading.Event()
+    try:
+        # Starting walks the folders (a recursive watch adds one inotify watch per folder): a thread.
+        notify = await trio.to_thread.run_sync(partial(open_watch, folders, recursive=recursive),
+                                               abandon_on_cancel=True)
+        started()
+        while True:
+            # The thread waits at most one step after `stop` is set, so a cancellation abandons it
+            # and it ends on its own (the watcher is closed when it is collected).
+            try:
+                result = await trio.to_thread.run_sync(
+                    notify.watch, WATCH_DEBOUNCE_MS, WATCH_STEP_MS, RECHECK_MS, stop, abandon_on_cancel=True)
+            except Exception as exc:  # noqa: BLE001 - watchfiles' errors while watching: "not watching"
+                raise WatchFailed(reason(exc)) from None
+            if isinstance(result, set):
+                on_changes({path for _, path in result})
+            else:
+                on_changes(None)
+    finally:
+        stop.set()
+
+
+class WakeSignal:
+    """A name's "something it watches changed" flag, set by the watcher and read by its waiter."""
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+
+    def set(self) -> None:
+        """Mark a change."""
+        self._event.set()
+
+    def clear(self) -> None:
+        """Forget the changes seen so far (called as a poll or reload starts: it sees them)."""
+        if self._event.is_set():
+            self._event = trio.Event()
+
+    def is_set(self) -> bool:
+        """True when a change came after the last `clear`."""
+        return self._event.is_set()
+
+    async def wait(self) -> None:
+        """Return once a change came after the last `clear` (at once if one already did)."""
+        await self._event.wait()
+
+
+class Watcher:
+    """Watches the targets of every name; a change sets the names' `WakeSignal`s (see the module docstring).
+
+    Args:
+        log: one line of the caller's log (each distinct failure is logged once).
+        on_error: called with (name, error) when a name's watch fails, and (name, "") when it works again.
+        label: what the log lines start with (`wake_on`, `hot reload`).
+    """
+
+    def __init__(self, log: Callable[[str], None], on_error: Callable[[str, str], None] | None = None,
+                 *, label: str = "watch") -> None:
+        self.log = log
+        self.label = label
+        self.on_error = on_error
+        self.signals: dict[str, WakeSignal] = {}
+        #: name → why its watch does not work (absent: it works, or it watches nothing)
+        self.errors: dict[str, str] = {}
+        #: Bursts of changes handled so far (a test waits for it to prove a change woke nobody).
+        self.bursts = 0
+        self.plan = WatchPlan()
+        self._targets: dict[str, tuple[WatchTarget, ...]] = {}
+        self._changed = trio.Event()
+        self._ready = trio.Event()
+        self._ready.set()  # no plan yet: nothing to wait for
+        self._logged: set[str] = set()
+        self._failures: dict[tuple[tuple[Path, ...], bool], int] = {}
+        self._rewake: set[str] = set()
+
+    def signal(self, name: str) -> WakeSignal:
+        """The signal of `name` (made on first use)."""
+        return self.signals.setdefault(name, WakeSignal())
+
+    def watch(self, name: str, targets: Iterable[WatchTarget]) -> None:
+        """Set what `name` watches (no change, no re-plan); no targets stops watching for it."""
+        targets = tuple(dict.fromkeys(targets))
+        if self._targets.get(name, ()) == targets:
+            return
+        if targets:
+            self._targets[name] = targets
+        else:
+            self._targets.pop(name, None)
+            self._set_error(name, "")
+        self._changed.set()
+
+    async def watching(self) -> None:
+        """Return once every watcher of the current plan has started (or failed)."""
+        while True:
+            ready = self._ready
+            await ready.wait()
+            if ready is self._ready and not self._changed.is_set():
+                return
+            await trio.sleep(0.01)  # a re-plan is on its way: wait for its watchers
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Watch until cancelled, planning again whenever the targets or the folders change."""
+        task_status.started()
+        while True:
+            self._changed = trio.Event()
+            done, self._ready = self._ready, trio.Event()
+            done.set()  # a `watching()` of an earlier plan looks at this one
+            self.plan = plan = plan_watches(self._targets)
+            groups = [(sorted(folders), recursive) for folders, recursive in ((plan.flat, False), (plan.recursive, True))
+                      if folders]
+            status: dict[tuple[Path, bool], str | None] = {}
+            pending = [len(groups)]
+            async with trio.open_nursery() as nursery:
+                for folders, recursive in groups:
+                    nursery.start_soon(self._run_group, nursery, plan, folders, recursive, status, pending)
+                if not groups:
+                    self._plan_ready(plan, status)
+                await self._changed.wait()
+                nursery.cancel_scope.cancel()
+
+    async def _run_group(
+        self, nursery: trio.Nursery, plan: WatchPlan, folders: list[Path], recursive: bool,
+        status: dict[tuple[Path, bool], str | None], pending: list[int],
+    ) -> None:
+        """Watch one group of folders; a group that fails is split into one watcher per folder."""
+
+        key = (tuple(folders), recursive)
+        counted = False
+
+        def settle() -> None:
+            nonlocal counted
+            if not counted:
+                counted = True
+                pending[0] -= 1
+            self._update_errors(plan, status)
+            if pending[0] <= 0:
+                self._plan_ready(plan, status)
+
+        def started() -> None:
+            self._failures.pop(key, None)
+            for folder in folders:
+                status[(folder, recursive)] = None
+            settle()
+
+        def on_changes(changed: set[str] | None) -> None:
+            if changed is None:
+                self._recheck(plan)
+            else:
+                self.bursts += 1
+                self._dispatch(plan, changed)
+
+        try:
+            await _watch_folders(folders, recursive, on_changes, started)
+        except WatchFailed as exc:
+            if len(folders) > 1 and all((f, recursive) not in status for f in folders):
+                pending[0] += len(folders) - 1  # this group's place is taken by one watcher per folder
+                for folder in folders:
+                    nursery.start_soon(self._run_group, nursery, plan, [folder], recursive, status, pending)
+                return
+            for folder in folders:
+                status[(folder, recursive)] = f"cannot watch {folder}: {exc}"
+            message = f"{self.label}: cannot watch {', '.join(map(str, folders))}: {exc}; trying again later"
+            if message not in self._logged:
+                self._logged.add(message)
+                self.log(message)
+            settle()
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        await trio.sleep(min(RETRY_DELAY * 2 ** (failures - 1), RETRY_LIMIT))
+        self._changed.set()  # plan again: the folders that failed may be watchable (or gone) now
+
+    def _plan_ready(self, plan: WatchPlan, status: dict[tuple[Path, bool], str | None]) -> None:
+        self._update_errors(plan, status)
+        for name in self._rewake:
+            self.signal(name).set()
+        self._rewake.clear()
+        self._ready.set()
+
+    def _update_errors(self, plan: WatchPlan, status: dict[tuple[Path, bool], str | None]) -> None:
+        for name, targets in plan.targets.items():
+            errors = []
+            for target in targets:
+                folder = plan.missing.get(target.base, target.base)
+                for (watched, recursive), error in status.items():
+                    if error and (folder == watched or (recursive and folder.is_relative_to(watched))):
+                        errors.append(f"{target.pattern}: {error}")
+            if errors:
+                self._set_error(name, "; ".join(dict.fromkeys(errors)) + "; polling on interval, retrying")
+            elif all(any(folder == w or (r and folder.is_relative_to(w)) for (w, r) in status)
+                     for folder in (plan.missing.get(t.base, t.base) for t in targets)):
+                self._set_error(name, "")
+
+    def _set_error(self, name: str, error: str) -> None:
+        if self.errors.get(name, "") == error:
+            return
+        if error:
+            self.errors[name] = error
+        else:
+            self.errors.pop(name, None)
+        if self.on_error is not None:
+            self.on_error(name, error)
+
+    def _recheck(self, plan: WatchPlan) -> None:
+        """Plan again when the folders no longer are what the plan found: a missing base that exists
+        now (its names are woken now and once the new plan watches), or a watched folder that is gone."""
+        appeared = [base for base in plan.missing if base.is_dir()]
+        gone = [folder for folder in plan.flat | plan.recursive if not folder.is_dir()]
+        if not appeared and not gone:
+            return
+        for name, targets in plan.targets.items():
+            if any(t.base in appeared for t in targets):
+                self.signal(name).set()
+                self._rewake.add(name)
+        self._changed.set()
+
+    def _dispatch(self, plan: WatchPlan, changed: set[str]) -> None:
+        woken, replan = plan.woken(changed)
+        for name in woken:
+            signal = self.signals.get(name)
+            if signal is not None:
+                signal.set()
+        if replan:
+            self._rewake |= woken
+        # A watched folder itself changed (deleted, replaced by a rename): inotify has dropped its
+        # watch, so plan again, which watches the new folder or the nearest one still there.
+        watched = {str(folder) for folder in plan.flat | plan.recursive}
+        if replan or not watched.isdisjoint(os.path.normpath(p) for p in changed):
+            self._changed.set()
+
+
+class BackgroundWatcher:
+    """A `Watcher` of one set of targets in a thread with its own trio loop (for the sensors tab).
+
+    `changed()` says whether anything changed since it was last asked; while the watch does not
+    work it says True every time (the caller falls back to reading everything on its own interval).
+    """
+
+    #: The name the targets are watched under.
+    NAME = "files"
+
+    def __init__(self, targets: Iterable[WatchTarget], *, ready_timeout: float = 10.0) -> None:
+        self._targets = tuple(targets)
+        self._lock = threading.Lock()
+        self._dirty = False
+        self._failed = False
+        self._ready = threading.Event()
+        self._token: Any = None
+        self._scope: trio.CancelScope | None = None
+        self._thread = threading.Thread(target=self._main, name="attend-watcher", daemon=True)
+        self._thread.start()
+        self._ready.wait(ready_timeout)  # changes made after this returns are seen
+
+    def _main(self) -> None:
+        try:
+            trio.run(self._watch)
+        except Exception:  # noqa: BLE001 - a watcher that died: the caller reads everything every time
+            self._failed = True
+        finally:
+            self._ready.set()
+
+    async def _watch(self) -> None:
+        watcher = Watcher(lambda _line: None)
+        watcher.watch(self.NAME, self._targets)
+        signal = watcher.signal(self.NAME)
+        self._token = trio.lowlevel.current_trio_token()
+        with trio.CancelScope() as self._scope:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(watcher.run)
+                await watcher.watching()
+                self._ready.set()
+                while True:
+                    await signal.wait()
+                    signal.clear()
+                    with self._lock:
+                        self._dirty = True
+                        self._failed = bool(watcher.errors)
+
+    def changed(self) -> bool:
+        """True when a watched file changed since the last call (or the watch does not work)."""
+        with self._lock:
+            dirty, self._dirty = self._dirty, False
+            return dirty or self._failed or not self._thread.is_alive()
+
+    def close(self) -> None:
+        """Stop watching (the thread ends within a step)."""
+        if self._token is not None and self._scope is not None:
+            try:
+                trio.from_thread.run_sync(self._scope.cancel, trio_token=self._token)
+            except trio.RunFinishedError:
+                pass
+        self._thread.join(timeout=5)
