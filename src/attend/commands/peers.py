@@ -160,7 +160,8 @@ def inbox(args: Any) -> int:
 
 def list_sessions(args: Any) -> int:
     """The live sessions: session, project, status (working/waiting from the transcript's age), context use, pid."""
-    from attend.peers.presence import TranscriptReader, presence_settings
+    from attend.peers.presence import TranscriptReader
+    from attend.sensors.peers import presence_settings
 
     mailbox = Mailbox(peers_dir())
     live = mailbox.presences()

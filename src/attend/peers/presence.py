@@ -14,14 +14,13 @@ Decision: both are computed when read, not written into the heartbeat. The heart
 `attend run`, every 5 s) would otherwise read its transcript all the time for nobody, and a heartbeat
 up to 5 s old would lag the transcript it reports. The three settings are the peers sensor's `crate:`
 block (the shipped ``sensors.d/peers.yaml`` holds the defaults: 60 s, 200,000 tokens,
-``~/.claude/projects``), read merged over its layers, so one setting
+``~/.claude/projects``), read merged over its layers (`attend.sensors.peers.presence_settings`: the
+crate block is the sensor's to parse; peers never imports sensors), so one setting
 (`attend settings set attend.sensors.peers.crate.working_within 2m`) changes the sensor and the listing.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,10 +28,9 @@ from typing import Any
 from attend.peers.identity import PRESENCE_SENSOR, SESSION_ID_RE
 from attend.peers.mailbox import Presence
 from attend.peers.transcript import TAIL_BYTES, read_samples, session_transcript
-from attend.sensors.base import SensorConfigError, expand_home, require, require_seconds
 
 __all__ = ["CONTEXT_TAIL", "PRESENCE_SENSOR", "UNKNOWN", "PresenceSettings", "SessionState", "TranscriptReader",
-           "presence_settings", "status_of"]
+           "status_of"]
 
 #: The sensor whose crate block holds the presence settings, and whose lines about a session are not
 #: printed on that session's own Monitor stream (runtime/sessions/serve.py).
@@ -52,33 +50,6 @@ class PresenceSettings:
     projects_dir: Path
     window: int
     working_within: float
-
-    @classmethod
-    def from_crate(cls, config: Mapping[str, Any]) -> PresenceSettings:
-        """The settings of a peers crate block.
-
-        Raises:
-            SensorConfigError: a field is missing or of the wrong type.
-        """
-        window = require(config, "window", int)
-        if window <= 0:
-            raise SensorConfigError("`window` must be a positive number of tokens")
-        return cls(expand_home(require(config, "projects_dir", str)), window,
-                   require_seconds(config, "working_within"))
-
-
-def presence_settings(project_dir: Path | str, env: Mapping[str, str] | None = None) -> PresenceSettings:
-    """The peers sensor's crate block merged over its layers; the shipped file's when the merged one is unusable."""
-    from attend.spec import layer_paths, load_paths, read_sensor_file
-
-    env = os.environ if env is None else env
-    shipped = layer_paths(project_dir, env).shipped / f"{PRESENCE_SENSOR}.yaml"
-    try:
-        sensor = load_paths([shipped], project_dir, env).sensors[PRESENCE_SENSOR]
-        return PresenceSettings.from_crate(sensor.data.get("crate") or {})
-    except (KeyError, SensorConfigError, OSError):
-        data = read_sensor_file(shipped, "shipped").data or {}
-        return PresenceSettings.from_crate(data.get("crate") or {})
 
 
 def status_of(mtime: float | None, now: float, working_within: float) -> str:

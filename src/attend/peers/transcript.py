@@ -17,10 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from attend.sensors.base import SensorUnavailable
-
 __all__ = [
     "TAIL_BYTES",
+    "NoTranscript",
     "Transcript",
     "UsageSample",
     "context_tokens",
@@ -37,6 +36,10 @@ TAIL_BYTES = 2 << 20
 
 #: The usage fields that together are the context a turn held.
 USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+class NoTranscript(LookupError):
+    """The project has no Claude Code transcript (the sensors that read one report `unavailable`)."""
 
 
 def project_folder_name(project: Path) -> str:
@@ -64,16 +67,16 @@ def newest_transcript(projects_dir: Path, project: Path) -> Transcript:
     """The most recently written transcript of `project`.
 
     Raises:
-        SensorUnavailable: the project has no transcript folder or no transcript in it.
+        NoTranscript: the project has no transcript folder or no transcript in it.
     """
     folders = [projects_dir / name for name in project_folder_candidates(project)]
     folder = next((f for f in folders if f.is_dir()), folders[0])
     try:
         files = [(entry.stat().st_mtime, Path(entry.path)) for entry in _scan(folder) if entry.name.endswith(".jsonl")]
     except OSError as exc:
-        raise SensorUnavailable(f"no Claude Code transcripts at {folder}: {exc.strerror}") from exc
+        raise NoTranscript(f"no Claude Code transcripts at {folder}: {exc.strerror}") from exc
     if not files:
-        raise SensorUnavailable(f"no Claude Code transcript in {folder}")
+        raise NoTranscript(f"no Claude Code transcript in {folder}")
     mtime, path = max(files)
     return Transcript(path=path, session=path.stem, mtime=mtime)
 

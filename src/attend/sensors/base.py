@@ -66,11 +66,22 @@ def focus_from_env(cwd: Path, env: Mapping[str, str]) -> Focus:
     return Focus(cwd=Path(cwd), description=env.get(FOCUS_DESCRIPTION_VAR, "").strip(), keywords=keywords)
 
 
-class SensorUnavailable(Exception):  # noqa: N818 - a state, not a programming error
+class SensorUnavailable(Exception):
     """The sensor's upstream is not there (no repository, no transcript, no /proc).
 
     The crate kind records the message as the sensor's `unavailable` state; nothing fires.
     """
+
+
+def newest_transcript(projects_dir: Path, project: str | Path) -> Any:
+    """`peers.transcript.newest_transcript` for a sensor: no transcript is `SensorUnavailable`."""
+    from attend.peers.transcript import NoTranscript
+    from attend.peers.transcript import newest_transcript as newest
+
+    try:
+        return newest(projects_dir, project)
+    except NoTranscript as exc:
+        raise SensorUnavailable(str(exc)) from None
 
 
 class SensorConfigError(ValueError):

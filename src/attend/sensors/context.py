@@ -22,12 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attend.peers.transcript import UsageSample, newest_transcript, read_samples
+from attend.peers.transcript import UsageSample, read_samples
 from attend.sensors.base import (
     Focus,
     SensorConfigError,
     SensorUnavailable,
     expand_home,
+    newest_transcript,
     require,
     require_seconds,
 )

@@ -21,10 +21,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from attend.peers.transcript import newest_transcript, read_samples
+from attend.peers.transcript import read_samples
 from attend.sensors.base import (
     Focus,
     expand_home,
+    newest_transcript,
     require,
     require_seconds,
 )

@@ -31,10 +31,49 @@ from pathlib import Path
 from typing import Any
 
 from attend.peers.mailbox import Mailbox, peers_dir
-from attend.peers.presence import UNKNOWN, PresenceSettings, TranscriptReader
-from attend.sensors.base import Focus
+from attend.peers.presence import (
+    PRESENCE_SENSOR,
+    UNKNOWN,
+    PresenceSettings,
+    TranscriptReader,
+)
+from attend.sensors.base import (
+    Focus,
+    SensorConfigError,
+    expand_home,
+    require,
+    require_seconds,
+)
 
-__all__ = ["PeersSensor"]
+__all__ = ["PeersSensor", "presence_settings", "settings_from_crate"]
+
+
+def settings_from_crate(config: Mapping[str, Any]) -> PresenceSettings:
+    """The presence settings of a peers crate block.
+
+    Raises:
+        SensorConfigError: a field is missing or of the wrong type.
+    """
+    window = require(config, "window", int)
+    if window <= 0:
+        raise SensorConfigError("`window` must be a positive number of tokens")
+    return PresenceSettings(expand_home(require(config, "projects_dir", str)), window,
+                            require_seconds(config, "working_within"))
+
+
+def presence_settings(project_dir: Path | str, env: Mapping[str, str] | None = None) -> PresenceSettings:
+    """The peers sensor's crate block merged over its layers; the shipped file's when the merged one is unusable
+    (what `attend peers list` reads, so one setting changes the sensor and the listing)."""
+    from attend.spec import layer_paths, load_paths, read_sensor_file
+
+    env = os.environ if env is None else env
+    shipped = layer_paths(project_dir, env).shipped / f"{PRESENCE_SENSOR}.yaml"
+    try:
+        sensor = load_paths([shipped], project_dir, env).sensors[PRESENCE_SENSOR]
+        return settings_from_crate(sensor.data.get("crate") or {})
+    except (KeyError, SensorConfigError, OSError):
+        data = read_sensor_file(shipped, "shipped").data or {}
+        return settings_from_crate(data.get("crate") or {})
 
 
 class PeersSensor:
@@ -47,7 +86,7 @@ class PeersSensor:
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.settings = PresenceSettings.from_crate(config)
+        self.settings = settings_from_crate(config)
         self.reader = TranscriptReader(self.settings)
         self._skipped: list[str] = []
 
