@@ -104,6 +104,10 @@ class _Parser(argparse.ArgumentParser):
         super().exit(status, message)
 
 
+#: The help of every `--json` flag.
+JSON_HELP = "print JSON instead of text (the same content, for scripts)"
+
+
 def _project_parent() -> argparse.ArgumentParser:
     parent = _Parser(add_help=False)
     parent.add_argument(
@@ -175,12 +179,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("explain", parents=[common], help="a merged sensor with provenance and compiled plans")
     p.add_argument("target", metavar="NAME[/TRIGGER]")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.explain:main")
 
     p = sub.add_parser("test", parents=[common], help="run sensor test files")
     p.add_argument("paths", nargs="*", metavar="PATH", help="test files or folders (default: every layer)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.test:main")
 
     _add_sensors(sub, common)
@@ -196,7 +200,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_peers(sub, common)
 
     p = sub.add_parser("doctor", parents=[common], help="what a working setup needs, one line per check with its fix")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.doctor:main")
 
     p = sub.add_parser("tui", parents=[common], help="the sensors tab: list, toggle, edit, preview and apply")
@@ -256,41 +260,41 @@ def _add_peers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     q = add("inbox", "the messages this session receives (newest 20), or one in full")
     q.add_argument("id", nargs="?", metavar="ID")
     q.add_argument("--all", action="store_true", help="every message, not only the newest 20")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q = add("list", "the live sessions on this machine")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q = add("whoami", "this process's session and project")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q = add("join", "join a channel")
     q.add_argument("name", metavar="NAME")
     q = add("leave", "leave a channel")
     q.add_argument("name", metavar="NAME")
     q = add("channels", "the channels and their members")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
 def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     from attend.spec.schema import HISTORY_KEPT
 
     p = sub.add_parser("sensors", parents=[common], help="list, poll, probe, fire and manage sensors")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.sensors:sensors_list")
     s = p.add_subparsers(dest="sensors_command", metavar="ACTION")
 
     q = s.add_parser("list", parents=[common], help="every sensor with its live state")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_list")
 
     q = s.add_parser("poll", parents=[common], help="one real poll and each trigger's verdict")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--dry-run", action="store_true", help="stop before delivery; store nothing")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_poll")
 
     q = s.add_parser("probe", parents=[common], help="the MCP read-only probe; writes the probe record")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--confirm", action="store_true", help="record the operator's confirmation without a prompt")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_probe")
 
     q = s.add_parser("fire", parents=[common], help="a synthetic result through the real evaluation and delivery")
@@ -298,14 +302,14 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.add_argument("--input", metavar="FILE|-", help="the poll result (JSON or YAML); - reads standard input")
     q.add_argument("--dry-run", action="store_true", help="stop before delivery")
     q.add_argument("--commit", action="store_true", help="store the resulting trigger state")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_fire")
 
     q = s.add_parser("shelve", parents=[common], help="hold a sensor's (or trigger's) notifications for a while")
     q.add_argument("target", metavar="NAME[/TRIGGER]")
     q.add_argument("--for", dest="duration", metavar="DURATION", required=True, help="how long: 30m, 2h, 3600")
     q.add_argument("--reason", metavar="TEXT", help="why, shown with the shelf")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_shelve")
 
     q = s.add_parser("unshelve", parents=[common], help="take a shelf down")
@@ -317,7 +321,7 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.add_argument("--trigger", metavar="T", help="only this trigger")
     q.add_argument("--limit", metavar="N", type=int, default=HISTORY_KEPT,
                    help=f"how many polls, newest first (default {HISTORY_KEPT}, all that are kept)")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_history")
 
     q = s.add_parser("copy", parents=[common], help="copy a sensor to a new name")
@@ -362,7 +366,7 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
                            help="read VALUE as YAML even for a string key (which otherwise takes it as typed)")
         if action in ("set", "unset", "add", "remove"):
             _add_layer(q)
-        q.add_argument("--json", action="store_true")
+        q.add_argument("--json", action="store_true", help=JSON_HELP)
         q.set_defaults(handler=f"attend.commands.settings:{action}")
 
 

@@ -118,7 +118,7 @@ def test_doctor_fails_when_an_enabled_command_sensor_s_program_is_not_on_path(ho
     code, checks = doctor(home)
     assert code == 1
     assert checks["commands"]["message"] == "not on PATH: ghost needs `no-such-program-xyz`"
-    assert "attend.sensors.NAME.enabled false" in checks["commands"]["fix"]
+    assert "attend.sensors.ghost.enabled false" in checks["commands"]["fix"]
 
 
 def test_doctor_fails_when_an_enabled_mcp_sensor_s_server_does_not_resolve(home):

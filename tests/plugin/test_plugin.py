@@ -105,6 +105,15 @@ def test_the_launcher_refuses_a_python_older_than_3_11_in_one_line(tmp_path):
     assert not (tmp_path / "data" / "venv").exists()
 
 
+def test_the_launcher_names_an_attend_python_that_does_not_exist(tmp_path):
+    root = launcher_root(tmp_path, 'version = "0.1.0"\n')
+    missing = tmp_path / "no-such-python"
+    done = run_launcher(root, tmp_path, ATTEND_PYTHON=str(missing))
+    assert done.returncode == 1
+    assert done.stderr == (f"attend: attend needs Python 3.11 or newer (ATTEND_PYTHON={missing} is not found); "
+                           "install one, or set ATTEND_PYTHON to it\n")
+
+
 def test_the_launcher_reports_a_failed_install_in_one_line_and_keeps_no_half_built_venv(tmp_path):
     root = launcher_root(tmp_path, 'version = "0.1.0"\n[project\n')  # pip cannot read this pyproject.toml
     done = run_launcher(root, tmp_path)

@@ -198,7 +198,8 @@ def _program_found(program: str, cwd: Path, path: str | None) -> bool:
 
 def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
     sensors = _enabled(sensor_set, "command")
-    missing = []
+    missing: list[str] = []
+    off: list[str] = []
     for sensor in sensors:
         command = sensor.data.get("command") or {}
         argv = command.get("argv") or []
@@ -207,9 +208,10 @@ def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -
         path = {**env, **(command.get("env") or {})}.get("PATH")
         if not _program_found(str(argv[0]), project_dir / str(command.get("cwd") or "."), path):
             missing.append(f"{sensor.name} needs `{argv[0]}`")
+            off.append(f"`attend settings set attend.sensors.{sensor.name}.enabled false`")
     if missing:
         return Check("commands", "fail", f"not on PATH: {_names(missing)}",
-                     "install the program, or turn the sensor off: `attend settings set attend.sensors.NAME.enabled false`")
+                     f"install the program, or turn the sensor off: {_names(off)}")
     return Check("commands", "ok", f"the programs of all {len(sensors)} enabled command sensors are on PATH")
 
 

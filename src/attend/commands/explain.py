@@ -317,12 +317,12 @@ def main(args: Any) -> int:
     sensor = sset.sensors.get(name)
     if sensor is None:
         known = ", ".join(sorted(sset.sensors)) or "none"
-        print(f"attend explain: no sensor named {name!r} (known: {known})", file=sys.stderr)
+        print(f"attend: no sensor named {name!r} (known: {known})", file=sys.stderr)
         return EXIT_USAGE
     triggers = sensor.data.get("triggers") or {}
     if trigger and trigger not in triggers:
         known = ", ".join(triggers) or "none"
-        print(f"attend explain: sensor {name!r} has no trigger {trigger!r} (triggers: {known})", file=sys.stderr)
+        print(f"attend: sensor {name!r} has no trigger {trigger!r} (triggers: {known})", file=sys.stderr)
         return EXIT_USAGE
     data = explain_data(sensor, trigger or None, project_dir=Path(args.project_dir))
     if args.json:

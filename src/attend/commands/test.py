@@ -27,6 +27,8 @@ def _discover(targets: list[str], project_dir: Path) -> tuple[list[Path], list[D
             files.extend(sorted(target.rglob(f"*{TEST_SUFFIX}")))
         elif target.is_file():
             files.append(target)
+        elif target.exists():
+            problems.append(Diagnostic(str(target), 1, 1, "test-file", "not a regular file or a folder"))
         else:
             problems.append(Diagnostic(str(target), 1, 1, "test-file", "no such test file or folder"))
     return files, problems
@@ -48,7 +50,7 @@ def _print_text(results: list[TestFileResult], problems: list[Diagnostic]) -> No
                     print("    " + d.detail.replace("\n", "\n    "))
             continue
         if r.ok:
-            print(f"PASS  {r.file} ({r.sensor}, {len(r.polls)} polls)")
+            print(f"PASS  {r.file} ({r.sensor}, {len(r.polls)} poll{'s' if len(r.polls) != 1 else ''})")
             continue
         print(f"FAIL  {r.file} ({r.sensor})")
         if len(r.layers) > 1:  # an override changes what the test sees: say which files were merged

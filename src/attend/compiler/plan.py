@@ -25,6 +25,10 @@ TRANSITION_RULES: dict[str, str] = {
     "enters": "where holds now and did not in the previous poll (a new item that satisfies where enters)",
     "leaves": "where held in the previous poll and does not now (a removed item that satisfied it leaves)",
 }
+#: The rules that read otherwise for a trigger without `key` (its node is watched as a whole).
+KEYLESS_RULES: dict[str, str] = {
+    "changed": "the watched value differs from the previous poll's (where checked on the current value)",
+}
 
 
 def _segment(segment: ir.ChildSegment | ir.DescendantSegment) -> dict[str, str]:
@@ -179,7 +183,7 @@ def trigger_plan(trigger: CompiledTrigger) -> dict[str, Any]:
         "items": "each selected node, identified by its key" if t.key
         else ("the selected node, watched as a whole" if is_singular(t.path) else "the selected node list, watched as a whole"),
         "on": t.on,
-        "rule": TRANSITION_RULES[t.on],
+        "rule": TRANSITION_RULES[t.on] if t.key else KEYLESS_RULES.get(t.on, TRANSITION_RULES[t.on]),
         "where": _conditions(t.where),
         "magnitude": t.magnitude,
         "description": {"template": str(t.description), "parts": _template(t.description)},
