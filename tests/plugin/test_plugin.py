@@ -126,6 +126,48 @@ def test_the_launcher_reports_a_failed_install_in_one_line_and_keeps_no_half_bui
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["venv.install.log", "venv.lock"]
 
 
+MINI = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n' \
+       '[project]\nname = "{name}"\nversion = "{version}"\n'
+
+
+def test_a_hook_never_waits_for_the_first_build_and_says_setting_up(tmp_path):
+    root = launcher_root(tmp_path, 'version = "0.1.0"\n[project\n')  # the build fails, in the background
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "XDG_", "ATTEND_"))}
+    base.update(HOME=str(tmp_path), CLAUDE_PLUGIN_DATA=str(tmp_path / "data"))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(root / "bin" / "attend"), "drain", "--format", "hook"],
+                          input="{}", capture_output=True, text=True, timeout=60, env=base)
+    assert time.monotonic() - started < 10  # a first build takes 40-50 s; the hook's timeout is 30-60 s
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr == (f"attend: setting up attend 0.1.0 in {tmp_path / 'data' / 'venv'}; "
+                           "notifications start once it is ready\n")
+    log = tmp_path / "data" / "venv.install.log"
+    deadline = time.monotonic() + 60
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert log.exists()  # the build runs in the background
+
+
+@pytest.mark.slow
+def test_the_extra_packages_list_is_installed_by_every_build(tmp_path):
+    extra = tmp_path / "extra-pkg"
+    extra.mkdir()
+    (extra / "pyproject.toml").write_text(MINI.format(name="attend-extra-mini", version="1.0"))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "extra-packages.txt").write_text(f"{extra}\n")
+    for version in ("0.1.0", "0.2.0"):  # the first build, then a new plugin version's rebuild
+        root = tmp_path / version
+        (root / "bin").mkdir(parents=True)
+        shutil.copy2(REPO / "bin" / "attend", root / "bin" / "attend")
+        (root / "pyproject.toml").write_text(MINI.format(name="attend-mini", version=version))
+        run_launcher(root, tmp_path)  # --version then fails (the mini package is no attend): the venv is built
+        venv = tmp_path / "data" / "venv"
+        assert (venv / ".attend-plugin-version").read_text() == f"{version}\n"
+        shown = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "show", "attend-extra-mini"],
+                               capture_output=True, text=True, timeout=60)
+        assert shown.returncode == 0, (version, shown.stderr)
+
+
 class Stream:
     """A process's stdout read line by line on a thread, so the test can wait for a line."""
 
