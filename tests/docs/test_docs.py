@@ -371,6 +371,20 @@ def test_sample_notifications_of_shipped_sensors_carry_their_trigger_s_priority(
     assert wrong == []
 
 
+def test_readme_s_context_sample_is_the_line_the_context_sensor_prints():
+    """The sample is the shipped template rendered with the crate's own numbers (`83.0%`, never `83%`)."""
+    from attend.sensors.context import percent_of
+
+    template = next(t["description"] for t in shipped_triggers()["context"].values()
+                    if "{percent}% used" in str(t["description"]))
+    lines = [s for w, s in sample_notifications() if w.startswith("README.md") and "sensor=context" in s]
+    assert lines
+    for line in lines:
+        tokens, window = (int(x) for x in re.search(r"\((\d+) of (\d+) tokens\)", line).groups())
+        expected = template.format(percent=percent_of(tokens, window), tokens=tokens, window=window)
+        assert NOTIFICATION.match(line)["text"] == expected
+
+
 def test_diagnostics_md_samples_are_lines_of_the_golden_corpus():
     golden = "\n".join(p.read_text() for p in (REPO / "tests" / "data" / "spec" / "golden").glob("*.txt"))
     samples = [ln for b in blocks(REPO / "docs" / "diagnostics.md") for ln in b.body.split("\n")
