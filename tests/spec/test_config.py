@@ -114,3 +114,25 @@ def test_config_yaml_quotes_a_bad_value_in_yaml_words(home) -> None:
     messages = [d.message for d in load_config(layer_paths(home.project)).diagnostics]
     assert any(m.startswith("`engagement.live_window` true is not a duration") for m in messages), messages
     assert any(m.startswith("`engagement.relative_peak` must be a number, not null;") for m in messages), messages
+
+
+def test_the_runtime_takes_its_defaults_from_the_one_config_declaration() -> None:
+    from dataclasses import asdict
+
+    from attend.runtime.engagement import EngagementParams
+    from attend.runtime.governor import DEFAULT_GOVERNORS
+    from attend.spec.config import CONFIG_SCHEMA
+
+    runtime = {("engagement", name): value for name, value in asdict(EngagementParams()).items()}
+    runtime |= {("governor", lane, name): value
+                for lane, params in DEFAULT_GOVERNORS.items() for name, value in asdict(params).items()}
+    assert runtime == {path: f.default for path, f in CONFIG_SCHEMA.items() if path != ("project_sensors",)}
+    assert (EngagementParams().absolute_refractory, DEFAULT_GOVERNORS["event"].limit) == (60.0, 3)
+
+
+def test_a_governor_lane_that_is_not_a_mapping_names_its_fields(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("attend:\n  governor:\n    event: 5\n  engagement: []\n")
+    found = {d.message for d in load_config(layer_paths(home.project)).diagnostics}
+    assert found == {"`attend.governor.event` must be a mapping of cooldown, limit and window",
+                     "`engagement` must be a mapping"}

@@ -29,3 +29,17 @@ def test_a_spec_module_imports_no_module_above_the_leaves(path: Path) -> None:
     above = sorted(name for name in imported_modules(path)
                    if any(name == layer or name.startswith(layer + ".") for layer in FORBIDDEN))
     assert above == []
+
+
+SETTINGS = SPEC.parent / "settings"
+ABOVE_SETTINGS = ("attend.runtime", "attend.commands", "attend.cli", "attend.tui", "attend.sensors", "attend.peers")
+
+
+@pytest.mark.parametrize("path", sorted(SETTINGS.glob("*.py")), ids=lambda p: p.name)
+def test_a_settings_module_imports_neither_runtime_nor_the_commands(path: Path) -> None:
+    # settings sits beside runtime (DESIGN.md, Layout): a config key's type, default and text come from the
+    # spec's CONFIG_SCHEMA, never from the runtime's parameter classes.
+    above = sorted(name for name in imported_modules(path)
+                   if any(name == layer or name.startswith(layer + ".") for layer in ABOVE_SETTINGS))
+    assert above == []
+

@@ -20,17 +20,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attend.spec.config import ENGAGEMENT_FIELDS
+from attend.spec.config import config_default, section_fields
 from attend.spec.yamltext import yaml_text
 
 __all__ = ["PARAMETER_BOUNDS", "EngagementParams", "Readiness", "multiplier", "parameter_problem", "readiness",
            "record_fire"]
 
 #: The smallest value each parameter may take, and whether that value itself is allowed (the spec's
-#: `ENGAGEMENT_FIELDS`, which says why each bound is what it is).
+#: `CONFIG_SCHEMA`, which says why each bound is what it is).
 PARAMETER_BOUNDS: dict[str, tuple[float, bool]] = {
-    name: (float(minimum), inclusive) for name, (_kind, minimum, inclusive) in ENGAGEMENT_FIELDS.items()
+    name: (float(f.minimum or 0), f.inclusive) for name, f in section_fields(("engagement",)).items()
 }
+_DEFAULTS: dict[str, Any] = config_default(("engagement",))
 
 
 def parameter_problem(name: str, value: float) -> str | None:
@@ -50,18 +51,19 @@ def parameter_problem(name: str, value: float) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class EngagementParams:
-    """The engagement model's parameters (`engagement:` in config.yaml)."""
+    """The engagement model's parameters (`engagement:` in config.yaml; defaults and texts in the spec's
+    `CONFIG_SCHEMA`)."""
 
-    #: Seconds after a fire during which nothing fires.
-    absolute_refractory: float = 60.0
+    #: Seconds after a fire during which nothing fires (60).
+    absolute_refractory: float = _DEFAULTS["absolute_refractory"]
     #: The relative-refractory multiplier right after a fire (2.25: the threshold more than doubles).
-    relative_peak: float = 2.25
-    #: Seconds for the extra multiplier to halve.
-    relative_half_life: float = 395.0
-    #: How many live fires turn the relative refractory on.
-    relative_after: int = 3
-    #: Seconds a fire stays live (counts toward `relative_after`).
-    live_window: float = 4 * 395.0
+    relative_peak: float = _DEFAULTS["relative_peak"]
+    #: Seconds for the extra multiplier to halve (395).
+    relative_half_life: float = _DEFAULTS["relative_half_life"]
+    #: How many live fires turn the relative refractory on (3).
+    relative_after: int = _DEFAULTS["relative_after"]
+    #: Seconds a fire stays live, counting toward `relative_after` (4 half-lives, 1580).
+    live_window: float = _DEFAULTS["live_window"]
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> EngagementParams:
@@ -73,12 +75,12 @@ class EngagementParams:
 
         base = cls()
         given = dict(config or {})
-        readers = {"relative_peak": float, "relative_after": int}
+        readers = {"duration": parse_duration, "number": float, "integer": int}
         values: dict[str, Any] = {}
-        for name in PARAMETER_BOUNDS:
+        for name, declared in section_fields(("engagement",)).items():
             raw = given.get(name, getattr(base, name))
             try:
-                values[name] = readers.get(name, parse_duration)(raw)
+                values[name] = readers[declared.kind](raw)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"engagement.{name}: {exc}") from None
             problem = parameter_problem(name, values[name])

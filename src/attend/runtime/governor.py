@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from attend.spec.config import config_default
+
 __all__ = ["DEFAULT_GOVERNORS", "Governor", "GovernorParams", "governor_params", "next_slot"]
 
 
@@ -24,10 +26,9 @@ class GovernorParams:
     window: float
 
 
-#: The defaults of DESIGN.md, per lane.
+#: The defaults of DESIGN.md, per lane (declared in the spec's `CONFIG_SCHEMA`).
 DEFAULT_GOVERNORS: dict[str, GovernorParams] = {
-    "event": GovernorParams(cooldown=15.0, limit=3, window=120.0),
-    "message": GovernorParams(cooldown=3.0, limit=30, window=60.0),
+    lane: GovernorParams(**fields) for lane, fields in config_default(("governor",)).items()
 }
 
 

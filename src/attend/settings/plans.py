@@ -18,8 +18,8 @@ from attend.errors import (
 )
 from attend.files import write_atomically
 from attend.settings.config_keys import (
-    CONFIG_FIELDS,
     USER_ONLY,
+    config_default,
     config_field,
     section_names,
 )
@@ -124,21 +124,6 @@ def check_config_key(key: Key) -> None:
             hint = f"; did you mean {', '.join(close)}?" if close else (f" (it has: {', '.join(names)})" if names else "")
             raise SettingsRefusal(f"unknown key {key}: no {path[depth - 1]!r} here{hint}", EXIT_USAGE)
     raise SettingsRefusal(f"unknown key {key}", EXIT_USAGE)  # pragma: no cover - the loop always finds it
-
-
-def config_default(path: tuple[str, ...]) -> Any:
-    known = config_field(path)
-    if known is not None:
-        return known.default
-    n = len(path)
-    out: dict[str, Any] = {}
-    for p, f in CONFIG_FIELDS.items():
-        if p[:n] == path and len(p) > n:
-            node = out
-            for segment in p[n:-1]:
-                node = node.setdefault(segment, {})
-            node[p[-1]] = f.default
-    return out
 
 
 def resolve_config(key: Key, layers: dict[str, ConfigLayer]) -> Resolution:

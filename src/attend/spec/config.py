@@ -27,36 +27,138 @@ from attend.spec.model import LayerPaths, Origin
 from attend.spec.yamltext import yaml_text
 
 __all__ = [
-    "CONDUITS", "CONFIG_KEYS", "DELIVERY_CHOICES", "ENGAGEMENT_FIELDS", "GOVERNOR_FIELDS", "GOVERNOR_LANES", "Config", "config_value_problem",
-    "legacy_keys", "load_config", "project_trusted",
+    "CONDUITS", "CONFIG_KEYS", "CONFIG_SCHEMA", "Config", "ConfigField", "config_default", "config_value_problem", "legacy_keys",
+    "load_config", "project_trusted", "section_fields", "section_names",
 ]
 
-#: The keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).
-CONFIG_KEYS = ("project_sensors", "engagement", "governor", "delivery")
-#: The fields of `engagement:`: (kind, lowest value, whether that value itself is allowed). Below it the
-#: model breaks: `relative_half_life` and `live_window` divide or bound time (0 divides by zero or makes
-#: no fire live), `relative_after: 0` would turn the refractory on with no fire to measure from, and a
-#: `relative_peak` under 1 would lower the threshold after a burst instead of raising it. Durations take
-#: the sensor files' forms (`90`, `90s`, `1m`). The defaults are the runtime's (runtime/engagement.py).
-ENGAGEMENT_FIELDS: dict[str, tuple[str, float, bool]] = {
-    "absolute_refractory": ("duration", 0.0, True),
-    "relative_peak": ("number", 1.0, True),
-    "relative_half_life": ("duration", 0.0, False),
-    "relative_after": ("integer", 1, True),
-    "live_window": ("duration", 0.0, False),
-}
-#: The lanes of `governor:`, and the fields of each (as ENGAGEMENT_FIELDS; runtime/governor.py).
-GOVERNOR_LANES = ("event", "message")
-GOVERNOR_FIELDS: dict[str, tuple[str, float, bool]] = {
-    "cooldown": ("duration", 0.0, True),
-    "limit": ("integer", 0, True),
-    "window": ("duration", 0.0, False),
-}
+
+@record(frozen=True)
+class ConfigField:
+    """One config.yaml key, declared once: what `load_config` checks, `attend settings` shows and the
+    runtime takes as its default.
+
+    `kind` is `duration` (the sensor files' forms: `90`, `90s`, `1m`), `number`, `integer`, `choice` (one
+    of the words `choices`) or `paths` (a list of absolute project directories). A number's lowest value
+    is `minimum` (allowed itself when `inclusive`); the highest is the shared bound (`bounds.MAX_MAGNITUDE`,
+    `MAX_COUNT` for an integer). A `user_only` key is read from the user's config.yaml only.
+    """
+
+    kind: str
+    default: Any
+    description: str
+    minimum: float | None = None
+    inclusive: bool = True
+    user_only: bool = False
+    choices: tuple[str, ...] = ()
+
+    @property
+    def type(self) -> str:
+        """The type as `attend settings help` names it."""
+        return {"paths": "list of string", "choice": "string"}.get(self.kind, self.kind)
+
+    def problem(self, value: Any) -> tuple[str, str] | None:
+        """Why `value` cannot stand in this field: (code, message), or None. Checked before any conversion."""
+        if self.kind == "choice":
+            if isinstance(value, str) and value in self.choices:
+                return None
+            return "bad-value", f"must be one of {', '.join(self.choices)}, not {_short(value)}"
+        if self.kind == "paths":
+            message = _path_list_problem(value)
+            return None if message is None else ("wrong-type", message)
+        return config_value_problem(self.kind, self.minimum or 0, self.inclusive, value)
+
+    def check(self, value: Any) -> str | None:
+        """Why `value` cannot stand in this field (the message, as `attend settings set` prints it), or None."""
+        problem = self.problem(value)
+        return None if problem is None else problem[1]
+
+
 #: The conduits a session's lines go through (`delivery.conduits`; DESIGN.md, "Delivery"): auto (the hooks
 #: step in while the session's Monitor is not live), monitor (the Monitor stream only), hooks (the hooks only).
 CONDUITS = ("auto", "monitor", "hooks")
-#: The fields of `delivery:` that take one of a few words, and those words (the first is the default).
-DELIVERY_CHOICES: dict[str, tuple[str, ...]] = {"conduits": CONDUITS}
+
+
+def _lane(lane: str, cooldown: float, limit: int, window: float) -> dict[tuple[str, ...], ConfigField]:
+    """One governor lane's three fields (runtime/governor.py): its defaults, the fields' texts and bounds."""
+    return {
+        ("governor", lane, "cooldown"): ConfigField(
+            "duration", cooldown, f"seconds between two disclosures on the {lane} lane", 0.0),
+        ("governor", lane, "limit"): ConfigField(
+            "integer", limit, f"the most disclosures on the {lane} lane per window", 0),
+        ("governor", lane, "window"): ConfigField(
+            "duration", window, f"the rolling window of the {lane} lane's limit, in seconds", 0.0, inclusive=False),
+    }
+
+
+#: Every config.yaml key (its path below `attend:`), declared once. `load_config` checks a file against it,
+#: `attend settings get|set|help|list` read their keys, types, texts and defaults from it, and the runtime
+#: takes its defaults from it (`runtime.engagement.EngagementParams`, `runtime.governor.DEFAULT_GOVERNORS`).
+#: Engagement's bounds are where the model breaks: `relative_half_life` and `live_window` divide or bound
+#: time (0 divides by zero or makes no fire live), `relative_after: 0` would turn the refractory on with no
+#: fire to measure from, and a `relative_peak` under 1 would lower the threshold after a burst instead of
+#: raising it. A governor `window` of 0 would make its limit meaningless.
+CONFIG_SCHEMA: dict[tuple[str, ...], ConfigField] = {
+    ("project_sensors",): ConfigField(
+        "paths", [], "projects whose own command and mcp sensor files may run (absolute paths; user config only)",
+        user_only=True),
+    ("engagement", "absolute_refractory"): ConfigField(
+        "duration", 60.0, "seconds after a fire during which the sensor cannot fire again", 0.0),
+    ("engagement", "relative_peak"): ConfigField(
+        "number", 2.25, "the threshold multiplier right after a fire, once the relative refractory is on", 1.0),
+    ("engagement", "relative_half_life"): ConfigField(
+        "duration", 395.0, "seconds for the relative refractory's extra multiplier to halve", 0.0, inclusive=False),
+    ("engagement", "relative_after"): ConfigField(
+        "integer", 3, "how many live recent fires turn the relative refractory on", 1),
+    ("engagement", "live_window"): ConfigField(
+        "duration", 4 * 395.0, "seconds a fire counts as recent (toward relative_after)", 0.0, inclusive=False),
+    **_lane("event", cooldown=15.0, limit=3, window=120.0),
+    **_lane("message", cooldown=3.0, limit=30, window=60.0),
+    ("delivery", "conduits"): ConfigField(
+        "choice", "auto", "how a session's lines reach it: auto (the hooks step in while its Monitor is not "
+        "live), monitor (the Monitor stream only), hooks (the hooks only)", choices=CONDUITS),
+}
+
+#: The top-level keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).
+CONFIG_KEYS: tuple[str, ...] = tuple(dict.fromkeys(path[0] for path in CONFIG_SCHEMA))
+
+
+def section_names(prefix: tuple[str, ...]) -> list[str]:
+    """The names declared right below `prefix` (a section's fields or lanes), sorted."""
+    n = len(prefix)
+    return sorted({p[n] for p in CONFIG_SCHEMA if len(p) > n and p[:n] == prefix})
+
+
+def section_fields(prefix: tuple[str, ...]) -> dict[str, ConfigField]:
+    """The fields right below `prefix`, in declaration order (`("engagement",)` → its five fields)."""
+    n = len(prefix)
+    return {p[n]: f for p, f in CONFIG_SCHEMA.items() if len(p) == n + 1 and p[:n] == prefix}
+
+
+def config_default(path: tuple[str, ...]) -> Any:
+    """The default at `path`: a field's, or a section's as a nested mapping of its fields' defaults."""
+    known = CONFIG_SCHEMA.get(path)
+    if known is not None:
+        return known.default
+    n = len(path)
+    out: dict[str, Any] = {}
+    for p, f in CONFIG_SCHEMA.items():
+        if p[:n] == path and len(p) > n:
+            node = out
+            for segment in p[n:-1]:
+                node = node.setdefault(segment, {})
+            node[p[-1]] = f.default
+    return out
+
+
+def _path_list_problem(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        return "must be a list of project directories, e.g. ['/home/me/code/app']"
+    relative = [v for v in value if not v.startswith(("/", "~"))]
+    if relative:
+        return f"entries must be absolute paths (or start with ~): {', '.join(relative)}"
+    return None
+
+
 #: Old per-sensor fields that keep their name in a sensor file.
 _SAME_FIELD = ("interval", "min_interval", "threshold", "decay_threshold", "requires", "enabled", "description",
                "lane")
@@ -64,13 +166,32 @@ _SAME_FIELD = ("interval", "min_interval", "threshold", "decay_threshold", "requ
 
 @record
 class Config:
-    """What config.yaml and .claude/attend.yaml say, merged (project over user, except trust)."""
+    """What config.yaml and .claude/attend.yaml say, merged (project over user, except trust).
+
+    `sections` holds, per top-level key of CONFIG_SCHEMA but `project_sensors`, the values that passed
+    their checks (nested as in the file); the runtime applies them over the schema's defaults.
+    """
 
     project_sensors: tuple[Path, ...] = ()
-    engagement: dict[str, Any] = field(default_factory=dict)
-    governor: dict[str, Any] = field(default_factory=dict)
-    delivery: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def section(self, name: str) -> Any:
+        """The checked value of top-level key `name` (`engagement`, `governor`, ...): for a section the
+        mapping of its fields that passed, empty when no file sets it."""
+        return self.sections.get(name, {} if section_names((name,)) else None)
+
+    @property
+    def engagement(self) -> dict[str, Any]:
+        return self.section("engagement")
+
+    @property
+    def governor(self) -> dict[str, Any]:
+        return self.section("governor")
+
+    @property
+    def delivery(self) -> dict[str, Any]:
+        return self.section("delivery")
 
     def trusts(self, project_dir: Path | str) -> bool:
         """Whether `project_dir` is listed in `project_sensors`."""
@@ -143,21 +264,10 @@ def load_config(paths: LayerPaths) -> Config:
                     continue
                 config.project_sensors, problems = _trust_list(value, parsed, (*prefix, key), file)
                 config.diagnostics.extend(problems)
-            elif key in ("engagement", "governor"):
-                if not isinstance(value, dict):
-                    config.diagnostics.append(Diagnostic(*where, "wrong-type", f"`{key}` must be a mapping"))
-                    continue
-                checker = _Section(parsed, (*prefix, key), file, config.diagnostics)
-                if key == "engagement":
-                    config.engagement.update(checker.fields(value, ENGAGEMENT_FIELDS, "engagement"))
-                else:
-                    for lane, fields in checker.lanes(value).items():
-                        config.governor.setdefault(lane, {}).update(fields)
-            elif key == "delivery":
-                if not isinstance(value, dict):
-                    config.diagnostics.append(Diagnostic(*where, "wrong-type", "`delivery` must be a mapping"))
-                    continue
-                config.delivery.update(_Section(parsed, (*prefix, key), file, config.diagnostics).choices(value))
+            elif key in CONFIG_KEYS:
+                good: dict[str, Any] = {}
+                _Section(parsed, file, config.diagnostics).entry(key, value, prefix, (), good, list(CONFIG_KEYS))
+                _merge(config.sections, good)
             elif key != "sensors":
                 from difflib import (
                     get_close_matches,  # only on a typo: difflib is slow to import
@@ -197,71 +307,74 @@ def _short(value: Any) -> str:
     return yaml_text(value, 40)
 
 
+def _merge(into: dict[str, Any], over: dict[str, Any]) -> None:
+    """Lay the checked values `over` on `into`, section by section (the project file over the user's)."""
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _and_list(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 class _Section:
-    """Checks an `engagement:` or `governor:` mapping: each problem positioned, unknown keys with a
+    """Checks a config.yaml section against CONFIG_SCHEMA: each problem positioned, unknown keys with a
     did-you-mean; returns only the fields that passed (the daemon keeps its default for the others)."""
 
-    def __init__(self, parsed: ParsedYaml, path: tuple[str, ...], file: str, out: list[Diagnostic]) -> None:
-        self.parsed, self.path, self.file, self.out = parsed, path, file, out
+    def __init__(self, parsed: ParsedYaml, file: str, out: list[Diagnostic]) -> None:
+        self.parsed, self.file, self.out = parsed, file, out
 
     def _value_at(self, path: tuple[str, ...]) -> tuple[str, int, int]:
         origin = self.parsed.origins.get(path)
         return (origin.file, origin.line, origin.col) if origin else (self.file, 1, 1)
 
-    def _unknown(self, path: tuple[str, ...], known: tuple[str, ...], what: str) -> None:
+    def section(self, value: Any, at: tuple[str, ...], path: tuple[str, ...]) -> dict[str, Any] | None:
+        """The checked mapping `value` of the section at schema `path` (`at`: its key path in the file)."""
+        names = section_names(path)
+        if not isinstance(value, dict):
+            if len(path) == 1:
+                where, message = _at(self.parsed, at, self.file), f"`{path[0]}` must be a mapping"
+            else:
+                where, message = self._value_at(at), f"`{'.'.join(at)}` must be a mapping of {_and_list(names)}"
+            self.out.append(Diagnostic(*where, "wrong-type", message))
+            return None
+        good: dict[str, Any] = {}
+        for key, item in value.items():
+            self.entry(key, item, at, path, good, names)
+        return good
+
+    def entry(self, key: Any, item: Any, at: tuple[str, ...], path: tuple[str, ...], good: dict[str, Any],
+              names: list[str]) -> None:
+        """Check `key: item` of the section at schema `path` (a field or a section); keep it in `good` if it passes."""
+        name = key if isinstance(key, str) else yaml_text(key)
+        sub, here = (*path, name), (*at, name)
+        known = CONFIG_SCHEMA.get(sub)
+        if known is not None:
+            problem = known.problem(item)
+            if problem is None:
+                good[name] = item
+            else:
+                self.out.append(Diagnostic(*self._value_at(here), problem[0],
+                                           f"`{'.'.join(here)}` {problem[1]}; the default is used"))
+        elif section_names(sub):
+            checked = self.section(item, here, sub)
+            if checked is not None:
+                good[name] = checked
+        else:
+            self._unknown(here, sub, names)
+
+    def _unknown(self, at: tuple[str, ...], path: tuple[str, ...], known: list[str]) -> None:
         from difflib import (
             get_close_matches,  # only on a typo: difflib is slow to import
         )
 
         close = get_close_matches(path[-1], known, n=1, cutoff=0.6)
         hint = f" (did you mean `{close[0]}`?)" if close else f" (known: {', '.join(known)})"
-        self.out.append(Diagnostic(*_at(self.parsed, path, self.file), "unknown-field",
-                                   f"unknown {what} key `{'.'.join(path)}`{hint}", Severity.WARNING))
-
-    def fields(self, value: dict[str, Any], known: dict[str, tuple[str, float, bool]], name: str,
-               path: tuple[str, ...] | None = None) -> dict[str, Any]:
-        path = path or self.path
-        good = {}
-        for key, item in value.items():
-            if key not in known:
-                self._unknown((*path, key), tuple(known), name)
-                continue
-            problem = config_value_problem(*known[key], item)
-            if problem is None:
-                good[key] = item
-                continue
-            code, message = problem
-            self.out.append(Diagnostic(*self._value_at((*path, key)), code,
-                                       f"`{'.'.join((*path, key))}` {message}; the default is used"))
-        return good
-
-    def choices(self, value: dict[str, Any]) -> dict[str, Any]:
-        """The `delivery:` fields whose value is one of their words (DELIVERY_CHOICES)."""
-        good = {}
-        for key, item in value.items():
-            path = (*self.path, key)
-            if key not in DELIVERY_CHOICES:
-                self._unknown(path, tuple(DELIVERY_CHOICES), "delivery")
-            elif item not in DELIVERY_CHOICES[key]:
-                self.out.append(Diagnostic(*self._value_at(path), "bad-value",
-                                           f"`{'.'.join(path)}` must be one of {', '.join(DELIVERY_CHOICES[key])}, "
-                                           f"not {_short(item)}; the default is used"))
-            else:
-                good[key] = item
-        return good
-
-    def lanes(self, value: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        good = {}
-        for lane, fields in value.items():
-            path = (*self.path, lane)
-            if lane not in GOVERNOR_LANES:
-                self._unknown(path, GOVERNOR_LANES, "governor lane")
-            elif not isinstance(fields, dict):
-                self.out.append(Diagnostic(*self._value_at(path), "wrong-type",
-                                           f"`{'.'.join(path)}` must be a mapping of cooldown, limit and window"))
-            else:
-                good[lane] = self.fields(fields, GOVERNOR_FIELDS, "governor", path)
-        return good
+        self.out.append(Diagnostic(*_at(self.parsed, at, self.file), "unknown-field",
+                                   f"unknown {path[0]} key `{'.'.join(at)}`{hint}", Severity.WARNING))
 
 
 def _trust_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: str
