@@ -126,7 +126,7 @@ def test_the_runtime_takes_its_defaults_from_the_one_config_declaration() -> Non
     runtime = {("engagement", name): value for name, value in asdict(EngagementParams()).items()}
     runtime |= {("governor", lane, name): value
                 for lane, params in DEFAULT_GOVERNORS.items() for name, value in asdict(params).items()}
-    assert runtime == {path: f.default for path, f in CONFIG_SCHEMA.items() if path != ("project_sensors",)}
+    assert runtime == {path: f.default for path, f in CONFIG_SCHEMA.items() if path[0] in ("engagement", "governor")}
     assert (EngagementParams().absolute_refractory, DEFAULT_GOVERNORS["event"].limit) == (60.0, 3)
 
 
@@ -136,3 +136,16 @@ def test_a_governor_lane_that_is_not_a_mapping_names_its_fields(home) -> None:
     found = {d.message for d in load_config(layer_paths(home.project)).diagnostics}
     assert found == {"`attend.governor.event` must be a mapping of cooldown, limit and window",
                      "`engagement` must be a mapping"}
+
+
+def test_delivery_conduits_takes_one_of_its_words(home) -> None:
+    home.config_file.parent.mkdir(parents=True)
+    home.config_file.write_text("delivery: {conduits: hooks}\n")
+    (home.project / ".claude").mkdir()
+    (home.project / ".claude" / "attend.yaml").write_text("delivery: {conduits: pigeons, condiuts: auto}\n")
+    config = load_config(layer_paths(home.project))
+    assert config.delivery == {"conduits": "hooks"}
+    assert sorted((d.line, d.col, d.code) for d in config.diagnostics) == [(1, 22, "bad-value"),
+                                                                           (1, 31, "unknown-field")]
+    assert "`delivery.conduits` must be one of auto, monitor, hooks, not 'pigeons'; the default is used" in {
+        d.message for d in config.diagnostics}
