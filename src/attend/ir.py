@@ -35,6 +35,7 @@ __all__ = [
     "Selector",
     "Template",
     "TemplatePart",
+    "TEMPLATE_ROOTS",
     "default_description",
     "Test",
     "Trigger",
@@ -150,22 +151,32 @@ class Literal_:
         return self.text.replace("{", "{{").replace("}", "}}")
 
 
+#: The reserved first names of a template reference; `$` is the item itself (`{$.value}` reads the
+#: item's field `value`, which `{value}` hides).
+TEMPLATE_ROOTS = ("value", "key", "previous")
+if TYPE_CHECKING:
+    TemplateRoot: TypeAlias = Literal["item", "value", "key", "previous"]
+
+
 @record(frozen=True, kw_only=True)
 class FieldRef:
-    """`{field.sub}`, `{value}`, `{key}`, `{previous}` or `{previous.field}`.
+    """`{field.sub}`, `{$.field}`, `{value}`, `{key}`, `{previous}` or `{previous.field}`.
 
     `root` says what the reference starts from: the item's fields (`item`), the whole selected value
     (`value`), the item's key (`key`) or the item's previous value (`previous`). `fields` is the dotted
     path below that root (empty for `{value}`, `{key}`, `{previous}`).
     """
 
-    root: Literal["item", "value", "key", "previous"]
+    root: TemplateRoot
     fields: tuple[str, ...] = ()
     span: Span | None = _span()
 
     def __str__(self) -> str:
-        parts = ([] if self.root == "item" else [self.root]) + list(self.fields)
-        return "{" + ".".join(parts) + "}"
+        if self.root != "item":
+            return "{" + ".".join((self.root, *self.fields)) + "}"
+        # an item field spelled like a reserved name (or `$`) keeps its `$.`
+        shown = ".".join(self.fields)
+        return "{$." + shown + "}" if self.fields[0] in TEMPLATE_ROOTS or self.fields[0] == "$" else "{" + shown + "}"
 
 
 TemplatePart: TypeAlias = Literal_ | FieldRef

@@ -30,7 +30,7 @@ from attend.errors import (
     Span,
     line_col,
 )
-from attend.grammar.simple import GLOB_CHARS, READERS, has_glob, node_span
+from attend.grammar.simple import GLOB_CHARS, READERS, has_glob, node_span, template_ref
 
 __all__ = [
     "GLOB_CHARS",
@@ -266,16 +266,10 @@ def _build_transformer_class() -> Any:
             return ir.Literal_(text="}", span=self._sp(meta))
 
         def ref(self, meta: Any, children: list[Any]) -> ir.FieldRef:
-            names = [str(c) for c in children if c.type == "FIELD"]
-            if names[0] in ("value", "key") and len(names) > 1:
-                raise _Failure(
-                    f"{{{names[0]}}} takes no fields; to read a field of the item write {{{'.'.join(names[1:])}}}",
-                    meta.start_pos,
-                    self._expr,
-                )
-            if names[0] in ("value", "key", "previous"):
-                return ir.FieldRef(root=names[0], fields=tuple(names[1:]), span=self._sp(meta))
-            return ir.FieldRef(root="item", fields=tuple(names), span=self._sp(meta))
+            ref = template_ref([str(c) for c in children if c.type == "FIELD"])
+            if isinstance(ref, str):
+                raise _Failure(ref, meta.start_pos, self._expr)
+            return ir.FieldRef(root=ref[0], fields=ref[1], span=self._sp(meta))
 
         def property(self, meta: Any, children: list[Any]) -> ir.PropertyPattern:
             parts = tuple(str(c) for c in children if c.type == "PART")

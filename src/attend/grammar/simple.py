@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 from attend import ir
 from attend.errors import Span, line_col
 
-__all__ = ["GLOB_CHARS", "READERS", "has_glob", "node_span", "read_path", "read_property", "read_template"]
+__all__ = ["GLOB_CHARS", "READERS", "has_glob", "node_span", "read_path", "read_property", "read_template", "template_ref"]
 
 #: attend.lark's NAME, PART and FIELD character sets (keep in step with the grammar), except that
 #: `_NAME` lets the surrogates U+D800-DFFF through and `read_path` refuses them itself: a class
@@ -116,16 +116,38 @@ def read_template(text: str, base: Span | None) -> ir.Template | None:
             parts.append(ir.Literal_(text=literal, span=node_span(base, text, m.start(), pos)))
         else:
             start, stop = m.start(2), m.end(2)
-            names = fields.split(".")
-            if names[0] in ("value", "key"):
-                if len(names) > 1:
-                    return None  # an error: lark's transformer words it
-                parts.append(ir.FieldRef(root=names[0], fields=(), span=node_span(base, text, start, stop)))
-            elif names[0] == "previous":
-                parts.append(ir.FieldRef(root="previous", fields=tuple(names[1:]), span=node_span(base, text, start, stop)))
-            else:
-                parts.append(ir.FieldRef(root="item", fields=tuple(names), span=node_span(base, text, start, stop)))
+            ref = template_ref(fields.split("."))
+            if isinstance(ref, str):
+                return None  # an error: lark's transformer words it
+            parts.append(ir.FieldRef(root=ref[0], fields=ref[1], span=node_span(base, text, start, stop)))
     return ir.Template(parts=tuple(parts), span=node_span(base, text, 0, end))
+
+
+#: `['name']`, `["name"]` or `[n]` in a reference: the path bracket a template author may try.
+_BRACKET = re.compile(r"""\[(?:'([^'\]]*)'|"([^"\]]*)"|([0-9]+))\]""")
+
+
+def template_ref(names: list[str]) -> tuple[ir.TemplateRoot, tuple[str, ...]] | str:
+    """The root and fields of a template reference's dotted names, or why it is refused.
+
+    `value`, `key` and `previous` are reserved roots (ir.TEMPLATE_ROOTS); `$` is the item itself, so
+    `{$.value}` reads the item's field `value` that `{value}` (the whole item) hides. Brackets are path
+    syntax, not template syntax: `{['value']}` would read a field named `['value']`, so it is refused
+    with the dotted form to write instead."""
+    first = names[0]
+    if first == "$":
+        return ("item", tuple(names[1:])) if len(names) > 1 else ("value", ())
+    if any("[" in name for name in names):
+        dotted = _BRACKET.sub(lambda m: "." + next(g for g in m.groups() if g is not None), ".".join(names))
+        dotted = dotted if dotted.startswith(".") else "." + dotted
+        return f"a template reference takes dotted fields, not brackets: write {{${dotted}}}"
+    if first in ("value", "key") and len(names) > 1:
+        # {value} is the item, so {value.x} meant the item's x; {key} is not, so {key.x} meant its `key`
+        field = ".".join(names[1:] if first == "value" else names)
+        return f"{{{first}}} takes no fields; to read the item's field write {{$.{field}}}"
+    if first in ir.TEMPLATE_ROOTS:
+        return first, tuple(names[1:])  # type: ignore[return-value]
+    return "item", tuple(names)
 
 
 #: The reader for each start rule of the grammar.
