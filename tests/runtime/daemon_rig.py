@@ -68,6 +68,20 @@ def sensor_yaml(name: str, argv: list[str], *, trigger: dict | None = None, **fi
 NEW_ITEM = {"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 3, "description": "new item {id}"}
 
 
+def pipeline_rig(home, name: str):
+    """The user sensor `name` compiled, the project's store, and a poll context: one poll in-process."""
+    from attend.compiler import compile_sensor
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.store import Store, default_db_path, scope_for
+    from attend.spec import layer_paths, load_set
+
+    paths = layer_paths(home.project, os.environ)
+    compiled = compile_sensor(load_set(home.project, os.environ).sensors[name])
+    store = Store(default_db_path(paths.state_dir), scope=scope_for(home.project))
+    ctx = PollContext(project_dir=home.project, env=dict(os.environ), paths=paths, store=store)
+    return compiled, store, ctx
+
+
 class DaemonProcess:
     """`attend run` as a real subprocess in a temporary XDG home; its stdout and stderr read by threads."""
 
@@ -150,7 +164,7 @@ def journal_rows(home, **where) -> list[dict]:
     try:
         conn.row_factory = sqlite3.Row
         clauses = " AND ".join(f"{k} = ?" for k in where) or "1"
-        rows = conn.execute(f"SELECT * FROM journal WHERE {clauses} ORDER BY id", tuple(where.values()))  # noqa: S608
+        rows = conn.execute(f"SELECT * FROM journal WHERE {clauses} ORDER BY id", tuple(where.values()))
         return [dict(r) for r in rows]
     finally:
         conn.close()

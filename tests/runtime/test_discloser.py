@@ -46,6 +46,7 @@ async def rig(tmp_path: Path, nursery: trio.Nursery):
         "b": SensorTerms("event", 2.0),
         "c": SensorTerms("event", 2.0),
         "d": SensorTerms("event", 2.0),
+        "e": SensorTerms("event", 2.0),
         "chat": SensorTerms("message", 2.0),
     }
     r = Rig(tmp_path, terms)
@@ -136,7 +137,8 @@ async def test_the_message_lane_skips_threshold_and_refractory_with_a_permissive
     rig: Rig, autojump_clock
 ) -> None:
     for i in range(5):
-        rig.observe("chat", 0.5, text=f"message {i}")  # distinct: identical ones would be one line
+        # medium (what wakes the agent spends the governor), distinct (identical ones would be one line)
+        rig.observe("chat", 3.0, text=f"message {i}")
         await trio.sleep(0.1)
     await trio.sleep(30)
     times = rig.times("chat")
@@ -227,3 +229,38 @@ async def test_on_the_event_lane_every_event_still_carries_the_summed_priority(r
     rig.observe("a", 4.0, 3.5, text="event")
     await trio.sleep(1)
     assert rig.lines == ["[attend sensor=a priority=high] event 4.0", "[attend sensor=a priority=high] event 3.5"]
+
+
+async def test_a_low_disclosure_spends_no_budget_and_a_high_one_waits_only_the_cooldown(
+    rig: Rig, autojump_clock
+) -> None:
+    rig.t0 = trio.current_time()
+    rig.observe("a", 3.0, text="a")  # medium: spends a slot at 0
+    await trio.sleep(1)
+    rig.observe("b", 2.0, text="b")  # low (stderr only): goes at once, spends nothing
+    await trio.sleep(1)
+    rig.observe("c", 3.0, text="c")  # medium: the cooldown since a's line, not since b's
+    await trio.sleep(30)
+    rig.observe("d", 3.0, text="d")  # medium: third slot at 30
+    await trio.sleep(1)
+    rig.observe("a", 3.0, text="a2")  # medium: the window (3 per 120 s) is full until 120
+    rig.observe("e", 6.0, text="e")  # high: waits for the cooldown only
+    await trio.sleep(200)
+    # e waits the cooldown after d (32 + 15); it woke the agent, so it counts in the window a2 waits for
+    # (the third-newest of 0, 15, 32, 47 leaves it at 15 + 120).
+    assert [(e.description, round(e.time - rig.t0)) for e in rig.store.journal()] == [
+        ("a 3.0", 0), ("b 2.0", 1), ("c 3.0", 15), ("d 3.0", 32), ("e 6.0", 47), ("a2 3.0", 135)]
+
+
+async def test_the_rebuilt_window_leaves_low_disclosures_out(tmp_path: Path, autojump_clock) -> None:
+    terms = {"a": SensorTerms("event", 0.0), "b": SensorTerms("event", 0.0)}
+    first = Rig(tmp_path, terms)
+    first.observe("a", 1.0)  # low: stderr only
+    first.discloser.run_once()
+    first.store.close()
+    await trio.sleep(1)
+    second = Rig(tmp_path, terms)
+    second.observe("b", 3.0)
+    assert second.discloser.run_once() is None  # disclosed at once: no cooldown from the low line
+    assert [e.sensor for e in second.store.journal()] == ["a", "b"]
+    second.store.close()

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
-from attend.compiler import compile_sensor
+from daemon_rig import pipeline_rig
+
 from attend.runtime import kinds
-from attend.runtime.kinds import PollContext
 from attend.runtime.noise.history import render_history
 from attend.runtime.noise.query import sensor_noise
 from attend.runtime.pipeline import record_poll
-from attend.runtime.store import Store, default_db_path, scope_for
-from attend.spec import layer_paths, load_set
 
 TIER = {"path": "$.reached[*]", "key": "id", "on": "added", "description": "use {percent}%"}
 
@@ -31,10 +28,7 @@ def tiers_sensor(home) -> tuple[object, object, object, object]:
         },
     }
     home.write_user_sensor("use", json.dumps(doc))
-    paths = layer_paths(home.project, os.environ)
-    compiled = compile_sensor(load_set(home.project, os.environ).sensors["use"])
-    store = Store(default_db_path(paths.state_dir), scope=scope_for(home.project))
-    ctx = PollContext(project_dir=home.project, env=dict(os.environ), paths=paths, store=store)
+    compiled, store, ctx = pipeline_rig(home, "use")
     return data, compiled, store, ctx
 
 
@@ -54,3 +48,26 @@ async def test_a_jump_across_tiers_is_one_observation_and_history_says_what_it_s
     assert "key 65: held: superseded by top" in text
     assert "key 83: held: same line (another fire of the same poll renders the same line" in text
     assert "key 83: queued" in text
+
+
+def test_a_fire_delivered_late_keeps_how_long_it_was_held_and_why() -> None:
+    from attend.runtime.noise.history import settle_outcomes
+
+    trace = {"time": 1000.0, "state": "ok", "message": "", "triggers": [
+        {"trigger": "t", "selected": 1, "transition": "added", "outcomes": [
+            {"key": 1, "outcome": "queued", "description": "deploy finished"}]}]}
+    assert settle_outcomes(trace, fired=False, reason="absolute refractory", now=1010.0)
+    assert settle_outcomes(trace, fired=False, reason="relative refractory", now=1100.0)
+    assert not settle_outcomes(trace, fired=True, reason="", now=1272.0)
+    text = render_history({"sensor": "s", "shelves": [], "flapping": [], "history": [trace]})
+    assert '    key 1: fired after 4m32s held: relative refractory  "deploy finished"' in text
+
+
+def test_a_fire_delivered_at_once_reads_fired() -> None:
+    from attend.runtime.noise.history import settle_outcomes
+
+    trace = {"time": 1000.0, "state": "ok", "message": "", "triggers": [
+        {"trigger": "t", "selected": 1, "transition": "added", "outcomes": [{"key": 1, "outcome": "queued"}]}]}
+    settle_outcomes(trace, fired=True, reason="", now=1000.5)
+    assert render_history({"sensor": "s", "shelves": [], "flapping": [], "history": [trace]}).splitlines()[-1] == \
+        "    key 1: fired"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams, governor_params, next_slot
 
 EVENT = DEFAULT_GOVERNORS["event"]
@@ -44,3 +47,23 @@ def test_governor_parameters_come_from_config_over_the_defaults() -> None:
     params = governor_params({"event": {"cooldown": 1, "limit": 10, "window": "2m"}})
     assert params["event"] == GovernorParams(cooldown=1.0, limit=10, window=120.0)
     assert params["message"] == DEFAULT_GOVERNORS["message"]
+
+
+def test_a_high_disclosure_waits_for_the_cooldown_only_never_for_the_rate_window() -> None:
+    times = [0.0, 15.0, 30.0]  # the window is full until 120
+    assert next_slot(times, 35.0, EVENT) == 120.0
+    assert next_slot(times, 35.0, EVENT, urgent=True) == 45.0
+    assert next_slot(times, 50.0, EVENT, urgent=True) == 50.0
+    assert next_slot(times, 35.0, GovernorParams(cooldown=15.0, limit=0, window=120.0), urgent=True) == float("inf")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1000, allow_nan=False), max_size=8), st.floats(0, 1200, allow_nan=False),
+       st.floats(0, 60), st.integers(1, 5), st.floats(1, 300))
+def test_a_high_disclosure_never_waits_longer_than_a_medium_one_nor_past_the_cooldown(
+    times: list[float], now: float, cooldown: float, limit: int, window: float
+) -> None:
+    params = GovernorParams(cooldown=cooldown, limit=limit, window=window)
+    high = next_slot(times, now, params, urgent=True)
+    assert now <= high <= next_slot(times, now, params)
+    assert high <= max(now, max(times, default=now) + cooldown)

@@ -3,28 +3,21 @@
 from __future__ import annotations
 
 import io
-import os
 import sys
 
 import trio
+from daemon_rig import pipeline_rig
 
-from attend.compiler import compile_sensor
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams
 from attend.runtime.daemon import run
-from attend.runtime.kinds import PollContext, PollOutcome
+from attend.runtime.kinds import PollOutcome
 from attend.runtime.pipeline import observations_from, record_poll
 from attend.runtime.store import Store, default_db_path, scope_for
-from attend.spec import layer_paths, load_set
 
 
 def _setup(home, name: str = "items"):
-    paths = layer_paths(home.project, os.environ)
-    sensor = load_set(home.project, os.environ).sensors[name]
-    compiled = compile_sensor(sensor)
-    store = Store(default_db_path(paths.state_dir), scope=scope_for(home.project))
-    ctx = PollContext(project_dir=home.project, env=dict(os.environ), paths=paths, store=store)
-    return compiled, store, ctx
+    return pipeline_rig(home, name)
 
 
 async def test_a_failed_poll_leaves_trigger_state_untouched(items_sensor, quiet_home) -> None:

@@ -123,10 +123,12 @@ def test_test_fires_go_straight_to_the_journal_marked_test(store: Store) -> None
 
 
 def test_disclosure_times_count_each_disclosure_once(store: Store) -> None:
-    store.commit_poll("s", states={}, observations=[Observation("t", 1, "a"), Observation("t", 1, "b")])
-    store.disclose("s", store.pending("s"), lane="event", priority="low", time_=50.0)
-    store.commit_poll("s", states={}, observations=[Observation("t", 1, "c")])
-    store.disclose("s", store.pending("s"), lane="event", priority="low", time_=60.0)
+    store.commit_poll("s", states={}, observations=[Observation("t", 2, "a"), Observation("t", 2, "b")])
+    store.disclose("s", store.pending("s"), lane="event", priority="medium", time_=50.0)
+    store.commit_poll("s", states={}, observations=[Observation("t", 3, "c")])
+    store.disclose("s", store.pending("s"), lane="event", priority="medium", time_=60.0)
+    store.commit_poll("s", states={}, observations=[Observation("t", 1, "d")])
+    store.disclose("s", store.pending("s"), lane="event", priority="low", time_=70.0)  # stderr only: no budget
     assert store.disclosure_times("event", since=0) == [50.0, 60.0]
     assert store.disclosure_times("event", since=55) == [60.0]
     assert store.disclosure_times("message", since=0) == []

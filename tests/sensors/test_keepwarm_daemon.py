@@ -21,11 +21,12 @@ def test_the_daemon_wakes_an_idle_session_once_on_stdout(home):
             home.write_user_sensor(path.stem, "spec: 1\nenabled: false\n")
     # The shipped keepwarm, with its timings shortened by a user override (fields of the file).
     home.write_user_sensor("keepwarm", "spec: 1\ninterval: 1s\nmin_interval: 500ms\n"
-                                       "crate:\n  idle_floor: 2s\n  cache_life: 1h\n  min_tokens: 1000\n")
+                                       "crate:\n  idle_floor: 6s\n  cache_life: 1h\n  min_tokens: 1000\n")  # after the first poll, even on a busy machine
     transcripts = Transcripts(home.root / ".claude" / "projects", home.project)
     transcripts.turn("s1", 60_000)
 
-    daemon = subprocess.Popen([sys.executable, "-m", "attend", "run"], cwd=home.project, env=home.env(),
+    # keepwarm is session-scoped: it watches the transcript of the session this `attend run` serves.
+    daemon = subprocess.Popen([sys.executable, "-m", "attend", "run"], cwd=home.project, env=home.env(ATTEND_SESSION="s1"),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     errors: list[str] = []

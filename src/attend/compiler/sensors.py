@@ -96,6 +96,8 @@ class CompiledSensor:
             for name, definition in (sensor.data.get("triggers") or {}).items()
             if isinstance(definition, dict) and definition.get("supersedes") and str(name) in triggers
         }
+        #: `project` (one poll for every session) or `session` (one poll per live session, DESIGN.md, Delivery).
+        self.scope: str = str(sensor.data.get("scope") or "project")
         #: Whether a line names its key (an MCP sensor's `(server=…, key=…)`): then only fires of one key fold.
         self.lines_name_key = self.kind == "mcp"
 

@@ -23,6 +23,7 @@ __all__ = [
     "Transcript",
     "UsageSample",
     "context_tokens",
+    "focus_transcript",
     "newest_transcript",
     "project_folder_candidates",
     "project_folder_name",
@@ -91,6 +92,25 @@ def session_transcript(projects_dir: Path, project: Path | str, session: str) ->
         if path.is_file():
             return path
     return None
+
+
+def focus_transcript(projects_dir: Path, project: Path, session: str) -> Transcript:
+    """The transcript a sensor reads: session `session`'s own when it is polled for one (a
+    `scope: session` sensor: never another session's), else the project's newest.
+
+    Raises:
+        NoTranscript: no such transcript.
+    """
+    if not session:
+        return newest_transcript(projects_dir, project)
+    path = session_transcript(projects_dir, project, session)
+    if path is None:
+        raise NoTranscript(f"no Claude Code transcript of session {session} under {projects_dir}")
+    try:
+        mtime = path.stat().st_mtime
+    except OSError as exc:
+        raise NoTranscript(f"cannot read {path}: {exc.strerror}") from exc
+    return Transcript(path=path, session=session, mtime=mtime)
 
 
 def _scan(folder: Path) -> list[Any]:

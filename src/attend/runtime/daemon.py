@@ -37,7 +37,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
@@ -54,6 +54,7 @@ from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.sessions.serve import STALE_TEST_FIRE, SessionPrinter
+from attend.runtime.sessions.status import live_session_ids
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.runtime.watching.reload import watch
@@ -61,6 +62,9 @@ from attend.runtime.watching.wake import WakeHub
 from attend.text import printable_path
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "project_shipped", "run"]
+
+#: The status message of a `scope: session` sensor while the project has no live session to poll it for.
+NO_LIVE_SESSION = "no live session of the project to poll for (scope: session)"
 
 #: Delivered journal rows older than this (seconds) are deleted when the daemon starts.
 JOURNAL_RETENTION = 30 * 24 * 3600.0
@@ -326,29 +330,43 @@ class Daemon:
             return left if left is not None and left > 0 else None
 
         async def poll(cadence: Cadence) -> Cadence:
+            if compiled.scope != "session":
+                return await poll_for(cadence, None, self.ctx)
+            # Once per live session of the project, each with that session as its focus; the cadence
+            # follows the busiest of them (a session's change halves the interval for all).
+            sessions = live_session_ids(self.store)
+            if not sessions:
+                self.store.update_status(compiled.name, message=NO_LIVE_SESSION, last_poll=self.clock(),
+                                         next_poll=self.clock() + cadence.interval)
+                return cadence
+            after = [await poll_for(cadence, s, replace(self.ctx, session=s)) for s in sessions]
+            return min(after, key=lambda c: c.interval)
+
+        async def poll_for(cadence: Cadence, session: str | None, ctx: PollContext) -> Cadence:
             try:
-                outcome = await kinds.poll(compiled, self.ctx)
+                outcome = await kinds.poll(compiled, ctx)
             except Exception as exc:  # noqa: BLE001 - a kind's bug must not stop the daemon
                 outcome = PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
             try:
                 record = record_poll(
-                    self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence
+                    self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence,
+                    session=session,
                 )
             except sqlite3.OperationalError as exc:
                 # The store was locked past busy_timeout (or the disk is full): nothing of this poll was
                 # committed, so the next poll simply evaluates against the same stored state again.
                 self.log(f"sensor {compiled.name}: poll not stored: {exc}")
-                self._forget_crate_memory(compiled.name)
+                self._forget_crate_memory(ctx.state_key(compiled.name))
                 return cadence
             if outcome.ok and record.state != "ok":
                 # Evaluated but not stored: a crate sensor's in-memory state moved on without its
                 # trigger states, so rebuild it from the store before the next poll.
-                self._forget_crate_memory(compiled.name)
+                self._forget_crate_memory(ctx.state_key(compiled.name))
             if record.step is not None and record.state == "ok":
                 due[0] = record.step.due
             if record.observations:
                 self.discloser.wake()
-            self.wakes.declare(compiled, self.ctx)
+            self.wakes.declare(compiled, ctx)
             return record.cadence or cadence
 
         with running.scope:

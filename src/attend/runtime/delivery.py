@@ -30,9 +30,12 @@ from typing import Any, TextIO
 from attend.text import fold_lines, printable
 
 __all__ = [
-    "HIGH_AT", "MEDIUM_AT", "collapse_identical", "format_line", "highest", "is_stdout_priority", "priorities",
+    "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "for_other_session", "format_line", "highest", "is_stdout_priority", "joined", "priorities",
     "priced_for_reader", "priority", "write_entries",
 ]
+
+#: The journal meta field naming the one session a `scope: session` sensor's line is for.
+SESSION_META = "session"
 
 #: Accumulated magnitude at or above which a disclosure is `high`.
 HIGH_AT = 5.0
@@ -107,6 +110,34 @@ def collapse_identical(observations: Sequence[Any]) -> list[Any]:
             continue
         out.append(replace(first, description=f"{first.description} (×{len(group)})",
                            magnitude=sum(o.magnitude for o in group)))
+    return out
+
+
+def for_other_session(entry: Any, session: str | None) -> bool:
+    """Whether `entry` is a session-scoped line for another session than `session` (never shown to it).
+
+    A reader with no session (an in-process daemon keeping no position) is shown every line.
+    """
+    target = (entry.meta or {}).get(SESSION_META)
+    return session is not None and target is not None and target != session
+
+
+def joined(entries: Sequence[Any], sensor: str) -> list[Any]:
+    """`entries` with the rows of one disclosure of `sensor` as one line (descriptions joined by `; `).
+
+    The presence lines of one poll (the peers sensor: sessions starting and exiting) are one
+    notification, not one line each (DESIGN.md, Delivery). The rows stay apart in the journal, so
+    each reader still leaves out its own (serve.py) before they are joined. Test rows stay apart.
+    """
+    out: list[Any] = []
+    for entry in entries:
+        last = out[-1] if out else None
+        if (last is not None and entry.sensor == sensor and last.sensor == sensor and not entry.test and not last.test
+                and entry.disclosure is not None and entry.disclosure == last.disclosure):
+            out[-1] = replace(last, description=f"{last.description}; {entry.description}",
+                              priority=highest([last.priority, entry.priority]) or last.priority)
+        else:
+            out.append(entry)
     return out
 
 

@@ -4,6 +4,12 @@ Decision: the event lane allows one disclosure every 15 s and at most 3 in any r
 message lane is permissive (3 s, 30 per 60 s). A disclosure the governor holds stays in its sensor's
 accumulator and is retried at `next_slot`; nothing is dropped. The window is rebuilt from the journal's
 disclosure times after a restart, so restarting attend does not reset the budget.
+
+Decision (DESIGN.md, Delivery, "Budgets are spent only by what wakes the agent"): the budget is the
+agent's attention, so only a disclosure that reaches the Monitor stream (high or medium) spends it. A
+low disclosure (stderr only) is never held by the governor and never counted (the discloser does not
+ask, and the journal rebuild counts only high and medium disclosures). The rate window holds medium
+disclosures; a high one waits at most the cooldown (`next_slot(..., urgent=True)`).
 """
 
 from __future__ import annotations
@@ -52,13 +58,15 @@ def governor_params(config: Mapping[str, Any] | None) -> dict[str, GovernorParam
     return out
 
 
-def next_slot(times: Iterable[float], now: float, params: GovernorParams) -> float:
+def next_slot(times: Iterable[float], now: float, params: GovernorParams, *, urgent: bool = False) -> float:
     """The earliest moment at or after `now` when one more disclosure is allowed.
 
     Args:
-        times: the lane's earlier disclosure times.
+        times: the lane's earlier disclosure times (those that woke the agent).
         now: the current time.
         params: the lane's limits.
+        urgent: a high disclosure: it waits for the cooldown only, never for the rate window
+            (`limit: 0` still mutes the lane).
     """
     times = sorted(times)
     slot = now
@@ -66,7 +74,7 @@ def next_slot(times: Iterable[float], now: float, params: GovernorParams) -> flo
         slot = max(slot, times[-1] + params.cooldown)
     if params.limit <= 0:
         return float("inf")
-    if len(times) >= params.limit:
+    if not urgent and len(times) >= params.limit:
         # The window holds `limit` disclosures until the oldest of the last `limit` leaves it.
         slot = max(slot, times[-params.limit] + params.window)
     return slot
@@ -79,13 +87,13 @@ class Governor:
     params: GovernorParams
     times: list[float] = field(default_factory=list)
 
-    def next_slot(self, now: float) -> float:
-        """When the next disclosure may happen (`now` when it may happen now)."""
-        return next_slot(self.times, now, self.params)
+    def next_slot(self, now: float, *, urgent: bool = False) -> float:
+        """When the next disclosure may happen (`now` when it may happen now); `urgent` for a high one."""
+        return next_slot(self.times, now, self.params, urgent=urgent)
 
-    def allows(self, now: float) -> bool:
+    def allows(self, now: float, *, urgent: bool = False) -> bool:
         """True when a disclosure may happen at `now`."""
-        return self.next_slot(now) <= now
+        return self.next_slot(now, urgent=urgent) <= now
 
     def record(self, at: float) -> None:
         """Count a disclosure made at `at`, and forget the ones that left every window."""

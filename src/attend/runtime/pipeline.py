@@ -25,10 +25,10 @@ import trio
 from attend.compiler import ops
 from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
-from attend.runtime.delivery import collapse_identical, highest, priorities
+from attend.runtime.delivery import SESSION_META, collapse_identical, highest, priorities
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
-from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollOutcome
+from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollOutcome, session_state_key
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.sessions.serve import SessionPrinter
@@ -57,9 +57,12 @@ def _key_text(key: Any) -> str | None:
     return None if key is None else ops.render_value(key)
 
 
-def observations_from(fires: list[Any], outcome: PollOutcome, now: float) -> list[Observation]:
-    """The fires of one poll as observations; an MCP outcome's server rides along in `meta`."""
-    meta = {"server": outcome.meta["server"]} if outcome.meta.get("server") else {}
+def observations_from(fires: list[Any], outcome: PollOutcome, now: float, *, session: str | None = None) -> list[Observation]:
+    """The fires of one poll as observations; an MCP outcome's server rides along in `meta`, and so does
+    the session a session-scoped poll was for (`meta.session`: only that session is shown the line)."""
+    meta: dict[str, Any] = {"server": outcome.meta["server"]} if outcome.meta.get("server") else {}
+    if session is not None:
+        meta[SESSION_META] = session
     return [
         Observation(
             trigger=str(fire.trigger),
@@ -124,6 +127,7 @@ def record_poll(
     test: bool = False,
     dry_run: bool = False,
     shown: bool = False,
+    session: str | None = None,
 ) -> PollRecord:
     """Evaluate one poll outcome against the stored state and (unless a dry run) commit it in one transaction.
 
@@ -138,6 +142,9 @@ def record_poll(
         dry_run: evaluate against the stored state (what the next real poll would do) and write nothing.
         shown: the fires were shown to the person who ran a one-shot poll: they go to the journal as
             delivered, not to the pending accumulation, so no daemon prints them again.
+        session: the session a `scope: session` sensor was polled for: its trigger states are that
+            session's (`session_state_key`), and its observations carry `meta.session`, so only that
+            session is shown their lines.
 
     Returns:
         The `PollRecord`.
@@ -145,8 +152,9 @@ def record_poll(
     record = PollRecord(outcome=outcome, state=outcome.state, message=outcome.message,
                         lane=getattr(compiled, "lane", "event"))
     states = None
+    state_key = session_state_key(compiled.name, session)
     if outcome.ok:
-        stored = store.trigger_states(compiled.name) if store is not None else {}
+        stored = store.trigger_states(state_key) if store is not None else {}
         try:
             record.step = compiled.step(stored, outcome.result, test=test, now=now, digest=False)
         except Exception as exc:  # noqa: BLE001 - an evaluator failure is the sensor's state, not a crash
@@ -163,7 +171,7 @@ def record_poll(
             record.replaced.extend(folded)
             if getattr(compiled, "digest", None) is not None:
                 delivered = compiled.digest.apply(delivered)  # after shelving: a shelved fire is not counted
-            record.observations = observations_from(delivered, outcome, now)
+            record.observations = observations_from(delivered, outcome, now, session=session)
             notes = []
             if outcome.line_errors:
                 notes.append(f"{len(outcome.line_errors)} output line(s) did not parse")
@@ -193,6 +201,8 @@ def record_poll(
         )
     record.trace = poll_trace(outcome, record.step if states is not None else None, record.shelved,
                               now=now, state=record.state, message=record.message, replaced=record.replaced)
+    if session is not None:
+        record.trace["session"] = session
     if store is not None and not dry_run:
         extra: dict[str, Any] = {}
         if states is not None and CRATE_STATE in outcome.meta:
@@ -203,7 +213,7 @@ def record_poll(
                                     trace=record.trace, **extra)
         else:
             store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
-                              trace=record.trace, **extra)
+                              trace=record.trace, state_sensor=state_key, **extra)
     return record
 
 
@@ -311,23 +321,28 @@ class Discloser:
                 lane=terms.lane,
             )
             if not ready.ready:
-                self.store.settle_history(name, fired=False, reason=ready.reason)
+                self.store.settle_history(name, fired=False, reason=ready.reason, now=now)
                 next_wake = _earliest(next_wake, ready.retry_at)
                 continue
-            governor = self.governors.get(terms.lane) or self.governors["event"]
-            slot = governor.next_slot(now)
-            if slot > now:
-                self.store.settle_history(name, fired=False, reason="governor")
-                next_wake = _earliest(next_wake, slot)
-                continue
-            new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
             rows = collapse_identical(pending)
+            prios = priorities([o.magnitude for o in rows], terms.lane)
+            top = highest(prios) or "low"
+            # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the
+            # governor and is not counted; a high one waits for the cooldown, never the rate window.
+            governor = self.governors.get(terms.lane) or self.governors["event"]
+            if top != "low":
+                slot = governor.next_slot(now, urgent=top == "high")
+                if slot > now:
+                    self.store.settle_history(name, fired=False, reason="governor", now=now)
+                    next_wake = _earliest(next_wake, slot)
+                    continue
+            new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
             self.store.disclose(
-                name, pending, lane=terms.lane, priority=priorities([o.magnitude for o in rows], terms.lane),
-                fires=new_fires, time_=now, journal_as=rows,
+                name, pending, lane=terms.lane, priority=prios, fires=new_fires, time_=now, journal_as=rows,
             )
-            governor.record(now)
-            self.store.settle_history(name, fired=True)
+            if top != "low":
+                governor.record(now)
+            self.store.settle_history(name, fired=True, now=now)
             # Printed after the commit: the journal holds it exactly once, the stream at least once.
             self.printer.print_new()
         return next_wake

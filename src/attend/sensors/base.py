@@ -28,6 +28,7 @@ __all__ = [
     "SensorUnavailable",
     "expand_home",
     "focus_from_env",
+    "focus_transcript",
     "require",
     "require_seconds",
 ]
@@ -44,26 +45,31 @@ class Focus:
     """What the session is working on: its directory, a description and keywords.
 
     A sensor may use it to scope what it observes (the git sensor reads the repository at `cwd`).
+    `session` is the session a `scope: session` sensor is polled for (its transcript is
+    `<projects_dir>/<project folder>/<session>.jsonl`); empty for a project-wide poll.
     """
 
     cwd: Path
     description: str = ""
     keywords: tuple[str, ...] = ()
+    session: str = ""
 
 
-def focus_from_env(cwd: Path, env: Mapping[str, str]) -> Focus:
+def focus_from_env(cwd: Path, env: Mapping[str, str], *, session: str | None = None) -> Focus:
     """The focus of a session in `cwd`, with description and keywords read from `env`.
 
     Args:
         cwd: The project directory.
         env: The daemon's environment; `ATTEND_FOCUS` and `ATTEND_FOCUS_KEYWORDS` (comma-separated)
             are read from it, and are empty when unset.
+        session: the session a session-scoped sensor is polled for (None: a project-wide poll).
 
     Returns:
         The Focus.
     """
     keywords = tuple(k.strip() for k in env.get(FOCUS_KEYWORDS_VAR, "").split(",") if k.strip())
-    return Focus(cwd=Path(cwd), description=env.get(FOCUS_DESCRIPTION_VAR, "").strip(), keywords=keywords)
+    return Focus(cwd=Path(cwd), description=env.get(FOCUS_DESCRIPTION_VAR, "").strip(), keywords=keywords,
+                 session=session or "")
 
 
 class SensorUnavailable(Exception):
@@ -80,6 +86,18 @@ def newest_transcript(projects_dir: Path, project: str | Path) -> Any:
 
     try:
         return newest(projects_dir, project)
+    except NoTranscript as exc:
+        raise SensorUnavailable(str(exc)) from None
+
+
+def focus_transcript(projects_dir: Path, project: str | Path, session: str) -> Any:
+    """`peers.transcript.focus_transcript` for a sensor: the focused session's own transcript (a
+    `scope: session` poll), else the project's newest; no transcript is `SensorUnavailable`."""
+    from attend.peers.transcript import NoTranscript
+    from attend.peers.transcript import focus_transcript as focused
+
+    try:
+        return focused(projects_dir, Path(project), session)
     except NoTranscript as exc:
         raise SensorUnavailable(str(exc)) from None
 

@@ -28,7 +28,7 @@ from attend.sensors.base import (
     SensorConfigError,
     SensorUnavailable,
     expand_home,
-    newest_transcript,
+    focus_transcript,
     require,
     require_seconds,
 )
@@ -108,7 +108,7 @@ class ContextSensor:
         Raises:
             SensorUnavailable: no transcript for the project, or no assistant turn with usage in it.
         """
-        transcript = newest_transcript(self.projects_dir, focus.cwd)
+        transcript = focus_transcript(self.projects_dir, focus.cwd, focus.session)
         samples = read_samples(transcript.path)
         if not samples:
             raise SensorUnavailable(f"no assistant turn with token usage in {transcript.path}")

@@ -25,7 +25,7 @@ from attend.peers.transcript import read_samples
 from attend.sensors.base import (
     Focus,
     expand_home,
-    newest_transcript,
+    focus_transcript,
     require,
     require_seconds,
 )
@@ -59,7 +59,7 @@ class KeepwarmSensor:
         Raises:
             SensorUnavailable: no transcript for the project.
         """
-        transcript = newest_transcript(self.projects_dir, focus.cwd)
+        transcript = focus_transcript(self.projects_dir, focus.cwd, focus.session)
         samples = read_samples(transcript.path)
         tokens = samples[-1].tokens if samples else 0
         idle = max(0.0, self._clock() - transcript.mtime)

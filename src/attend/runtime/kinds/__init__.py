@@ -80,7 +80,8 @@ class PollContext:
     """What a kind may use during a poll. One per daemon (or per one-shot CLI command).
 
     `mcp_pool` is the shared MCP session pool (kinds/mcp.py), started only when an mcp sensor exists.
-    `crate_instances` keeps each crate sensor's object alive between polls, keyed by sensor name.
+    `crate_instances` keeps each crate sensor's object alive between polls, keyed by `state_key`.
+    `session`: the session a session-scoped sensor is polled for (its focus), None for a project poll.
     """
 
     project_dir: Path
@@ -90,6 +91,17 @@ class PollContext:
     mcp_pool: Any = None
     crate_instances: dict[str, Any] = field(default_factory=dict)
     stdout_cap: int = 1 << 20
+    session: str | None = None
+
+    def state_key(self, name: str) -> str:
+        """Where sensor `name` keeps its trigger and crate state in this poll (`session_state_key`)."""
+        return session_state_key(name, self.session)
+
+
+def session_state_key(name: str, session: str | None) -> str:
+    """The store key of sensor `name`'s trigger and crate state: per session for a session-scoped poll
+    (`name@session`; `@` is in no sensor name), else the sensor's name."""
+    return name if session is None else f"{name}@{session}"
 
 
 async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:

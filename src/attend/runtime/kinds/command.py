@@ -194,13 +194,24 @@ async def run_command(
     return CommandRun("ok", bytes(out), stderr_tail, 0)
 
 
+#: In a session-scoped command sensor's argv, replaced by the session id it is polled for.
+SESSION_PLACEHOLDER = "{session}"
+#: The environment variable naming that session.
+SESSION_VAR = "ATTEND_SESSION"
+
+
 def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict:
     """The argv, environment, cwd, timeout and output cap of a command sensor, resolved."""
     block = dict(compiled.sensor.data.get("command") or {})
     env = dict(ctx.env)
     env.update({str(k): str(v) for k, v in (block.get("env") or {}).items()})
+    argv = [str(a) for a in block.get("argv") or []]
+    if ctx.session is not None:
+        # A session-scoped poll: the session it is for, as `{session}` in argv and ATTEND_SESSION.
+        env[SESSION_VAR] = ctx.session
+        argv = [a.replace(SESSION_PLACEHOLDER, ctx.session) for a in argv]
     return {
-        "argv": list(block.get("argv") or []),
+        "argv": argv,
         "env": env,
         "cwd": Path(ctx.project_dir) / str(block.get("cwd") or "."),
         "timeout": float(block.get("timeout") or DEFAULT_TIMEOUT),

@@ -14,7 +14,8 @@ past the deadline; `exec_failed` with the exception's message for any other exce
 traceback: a broken sensor is a recorded state.
 
 Focus: the project directory, with the description and keywords from ``ATTEND_FOCUS`` and
-``ATTEND_FOCUS_KEYWORDS`` in the daemon's environment (`attend.sensors.base.focus_from_env`).
+``ATTEND_FOCUS_KEYWORDS`` in the daemon's environment (`attend.sensors.base.focus_from_env`), and for
+a session-scoped sensor the session it is polled for (one object, and one exported state, per session).
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ def _config(compiled: CompiledSensor) -> dict[str, Any]:
 def _instance(compiled: CompiledSensor, ctx: PollContext) -> CrateInstance | PollOutcome:
     """The sensor object for `compiled`, built (and its state restored) on first use or after an edit."""
     name = compiled.name
+    key = ctx.state_key(name)  # one object per session for a session-scoped sensor
     config = _config(compiled)
-    current = ctx.crate_instances.get(name)
+    current = ctx.crate_instances.get(key)
     if isinstance(current, CrateInstance) and current.config == config:
         return current
     source = compiled.sensor.data.get("source")
@@ -80,14 +82,14 @@ def _instance(compiled: CompiledSensor, ctx: PollContext) -> CrateInstance | Pol
         return PollOutcome.failed("invalid", f"compiled sensor {source!r} has no poll(focus) method")
     importer = getattr(sensor, "import_state", None)
     if callable(importer) and ctx.store is not None:
-        state = ctx.store.get_crate_state(name)
+        state = ctx.store.get_crate_state(key)
         if state is not None:
             try:
                 importer(state)
             except Exception as exc:  # noqa: BLE001 - a stale state must not stop the sensor
                 return PollOutcome.failed("exec_failed", f"import_state of {name} failed: {exc}")
     instance = CrateInstance(sensor, config)
-    ctx.crate_instances[name] = instance
+    ctx.crate_instances[key] = instance
     return instance
 
 
@@ -126,7 +128,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     if instance.busy.is_set():
         return PollOutcome.failed("timeout", "the previous poll is still running")
     timeout = _timeout(compiled)
-    focus = focus_from_env(ctx.project_dir, ctx.env)
+    focus = focus_from_env(ctx.project_dir, ctx.env, session=ctx.session)
     instance.busy.set()
     try:
         with trio.move_on_after(timeout) as scope:

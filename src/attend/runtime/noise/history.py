@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["HOLD_REASONS", "QUEUED", "poll_trace", "render_history", "settle_outcomes"]
+__all__ = ["HOLD_REASONS", "QUEUED", "held_text", "poll_trace", "render_history", "settle_outcomes"]
 
 #: The outcome of a fire that became an observation, before the discloser has decided.
 QUEUED = "queued"
@@ -87,9 +87,13 @@ def _held_key(key: Any) -> str | None:
     return None if key is None else key_text(key)
 
 
-def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str) -> bool:
+def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: float | None = None) -> bool:
     """Rewrite the discloser's verdict into a stored trace: its queued (or discloser-held) outcomes become
-    `fired`, or `held` by `reason`. Returns whether anything is still open (waiting on the discloser)."""
+    `fired`, or `held` by `reason`. Returns whether anything is still open (waiting on the discloser).
+
+    A fire the discloser held before it went out keeps how long it was held (`held_for`, from the
+    poll's time to `now`) and the last reason (`held_by`): `fired after 4m32s held: relative refractory`.
+    """
     open_ = False
     for trigger in trace.get("triggers", []):
         for entry in trigger.get("outcomes", []):
@@ -97,6 +101,9 @@ def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str) -> bool:
             if not waiting:
                 continue
             if fired:
+                if entry.get("outcome") == "held" and now is not None and isinstance(trace.get("time"), int | float):
+                    entry["held_for"] = max(0.0, now - float(trace["time"]))
+                    entry["held_by"] = entry.get("reason", "")
                 entry.pop("by", None)
                 entry.pop("reason", None)
                 entry["outcome"] = "fired"
@@ -104,6 +111,18 @@ def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str) -> bool:
                 entry.update(outcome="held", reason=reason, by="discloser")
                 open_ = True
     return open_
+
+
+def held_text(seconds: float) -> str:
+    """How long a fire was held, as `4m32s`, `15s` or `1h2m`."""
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m{secs}s" if secs else f"{minutes}m"
+    return f"{secs}s"
 
 
 def _iso(t: float) -> str:
@@ -147,6 +166,8 @@ def render_history(data: dict[str, Any]) -> str:
                     what += f" ({HOLD_REASONS.get(reason, reason)})"
                 elif what == "queued":
                     what = "queued: waiting for the discloser"
+                elif what == "fired" and o.get("held_for") is not None:
+                    what = f"fired after {held_text(o['held_for'])} held: {o.get('held_by') or 'waiting'}"
                 if o.get("note"):
                     what += f" [{o['note']} notice]"
                 text = f"    {who}: {what}"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.peers.identity import PRESENCE_SENSOR, process_runs
-from attend.runtime.delivery import is_stdout_priority, priced_for_reader
+from attend.runtime.delivery import for_other_session, is_stdout_priority, priced_for_reader
 from attend.runtime.sessions.seen import for_session, items_of
 
 __all__ = ["Handover", "about_itself", "hook_handover", "monitor_live", "shown_to"]
@@ -40,11 +40,12 @@ def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, see
     """The entries `session` is shown of `entries` (journal rows after its position), and their items.
 
     Left out: a message-lane row its Stop hook already handed over (id ≤ `drained_upto`), a presence line
-    about the session itself, and what `seen.for_session` leaves out; what is left is priced for this
+    about the session itself, a session-scoped line for another session, and what `seen.for_session`
+    leaves out; what is left is priced for this
     reader alone.
     """
     shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)
-             and not about_itself(e, session)]
+             and not about_itself(e, session) and not for_other_session(e, session)]
     shown, items = for_session(shown, session, seen)
     return priced_for_reader(shown, entries), items
 

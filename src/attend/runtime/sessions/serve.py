@@ -41,9 +41,9 @@ from typing import Any, TextIO
 
 import trio
 
-from attend.peers.identity import Session, process_runs
+from attend.peers.identity import PRESENCE_SENSOR, Session, process_runs
 from attend.peers.mailbox import Mailbox, peers_dir
-from attend.runtime.delivery import format_line, is_stdout_priority, write_entries
+from attend.runtime.delivery import format_line, is_stdout_priority, joined, write_entries
 from attend.runtime.sessions.cold_start import (
     COLD_START_WAIT,
     cold_start,
@@ -142,7 +142,8 @@ class SessionPrinter:
             on_stdout = {n for e in shown if is_stdout_priority(e.priority) for n in items_of(e)}
             items = [n for n in items if n in on_stdout]
             try:
-                write_entries(shown, self.stdout, self.stderr)
+                # The presence lines of one poll are one line (what is left of them for this session).
+                write_entries(joined(shown, PRESENCE_SENSOR), self.stdout, self.stderr)
             except (BrokenPipeError, ValueError) as exc:  # ValueError: a stream already closed in-process
                 raise StreamClosed(str(exc)) from None
             upto = max(self.position, entries[-1].id)

@@ -15,7 +15,10 @@ from typing import Any
 
 from attend.peers.identity import process_runs
 
-__all__ = ["LiveSession", "ProjectSessions", "project_sessions"]
+__all__ = ["UNRESOLVED_PREFIX", "LiveSession", "ProjectSessions", "live_session_ids", "project_sessions"]
+
+#: How an `attend run` that could not name its session is named (`pid-<pid>`, peers/identity.py).
+UNRESOLVED_PREFIX = "pid-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,14 @@ class ProjectSessions:
 
 def _alive(pid: int | None) -> bool:
     return pid is not None and pid > 0 and process_runs(pid)
+
+
+def live_session_ids(store: Any) -> list[str]:
+    """The named sessions of the store's project whose `attend run` runs now, the earliest started first:
+    the sessions a `scope: session` sensor is polled for. A session that could not be named
+    (`pid-<pid>`) has no transcript to focus on and is left out."""
+    return [r.session for r in store.sessions()
+            if r.role != "stopped" and not r.session.startswith(UNRESOLVED_PREFIX) and _alive(r.pid)]
 
 
 def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = None, *, store: Any = None) -> ProjectSessions:

@@ -260,13 +260,14 @@ class JournalRows(PendingRows):
         return int(cur.rowcount)
 
     def disclosure_times(self, lane: str, since: float) -> list[float]:
-        """The times of the real (non-test) disclosures on `lane` since `since`, oldest first.
+        """The times of the real (non-test) disclosures on `lane` since `since` that woke the agent (a high
+        or medium row: low ones went to stderr only and spent no budget), oldest first.
 
         The governor rebuilds its window from these after a restart.
         """
         rows = self._db.execute(
             "SELECT DISTINCT disclosure, time FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND time >= ?"
-            " ORDER BY time",
+            " AND priority IN ('high', 'medium') ORDER BY time",
             (self.scope, lane, since),
         )
         return [float(r["time"]) for r in rows]

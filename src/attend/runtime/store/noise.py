@@ -84,9 +84,10 @@ class NoiseRows(StoreConnection):
         )
         return [json.loads(r["trace"]) for r in rows]
 
-    def settle_history(self, sensor: str, *, fired: bool, reason: str = "") -> None:
+    def settle_history(self, sensor: str, *, fired: bool, reason: str = "", now: float | None = None) -> None:
         """Write the discloser's verdict on the sensor's waiting fires into their traces: `fired` when it
-        disclosed them, else `held` by `reason`. Writes nothing when nothing changes."""
+        disclosed them (with how long and why they were held, measured to `now`), else `held` by
+        `reason`. Writes nothing when nothing changes."""
         rows = self._db.execute(
             "SELECT id, trace FROM poll_history WHERE scope = ? AND sensor = ? AND open = 1", (self.scope, sensor)
         ).fetchall()
@@ -94,7 +95,7 @@ class NoiseRows(StoreConnection):
         for row in rows:
             trace = json.loads(row["trace"])
             before = json.dumps(trace, sort_keys=True, default=str)
-            still_open = settle_outcomes(trace, fired=fired, reason=reason)
+            still_open = settle_outcomes(trace, fired=fired, reason=reason, now=now)
             after = json.dumps(trace, sort_keys=True, default=str)
             if after != before or not still_open:
                 updates.append((after, int(still_open), row["id"]))

@@ -50,6 +50,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
         replace_states: bool = True,
         crate_state: Any = _UNCHANGED,
         trace: dict[str, Any] | None = None,
+        state_sensor: str | None = None,
     ) -> list[int]:
         """Commit one poll in ONE transaction: the new trigger states, the observations, the status.
 
@@ -65,13 +66,16 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
                 not given), so the sensor's own memory and its trigger states move together.
             trace: the poll's history record (`runtime.noise.history.poll_trace`), stored with the poll
                 and the sensor's oldest traces past the bound pruned, in the same transaction.
+            state_sensor: where the trigger states and crate state are kept (default `sensor`): a
+                session-scoped sensor keeps them per session (`session_state_key`).
 
         Returns:
             The pending ids of the stored observations.
         """
         with self._write():
             return self._poll_rows(sensor, states=states, observations=observations, status=status,
-                                   replace_states=replace_states, crate_state=crate_state, trace=trace)
+                                   replace_states=replace_states, crate_state=crate_state, trace=trace,
+                                   state_sensor=state_sensor)
 
     def _poll_rows(
         self,
@@ -83,11 +87,12 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
         replace_states: bool,
         crate_state: Any,
         trace: dict[str, Any] | None = None,
+        state_sensor: str | None = None,
     ) -> list[int]:
         """`commit_poll`'s writes, inside the caller's transaction."""
         now = self._clock()
         if states is not None:
-            self._put_states(sensor, states, replace=replace_states, now=now)
+            self._put_states(state_sensor or sensor, states, replace=replace_states, now=now)
         ids = []
         for obs in observations:
             cur = self._db.execute(
@@ -108,7 +113,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
         if status:
             self._update_status(sensor, status, now)
         if crate_state is not _UNCHANGED:
-            self._put_crate_state(sensor, crate_state, now)
+            self._put_crate_state(state_sensor or sensor, crate_state, now)
         if trace is not None:
             self._record_history(sensor, trace, now)
         return ids

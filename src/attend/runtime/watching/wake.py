@@ -49,13 +49,13 @@ def declared_wake_on(compiled: Any, ctx: Any) -> tuple[list[str], list[str]]:
         refused = [p for p in entries if not inside_project(watch_target(p, ctx.project_dir, home=home), ctx.project_dir)]
         entries = [p for p in entries if p not in refused]
     if compiled.kind == "crate":
-        instance = ctx.crate_instances.get(compiled.name)
+        instance = ctx.crate_instances.get(ctx.state_key(compiled.name))
         declare = getattr(getattr(instance, "sensor", None), "wake_on", None)
         if callable(declare):
             from attend.sensors.base import focus_from_env
 
             try:
-                entries += [str(p) for p in declare(focus_from_env(ctx.project_dir, ctx.env))]
+                entries += [str(p) for p in declare(focus_from_env(ctx.project_dir, ctx.env, session=ctx.session))]
             except Exception:  # noqa: BLE001 - a broken declaration leaves the sensor on its interval
                 pass
     return entries, refused
