@@ -11,14 +11,14 @@ from __future__ import annotations
 import functools
 import sys
 
-from attend.errors import Refusal
+from attend.errors import EXIT_FAILED, Refusal
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path passes through this package)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["reports_refusals"]
+__all__ = ["reports_refusals", "unusable_store_line"]
 
 
 def reports_refusals(handler: Callable[[Any], int]) -> Callable[[Any], int]:
@@ -27,6 +27,9 @@ def reports_refusals(handler: Callable[[Any], int]) -> Callable[[Any], int]:
     An unusable state store (the state folder a file, the database a file that is not SQLite) is one:
     a problem of the user's machine, not a bug in attend, so it must not end as an internal error; so
     are an unknown shelf target, a refused settings write, a peer request that cannot be done.
+    So is a store SQLite finds damaged halfway through the command (a garbage page, a truncated file):
+    one line, `cannot use the state store ...`, exit 1. What the store said when it opened (it started
+    over after a reset, it re-created a lost table) is a line on stderr too.
     """
 
     @functools.wraps(handler)
@@ -36,5 +39,28 @@ def reports_refusals(handler: Callable[[Any], int]) -> Callable[[Any], int]:
         except Refusal as refusal:
             print(f"attend: {refusal.message}", file=sys.stderr)
             return refusal.code
+        except Exception as exc:
+            sqlite3 = sys.modules.get("sqlite3")  # never imported: no SQLite error is possible (the lint path)
+            if sqlite3 is None or not isinstance(exc, sqlite3.Error):
+                raise
+            print(f"attend: {unusable_store_line(args, exc)}", file=sys.stderr)
+            return EXIT_FAILED
+        finally:
+            store = sys.modules.get("attend.runtime.store.location")  # loaded only by commands that use it
+            for message in store.take_notices() if store is not None else ():
+                print(f"attend: {message}", file=sys.stderr)
 
     return wrapper
+
+
+def unusable_store_line(args: Any, exc: BaseException) -> str:
+    """`cannot use the state store <folder>: attend.db: <reason>` for an SQLite error met mid-command."""
+    import os
+
+    from attend.runtime.store import DB_FILENAME, StoreUnavailable
+    from attend.spec import layer_paths
+
+    if isinstance(exc, StoreUnavailable):
+        return str(exc)
+    folder = layer_paths(getattr(args, "project_dir", os.getcwd()), os.environ).state_dir
+    return str(StoreUnavailable(folder, f"{DB_FILENAME}: {exc}"))

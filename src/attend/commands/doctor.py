@@ -69,19 +69,34 @@ def check_versions() -> Check:
     return Check("versions", "ok", text)
 
 
-def check_store(paths: Any) -> Check:
-    from attend.runtime.store import StoreUnavailable, open_project_store
+def check_store(paths: Any) -> list[Check]:
+    """The store opens, its schema is current, SQLite finds the file sound (`PRAGMA quick_check`), and
+    the rows the readers skip as damaged (store/rows.py), each with its table and rowid."""
+    import sqlite3
+
+    from attend.runtime.store import DB_FILENAME, StoreUnavailable, open_project_store
     from attend.runtime.store.schema import SCHEMA_VERSION
 
+    aside = f"move the state folder {paths.state_dir} aside; attend makes a new one"
     try:
         with open_project_store(paths) as store:
             db, version = store.path, store.schema_version
+            problems, bad, reset = store.quick_check(), store.bad_rows(), store.reset_note()
     except StoreUnavailable as exc:
-        return Check("store", "fail", str(exc), f"move the state folder {paths.state_dir} aside; attend makes a new one")
+        return [Check("store", "fail", str(exc), aside)]
+    except sqlite3.Error as exc:
+        return [Check("store", "fail", f"cannot use the state store {paths.state_dir}: {DB_FILENAME}: {exc}", aside)]
     if version != SCHEMA_VERSION:
-        return Check("store", "fail", f"{db} has schema v{version}, this attend reads v{SCHEMA_VERSION}",
-                     "run the newest attend (a newer one wrote this store)")
-    return Check("store", "ok", f"{db} opens, schema v{version} (current)")
+        return [Check("store", "fail", f"{db} has schema v{version}, this attend reads v{SCHEMA_VERSION}",
+                      "run the newest attend (a newer one wrote this store)")]
+    if problems:
+        return [Check("store", "fail", f"{db} is damaged (PRAGMA quick_check: {_names(problems)})", aside)]
+    checks = [Check("store", "ok", (f"{reset}; " if reset else "") + f"{db} opens, integrity ok, schema v{version} (current)")]
+    if bad:
+        checks.append(Check("store rows", "warn", f"{len(bad)} damaged row(s) skipped: {_names([str(b) for b in bad])}",
+                            f"delete them (`sqlite3 {shlex.quote(str(db))} \"DELETE FROM <table> WHERE rowid = <rowid>\"`)"
+                            " or move the state folder aside"))
+    return checks
 
 
 def check_sensors(sensor_set: Any) -> Check:

@@ -62,8 +62,8 @@ def main(args: Any) -> int:
     project directory that does not exist is refused by `attend.cli.main`, for every command); 1 when the
     state store cannot be used.
     """
-    from attend.commands import reports_refusals
-    from attend.errors import EXIT_USAGE
+    from attend.commands import reports_refusals, unusable_store_line
+    from attend.errors import EXIT_FAILED, EXIT_USAGE
 
     try:
         session = resolve_session(getattr(args, "session", None))
@@ -84,18 +84,49 @@ def main(args: Any) -> int:
     code = check_store(args)
     if code:
         return code
+    from attend.runtime.store.location import on_notice
+
     # What it says on stderr nobody in Claude Code sees: the run log keeps it for doctor and SessionStart.
     stderr = RunLog(sys.stderr, log_path(args.project_dir))
-    if getattr(args, "headless", False):
-        from attend.runtime.sessions.headless import serve_headless
+    def say(message: str) -> None:
+        stderr.write(f"attend: {message}\n")
+        stderr.flush()
 
-        _silence_stdout()  # a headless poller prints nothing, and never into a pipe someone left
-        trio.run(_until_signalled, partial(serve_headless, args.project_dir, stderr=stderr))
-        return 0
+    on_notice(say)
     try:
+        if getattr(args, "headless", False):
+            from attend.runtime.sessions.headless import serve_headless
+
+            _silence_stdout()  # a headless poller prints nothing, and never into a pipe someone left
+            trio.run(_until_signalled, partial(serve_headless, args.project_dir, stderr=stderr))
+            return 0
         trio.run(_serve_until_signalled, args.project_dir, session, stderr)
-    except BaseException as exc:  # noqa: BLE001 - only a closed stream is swallowed
+    except BaseException as exc:  # noqa: BLE001 - only a closed stream and an unusable store are handled
+        store = _store_failure(exc)
+        if store is not None:
+            # The store became unusable while running (deleted tables, a garbage page, a truncated file).
+            stderr.write(f"attend: {unusable_store_line(args, store)}\n")
+            stderr.flush()
+            return EXIT_FAILED
         if not _closed_stream(exc):
             raise
         _silence_stdout()
+    finally:
+        on_notice(None)
     return 0
+
+
+def _store_failure(exc: BaseException) -> BaseException | None:
+    """The store error that ended the daemon (possibly inside an exception group), or None."""
+    import sqlite3
+
+    from attend.runtime.store import StoreUnavailable
+
+    if isinstance(exc, StoreUnavailable | sqlite3.Error):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _store_failure(inner)
+            if found is not None:
+                return found
+    return None

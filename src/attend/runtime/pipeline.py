@@ -286,13 +286,18 @@ class Discloser:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The disclosure loop: print what is new in the journal, disclose what is ready, sleep until due."""
         task_status.started()
+        skipped = ""
         while True:
             try:
                 self.printer.print_new()
                 due = self.run_once()
+                skipped = ""
             except sqlite3.OperationalError as exc:
                 # Locked past busy_timeout: every step is its own transaction, so retry next round.
-                self.stderr.write(f"attend: disclosure round skipped: {exc}\n")
+                # Said once per reason, not at every round while it lasts.
+                if str(exc) != skipped:
+                    self.stderr.write(f"attend: disclosure round skipped: {exc}\n")
+                skipped = str(exc)
                 due = None
             delay = EXTERNAL_CHECK if due is None else min(max(due - self.clock(), MIN_SLEEP), EXTERNAL_CHECK)
             with trio.move_on_after(delay):
@@ -308,6 +313,8 @@ class Discloser:
                 continue
             now = self.clock()
             pending = self.store.pending(name)
+            if not pending:
+                continue  # only damaged rows wait (store/rows.py): nothing to disclose, no governor slot spent
             status = self.store.status(name)
             fires = status.fires if status is not None else []
             total = sum(o.magnitude for o in pending)

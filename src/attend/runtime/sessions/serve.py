@@ -187,12 +187,17 @@ class SessionPrinter:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Print new rows as they come (woken by this process, or every `JOURNAL_CHECK` seconds)."""
         task_status.started()
+        skipped = ""
         while True:
             try:
                 self.print_new()
+                skipped = ""
             except sqlite3.OperationalError as exc:
                 # Locked past busy_timeout: nothing was recorded, so the next round prints the same rows.
-                self.stderr.write(f"attend: printing round skipped: {exc}\n")
+                # Said once per reason, not at every round while it lasts.
+                if str(exc) != skipped:
+                    self.stderr.write(f"attend: printing round skipped: {exc}\n")
+                skipped = str(exc)
             with trio.move_on_after(JOURNAL_CHECK):
                 await self._wake.wait()
             self._wake = trio.Event()

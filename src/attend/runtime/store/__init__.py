@@ -10,7 +10,9 @@ notification. The package is split by concern, one module per table group:
 - `trigger_states.py`, `sensor_status.py`, `sensor_memory.py` (probe records, crate state);
 - `pending.py`: the accumulation and `commit_poll` (a poll in one transaction);
 - `journal.py`: `disclose`, printing and draining marks, pruning;
-- `sessions.py`: each session's delivery positions, role and liveness (several `attend run` per project).
+- `sessions.py`: each session's delivery positions, role and liveness (several `attend run` per project);
+- `rows.py`: reading a row as data anyone could have damaged (a bad row is skipped, never fatal);
+- `integrity.py`: what `attend doctor` checks in the file (`PRAGMA quick_check`, the rows skipped).
 
 `Store` is all of them on one connection; `open_project_store(paths)` is how every command opens it.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from attend.runtime.store.integrity import BadRowReport, IntegrityChecks
 from attend.runtime.store.journal import JournalEntry
 from attend.runtime.store.location import (
     DB_FILENAME,
@@ -35,6 +38,7 @@ from attend.runtime.store.sensor_status import SensorStatus
 from attend.runtime.store.sessions import SessionRecord, SessionRows
 
 __all__ = [
+    "BadRowReport",
     "DB_FILENAME",
     "SCHEMA_VERSION",
     "JournalEntry",
@@ -50,7 +54,7 @@ __all__ = [
 ]
 
 
-class Store(SessionRows, ProbeRecords):
+class Store(SessionRows, ProbeRecords, IntegrityChecks):
     """The SQLite store: every table of one project's scope on one connection (see `StoreConnection`)."""
 
     def __enter__(self) -> Store:

@@ -6,19 +6,28 @@ decides whether a notification happens into ONE transaction with the change it c
 
 The daemon and the one-shot CLI commands open the same file; WAL lets readers run beside the writer and
 `busy_timeout` makes short write overlaps wait instead of failing.
+
+A store that was deleted, emptied or replaced is never taken up again without a word (issue 28, item 6):
+the store holds a random id (`store_info`), and the state folder remembers it in `attend.db.id`. An
+open that finds a store whose id is not the remembered one says so through `location.notice` (a
+command prints it on stderr) and records the reset in the new store, where `attend doctor` shows it.
+A table missing from a current store is created again, empty, and said the same way.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from attend.runtime.store.location import StoreUnavailable, make_state_folder
-from attend.runtime.store.schema import migrate
+from attend.runtime.store.location import StoreUnavailable, make_state_folder, notice
+from attend.runtime.store.schema import SchemaMismatch, check_tables, migrate
 
 __all__ = ["BUSY_TIMEOUT_MS", "StoreConnection"]
 
@@ -63,6 +72,11 @@ class StoreConnection:
             self._db.execute("PRAGMA synchronous = NORMAL")
             with self._write() as db:
                 migrate(db)
+                missing = check_tables(db)
+                said = self._identify(db)
+        except SchemaMismatch as exc:
+            self.close()
+            raise StoreUnavailable(self.path.parent, f"{self.path.name}: {exc}") from None
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc):
                 self.close()
@@ -72,6 +86,47 @@ class StoreConnection:
         except sqlite3.DatabaseError as exc:
             self.close()
             raise StoreUnavailable(self.path.parent, f"{self.path.name}: {exc}") from None
+
+        if missing:
+            notice(f"the state store {self.path} had lost its table(s) {', '.join(missing)}; they start over empty")
+        if said:
+            notice(said)
+
+    def _identify(self, db: sqlite3.Connection) -> str:
+        """Give a new store its id and remember it beside the file; the reset note when the store is
+        not the one remembered (inside the opening transaction)."""
+        row = db.execute("SELECT value FROM store_info WHERE key = 'id'").fetchone()
+        current = row[0] if row is not None and isinstance(row[0], str) else None
+        known = _read_id(self._id_path)
+        said = ""
+        if current is None:
+            current = uuid.uuid4().hex
+            db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES ('id', ?)", (current,))
+            if known is not None:  # the file attend used before is gone: this one is new
+                said = (f"the state store {self.path} was deleted, emptied or replaced; attend started a new one "
+                        "(trigger states, waiting notifications and the journal start over)")
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self._clock()))
+                db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES ('reset', ?)",
+                           (f"started over at {stamp}: the store before it was deleted, emptied or replaced",))
+        elif known is not None and known != current:
+            said = f"the state store {self.path} was replaced by another attend store; attend uses it from now on"
+        if known != current:
+            try:
+                from attend.files import write_atomically
+
+                write_atomically(self._id_path, current + "\n")
+            except OSError:
+                pass  # a folder that takes the database but not this file: resets go unsaid, nothing breaks
+        return said
+
+    @property
+    def _id_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".id")
+
+    def reset_note(self) -> str:
+        """When and why this store started over (a reset `_identify` found), or ''."""
+        row = self._db.execute("SELECT value FROM store_info WHERE key = 'reset'").fetchone()
+        return row[0] if row is not None and isinstance(row[0], str) else ""
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -100,3 +155,20 @@ class StoreConnection:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+
+def _read_id(path: Path) -> str | None:
+    """The store id remembered in `path`, or None (missing, not a regular file, not an id)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, 100).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None

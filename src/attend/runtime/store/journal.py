@@ -14,12 +14,14 @@ Decisions implemented here:
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from attend.runtime.store.pending import _UNCHANGED, Observation, PendingRows
+from attend.runtime.store.rows import decoded, integer, json_column, number, text
 
 __all__ = ["JournalEntry", "JournalRows", "entry_from_row"]
 
@@ -208,7 +210,7 @@ class JournalRows(PendingRows):
             params.append(int(test))
         where = f"WHERE {' AND '.join(clauses)}"
         rows = self._db.execute(f"SELECT * FROM journal {where} ORDER BY id", params)  # noqa: S608
-        return [entry_from_row(r) for r in rows]
+        return list(decoded(rows, entry_from_row))
 
     def unprinted(self, *, test: bool | None = None) -> list[JournalEntry]:
         """Journal entries not yet printed (after a crash, or test fires from another process)."""
@@ -217,7 +219,7 @@ class JournalRows(PendingRows):
         if test is not None:
             sql += " AND test = ?"
             params.append(int(test))
-        return [entry_from_row(r) for r in self._db.execute(sql + " ORDER BY id", params)]
+        return list(decoded(self._db.execute(sql + " ORDER BY id", params), entry_from_row))
 
     def mark_printed(self, ids: Iterable[int]) -> None:
         """Record that these entries reached their stream."""
@@ -238,7 +240,7 @@ class JournalRows(PendingRows):
             " AND NOT (printed = 1 AND priority IN ('high', 'medium')) ORDER BY id",
             (self.scope, lane),
         )
-        return [entry_from_row(r) for r in rows]
+        return list(decoded(rows, entry_from_row))
 
     def mark_drained(self, ids: Iterable[int]) -> None:
         """Record that `attend drain` delivered these entries."""
@@ -270,23 +272,24 @@ class JournalRows(PendingRows):
             " AND priority IN ('high', 'medium') ORDER BY time",
             (self.scope, lane, since),
         )
-        return [float(r["time"]) for r in rows]
+        return [float(r["time"]) for r in rows if isinstance(r["time"], float | int) and math.isfinite(r["time"])]
 
 
 def entry_from_row(row: sqlite3.Row) -> JournalEntry:
+    """A journal row as an entry; `BadRow` when a column does not hold what attend wrote."""
     return JournalEntry(
         id=row["id"],
-        time=row["time"],
-        sensor=row["sensor"],
-        trigger=row["trigger"],
-        key=row["key"],
-        lane=row["lane"],
-        priority=row["priority"],
-        magnitude=row["magnitude"],
-        description=row["description"],
-        disclosure=row["disclosure"],
-        test=bool(row["test"]),
-        printed=bool(row["printed"]),
-        drained=bool(row["drained"]),
-        meta=json.loads(row["meta"]),
+        time=number(row["time"], "time"),
+        sensor=text(row["sensor"], "sensor"),
+        trigger=text(row["trigger"], "trigger"),
+        key=text(row["key"], "key", optional=True),
+        lane=text(row["lane"], "lane"),
+        priority=text(row["priority"], "priority"),
+        magnitude=number(row["magnitude"], "magnitude"),
+        description=text(row["description"], "description"),
+        disclosure=integer(row["disclosure"], "disclosure", optional=True),
+        test=bool(integer(row["test"], "test")),
+        printed=bool(integer(row["printed"], "printed")),
+        drained=bool(integer(row["drained"], "drained")),
+        meta=json_column(row, "meta", shape=dict),
     )

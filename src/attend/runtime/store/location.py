@@ -7,11 +7,12 @@ is `StoreUnavailable`: bad input from the user's machine, reported in one line, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from attend.errors import Refusal
 
-__all__ = ["DB_FILENAME", "StoreUnavailable", "default_db_path", "make_state_folder", "scope_for"]
+__all__ = ["DB_FILENAME", "StoreUnavailable", "default_db_path", "make_state_folder", "notice", "on_notice", "scope_for", "take_notices"]
 
 #: The database's file name inside `$XDG_STATE_HOME/attend/`.
 DB_FILENAME = "attend.db"
@@ -46,3 +47,30 @@ def scope_for(project_dir: Path | str) -> str:
 def default_db_path(state_dir: Path) -> Path:
     """The database path inside `state_dir` (LayerPaths.state_dir, i.e. `$XDG_STATE_HOME/attend`)."""
     return Path(state_dir) / DB_FILENAME
+
+
+#: Who hears what the store has to say when it opens (a reset, a table created again): the daemon sets
+#: its log (`on_notice`); without one, notices wait in `_unsaid` until a command takes them
+#: (`take_notices`) and prints them on stderr. The store also records a reset for `attend doctor`.
+_listener: list[Callable[[str], None]] = []
+_unsaid: list[str] = []
+
+
+def on_notice(listener: Callable[[str], None] | None) -> None:
+    """Send the store's notices to `listener` from now on (None: keep them for `take_notices`)."""
+    _listener[:] = [] if listener is None else [listener]
+
+
+def notice(message: str) -> None:
+    """Tell the listener (see `on_notice`) something the user must hear about the store."""
+    if not _listener:
+        _unsaid.append(message)
+    for listener in _listener:
+        listener(message)
+
+
+def take_notices() -> list[str]:
+    """The notices no listener heard, oldest first (and forget them)."""
+    taken = list(_unsaid)
+    _unsaid.clear()
+    return taken

@@ -18,6 +18,7 @@ from typing import Any
 from attend.runtime.noise.history import settle_outcomes
 from attend.runtime.noise.shelving import Shelf
 from attend.runtime.store.connection import StoreConnection
+from attend.runtime.store.rows import BadRow, decoded, json_column, number, text
 from attend.spec.schema import HISTORY_KEPT
 
 __all__ = ["NoiseRows"]
@@ -59,7 +60,7 @@ class NoiseRows(StoreConnection):
             sql += " AND sensor = ?"
             params.append(sensor)
         rows = self._db.execute(sql + " ORDER BY sensor, trigger", params)
-        return [Shelf(r["sensor"], r["trigger"] or None, r["until"], r["reason"], r["since"]) for r in rows]
+        return list(decoded(rows, shelf_from_row))
 
     # -- history
 
@@ -82,7 +83,7 @@ class NoiseRows(StoreConnection):
             "SELECT trace FROM poll_history WHERE scope = ? AND sensor = ? ORDER BY id DESC LIMIT ?",
             (self.scope, sensor, max(0, int(limit))),
         )
-        return [json.loads(r["trace"]) for r in rows]
+        return list(decoded(rows, trace_from_row))
 
     def settle_history(self, sensor: str, *, fired: bool, reason: str = "", now: float | None = None) -> None:
         """Write the discloser's verdict on the sensor's waiting fires into their traces: `fired` when it
@@ -93,7 +94,11 @@ class NoiseRows(StoreConnection):
         ).fetchall()
         updates = []
         for row in rows:
-            trace = json.loads(row["trace"])
+            try:
+                trace = trace_from_row(row)
+            except BadRow:
+                updates.append((row["trace"], 0, row["id"]))  # closed, left as it is: doctor lists it
+                continue
             before = json.dumps(trace, sort_keys=True, default=str)
             still_open = settle_outcomes(trace, fired=fired, reason=reason, now=now)
             after = json.dumps(trace, sort_keys=True, default=str)
@@ -102,3 +107,14 @@ class NoiseRows(StoreConnection):
         if updates:
             with self._write():
                 self._db.executemany("UPDATE poll_history SET trace = ?, open = ? WHERE id = ?", updates)
+
+
+def shelf_from_row(row: Any) -> Shelf:
+    """A `shelves` row; `BadRow` when a column does not hold what attend wrote."""
+    return Shelf(text(row["sensor"], "sensor"), text(row["trigger"], "trigger") or None,
+                 number(row["until"], "until"), text(row["reason"], "reason"), number(row["since"], "since"))
+
+
+def trace_from_row(row: Any) -> dict[str, Any]:
+    """A `poll_history` row's trace; `BadRow` when it is not the JSON object attend wrote."""
+    return json_column(row, "trace", shape=dict)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.runtime.store.noise import NoiseRows
+from attend.runtime.store.rows import decoded, json_column, number, text
 from attend.runtime.store.sensor_memory import CrateStateRows
 from attend.runtime.store.sensor_status import SensorStatusRows
 from attend.runtime.store.trigger_states import TriggerStateRows
@@ -123,7 +124,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
         rows = self._db.execute(
             "SELECT * FROM pending WHERE scope = ? AND sensor = ? ORDER BY id", (self.scope, sensor)
         )
-        return [_observation_from_row(row) for row in rows]
+        return list(decoded(rows, observation_from_row))
 
     def pending_sensors(self) -> list[str]:
         """The names of the sensors that hold pending observations, the longest-waiting first."""
@@ -134,13 +135,14 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
         return [r[0] for r in rows]
 
 
-def _observation_from_row(row: sqlite3.Row) -> Observation:
+def observation_from_row(row: sqlite3.Row) -> Observation:
+    """A pending row as an observation; `BadRow` when a column does not hold what attend wrote."""
     return Observation(
-        trigger=row["trigger"],
-        magnitude=row["magnitude"],
-        description=row["description"],
-        key=row["key"],
-        meta=json.loads(row["meta"]),
+        trigger=text(row["trigger"], "trigger"),
+        magnitude=number(row["magnitude"], "magnitude"),
+        description=text(row["description"], "description"),
+        key=text(row["key"], "key", optional=True),
+        meta=json_column(row, "meta", shape=dict),
         id=row["id"],
-        time=row["time"],
+        time=number(row["time"], "time"),
     )

@@ -8,18 +8,24 @@ session was shown, and its cold start), created like every table by the idempote
 recorded from the sensor's files and config: `invalid`, `refused`), added to an older table by
 `ALTER TABLE` (`_ADDED_COLUMNS`). Version 7 added `sensor_status.wake_error` (why the sensor's
 `wake_on` is not watched; the sensor polls on its interval meanwhile), added the same way.
+Version 8 added `store_info` (the store's identity, and the note of a reset: runtime/store/connection.py).
+
+A database at the current version is checked at every open (`check_tables`): a table that is missing
+is created again, empty (and said); a table that lacks a column attend reads is a file that is not
+attend's store, refused (`SchemaMismatch`) rather than failing at the first query that reads it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "migrate"]
+__all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "SchemaMismatch", "check_tables", "migrate"]
 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
 #: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table,
-#: version 5 no `sensor_status.state_source` column, version 6 no `sensor_status.wake_error` column.
-SCHEMA_VERSION = 7
+#: version 5 no `sensor_status.state_source` column, version 6 no `sensor_status.wake_error` column,
+#: version 7 no `store_info` table.
+SCHEMA_VERSION = 8
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -126,6 +132,10 @@ CREATE TABLE IF NOT EXISTS session_seen (
     time     REAL NOT NULL,
     PRIMARY KEY (scope, session, item)
 );
+CREATE TABLE IF NOT EXISTS store_info (
+    key      TEXT PRIMARY KEY,
+    value    TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS crate_state (
     scope    TEXT NOT NULL,
     sensor   TEXT NOT NULL,
@@ -163,6 +173,47 @@ def migrate(db: sqlite3.Connection) -> None:
     if version == 1:
         _copy_v1_rows(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+class SchemaMismatch(Exception):
+    """A table attend reads is there without a column it needs: not attend's store (or a damaged one)."""
+
+
+def _expected_columns() -> dict[str, set[str]]:
+    """Every table of `SCHEMA` with its columns (read from the schema itself, in memory)."""
+    if not _EXPECTED:
+        mem = sqlite3.connect(":memory:")
+        try:
+            _create_schema(mem)
+            for (table,) in mem.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"):
+                _EXPECTED[table] = set(_columns(mem, table))
+        finally:
+            mem.close()
+    return _EXPECTED
+
+
+_EXPECTED: dict[str, set[str]] = {}
+
+
+def check_tables(db: sqlite3.Connection) -> list[str]:
+    """Check a database at the current version against `SCHEMA`; the caller holds a write transaction.
+
+    Returns:
+        The tables that were missing, created again (empty).
+
+    Raises:
+        SchemaMismatch: a table lacks a column attend reads.
+    """
+    present = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = [table for table in _expected_columns() if table not in present]
+    for table, columns in _expected_columns().items():
+        if table in present:
+            lacking = sorted(columns - set(_columns(db, table)))
+            if lacking:
+                raise SchemaMismatch(f"its table {table} has no column {', '.join(lacking)}: it is not attend's store")
+    if missing:
+        _create_schema(db)
+    return missing
 
 
 def _create_schema(db: sqlite3.Connection) -> None:

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from attend.runtime.store.connection import StoreConnection
+from attend.runtime.store.rows import BadRow, json_column
 
 __all__ = ["CrateStateRows", "ProbeRecords"]
 
@@ -19,7 +20,10 @@ class ProbeRecords(StoreConnection):
     def get_probe(self, sensor: str) -> dict[str, Any] | None:
         """`sensor`'s MCP probe record, or None when it has none."""
         row = self._db.execute("SELECT record FROM probes WHERE sensor = ?", (sensor,)).fetchone()
-        return json.loads(row["record"]) if row is not None else None
+        try:
+            return json_column(row, "record", shape=dict) if row is not None else None
+        except BadRow:
+            return None  # a damaged record is no record: the sensor probes again (doctor lists it)
 
     def put_probe(self, sensor: str, record: dict[str, Any]) -> None:
         """Store (replace) `sensor`'s MCP probe record."""
@@ -43,7 +47,10 @@ class CrateStateRows(StoreConnection):
         row = self._db.execute(
             "SELECT state FROM crate_state WHERE scope = ? AND sensor = ?", (self.scope, sensor)
         ).fetchone()
-        return json.loads(row["state"]) if row is not None else None
+        try:
+            return json_column(row, "state") if row is not None else None
+        except BadRow:
+            return None  # a damaged export reads as none: the crate sensor starts over (doctor lists it)
 
     def put_crate_state(self, sensor: str, state: Any) -> None:
         """Store a crate sensor's exported state (must be JSON-serialisable)."""

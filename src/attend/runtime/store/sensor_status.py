@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.runtime.store.connection import StoreConnection
+from attend.runtime.store.rows import BadRow, decoded, integer, json_column, number, optional_number, text
 
 __all__ = ["LOAD_STATE", "POLL_STATE", "SensorStatus", "SensorStatusRows"]
 
@@ -99,12 +100,15 @@ class SensorStatusRows(StoreConnection):
         row = self._db.execute(
             "SELECT * FROM sensor_status WHERE scope = ? AND sensor = ?", (self.scope, sensor)
         ).fetchone()
-        return _status_from_row(row) if row is not None else None
+        try:
+            return status_from_row(row) if row is not None else None
+        except BadRow:
+            return None  # a row without a sensor name: doctor lists it
 
     def statuses(self) -> dict[str, SensorStatus]:
         """Every status row, keyed by sensor name."""
         rows = self._db.execute("SELECT * FROM sensor_status WHERE scope = ?", (self.scope,))
-        return {row["sensor"]: _status_from_row(row) for row in rows}
+        return {status.sensor: status for status in decoded(rows, status_from_row)}
 
     def forget_sensor(self, sensor: str) -> None:
         """Drop a removed sensor's status row (its trigger states and journal stay)."""
@@ -112,22 +116,51 @@ class SensorStatusRows(StoreConnection):
             self._db.execute("DELETE FROM sensor_status WHERE scope = ? AND sensor = ?", (self.scope, sensor))
 
 
-def _status_from_row(row: sqlite3.Row) -> SensorStatus:
+def status_from_row(row: sqlite3.Row, *, strict: bool = False) -> SensorStatus:
+    """A status row. A column that does not hold what attend wrote reads as its default (the next poll
+    writes it again), or, `strict`, raises `BadRow` (what `attend doctor` lists)."""
+    def read(column: str, decode: Any, default: Any) -> Any:
+        try:
+            return decode(row[column], column)
+        except BadRow:
+            if strict:
+                raise
+            return default
+
     return SensorStatus(
-        sensor=row["sensor"],
-        state=row["state"],
-        message=row["message"],
-        since=row["since"],
-        last_poll=row["last_poll"],
-        next_poll=row["next_poll"],
-        interval=row["interval"],
-        quiet_polls=row["quiet_polls"],
-        failures=row["failures"],
-        line_errors=json.loads(row["line_errors"]),
-        lane=row["lane"],
-        lane_note=row["lane_note"],
-        fires=json.loads(row["fires"]),
-        file_error=row["file_error"],
-        state_source=row["state_source"],
-        wake_error=row["wake_error"],
+        sensor=text(row["sensor"], "sensor"),
+        state=read("state", text, "ok"),
+        message=read("message", text, ""),
+        since=read("since", optional_number, None),
+        last_poll=read("last_poll", optional_number, None),
+        next_poll=read("next_poll", optional_number, None),
+        interval=read("interval", optional_number, None),
+        quiet_polls=read("quiet_polls", integer, 0),
+        failures=read("failures", integer, 0),
+        line_errors=read("line_errors", _texts, []),
+        lane=read("lane", _optional_text, None),
+        lane_note=read("lane_note", text, ""),
+        fires=read("fires", _times, []),
+        file_error=read("file_error", text, ""),
+        state_source=read("state_source", text, POLL_STATE),
+        wake_error=read("wake_error", text, ""),
     )
+
+
+def _json(value: Any, column: str) -> Any:
+    return json_column({column: value}, column, shape=list)
+
+
+def _texts(value: Any, column: str) -> list[str]:
+    items = _json(value, column)
+    if not all(isinstance(e, str) for e in items):
+        raise BadRow(f"{column} is not a list of texts")
+    return items
+
+
+def _times(value: Any, column: str) -> list[float]:
+    return [number(t, f"a time in {column}") for t in _json(value, column)]
+
+
+def _optional_text(value: Any, column: str) -> str | None:
+    return text(value, column, optional=True)

@@ -21,17 +21,20 @@ each session has been shown is its own:
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row
+from attend.runtime.store.rows import BadRow, decoded, integer, optional_number, text
 
 __all__ = ["COLD_START", "SessionRecord", "SessionRows"]
 
 #: Rows a one-shot `sensors poll` showed to the person who ran it (`JournalRows.commit_shown_poll`):
 #: already delivered, so no session prints them and no Stop hook hands them over.
-NOT_SHOWN = "json_extract(meta, '$.shown') IS NULL"
+#: (A damaged `meta` is not JSON: json_extract would fail the whole query, so it is only asked of valid JSON.)
+NOT_SHOWN = "(CASE WHEN json_valid(meta) THEN json_extract(meta, '$.shown') END) IS NULL"
 
 #: The `session_seen` item that marks a session whose cold start (runtime/sessions/cold_start.py) is done.
 COLD_START = ":cold-start"
@@ -60,7 +63,7 @@ class SessionRows(JournalRows):
     def journal_end(self) -> int:
         """The last journal id of the scope (0 for an empty journal)."""
         row = self._db.execute("SELECT MAX(id) FROM journal WHERE scope = ?", (self.scope,)).fetchone()
-        return int(row[0] or 0)
+        return row[0] if row is not None and row[0].__class__ is int else 0
 
     def attach_session(self, session: str, *, pid: int, resume: bool, claim: bool = True) -> int:
         """Register `session` as a live `attended` process and return the journal id it prints after.
@@ -124,13 +127,16 @@ class SessionRows(JournalRows):
     def sessions(self) -> list[SessionRecord]:
         """Every session row of the scope, the earliest started first."""
         rows = self._db.execute("SELECT * FROM sessions WHERE scope = ? ORDER BY started, session", (self.scope,))
-        return [_record_from_row(r) for r in rows]
+        return list(decoded(rows, session_from_row))
 
     def _session_row(self, session: str) -> SessionRecord | None:
         row = self._db.execute(
             "SELECT * FROM sessions WHERE scope = ? AND session = ?", (self.scope, session)
         ).fetchone()
-        return _record_from_row(row) if row is not None else None
+        try:
+            return session_from_row(row) if row is not None else None
+        except BadRow:
+            return None  # a damaged row is a session that never attached (doctor lists it)
 
     # -- the Monitor stream ------------------------------------------------------------------------
 
@@ -147,7 +153,7 @@ class SessionRows(JournalRows):
             f" AND {NOT_SHOWN} ORDER BY id",
             (self.scope, position, stale_test_before),
         )
-        entries = [entry_from_row(r) for r in rows]
+        entries = list(decoded(rows, entry_from_row))
         return entries, (self.drained_upto(session) if session is not None else 0)
 
     def drained_upto(self, session: str) -> int:
@@ -155,7 +161,7 @@ class SessionRows(JournalRows):
         row = self._db.execute(
             "SELECT drained_upto FROM sessions WHERE scope = ? AND session = ?", (self.scope, session)
         ).fetchone()
-        return int(row[0]) if row is not None else 0
+        return row[0] if row is not None and row[0].__class__ is int else 0
 
     def advance_session(self, session: str | None, upto: int, shown: Sequence[int], seen: Sequence[str] = ()) -> None:
         """Record, in one transaction, that a session printed the rows `shown` and reached `upto`.
@@ -177,7 +183,7 @@ class SessionRows(JournalRows):
     def seen_items(self, session: str) -> set[str]:
         """The authored items `session` was shown (and `COLD_START` once its cold start is done)."""
         rows = self._db.execute("SELECT item FROM session_seen WHERE scope = ? AND session = ?", (self.scope, session))
-        return {r[0] for r in rows}
+        return {r[0] for r in rows if isinstance(r[0], str)}
 
     def cold_start_done(self, session: str) -> bool:
         """Whether `session` had its cold start (by its Monitor stream or its Stop hook)."""
@@ -216,7 +222,7 @@ class SessionRows(JournalRows):
             f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id",
             (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end, row.printed_upto),
         )
-        return [entry_from_row(r) for r in rows], end
+        return list(decoded(rows, entry_from_row)), end
 
     def claim_drained(self, session: str, entries: Sequence[JournalEntry], upto: int, seen: Sequence[str] = ()) -> None:
         """Record, in one transaction, that `session`'s Stop hook handed `entries` over and reached `upto`.
@@ -283,7 +289,7 @@ class SessionRows(JournalRows):
         now = self._clock()
         row = self._db.execute("SELECT heartbeat FROM sessions WHERE scope = ? AND session = ?",
                                (self.scope, session)).fetchone()
-        if row is not None and row[0] is not None and now - float(row[0]) < every:
+        if row is not None and isinstance(row[0], float | int) and now - row[0] < every:
             return
         with self._write():
             self._db.execute(
@@ -297,17 +303,21 @@ class SessionRows(JournalRows):
     def last_heartbeat(self) -> float | None:
         """The latest heartbeat of any session of the scope (a live process's, or a hook's), or None."""
         row = self._db.execute("SELECT MAX(heartbeat) FROM sessions WHERE scope = ?", (self.scope,)).fetchone()
-        return None if row[0] is None else float(row[0])
+        return float(row[0]) if isinstance(row[0], float | int) and math.isfinite(row[0]) else None
 
 
-def _record_from_row(row: sqlite3.Row) -> SessionRecord:
+def session_from_row(row: sqlite3.Row) -> SessionRecord:
+    """A session row as a record; `BadRow` when a column does not hold what attend wrote."""
+    role = text(row["role"], "role")
+    if role not in ROLES:
+        raise BadRow(f"role {role!r} is not one of {', '.join(ROLES)}")
     return SessionRecord(
-        session=row["session"],
-        printed_upto=int(row["printed_upto"]),
-        drained_upto=int(row["drained_upto"]),
-        pid=row["pid"],
-        role=row["role"],
-        role_since=row["role_since"],
-        started=row["started"],
-        heartbeat=row["heartbeat"],
+        session=text(row["session"], "session"),
+        printed_upto=integer(row["printed_upto"], "printed_upto"),
+        drained_upto=integer(row["drained_upto"], "drained_upto"),
+        pid=integer(row["pid"], "pid", optional=True),
+        role=role,
+        role_since=optional_number(row["role_since"], "role_since"),
+        started=optional_number(row["started"], "started"),
+        heartbeat=optional_number(row["heartbeat"], "heartbeat"),
     )

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from attend.runtime.store.connection import StoreConnection
+from attend.runtime.store.rows import BadRow, json_column
 
 __all__ = ["TriggerStateRows"]
 
@@ -25,8 +26,8 @@ class TriggerStateRows(StoreConnection):
         states: dict[str, Any] = {}
         for row in rows:
             try:
-                states[row["hash"]] = json.loads(row["state"])
-            except (TypeError, ValueError, RecursionError):
+                states[row["hash"]] = json_column(row, "state")
+            except BadRow:
                 continue  # a corrupt row is a state that is not there: that trigger re-baselines
         return states
 
