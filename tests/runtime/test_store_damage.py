@@ -13,6 +13,8 @@ import subprocess
 import pytest
 from daemon_rig import sensors_json, wait_until
 
+from attend.runtime.store import SCHEMA_VERSION
+
 pytestmark = pytest.mark.slow
 
 UNUSABLE = "attend: cannot use the state store "
@@ -148,7 +150,8 @@ def test_a_garbage_page_is_at_most_one_line_from_any_command_and_doctor_finds_it
 def test_a_sqlite_file_of_other_tables_is_one_line_from_every_command(quiet_home) -> None:
     _db(quiet_home).parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(_db(quiet_home))
-    conn.executescript("CREATE TABLE journal (x TEXT); CREATE TABLE sessions (y TEXT); PRAGMA user_version = 7;")
+    conn.executescript("CREATE TABLE journal (x TEXT); CREATE TABLE sessions (y TEXT);"
+                       f" PRAGMA user_version = {SCHEMA_VERSION};")
     conn.close()
     for args in (("sensors",), ("drain", "--format", "hook"), ("sensors", "history", "context"), ("run",)):
         out = quiet_home.attend(*args, timeout=60)
