@@ -456,7 +456,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.project_layer = layer == "project" if layer else args.project is not None
         args.project_dir = os.path.abspath(args.project or os.getcwd())
         code = _resolve(args.handler)(args)
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None: attend started with its stdout closed
+            sys.stdout.flush()
         return int(code or 0)
     except KeyboardInterrupt:
         return 130

@@ -109,3 +109,28 @@ def test_an_empty_project_never_blocks_a_stop_hook(home) -> None:
     assert run.returncode == 2 and "--project is empty" in run.stderr
     assert "unrecognized arguments" not in run.stderr
     assert home.attend("drain", "--project=").returncode == 2
+
+
+# -- hostile stdin and a closed stdout (issue 28, item 13): a hook never breaks a turn ----------------
+
+def test_drain_hook_ignores_stdin_nested_past_pythons_recursion_limit(home) -> None:
+    for stdin in ("[" * 1000 + "]" * 1000, '{"session_id": "s", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"):
+        _disclose(home, "message", "ann: lunch?")
+        out = home.attend_process("drain", "--format", "hook", input=stdin)
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        # treated as a stdin that is not the hook's JSON: the undelivered line is handed over
+        assert "ann: lunch?" in json.loads(out.stdout)["reason"]
+
+
+def test_drain_hook_with_a_closed_stdout_exits_0_and_drains_nothing(home) -> None:
+    import subprocess
+    import sys
+
+    _disclose(home, "message", "ann: lunch?")
+    done = subprocess.run([sys.executable, "-c", "import os, subprocess, sys; os.close(1); "
+                           "sys.exit(subprocess.run([sys.executable, '-m', 'attend', 'drain', '--format', 'hook'],"
+                           " input=b'{}', stderr=subprocess.PIPE).returncode)"],
+                          cwd=home.project, env=home.env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    with _store(home) as store:  # nobody read it, so it is still to hand over
+        assert [e.description for e in store.undrained("message")] == ["ann: lunch?"]

@@ -51,7 +51,7 @@ def hook_input(text: str) -> dict[str, Any]:
     """The Stop hook's JSON object from `text`, or {} for anything else (empty, not JSON, not an object)."""
     try:
         data = json.loads(text) if text.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's limit: not the hook's JSON
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -120,6 +120,10 @@ def main(args: Any) -> int:
     from attend.runtime.store.sessions import COLD_START
     from attend.spec import layer_paths
 
+    if sys.stdout is None:
+        # stdout closed before attend started: nobody can be handed anything, so nothing is drained (a
+        # hook must never break a turn: exit 0, no output).
+        return 0
     hook = _read_hook_stdin() if args.format == "hook" else {}
     event = hook.get("hook_event_name") if args.format == "hook" else None
     if event in PROMPT_EVENTS:
