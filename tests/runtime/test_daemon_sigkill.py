@@ -1,16 +1,21 @@
-"""The fault test: SIGKILL the daemon at random moments while a sensor's output grows; the journal
-must then hold every expected notification exactly once, and stdout must have shown each at least once.
+"""The fault test: SIGKILL the daemon at named stages of a poll (attend.runtime.faults: after the poll's
+commit, after a disclosure, between printing and recording, after recording), chosen by a seeded plan,
+while a sensor's output grows; the journal must then hold every expected notification exactly once, and
+stdout must have shown each at least once.
 """
 
 from __future__ import annotations
 
 import random
 import signal
+import sqlite3
 import threading
 import time
 
 import pytest
-from daemon_rig import journal_rows
+from daemon_rig import PATIENCE, journal_rows, query, wait_until
+
+from attend.runtime.faults import STAGES
 
 pytestmark = pytest.mark.slow
 
@@ -45,13 +50,16 @@ def test_the_journal_holds_every_notification_exactly_once_across_sigkills(items
             time.sleep(0.12)
 
     rng = random.Random(403)
+    plan = [(rng.choice(STAGES), rng.randint(1, 2)) for _ in range(KILLS)]
+    assert {stage for stage, _ in plan} == set(STAGES)  # the seed reaches every stage
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     shown: list[str] = []
     try:
-        for _ in range(KILLS):
-            d = daemon()
-            time.sleep(rng.uniform(0.3, 2.0))
+        for stage, count in plan:
+            d = daemon(env={"ATTEND_CRASH_AT": f"{stage}:{count}"})
+            # The daemon kills itself at the planned point: the test waits for that, never for a random moment.
+            assert d.proc.wait(timeout=PATIENCE * 3) == -signal.SIGKILL, (stage, count, d.stderr)
             d.stop(signal.SIGKILL)
             shown.extend(d.stdout)
     finally:
@@ -60,13 +68,17 @@ def test_the_journal_holds_every_notification_exactly_once_across_sigkills(items
     expected = {str(item["id"]) for item in written}
 
     final = daemon()
-    deadline = time.monotonic() + 90
-    while {r["key"] for r in journal_rows(quiet_home)} != expected and time.monotonic() < deadline:
-        time.sleep(0.3)
+    wait_until(lambda: {r["key"] for r in journal_rows(quiet_home)} == expected, timeout=90,
+               what="every item journaled")
     # The session prints what the poller journaled on its own tick: on a loaded machine the last lines
     # can reach stdout a while after the journal holds them, so wait for the lines themselves.
     final.wait_for(lambda lines: _printed_ids(shown + lines) >= expected, timeout=90)
-    time.sleep(1.0)  # room for a duplicate to show up, if there were one
+    # Caught up: one more poll after every row was printed and recorded. A duplicate would be a second
+    # journal row (that poll would have made it) or a row printed again (only rows not yet recorded as
+    # printed are printed), so after this nothing more can show.
+    wait_until(lambda: all(r["printed"] == 1 for r in journal_rows(quiet_home)), what="every row recorded as printed")
+    polls = _last_poll(quiet_home)
+    wait_until(lambda: _last_poll(quiet_home) > polls, what="one more poll")
     assert final.stop() == 0
     shown.extend(final.stdout)
 
@@ -75,6 +87,14 @@ def test_the_journal_holds_every_notification_exactly_once_across_sigkills(items
     assert set(keys) == expected
     assert all(r["printed"] == 1 for r in journal_rows(quiet_home))
     assert _printed_ids(shown) == expected
+
+
+def _last_poll(home) -> int:
+    """The id of the newest poll trace (ids only grow: a new poll is a larger id)."""
+    try:
+        return query(home, "SELECT COALESCE(MAX(id), 0) FROM poll_history")[0][0]
+    except sqlite3.OperationalError:
+        return 0
 
 
 def _printed_ids(lines: list[str]) -> set[str]:

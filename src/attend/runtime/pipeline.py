@@ -27,6 +27,7 @@ from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import SESSION_META, collapse_identical, highest, priorities
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
+from attend.runtime.faults import crash_point
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
 from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollOutcome, session_state_key
 from attend.runtime.noise.history import poll_trace
@@ -214,6 +215,7 @@ def record_poll(
         else:
             store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
                               trace=record.trace, state_sensor=state_key, **extra)
+        crash_point("poll-committed")
     return record
 
 
@@ -347,6 +349,7 @@ class Discloser:
             self.store.disclose(
                 name, pending, lane=terms.lane, priority=prios, fires=new_fires, time_=now, journal_as=rows,
             )
+            crash_point("disclosed")
             if top != "low":
                 governor.record(now)
             self.store.settle_history(name, fired=True, now=now)

@@ -36,15 +36,18 @@ def about_itself(entry: Any, session: str | None) -> bool:
     return entry.sensor == PRESENCE_SENSOR and entry.key is not None and entry.key == session
 
 
-def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, seen: set[str]) -> tuple[list[Any], list[str]]:
+def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, seen: set[str],
+             *, position: int = 0) -> tuple[list[Any], list[str]]:
     """The entries `session` is shown of `entries` (journal rows after its position), and their items.
 
-    Left out: a message-lane row its Stop hook already handed over (id ≤ `drained_upto`), a presence line
-    about the session itself, a session-scoped line for another session, and what `seen.for_session`
-    leaves out; what is left is priced for this
-    reader alone.
+    Left out: a message-lane row its Stop hook already handed over (`position` < id ≤ `drained_upto`), a
+    presence line about the session itself, a session-scoped line for another session, and what
+    `seen.for_session` leaves out; what is left is priced for this reader alone. A row at or before the
+    session's `position` is in `entries` only because no session ever showed it (a crash between journaling
+    and printing): its hook never handed it over (a hook drains only after the position the session started
+    from), so it is shown, never swallowed.
     """
-    shown = [e for e in entries if not (e.lane == "message" and not e.test and e.id <= drained_upto)
+    shown = [e for e in entries if not (e.lane == "message" and not e.test and position < e.id <= drained_upto)
              and not about_itself(e, session) and not for_other_session(e, session)]
     shown, items = for_session(shown, session, seen)
     return priced_for_reader(shown, entries), items

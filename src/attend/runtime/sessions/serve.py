@@ -44,13 +44,14 @@ import trio
 from attend.peers.identity import PRESENCE_SENSOR, Session, process_runs
 from attend.peers.mailbox import Mailbox, peers_dir
 from attend.runtime.delivery import format_line, is_stdout_priority, joined, write_entries
+from attend.runtime.faults import crash_point
 from attend.runtime.sessions.cold_start import (
     COLD_START_WAIT,
     cold_start,
     message_sensors,
 )
-from attend.runtime.sessions.runlock import holder_pid, lock_path, open_lock, try_lock
 from attend.runtime.sessions.handover import shown_to
+from attend.runtime.sessions.runlock import holder_pid, lock_path, open_lock, try_lock
 from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
 from attend.text import printable_path
@@ -136,7 +137,7 @@ class SessionPrinter:
             # peers line about the session itself (its own start is not news to it); what is hidden from
             # this session adds nothing to the priority of what it is shown (handover.py).
             seen = self.store.seen_items(self.session_id) if self.session_id is not None else set()
-            shown, items = shown_to(self.session_id, entries, drained_upto, seen)
+            shown, items = shown_to(self.session_id, entries, drained_upto, seen, position=self.position)
             # A low-priority message-lane line goes to stderr, which the agent never reads: it stays unseen,
             # so the session's Stop-hook drain hands it over once (store/sessions.py `drain_backlog`).
             on_stdout = {n for e in shown if is_stdout_priority(e.priority) for n in items_of(e)}
@@ -146,8 +147,10 @@ class SessionPrinter:
                 write_entries(joined(shown, PRESENCE_SENSOR), self.stdout, self.stderr)
             except (BrokenPipeError, ValueError) as exc:  # ValueError: a stream already closed in-process
                 raise StreamClosed(str(exc)) from None
+            crash_point("printed")
             upto = max(self.position, entries[-1].id)
             self.store.advance_session(self.session_id, upto, [e.id for e in entries], items)
+            crash_point("recorded")
             self.position = upto
             written = len(shown)
         if self.cold_pending:
