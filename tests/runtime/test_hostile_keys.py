@@ -48,3 +48,28 @@ def test_a_shelved_trigger_holds_a_list_keyed_fire(items_sensor, quiet_home) -> 
     assert out.returncode == 0, out.stderr
     history = quiet_home.attend("sensors", "history", "items")
     assert "key [1]: held: shelved" in history.stdout, history.stdout
+
+
+# -- issue 28, item 18: CLI inputs past what the store takes --------------------------------------------
+
+def test_history_limit_past_sqlite_integers_shows_every_kept_poll(items_sensor, quiet_home) -> None:
+    items_sensor()
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0
+    out = quiet_home.attend("sensors", "history", "items", "--limit", str(10**30))
+    assert out.returncode == 0, out.stderr
+    assert "baseline" in out.stdout
+
+
+def test_a_shelve_reason_of_undecodable_bytes_is_stored_with_replacement_characters(items_sensor, quiet_home) -> None:
+    import os
+    import subprocess
+    import sys
+
+    items_sensor()
+    argv = [os.fsencode(sys.executable), b"-m", b"attend", b"sensors", b"shelve", b"items", b"--for", b"1h",
+            b"--reason", b"\xff"]
+    out = subprocess.run(argv, cwd=quiet_home.project, env=quiet_home.env(), capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    shelves = quiet_home.attend("sensors", "history", "items", "--json")
+    assert shelves.returncode == 0, shelves.stderr
+    assert "\ufffd" in shelves.stdout or "\\ufffd" in shelves.stdout

@@ -101,8 +101,10 @@ def shelve_target(project_dir: Any, target: str, duration: str, reason: str = ""
     if seconds <= 0:
         raise ShelfRefused("--for must be above zero (a shelf that expires at once would hold nothing)", EXIT_USAGE)
     sensor_set, name, trigger = resolve_target(project_dir, target)
+    # A reason from undecodable argv bytes holds lone surrogates that no UTF-8 store takes: each byte is U+FFFD.
+    reason = (reason or "").encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     with _store(sensor_set) as store:
-        return store.put_shelf(name, trigger, until=time.time() + seconds, reason=reason or "")
+        return store.put_shelf(name, trigger, until=time.time() + seconds, reason=reason)
 
 
 def unshelve_target(project_dir: Any, target: str) -> str:

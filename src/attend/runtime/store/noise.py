@@ -81,7 +81,7 @@ class NoiseRows(StoreConnection):
         """The sensor's last `limit` poll traces, newest first."""
         rows = self._db.execute(
             "SELECT trace FROM poll_history WHERE scope = ? AND sensor = ? ORDER BY id DESC LIMIT ?",
-            (self.scope, sensor, max(0, int(limit))),
+            (self.scope, sensor, min(max(0, int(limit)), HISTORY_KEPT)),  # no more are kept; 10**30 fits no SQLite int
         )
         return list(decoded(rows, trace_from_row))
 
