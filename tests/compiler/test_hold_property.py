@@ -1,17 +1,21 @@
 """Property tests of `for:` (issue 12): on random timed poll sequences a `for:` trigger never fires
 before DURATION of continuous holding, fires exactly once per episode that has held, and fires the same
 whether or not the daemon restarts in the middle (the state serialised to JSON and read by a freshly
-compiled trigger). Derandomized, so CI runs the same examples every time."""
+compiled trigger). Derandomized, so CI runs the same examples every time. Any stored state of the
+right shape (times past a float's range, held keys without items) and any `now` give a state that is
+JSON data or a ValueError naming `now` (issue 28, item 19)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attend
+from tests.hostile_times import TIME, finite_seconds
 
 HOLD = 60.0
 #: One poll: seconds since the previous poll, and for each of three keys whether it is hot (None: absent).
@@ -101,3 +105,32 @@ def test_no_fire_comes_before_the_duration_of_continuous_holding(raw) -> None:
                 start -= 1
             assert start > 0, "a key inside since the baseline never fires"
             assert polls[index][0] - polls[start][0] >= HOLD
+
+
+KEY = st.sampled_from(["k0", "k1", "k2"])
+VALUE = st.one_of(st.fixed_dictionaries({"id": KEY, "hot": st.booleans()}), st.none(), st.integers(),
+                  st.sampled_from([10**400, 1.5, "x", [1, {"a": None}]]))
+PENDING = st.dictionaries(KEY, st.fixed_dictionaries({"since": TIME, "value": VALUE}, optional={"previous": VALUE}),
+                          max_size=3)
+#: A stored state of the right shape as a damaged store or a caller could give it (times from
+#: `hostile_times.TIME`, held keys without items).
+STORED = st.fixed_dictionaries({"v": st.just(3), "items": st.dictionaries(KEY, VALUE, max_size=3),
+                                "holding": st.lists(KEY, max_size=3, unique=True), "pending": PENDING})
+ON = st.sampled_from(["added", "removed", "changed", "enters", "leaves"])
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(ON, STORED, st.lists(st.sampled_from([None, False, True]), min_size=3, max_size=3), st.one_of(TIME, st.just(1e3)))
+def test_any_stored_state_and_any_now_give_json_state_or_a_value_error_naming_now(
+    on: str, stored: dict[str, Any], hot: list[bool | None], now: Any
+) -> None:
+    trigger = attend.compile_trigger({**DEFINITION, "on": on}, name="hot")
+    if not finite_seconds(now):
+        with pytest.raises(ValueError, match="^`now` "):
+            trigger.step(stored, _result(hot), now=now)
+        return
+    _, state = trigger.step(stored, _result(hot), now=now)
+    text = json.dumps(state, allow_nan=False)
+    assert json.loads(text) == state
+    assert all(finite_seconds(entry["since"]) for entry in state.get("pending", {}).values())
+    assert trigger.due(state) is None or finite_seconds(trigger.due(state))

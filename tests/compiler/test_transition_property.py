@@ -3,8 +3,9 @@
 The model is DESIGN.md's definition written with Python sets (S = keys whose item satisfies where),
 first item of a key winning; the compiled trigger must fire those keys, in document order (removed and
 leaves in the previous poll's order), poll after poll, with its state round-tripped through JSON.
-Ids mix integers, strings that read like them and booleans: keys are JSON values, so `1`, `"1"` and
-`true` are three items (the model keys items by their JSON text).
+Ids are JSON values of every type: integers (past a float's range too), floats, strings that read like
+them, booleans, null, lists and mappings, so `1`, `1.0`, `"1"` and `true` are four items (the model keys
+items by their canonical JSON text). Every state must be JSON data that reads back unchanged.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from hypothesis import strategies as st
 
 import attend
 
-ID = st.one_of(st.integers(0, 4), st.sampled_from(["0", "1", "2", "\x1f1"]), st.booleans())
+SCALAR_ID = st.one_of(st.integers(0, 4), st.sampled_from([10**400, -(10**309), 2**53 + 1]), st.sampled_from([0.0, -0.0, 1.0, 1.5, 1e300]),
+                      st.sampled_from(["0", "1", "2", "\x1f1", ""]), st.booleans(), st.none())
+ID = st.one_of(SCALAR_ID, st.lists(SCALAR_ID, max_size=2),
+               st.dictionaries(st.sampled_from(["a", "b", "1"]), SCALAR_ID, max_size=2))
 ITEM = st.fixed_dictionaries({"id": ID, "state": st.sampled_from(["open", "closed"]),
                               "n": st.integers(0, 2)})
 POLLS = st.lists(st.lists(ITEM, max_size=6), min_size=2, max_size=6)
@@ -26,8 +30,12 @@ POLLS = st.lists(st.lists(ITEM, max_size=6), min_size=2, max_size=6)
 def _items(poll: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     items: dict[str, dict[str, Any]] = {}
     for item in poll:
-        items.setdefault(json.dumps(item["id"]), item)
+        items.setdefault(_text(item["id"]), item)
     return items
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 def _open(item: dict[str, Any]) -> bool:
@@ -56,8 +64,10 @@ def test_each_on_fires_exactly_the_keys_of_its_set_definition(on: str, polls: li
     previous: dict[str, Any] | None = None
     for poll in polls:
         fires, state = trigger.step(state, poll)
-        state = json.loads(json.dumps(state))
+        text = json.dumps(state, allow_nan=False)
+        assert json.loads(text) == state
+        state = json.loads(text)
         now = _items(poll)
         expected = [] if previous is None else _model(on, previous, now)
-        assert [json.dumps(f.key) for f in fires] == expected
+        assert [_text(f.key) for f in fires] == expected
         previous = now

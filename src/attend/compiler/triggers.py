@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from attend.compiler.noise import hysteresis, resolve_flap
 from attend.compiler.noise.state import STATE_VERSION, read_state
 from attend.compiler.paths import compile_path_ir, is_singular
 from attend.compiler.templates import compile_template
+from attend.spec.yamltext import yaml_text
 
 __all__ = ["STATE_VERSION", "CompiledTrigger", "Evaluation", "Fire", "definition_hash"]
 
@@ -119,6 +121,23 @@ def _plain_items(nodes: list[Any], field: str) -> dict[str, Any] | None:
     return items if len(items) == len(nodes) else None
 
 
+def _checked_now(now: Any) -> float:
+    """`now` as the step takes it: a finite number of seconds within a float's range, returned as given.
+
+    Raises:
+        ValueError: naming `now`, for a bool, a non-number, NaN, an infinity or an integer past a float.
+    """
+    if isinstance(now, bool) or not isinstance(now, int | float):
+        raise ValueError(f"`now` must be a number of seconds, not {type(now).__name__} {yaml_text(now, 40)}")
+    try:
+        finite = math.isfinite(now)
+    except OverflowError:
+        raise ValueError(f"`now` is past a float's range: {yaml_text(now, 40)}") from None
+    if not finite:
+        raise ValueError(f"`now` must be a finite number of seconds, not {yaml_text(now, 40)}")
+    return now
+
+
 def _transition(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> tuple[Any, Any, Any]:
     """The fire maker of a trigger with `for:`: the transition, rendered only once it fires."""
     return key, item, previous
@@ -170,10 +189,30 @@ class CompiledTrigger:
                 detection measure against.
 
         Returns:
-            ``(fires, new_state)``.
+            ``(fires, new_state)``: `new_state` is JSON data (mappings with string keys, lists, strings,
+            finite numbers, booleans, null), to store and pass back as it is or through JSON.
+
+        Raises:
+            ValueError: `now` is not a finite number of seconds (a bool, a string, NaN, an infinity, an
+                integer past a float's range), or `result` is not JSON data within the bounds of a poll
+                result (`compiler.results.check_json`). A stored `state` that cannot be read is not an
+                error: the trigger re-baselines (this poll fires nothing).
         """
+        from attend.compiler.results import MalformedResult, check_json
+
+        try:
+            check_json(result)
+        except MalformedResult as exc:
+            raise ValueError(f"`result` is not JSON data: {exc.message}") from None
+        unreadable = None
+        if state is not None:
+            try:
+                check_json(state)
+            except MalformedResult as exc:
+                unreadable = f"the stored state is not JSON data ({exc.message})"
         warnings: list[str] = []
-        fires, new_state, _ = self._run(state, result, warnings.append, test=False, detail=False, now=now)
+        fires, new_state, _ = self._run(None if unreadable else state, result, warnings.append, test=False,
+                                        detail=False, now=now, unreadable=unreadable)
         return fires, new_state
 
     def evaluate(
@@ -206,15 +245,18 @@ class CompiledTrigger:
             return None
         try:
             return holding.due(state["pending"], self.hold)
-        except (TypeError, KeyError):
+        except (TypeError, KeyError, ValueError, AttributeError):
             return None
 
     # ------------------------------------------------------------------------------------ core
 
-    def _previous(self, state: Any, test: bool, warn: Callable[[str], None]) -> tuple[dict[str, Any], bool]:
+    def _previous(self, state: Any, test: bool, warn: Callable[[str], None],
+                  unreadable: str | None = None) -> tuple[dict[str, Any], bool]:
         """The previous state to compare with (version 1 migrated), and whether this poll is only a
-        baseline. A stored state that cannot be read is warned about and re-baselined."""
+        baseline. A stored state that cannot be read (or that `unreadable` says why not) is warned about
+        and re-baselined."""
         previous, problem = read_state(state, keyed=self.key_fields is not None, key_fields=self.key_fields)
+        problem = unreadable or problem
         if previous is not None:
             return previous, False
         if problem is not None:
@@ -312,14 +354,13 @@ class CompiledTrigger:
 
     def _run(
         self, state: Any, result: Any, warn: Callable[[str], None], *, test: bool, detail: bool,
-        shared: dict[Any, Any] | None = None, now: float | None = None,
+        shared: dict[Any, Any] | None = None, now: float | None = None, unreadable: str | None = None,
     ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
-        if now is None:
-            now = time.time()
-        previous, baseline = self._previous(state, test, warn)
+        now = time.time() if now is None else _checked_now(now)
+        previous, baseline = self._previous(state, test, warn, unreadable)
         try:
             return self._evaluate(previous, baseline, result, warn, detail=detail, shared=shared, now=now)
-        except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        except (TypeError, KeyError, AttributeError, ValueError, OverflowError) as exc:
             if previous is EMPTY_KEYED or previous is EMPTY_KEYLESS:
                 raise  # not the stored state's fault: the poll result cannot be evaluated
             # A stored state that passed the shape check and still broke the comparison: re-baseline.
@@ -467,6 +508,8 @@ class CompiledTrigger:
                     for k in previous.get("holding", ()):
                         if k not in now:
                             before = prev_items.get(k, missing)
+                            if before is missing:  # only a state this trigger did not write
+                                raise KeyError(f"the stored `holding` names a key without an item: {k!r}")
                             current = items.get(k, missing)
                             fires.append(fire(k, before if current is missing else current, before, warn))
             if detail:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from attend.compiler.noise.state import stored_count, stored_time
 from attend.compiler.ops import key_text
 
 __all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text"]
@@ -58,6 +59,8 @@ def apply_flap(
             out[key] = {"t": [now]}
             delivered.append(fire)
             continue
+        if entry is not out.get(key):
+            _check(entry)
         times = [t for t in entry.get("t", ()) if t > horizon]
         times.append(now)
         if "since" in entry:
@@ -73,6 +76,7 @@ def apply_flap(
     for key, entry in entries.items():
         if key in out:
             continue
+        _check(entry)
         if "since" in entry:
             if now - entry["last"] >= window:
                 delivered.append(settle_note(key, entry))
@@ -83,6 +87,15 @@ def apply_flap(
         if times:
             out[key] = {"t": times}
     return delivered, out, held
+
+
+def _check(entry: Any) -> None:
+    """Raise ValueError (or TypeError) when a stored entry is not one this module wrote: its times finite
+    numbers, its count whole (`noise.state.stored_time`), so nothing unreadable is compared or kept."""
+    for t in entry.get("t", ()):
+        stored_time(t)
+    if "since" in entry:
+        stored_time(entry["since"]), stored_time(entry["last"]), stored_count(entry["held"])
 
 
 def flapping_keys(entries: dict[str, Any] | None) -> dict[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attend.compiler import ops
+from attend.compiler.noise.state import stored_time
 
 __all__ = ["Transition", "due", "settle"]
 
@@ -46,7 +47,7 @@ def settle(
     for key, entry in pending.items():
         if not still(key, entry):
             continue
-        if now - entry["since"] >= hold:
+        if now - stored_time(entry["since"]) >= hold:
             ready.append((key, current(key, entry), entry.get("previous", ops.MISSING)))
         else:
             left[key] = entry
@@ -65,4 +66,4 @@ def due(pending: dict[str, Any] | None, hold: float | None) -> float | None:
     """When the earliest pending transition will have held for `hold` (None: nothing pending)."""
     if not pending or hold is None:
         return None
-    return min(entry["since"] for entry in pending.values()) + hold
+    return min(stored_time(entry["since"]) for entry in pending.values()) + hold

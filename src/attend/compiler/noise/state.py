@@ -16,14 +16,20 @@ definition hash (another version, a mapping of the wrong shape, a truncated writ
 of the poll: `read_state` says why it cannot be read and the trigger re-baselines. `read_state`
 checks the shape in constant time (a poll must not pay a pass over 10,000 keys for it); what is wrong
 deeper inside (a `since` that is not a number, an unhashable key) breaks the comparison, and the
-trigger (`CompiledTrigger._run`) then re-baselines with a message the same way.
+trigger (`CompiledTrigger._run`) then re-baselines with a message the same way. The noise controls
+read each stored time through `stored_time` and each count through `stored_count`, so a time that is
+not a finite number within a float's range (`1e400` written as an integer, a string) is such a
+problem, never kept or compared.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-__all__ = ["STATE_VERSION", "read_state"]
+from attend.spec.yamltext import yaml_text
+
+__all__ = ["STATE_VERSION", "read_state", "stored_count", "stored_time"]
 
 #: The version of the state format this module writes (it reads versions 1, 2 and 3).
 STATE_VERSION = 3
@@ -60,6 +66,35 @@ def read_state(
     if keyed and version in (1, 2) and key_fields:
         state = _rekeyed(state, key_fields)
     return state, None
+
+
+def stored_time(value: Any) -> float:
+    """A time (`since`, `last`, a flap fire time) read from stored state, as a float.
+
+    Raises:
+        ValueError: not a number, a boolean, NaN or an infinity, or an integer past a float's range.
+    """
+    if value.__class__ is float:
+        if value - value == 0.0:  # finite: inf - inf and nan - nan are nan
+            return value
+    elif value.__class__ is int and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        return float(value)
+    raise ValueError(f"a stored time is not a finite number of seconds: {_shown(value)}")
+
+
+def stored_count(value: Any) -> int:
+    """A count (`held`) read from stored state. Raises ValueError when it is not a whole number ≥ 0."""
+    if value.__class__ is int and value >= 0:
+        return value
+    raise ValueError(f"a stored count is not a whole number: {_shown(value)}")
+
+
+#: The largest finite float, as an integer bound for stored integer times.
+_FLOAT_MAX = int(sys.float_info.max)
+
+
+def _shown(value: Any) -> str:
+    return yaml_text(value, 40)
 
 
 def _rekeyed(state: dict[str, Any], key_fields: tuple[str, ...]) -> dict[str, Any]:
