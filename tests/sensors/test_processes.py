@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from attend.sensors.base import Focus
 from attend.peers.mailbox import Mailbox, peers_dir
-from attend.sensors.processes import ProcessesSensor, decode_wait_status, is_attend_run, parse_stat, watched_tool
+from attend.sensors.base import Focus
+from attend.sensors.processes import (
+    ProcessesSensor,
+    decode_wait_status,
+    is_attend_run,
+    stat_wait_status,
+    watched_tool,
+)
 
 #: In these tests the processes are the test's own children, so the daemon's own-children filter is off.
 OVERRIDES = {"ignore_own_descendants": False, "include_session_processes": True}
@@ -23,7 +29,7 @@ def wait_for_zombie(pid: int, timeout: float = 10.0) -> None:
     """Block until child `pid` has exited but is not yet collected (state Z)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if parse_stat(Path(f"/proc/{pid}/stat").read_text()).state == "Z":
+        if Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z":
             return
         time.sleep(0.01)
     raise AssertionError(f"process {pid} did not exit")
@@ -133,8 +139,17 @@ def test_wait_statuses_decode_like_a_shell_reports_them():
 
 
 def test_a_process_name_with_spaces_and_parentheses_parses():
-    stat = parse_stat("42 (a (b) c) S 1 42 42 0 -1 0 " + " ".join(["0"] * 12) + " 777 " + " ".join(["0"] * 29) + " 512")
-    assert (stat.pid, stat.comm, stat.state, stat.ppid, stat.start_time, stat.exit_code) == (42, "a (b) c", "S", 1, 777, 512)
+    text = "42 (a (b) c) S 1 42 42 0 -1 0 " + " ".join(["0"] * 12) + " 777 " + " ".join(["0"] * 29) + " 512"
+    assert stat_wait_status(text) == 512
+    assert stat_wait_status("42 (a (b) c) Z 1 42") is None  # an old kernel writes no field 52
+
+
+def test_an_item_id_is_the_pid_and_the_start_time_in_clock_ticks_after_boot(project):
+    config = {"watch": [], "ignore_own_descendants": False, "include_session_processes": True, "cmdline_limit": 100}
+    with sleeping(project) as child:
+        items = ProcessesSensor(config).poll(Focus(cwd=project))["processes"]
+        start_ticks = Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[19]  # field 22
+    assert [item["id"] for item in items if item["pid"] == child.pid] == [f"{child.pid}-{start_ticks}"]
 
 
 def test_the_tracked_set_survives_a_restart_through_exported_state(project):

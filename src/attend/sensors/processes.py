@@ -1,7 +1,7 @@
-"""The processes sensor: processes working in the project start and exit (read from /proc).
+"""The processes sensor: processes working in the project start and exit (read through psutil, Linux only).
 
 Which processes: every process of any user we may inspect whose working directory is the project
-directory or a folder below it (``/proc/<pid>/cwd``), except attend itself and its own children when
+directory or a folder below it, except attend itself and its own children when
 `ignore_own_descendants` is set (the git sensor's and command sensors' subprocesses would otherwise
 report themselves): not only the polling process but every `attend run` serving the project, with its
 children (`attend_sessions`: the live heartbeats of this project's sessions, the run lock's holder, and
@@ -11,8 +11,8 @@ out, as exited while it runs. And, unless `include_session_processes` is set, th
 tree: every descendant of the Claude Code process that owns the session (found through the session
 identity, `peers.identity`), or of attend's parent when no session record names one. An agent told
 about its own tool calls (`bash`, `sleep 40`, `attend sensors list`) learns nothing; a build started
-from another terminal is still reported. A process is identified across polls by its pid and start time, so a reused pid
-is a new process.
+from another terminal is still reported. A process is identified across polls by its pid and start time
+(clock ticks after boot, as in ``/proc/<pid>/stat``), so a reused pid is a new process.
 
 Watched tools (`watch`, e.g. cargo, make, npm, pytest) are matched on the process name, the program's
 file name, or the script/module an interpreter (python, node) runs; their start and exit are louder.
@@ -21,7 +21,8 @@ Failure: Linux keeps a process's exit status only until its parent collects it. 
 (``/proc/<pid>/stat`` field 52) when a watched process it was tracking is seen as a zombie, which
 happens when its parent has not yet called wait(); a shell or a build tool usually collects its
 children at once, so most failures are not visible this way and are reported as plain exits. The
-result never guesses: `failures` lists only exit statuses actually read.
+result never guesses: `failures` lists only exit statuses actually read. That one field is read here
+(`zombie_wait_status`): psutil does not give it; every other process fact comes from psutil.
 
 Result::
 
@@ -40,36 +41,47 @@ from typing import Any
 
 from attend.sensors.base import Focus, SensorUnavailable, require
 
-__all__ = ["ProcStat", "ProcessesSensor", "attend_sessions", "decode_wait_status", "is_attend_run", "parse_stat",
-           "watched_tool"]
+__all__ = ["ProcessFacts", "ProcessesSensor", "attend_sessions", "decode_wait_status", "is_attend_run",
+           "stat_wait_status", "watched_tool", "zombie_wait_status"]
 
 #: Where Linux exposes processes.
 PROC = Path("/proc")
+
+#: The boot time psutil's remembered processes were read against (see `ProcessesSensor._read_facts`).
+_boot_seen: float | None = None
 
 #: Interpreters whose first argument (a script, or `-m module`) names the tool that runs.
 INTERPRETERS = ("python", "node", "ruby", "perl")
 
 
 @dataclass(frozen=True, slots=True)
-class ProcStat:
-    """The fields of ``/proc/<pid>/stat`` the sensor uses."""
+class ProcessFacts:
+    """What the sensor knows of every process before looking at its working directory (from psutil)."""
 
     pid: int
-    comm: str
-    state: str
     ppid: int
-    start_time: int
-    exit_code: int | None  # the raw wait status (field 52), readable while the process is a zombie
+    zombie: bool
+    start_time: int  # clock ticks after boot (``/proc/<pid>/stat`` field 22): with the pid, the item id
 
 
-def parse_stat(text: str) -> ProcStat:
-    """Parse ``/proc/<pid>/stat``; the name may hold spaces and parentheses, so split at the last ``)``."""
-    left, _, rest = text.rpartition(")")
-    pid_text, _, comm = left.partition(" (")
-    fields = rest.split()
+def stat_wait_status(text: str) -> int | None:
+    """The raw wait status in ``/proc/<pid>/stat`` text (field 52, kept while the process is a zombie),
+    or None when the kernel writes no such field. The name (field 2) may hold spaces and parentheses,
+    so the fields are counted from its last ``)``."""
+    fields = text.rpartition(")")[2].split()
     # fields[0] is field 3 (state); field n is fields[n - 3].
-    exit_code = int(fields[49]) if len(fields) > 49 else None
-    return ProcStat(int(pid_text), comm, fields[0], int(fields[1]), int(fields[19]), exit_code)
+    try:
+        return int(fields[49]) if len(fields) > 49 else None
+    except ValueError:
+        return None
+
+
+def zombie_wait_status(pid: int) -> int | None:
+    """The wait status of the zombie `pid`, which psutil does not give; None when unreadable."""
+    try:
+        return stat_wait_status((PROC / str(pid) / "stat").read_text(errors="replace"))
+    except OSError:
+        return None
 
 
 def decode_wait_status(status: int) -> tuple[int, int]:
@@ -80,18 +92,19 @@ def decode_wait_status(status: int) -> tuple[int, int]:
     return (status >> 8) & 0xFF, 0
 
 
-def watched_tool(comm: str, argv: Sequence[str], watch: Iterable[str]) -> str:
+def watched_tool(name: str, argv: Sequence[str], watch: Iterable[str]) -> str:
     """The watched tool a process runs, or "" when it runs none of them.
 
     Args:
-        comm: The kernel's process name (``/proc/<pid>/comm``, at most 15 characters).
+        name: The process name (psutil's: the kernel's name, which is cut at 15 characters, made whole
+            from the command line when that shows the rest).
         argv: The command line.
         watch: Tool names to look for.
 
     Returns:
         The first name of `watch` the process matches.
     """
-    names = [comm]
+    names = [name]
     if argv:
         program = os.path.basename(argv[0])
         names.append(program)
@@ -208,9 +221,10 @@ class ProcessesSensor:
         if not (PROC / "self" / "stat").exists():
             raise SensorUnavailable(f"{PROC} is not available; the processes sensor reads Linux's /proc")
         project = os.path.realpath(focus.cwd)
-        stats = dict(self._read_stats())
-        described = {pid: self._describe(pid, stat, f"{pid}-{stat.start_time}", project)
-                     for pid, stat in stats.items() if stat.state != "Z"}
+        handles = {fact.pid: (fact, process) for fact, process in self._read_facts()}
+        facts = {pid: fact for pid, (fact, _) in handles.items()}
+        described = {pid: self._describe(process, fact, f"{pid}-{fact.start_time}", project)
+                     for pid, (fact, process) in handles.items() if not fact.zombie}
         own: set[int] = set()
         if self.ignore_own_descendants:
             # attend's own: this process, and every `attend run` serving the project (a session that
@@ -218,21 +232,22 @@ class ProcessesSensor:
             roots = {os.getpid()} | attend_sessions(project)
             roots |= {pid for pid, found in described.items() if found is not None and found[1]}
             for root in roots:
-                own |= self._descendants(stats, root)
+                own |= self._descendants(facts, root)
         if not self.include_session_processes:
-            own |= self._descendants(stats, session_root())
+            own |= self._descendants(facts, session_root())
 
         processes: list[dict[str, Any]] = []
         failures: list[dict[str, Any]] = []
         tracked: dict[str, dict[str, Any]] = {}
-        for pid, stat in stats.items():
+        for pid, fact in facts.items():
             if pid in own:
                 continue
-            ident = f"{pid}-{stat.start_time}"
-            if stat.state == "Z":
+            ident = f"{pid}-{fact.start_time}"
+            if fact.zombie:
                 was = self._tracked.get(ident)
-                if was is not None and stat.exit_code is not None:
-                    exit_status, signal = decode_wait_status(stat.exit_code)
+                status = zombie_wait_status(pid) if was is not None else None
+                if was is not None and status is not None:
+                    exit_status, signal = decode_wait_status(status)
                     if exit_status:
                         failures.append({**was, "exit_status": exit_status, "signal": signal})
                 continue
@@ -248,21 +263,26 @@ class ProcessesSensor:
         failures.sort(key=lambda p: p["pid"])
         return {"processes": processes, "failures": failures}
 
-    def _describe(self, pid: int, stat: ProcStat, ident: str, project: str) -> tuple[dict[str, Any], bool] | None:
-        """The item of a process working in `project` (None for any other), and whether it runs `attend run`."""
-        base = PROC / str(pid)
+    def _describe(self, process: Any, fact: ProcessFacts, ident: str, project: str) -> tuple[dict[str, Any], bool] | None:
+        """The item of a process (a `psutil.Process`) working in `project` (None for any other), and
+        whether it runs `attend run`."""
+        import psutil
+
         try:
-            cwd = os.readlink(base / "cwd")
-            argv = [a for a in (base / "cmdline").read_bytes().decode(errors="replace").split("\0") if a]
-        except OSError:  # gone, a kernel thread, or another user's process
+            cwd = process.cwd()
+            if not cwd or not is_within(cwd, project):
+                return None
+            argv = [a for a in process.cmdline() if a]
+            name = process.name()
+        except (psutil.Error, OSError):  # gone, a zombie by now, a kernel thread, or another user's process
             return None
-        if not argv or not is_within(cwd, project):
+        if not argv:
             return None
-        tool = watched_tool(stat.comm, argv, self.watch)
+        tool = watched_tool(name, argv, self.watch)
         return ({
             "id": ident,
-            "pid": pid,
-            "name": stat.comm,
+            "pid": fact.pid,
+            "name": name,
             "cmdline": " ".join(argv)[: self.cmdline_limit],
             "cwd": cwd,
             "tool": tool,
@@ -270,24 +290,34 @@ class ProcessesSensor:
         }, is_attend_run(argv))
 
     @staticmethod
-    def _read_stats() -> Iterable[tuple[int, ProcStat]]:
-        for entry in os.scandir(PROC):
-            if not entry.name.isdigit():
-                continue
-            try:
-                text = Path(entry.path, "stat").read_text(errors="replace")
-                yield int(entry.name), parse_stat(text)
-            except (OSError, ValueError, IndexError):
-                continue  # exited while being read
+    def _read_facts() -> Iterable[tuple[ProcessFacts, Any]]:
+        """Every process psutil can read, with its `psutil.Process` (psutil's `process_iter`, which keeps
+        a process's handle between polls). The start time is turned back into clock ticks after boot:
+        psutil gives boot time + ticks / CLK_TCK, and the boot time moves when the wall clock is
+        stepped, so when it has moved since the last poll psutil's remembered processes (whose creation
+        times were computed against the old one) are dropped first; an id never moves with the clock."""
+        import psutil
+
+        global _boot_seen
+        boot = psutil.boot_time()
+        if boot != _boot_seen:
+            psutil.process_iter.cache_clear()
+            _boot_seen = boot
+        ticks = os.sysconf("SC_CLK_TCK")
+        for process in psutil.process_iter(["ppid", "status", "create_time"]):
+            ppid, status, created = (process.info[k] for k in ("ppid", "status", "create_time"))
+            if ppid is None or status is None or created is None:
+                continue  # not ours to read
+            yield ProcessFacts(process.pid, ppid, status == psutil.STATUS_ZOMBIE, round((created - boot) * ticks)), process
 
     @staticmethod
-    def _descendants(stats: Mapping[int, ProcStat], root: int) -> set[int]:
+    def _descendants(facts: Mapping[int, ProcessFacts], root: int) -> set[int]:
         """`root` and every process below it (nothing for pid 1 or less: never the whole system)."""
         if root <= 1:
             return set()
         children: dict[int, list[int]] = {}
-        for pid, stat in stats.items():
-            children.setdefault(stat.ppid, []).append(pid)
+        for pid, fact in facts.items():
+            children.setdefault(fact.ppid, []).append(pid)
         found, todo = set(), [root]
         while todo:
             pid = todo.pop()
