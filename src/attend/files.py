@@ -13,12 +13,19 @@ never changed to learn it); an existing file keeps its permission bits.
 
 XDG folders: `xdg_home(env, variable)` is the one reading of `XDG_CONFIG_HOME`, `XDG_DATA_HOME`,
 `XDG_STATE_HOME` and `XDG_CACHE_HOME` (a relative value is ignored, as the XDG spec says), always from
-the environment it is given.
+the environment it is given. `state_folder(env)` is attend's state folder inside it.
+
+A project's files: `scope_for(project)` is a project's identity (its resolved path: the store's scope),
+`project_digest(project)` the short hash of it that names a project's files (the run lock, the run log,
+the peers tray). The run lock's place and holder (`run_lock_path`, `run_lock_holder`) are file-system
+facts read by the processes sensor as well as the runtime, so they live here; taking and holding the
+lock is `attend.runtime.sessions.runlock`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -27,7 +34,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["XDG_DEFAULTS", "WriteFailed", "remove_file", "write_atomically", "xdg_home"]
+__all__ = ["XDG_DEFAULTS", "WriteFailed", "project_digest", "remove_file", "run_lock_holder", "run_lock_path",
+           "scope_for", "state_folder", "write_atomically", "xdg_home"]
 
 #: New files get the permissions an editor would give them (subject to the umask).
 FILE_MODE = 0o666
@@ -169,3 +177,42 @@ def xdg_home(env: Mapping[str, str], variable: str) -> Path:
         return Path(value)
     home = env.get("HOME") or os.path.expanduser("~")
     return Path(home) / XDG_DEFAULTS[variable]
+
+
+def state_folder(env: Mapping[str, str]) -> Path:
+    """attend's state folder, `$XDG_STATE_HOME/attend` (the store, the run locks and logs)."""
+    return xdg_home(env, "XDG_STATE_HOME") / "attend"
+
+
+def scope_for(project_dir: Path | str) -> str:
+    """A project's identity: its resolved absolute path (the store's scope of its rows)."""
+    return str(Path(project_dir).resolve())
+
+
+def project_digest(project_dir: Path | str) -> str:
+    """The short hash of a project's identity that names its files (16 hex digits)."""
+    return hashlib.sha256(scope_for(project_dir).encode()).hexdigest()[:16]
+
+
+def run_lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None) -> Path:
+    """The run lock of `project_dir`: `$XDG_STATE_HOME/attend/run-<digest>.lock`."""
+    return state_folder(os.environ if env is None else env) / f"run-{project_digest(project_dir)}.lock"
+
+
+def run_lock_holder(path: Path) -> int | None:
+    """The pid of the `attend run` holding the run lock at `path` (-1 when it wrote none that reads as
+    one), or None when nobody holds it. Opened without blocking: a FIFO there holds nobody."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = lock.read(64).strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return None

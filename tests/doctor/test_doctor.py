@@ -13,8 +13,9 @@ import subprocess
 import sys
 import time
 
+from attend.files import run_lock_path
+from attend.runtime.sessions.runlock import open_lock, try_lock
 from attend.runtime.store.schema import SCHEMA_VERSION
-from attend.runtime.sessions.runlock import lock_path, open_lock, try_lock
 
 STOP_HOOK = {"hooks": {"Stop": [{"hooks": [{"type": "command", "timeout": 10,
                                              "command": 'attend drain --format hook --project "$CLAUDE_PROJECT_DIR"'}]}]}}
@@ -100,7 +101,7 @@ def test_doctor_fails_when_a_newer_attend_wrote_the_store(home):
 
 def test_doctor_names_the_process_polling_the_project_and_since_when(home):
     wire_stop_hook(home)
-    lock = open_lock(lock_path(home.project, home.env()))
+    lock = open_lock(run_lock_path(home.project, home.env()))
     assert try_lock(lock)  # this process holds the run lock, as a poller without a session row would
     try:
         code, checks = doctor(home)

@@ -16,7 +16,7 @@ import time
 import pytest
 from daemon_rig import PATIENCE, alive, journal_rows, sensors_json, wait_until
 
-from attend.runtime.sessions.runlock import lock_path, running_pid
+from attend.files import run_lock_holder, run_lock_path
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def context(answer: dict) -> list[str]:
 
 
 def poller(home) -> int | None:
-    return running_pid(lock_path(home.project, home.env()))
+    return run_lock_holder(run_lock_path(home.project, home.env()))
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 from daemon_rig import alive, journal_rows, query, sensors_json, wait_until
 
-from attend.runtime.sessions.runlock import lock_path, running_pid
+from attend.files import run_lock_holder, run_lock_path
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def items_in(lines: list[str]) -> list[str]:
 
 
 def poller_pid(home) -> int | None:
-    return running_pid(lock_path(home.project))
+    return run_lock_holder(run_lock_path(home.project))
 
 
 def polled(home) -> None:

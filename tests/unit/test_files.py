@@ -85,3 +85,42 @@ def test_the_peers_folder_and_the_layers_read_the_environment_they_are_given(tmp
     env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": "relative"}
     assert peers_dir(env) == tmp_path / ".cache" / "attend" / "peers"
     assert layer_paths(tmp_path, {"HOME": str(tmp_path)}).config_file == tmp_path / ".config" / "attend" / "config.yaml"
+
+
+def test_a_project_s_run_lock_lies_in_the_state_folder_named_by_its_resolved_path(tmp_path):
+    env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    real = tmp_path / "project"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    path = files.run_lock_path(real, env)
+    assert path.parent == layer_paths(real, env).state_dir == tmp_path / "state" / "attend"
+    assert path.name == f"run-{files.project_digest(real)}.lock" and len(files.project_digest(real)) == 16
+    assert files.run_lock_path(tmp_path / "link", env) == path
+
+
+def test_the_run_lock_s_holder_is_the_pid_written_by_the_process_holding_it(tmp_path):
+    from attend.runtime.sessions.runlock import open_lock, try_lock
+
+    path = files.run_lock_path(tmp_path, {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")})
+    assert files.run_lock_holder(path) is None  # no file: nobody
+    lock = open_lock(path)
+    try:
+        assert files.run_lock_holder(path) is None  # a file nobody holds
+        assert try_lock(lock)
+        assert files.run_lock_holder(path) == os.getpid()
+    finally:
+        lock.close()
+    assert files.run_lock_holder(path) is None
+
+
+def test_a_fifo_at_the_run_lock_s_place_is_read_at_once_as_held_by_nobody(tmp_path):
+    import threading
+
+    path = files.run_lock_path(tmp_path, {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")})
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    found: list[int | None] = []
+    reader = threading.Thread(target=lambda: found.append(files.run_lock_holder(path)), daemon=True)
+    reader.start()
+    reader.join(10)  # a blocking open of a FIFO without a writer would wait forever
+    assert found == [None]

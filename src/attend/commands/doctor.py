@@ -124,7 +124,7 @@ def check_sensors(sensor_set: Any) -> Check:
 
 def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     """Two lines: which session polls the project and since when (or none), and the attached ones."""
-    from attend.runtime.sessions.runlock import lock_path, running_pid
+    from attend.files import run_lock_holder, run_lock_path
     from attend.runtime.sessions.status import project_sessions
     from attend.runtime.store import StoreUnavailable
 
@@ -132,12 +132,12 @@ def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         sessions = project_sessions(project_dir, env)
         poller, attached, lock_pid = sessions.poller, sessions.attached, sessions.lock_pid
     except StoreUnavailable:  # the store check says why; the run lock still tells who polls
-        poller, attached, lock_pid = None, [], running_pid(lock_path(project_dir, env))
+        poller, attached, lock_pid = None, [], run_lock_holder(run_lock_path(project_dir, env))
     if poller is not None:
         daemon = Check("daemon", "ok", f"session {poller.session} (pid {poller.pid}) polls {project_dir}"
                        + (f" since {_iso(poller.since)}" if poller.since else ""))
     elif lock_pid is not None:
-        since = _iso(lock_path(project_dir, env).stat().st_mtime)
+        since = _iso(run_lock_path(project_dir, env).stat().st_mtime)
         daemon = Check("daemon", "ok", f"pid {lock_pid} polls {project_dir} since {since}")
     else:
         daemon = Check("daemon", "warn", f"no `attend run` polls {project_dir}",

@@ -268,9 +268,9 @@ def _keep_a_poller(project_dir: str) -> tuple[int | None, str]:
 
     Returns the pid started (None when one polls already) and a problem starting one ("" for none).
     """
-    from attend.runtime.sessions.runlock import lock_path, running_pid
+    from attend.files import run_lock_holder, run_lock_path
 
-    if running_pid(lock_path(project_dir)) is not None or _conduits(project_dir) == "monitor":
+    if run_lock_holder(run_lock_path(project_dir)) is not None or _conduits(project_dir) == "monitor":
         return None, ""
     from attend.runtime.sessions.headless import ensure_poller
 

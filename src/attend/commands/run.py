@@ -11,8 +11,9 @@ from typing import Any
 
 import trio
 
+from attend.files import run_lock_path
 from attend.peers.identity import Session, SessionError, resolve_session
-from attend.runtime.sessions.runlock import lock_path, open_lock
+from attend.runtime.sessions.runlock import open_lock
 from attend.runtime.sessions.runlog import RunLog, log_path
 from attend.runtime.sessions.serve import StreamClosed, serve_session
 
@@ -77,7 +78,7 @@ def main(args: Any) -> int:
         from attend.runtime.store import open_project_store
         from attend.spec import layer_paths
 
-        open_lock(lock_path(args.project_dir)).close()
+        open_lock(run_lock_path(args.project_dir)).close()
         open_project_store(layer_paths(args.project_dir, os.environ)).close()
         return 0
 

@@ -22,7 +22,6 @@ file that does not parse is skipped and reported (`Mailbox.corrupt`), never fata
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import Refusal
-from attend.files import write_atomically, xdg_home
+from attend.files import project_digest, write_atomically, xdg_home
 
 __all__ = [
     "CHANNEL_RE",
@@ -69,7 +68,7 @@ def peers_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def tray_name(project: Path | str) -> str:
     """The folder name of a project's tray."""
-    return "p-" + hashlib.sha256(str(Path(project).resolve()).encode()).hexdigest()[:16]
+    return "p-" + project_digest(project)
 
 
 def check_channel(name: str) -> str:

@@ -156,7 +156,7 @@ def is_attend_run(argv: Sequence[str]) -> bool:
 
 def attend_sessions(project: str, env: Mapping[str, str] | None = None) -> set[int]:
     """The pids of the `attend run` processes registered for `project`: its sessions' live heartbeats
-    (peers/mailbox.py) and the holder of its run lock (runtime/sessions/runlock.py). An unreadable source only
+    (peers/mailbox.py) and the holder of its run lock (`attend.files.run_lock_holder`). An unreadable source only
     loses its pids, never the poll."""
     from attend.peers.mailbox import Mailbox, peers_dir
 
@@ -168,9 +168,9 @@ def attend_sessions(project: str, env: Mapping[str, str] | None = None) -> set[i
     except OSError:
         pass
     try:
-        from attend.runtime.sessions.runlock import lock_path, running_pid
+        from attend.files import run_lock_holder, run_lock_path
 
-        holder = running_pid(lock_path(project, env))
+        holder = run_lock_holder(run_lock_path(project, env))
     except Exception:  # noqa: BLE001 - an unusable state folder: the lock names nobody
         holder = None
     if holder is not None and holder > 1:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from attend.errors import Diagnostic, Severity, unforeseen
-from attend.files import xdg_home
+from attend.files import state_folder, xdg_home
 from attend.spec.config import Config, load_config
 from attend.spec.loading import file_stem, read_sensor_file
 from attend.spec.model import (
@@ -39,7 +39,6 @@ from attend.spec.validate import normalise, validate_sensor
 __all__ = [
     "STANDALONE_LAYER",
     "build_sensor",
-    "trust_command",
     "chooses_what_runs",
     "discover",
     "layer_paths",
@@ -48,6 +47,7 @@ __all__ = [
     "merge_data",
     "merge_sensor",
     "misnamed_files",
+    "trust_command",
 ]
 
 #: The layer name of a file checked outside any layer folder (`compile --check some/file.yaml`).
@@ -66,7 +66,6 @@ def layer_paths(project_dir: str | Path, env: Mapping[str, str] | None = None) -
     env = os.environ if env is None else env
     config = xdg_home(env, "XDG_CONFIG_HOME")
     data = xdg_home(env, "XDG_DATA_HOME")
-    state = xdg_home(env, "XDG_STATE_HOME")
     project = Path(project_dir).absolute()
     return LayerPaths(
         shipped=Path(__file__).resolve().parent.parent / "sensors.d",
@@ -76,7 +75,7 @@ def layer_paths(project_dir: str | Path, env: Mapping[str, str] | None = None) -
         project_dir=project,
         config_file=config / "attend" / "config.yaml",
         project_config_file=project / ".claude" / "attend.yaml",
-        state_dir=state / "attend",
+        state_dir=state_folder(env),
     )
 
 

@@ -50,10 +50,10 @@ def ensure_poller(project_dir: Path | str, env: Mapping[str, str] | None = None)
     Raises:
         OSError: the interpreter could not be started.
     """
-    from attend.runtime.sessions.runlock import lock_path, running_pid
+    from attend.files import run_lock_holder, run_lock_path
 
     env = os.environ if env is None else env
-    if running_pid(lock_path(project_dir, env)) is not None:
+    if run_lock_holder(run_lock_path(project_dir, env)) is not None:
         return None
     import subprocess
 
@@ -97,8 +97,9 @@ async def serve_headless(
     """
     import trio
 
+    from attend.files import run_lock_path
     from attend.runtime.daemon import Daemon
-    from attend.runtime.sessions.runlock import holder_pid, lock_path, open_lock, try_lock
+    from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths
     from attend.text import printable_path
@@ -107,7 +108,7 @@ async def serve_headless(
     stderr = stderr or sys.stderr
     project_dir = Path(project_dir)
     limit = idle_limit(env)
-    lock = open_lock(lock_path(project_dir, env))
+    lock = open_lock(run_lock_path(project_dir, env))
     try:
         if not try_lock(lock):
             stderr.write(f"attend: pid {holder_pid(lock)} polls {printable_path(project_dir)} already; "

@@ -31,9 +31,9 @@ RECOVERED = "recovered"
 
 def log_path(project_dir: Path | str, env: Mapping[str, str] | None = None) -> Path:
     """The run log of `project_dir`: beside its run lock, `run-<hash>.log`."""
-    from attend.runtime.sessions.runlock import lock_path
+    from attend.files import run_lock_path
 
-    return lock_path(project_dir, env).with_suffix(".log")
+    return run_lock_path(project_dir, env).with_suffix(".log")
 
 
 class RunLog:

@@ -41,6 +41,7 @@ from typing import Any, TextIO
 
 import trio
 
+from attend.files import run_lock_path
 from attend.peers.identity import PRESENCE_SENSOR, Session, process_runs
 from attend.peers.mailbox import Mailbox, peers_dir
 from attend.runtime.delivery import format_line, is_stdout_priority, joined, write_entries
@@ -51,7 +52,7 @@ from attend.runtime.sessions.cold_start import (
     message_sensors,
 )
 from attend.runtime.sessions.handover import shown_to
-from attend.runtime.sessions.runlock import holder_pid, lock_path, open_lock, try_lock
+from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
 from attend.text import printable_path
@@ -281,7 +282,7 @@ async def serve_session(
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     project_dir = Path(project_dir)
-    lock = open_lock(lock_path(project_dir, env))
+    lock = open_lock(run_lock_path(project_dir, env))
     store = open_project_store(layer_paths(project_dir, env), clock=clock)
     mailbox = Mailbox(peers_dir(env))
     other = _other_process(store, mailbox, session.id, project_dir)

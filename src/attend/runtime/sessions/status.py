@@ -93,12 +93,12 @@ def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = No
     Raises:
         StoreUnavailable: the state folder or database cannot be used.
     """
-    from attend.runtime.sessions.runlock import lock_path, running_pid
+    from attend.files import run_lock_holder, run_lock_path
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths
 
     env = os.environ if env is None else env
-    lock_pid = running_pid(lock_path(project_dir, env))
+    lock_pid = run_lock_holder(run_lock_path(project_dir, env))
     if store is None:
         with open_project_store(layer_paths(project_dir, env)) as own:
             records = own.sessions()

@@ -1,8 +1,9 @@
 """Where the store lives: the state folder, the database file, and a project's scope (DESIGN.md, Runtime: Store).
 
 The file `$XDG_STATE_HOME/attend/attend.db` is shared by every project of the XDG home; each row (but
-MCP probe records) carries a `scope`, the project's resolved path. A folder or file that cannot be used
-is `StoreUnavailable`: bad input from the user's machine, reported in one line, never a traceback.
+MCP probe records) carries a `scope`, the project's resolved path (`scope_for`, from `attend.files`). A
+folder or file that cannot be used is `StoreUnavailable`: bad input from the user's machine, reported in
+one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from attend.errors import Refusal
+from attend.files import scope_for
 
 __all__ = ["DB_FILENAME", "StoreUnavailable", "default_db_path", "make_state_folder", "notice", "on_notice", "scope_for", "take_notices"]
 
@@ -37,11 +39,6 @@ def make_state_folder(folder: Path) -> None:
         raise StoreUnavailable(folder, "it exists and is not a folder") from None
     except OSError as exc:
         raise StoreUnavailable(folder, exc.strerror or str(exc)) from None
-
-
-def scope_for(project_dir: Path | str) -> str:
-    """The store scope of a project: its resolved absolute path."""
-    return str(Path(project_dir).resolve())
 
 
 def default_db_path(state_dir: Path) -> Path:
