@@ -87,7 +87,8 @@ def backoff(initial: float, steps: int, *, factor: float, limit: float) -> float
 
     The one exponential backoff of the runtime, pure so it is tested with explicit numbers: a quiet or
     failing sensor's next interval (one step from the current one), an MCP server's restart delay
-    (`mcp/policy.py` `restart_delay`: one step per consecutive failure after the first).
+    (`mcp/policy.py` `restart_delay`: one step per consecutive failure after the first), the file
+    watcher's retry of a folder it could not watch (`watching/watcher.py`, likewise).
     """
     return min(limit, initial * factor ** max(steps, 0))
 

@@ -19,7 +19,8 @@ Decisions:
   left) is split into one watcher per folder, so one bad folder costs only the names that need it.
   Those names get an error (`errors`, reported through `on_error`: the daemon stores it in the
   sensor's status and `attend sensors` shows it); the sensor keeps its `interval`. The failed
-  folders are tried again after `RETRY_DELAY`, doubled after each failure in a row up to `RETRY_LIMIT`.
+  folders are tried again after `RETRY_DELAY`, doubled after each failure in a row up to `RETRY_LIMIT`
+  (`cadence.backoff`, the runtime's one exponential backoff).
 - `BackgroundWatcher` runs a `Watcher` in a thread of its own with its own trio loop, for callers
   without trio (the sensors tab).
 """
@@ -36,6 +37,7 @@ from typing import Any
 import trio
 
 from attend.errors import reason
+from attend.runtime.cadence import backoff
 from attend.runtime.watching.targets import WatchPlan, WatchTarget, plan_watches
 
 __all__ = [
@@ -264,7 +266,7 @@ class Watcher:
                 self.log(message)
             settle()
         failures = self._failures[key] = self._failures.get(key, 0) + 1
-        await trio.sleep(min(RETRY_DELAY * 2 ** (failures - 1), RETRY_LIMIT))
+        await trio.sleep(backoff(RETRY_DELAY, failures - 1, factor=2, limit=RETRY_LIMIT))
         self._changed.set()  # plan again: the folders that failed may be watchable (or gone) now
 
     def _plan_ready(self, plan: WatchPlan, status: dict[tuple[Path, bool], str | None]) -> None:
