@@ -15,6 +15,12 @@ XDG folders: `xdg_home(env, variable)` is the one reading of `XDG_CONFIG_HOME`, 
 `XDG_STATE_HOME` and `XDG_CACHE_HOME` (a relative value is ignored, as the XDG spec says), always from
 the environment it is given. `state_folder(env)` is attend's state folder inside it.
 
+Reading: `read_regular_file(path, limit)` is the one bounded reader of a file attend is handed (a poll
+result for `sensors fire --input`, a test file's `result_file`, a Claude Code session record): it opens
+without blocking (a FIFO never makes it wait for a writer), refuses anything but a regular file after
+opening (`NotRegularFile`: a FIFO, a device such as ``/dev/zero``, a folder) and reads at most `limit`
+bytes (`FileTooLarge` past them).
+
 A project's files: `scope_for(project)` is a project's identity (its resolved path: the store's scope),
 `project_digest(project)` the short hash of it that names a project's files (the run lock, the run log,
 the peers tray). The run lock's place and holder (`run_lock_path`, `run_lock_holder`) are file-system
@@ -25,6 +31,7 @@ lock is `attend.runtime.sessions.runlock`'s.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
@@ -34,8 +41,9 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["XDG_DEFAULTS", "WriteFailed", "project_digest", "remove_file", "run_lock_holder", "run_lock_path",
-           "scope_for", "state_folder", "write_atomically", "xdg_home"]
+__all__ = ["XDG_DEFAULTS", "FileTooLarge", "NotRegularFile", "WriteFailed", "project_digest", "read_regular_file",
+           "remove_file", "run_lock_holder", "run_lock_path", "scope_for", "state_folder", "write_atomically",
+           "xdg_home"]
 
 #: New files get the permissions an editor would give them (subject to the umask).
 FILE_MODE = 0o666
@@ -154,6 +162,49 @@ def remove_file(path: Path) -> None:
     except OSError as exc:
         raise WriteFailed(Path(path), exc.strerror or str(exc)) from None
     _fsync_folder(Path(path).parent)
+
+
+class NotRegularFile(OSError):
+    """What was to be read is not a regular file (a FIFO, a device, a folder, a socket)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", str(path))
+
+
+class FileTooLarge(OSError):
+    """The file holds more than the bytes its reader allows (`limit`); nothing past them was read."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {limit} bytes", str(path))
+        self.limit = limit
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_regular_file(path: Path | str, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them (a symlink to one is read).
+
+    Raises:
+        NotRegularFile: `path` is a FIFO, a device, a folder or a socket (checked on the opened file,
+            so nothing can swap it in between; a FIFO is opened without waiting for a writer).
+        FileTooLarge: the file holds more than `limit` bytes.
+        OSError: it cannot be opened or read (missing, no permission).
+    """
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    if not regular:
+        os.close(fd)
+        raise NotRegularFile(Path(path))
+    with open(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(Path(path), limit)
+    return data
 
 
 #: Each XDG base-folder variable attend reads, and its default below `$HOME`.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sqlite3
 import sys
@@ -374,3 +375,12 @@ def test_sensors_fire_names_the_input_file_line_and_column_of_a_yaml_problem(ite
     out = quiet_home.attend("sensors", "fire", "items", "--input", str(result), "--dry-run")
     assert (out.returncode, out.stdout) == (2, "")
     assert f"{result}:4:5:" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_sensors_fire_refuses_a_fifo_as_input_at_once_in_one_line(items, quiet_home) -> None:
+    # Opening a FIFO for reading waits for a writer; the input is refused as no regular file instead.
+    fifo = quiet_home.root / "result.fifo"
+    os.mkfifo(fifo)
+    out = quiet_home.attend_process("sensors", "fire", "items", "--input", str(fifo), "--dry-run", timeout=30)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == f"attend: cannot read {fifo}: not a regular file\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from attend.compiler.testfiles import match_fires
@@ -198,3 +199,12 @@ def test_a_missing_or_undecodable_result_file_is_reported_in_the_os_s_words_not_
     test.write_text("polls:\n  - result_file: latin.json\n")
     run = home.attend("test", str(test))
     assert "cannot read result_file latin.json: not UTF-8 text (byte 0xe9 at offset 10)" in run.stdout
+
+
+def test_a_fifo_as_result_file_is_a_positioned_test_file_error_at_once(home) -> None:
+    # Opening a FIFO for reading waits for a writer; the result file is refused as no regular file instead.
+    test = _write(home, "gitwatch", GIT, "polls:\n  - result_file: result.fifo\n")
+    os.mkfifo(test.parent / "result.fifo")
+    run = home.attend_process("test", str(test), timeout=30)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert "cannot read result_file result.fifo: not a regular file" in run.stdout and "[test-file]" in run.stdout

@@ -124,3 +124,19 @@ def test_a_fifo_at_the_run_lock_s_place_is_read_at_once_as_held_by_nobody(tmp_pa
     reader.start()
     reader.join(10)  # a blocking open of a FIFO without a writer would wait forever
     assert found == [None]
+
+
+def test_the_bounded_reader_reads_a_regular_file_up_to_its_limit_and_refuses_anything_else(tmp_path):
+    exact = tmp_path / "exact"
+    exact.write_bytes(b"x" * 8)
+    assert files.read_regular_file(exact, 8) == b"x" * 8
+    (tmp_path / "link").symlink_to(exact)
+    assert files.read_regular_file(tmp_path / "link", 8) == b"x" * 8
+    with pytest.raises(files.FileTooLarge, match="larger than 7 bytes"):
+        files.read_regular_file(exact, 7)
+    os.mkfifo(tmp_path / "fifo")
+    for path in (tmp_path / "fifo", tmp_path, "/dev/zero"):
+        with pytest.raises(files.NotRegularFile, match="not a regular file"):
+            files.read_regular_file(path, 8)
+    with pytest.raises(FileNotFoundError):
+        files.read_regular_file(tmp_path / "missing", 8)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 import time
 from typing import Any, TextIO
@@ -263,14 +262,12 @@ def _read_input(args: Any) -> tuple[str | None, str]:
     if source == "-":
         text = sys.stdin.read(cap + 1)
         return (None, too_large) if len(text.encode("utf-8", "surrogateescape")) > cap else (text, "")
+    from attend.files import FileTooLarge, read_regular_file
+
     try:
-        with open(source, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None, f"cannot read {source}: not a regular file"
-            data = handle.read(cap + 1)
-        if len(data) > cap:
-            return None, too_large
-        return data.decode("utf-8"), ""
+        return read_regular_file(source, cap).decode("utf-8"), ""
+    except FileTooLarge:
+        return None, too_large
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"cannot read {source}: {reason(exc)}"
 
@@ -292,7 +289,9 @@ def _parse_document(text: str, name: str) -> tuple[Any, str]:
     except MalformedResult as exc:
         if not exc.syntax:
             return None, f"the input is not a usable poll result: {exc.message}"
-    from attend.spec.loading import parse_yaml  # the strict YAML 1.2 reader `attend test` uses too
+    from attend.spec.loading import (
+        parse_yaml,  # the strict YAML 1.2 reader `attend test` uses too
+    )
 
     parsed = parse_yaml(text, name)
     if parsed.diagnostics:

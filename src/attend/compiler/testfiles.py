@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,8 +174,14 @@ class _Reader:
             if not isinstance(name, str):
                 raise self.fail("`result_file` must be a file name", *at, "result_file")
             target = self.path.parent / name
+            from attend.bounds import MAX_INPUT_BYTES
+            from attend.files import FileTooLarge, read_regular_file
+
             try:
-                return read_json(_read_capped(target)), []
+                return read_json(read_regular_file(target, MAX_INPUT_BYTES).decode("utf-8")), []
+            except FileTooLarge as exc:
+                raise self.fail(f"result_file {name} is larger than {exc.limit} bytes (the cap on a poll result)",
+                                *at, "result_file") from None
             except (OSError, UnicodeDecodeError) as exc:
                 raise self.fail(f"cannot read result_file {name}: {reason(exc)}", *at, "result_file") from None
             except MalformedResult as exc:
@@ -221,19 +226,6 @@ class _Reader:
                 if name in ("trigger", "description") and not isinstance(value, str):
                     raise self.fail(f"`{name}` must be a string", *at, str(n), name)
         return expect
-
-
-def _read_capped(target: Path) -> str:
-    """A result file's text: a regular file of at most `MAX_INPUT_BYTES` (not /dev/zero, not a FIFO)."""
-    from attend.bounds import MAX_INPUT_BYTES
-
-    with open(target, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(f"{target} is not a regular file")
-        data = handle.read(MAX_INPUT_BYTES + 1)
-    if len(data) > MAX_INPUT_BYTES:
-        raise OSError(f"the file is larger than {MAX_INPUT_BYTES} bytes (the cap on a poll result)")
-    return data.decode("utf-8")
 
 
 def _load_sensor(name: str, beside: Path, project_dir: Path, env: dict[str, str]) -> Any:

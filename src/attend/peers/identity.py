@@ -22,12 +22,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from attend.errors import EXIT_USAGE, Refusal
+from attend.files import read_regular_file
 
 __all__ = [
     "MAX_HOPS",
@@ -143,25 +143,10 @@ def claude_sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(home) / ".claude" / "sessions"
 
 
-def _read_record(path: Path) -> str:
-    """A session record's text: a regular file of at most `MAX_RECORD_BYTES`, else OSError.
-
-    Opened without blocking, so a FIFO in its place is refused instead of waiting for a writer.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        data = handle.read(MAX_RECORD_BYTES + 1)
-    if len(data) > MAX_RECORD_BYTES:
-        raise OSError(f"{path} is larger than {MAX_RECORD_BYTES} bytes")
-    return data.decode("utf-8")
-
-
 def _claude_record(pid: int, folder: Path) -> str | None:
     """The session id Claude Code recorded for `pid`, or None (no record, unreadable, or not matching)."""
     try:
-        data = json.loads(_read_record(folder / f"{pid}.json"))
+        data = json.loads(read_regular_file(folder / f"{pid}.json", MAX_RECORD_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
     if not isinstance(data, dict) or data.get("pid") != pid:
