@@ -28,6 +28,8 @@ __all__ = [
     "MAX_MAGNITUDE",
     "MAX_NODES",
     "MAX_OUTPUT_BYTES",
+    "STREAM_BUFFER_BYTES",
+    "STREAM_BUFFER_LINES",
     "MAX_PATTERN_CHARS",
     "MAX_PATTERN_EXPANSION",
     "MAX_PATTERN_EXPANSION_PER_SENSOR",
@@ -64,6 +66,11 @@ MAX_MAGNITUDE = 1_000_000.0
 MAX_DECAY_THRESHOLD = 10_000
 #: The most stdout bytes `command.max_output` may allow (64 MiB; the default is 1 MiB).
 MAX_OUTPUT_BYTES = 64 << 20
+
+#: A streaming command's lines waiting for the next evaluation: at most this many lines and bytes; a
+#: full buffer coalesces (the oldest lines are dropped and counted), so a flood never grows the daemon.
+STREAM_BUFFER_LINES = 1000
+STREAM_BUFFER_BYTES = 1 << 20
 #: The largest count a config or crate field may hold (limits, windows in polls, list sizes).
 MAX_COUNT = 1_000_000
 

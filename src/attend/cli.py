@@ -288,6 +288,8 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q = s.add_parser("poll", parents=[common], help="one real poll and each trigger's verdict")
     q.add_argument("name", metavar="NAME")
     q.add_argument("--dry-run", action="store_true", help="stop before delivery; store nothing")
+    q.add_argument("--for", dest="stream_for", metavar="DURATION", default="5s",
+                   help="a streaming command (output: stream): how long to collect its records (default 5s)")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_poll")
 

@@ -120,6 +120,30 @@ def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, 
     return {"paths": rows, "note": note}
 
 
+def stream_rows(data: dict[str, Any]) -> dict[str, Any]:
+    """How a streaming command (`output: stream`) runs, as explain shows it."""
+    from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
+    from attend.compiler.triggers import STREAM_KEYS_KEPT
+    from attend.spec.schema import DEFAULT_MAX_LINE
+
+    block = data.get("command") or {}
+    cursor = block.get("cursor")
+    return {
+        "process": "one process for as long as the daemon runs, in its own process group; when it exits it is "
+                   "started again after a jittered backoff (reset after a healthy minute)",
+        "records": f"each line (at most {block.get('max_line') or DEFAULT_MAX_LINE} bytes: a longer one is cut and "
+                   f"counted) read as {block.get('stream_format') or 'json'}; triggers see {{items: [the records since "
+                   f"the last evaluation]}}, evaluated at most every {data.get('min_interval', 15.0):g}s",
+        "buffer": f"at most {STREAM_BUFFER_LINES} lines / {STREAM_BUFFER_BYTES} bytes wait for an evaluation; more "
+                  "coalesce (the oldest are dropped and counted in the status)",
+        "keys": f"a keyed trigger's current items are the newest record per key, kept until a newer one comes (never "
+                f"removed; the {STREAM_KEYS_KEPT} most recent keys are kept)",
+        "cursor": (f"{cursor}: the last record's value is remembered (also across daemon restarts) and put into argv "
+                   "as {cursor} when the process starts again; an argument with {cursor} is left out while none is "
+                   "known") if cursor else "none: a restarted process starts wherever it starts",
+    }
+
+
 def explain_data(
     sensor: Any, only_trigger: str | None = None, *, project_dir: Path | None = None,
     env: dict[str, str] | None = None,
@@ -133,7 +157,7 @@ def explain_data(
 
     from attend.compiler.diagnostics import origins_by_trigger
     from attend.compiler.plan import trigger_plan
-    from attend.compiler.sensors import effective_lane, sensor_flap
+    from attend.compiler.sensors import effective_lane, is_stream, sensor_flap
     from attend.compiler.triggers import CompiledTrigger
     from attend.errors import by_position
     from attend.grammar import parse_trigger
@@ -152,7 +176,8 @@ def explain_data(
         origins = by_trigger.get(name, {})
         entry: dict[str, Any] = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}
         try:
-            trigger = CompiledTrigger(parse_trigger(definition, name, origins), sensor_flap(sensor.data.get("flap")))
+            trigger = CompiledTrigger(parse_trigger(definition, name, origins), sensor_flap(sensor.data.get("flap")),
+                                      stream=is_stream(sensor.data))
         except CompileError as exc:
             entry["error"] = str(exc)
         else:
@@ -178,6 +203,7 @@ def explain_data(
         "wake_on": wake_rows(sensor, Path(project_dir or Path.cwd()), dict(os.environ if env is None else env)),
         "triggers": plans,
         "diagnostics": [d.to_json() for d in sorted(sensor.diagnostics, key=by_position)],
+        **({"stream": stream_rows(sensor.data)} if is_stream(sensor.data) else {}),
     }
 
 
@@ -292,6 +318,9 @@ def render_text(data: dict[str, Any]) -> str:
                        f"wakes on {w['matches']}{missing}")
         if wake["note"]:
             out.append(f"    {wake['note']}")
+    if data.get("stream"):
+        out.append("  stream (output: stream):")
+        out += [f"    {name}: {text}" for name, text in data["stream"].items()]
     if data["diagnostics"]:
         out.append("  problems:")
         out += [f"    {d['file']}:{d['line']}:{d['col']}: {d['severity']}: [{d['code']}] {d['message']}" for d in data["diagnostics"]]

@@ -202,7 +202,15 @@ def sensors_poll(args: Any) -> int:
     compiled, code = _find(sensor_set, args.name)
     if compiled is None:
         return code
-    report = poll_report(compiled, sensor_set.paths, args.project_dir, dict(os.environ), dry_run=args.dry_run)
+    from attend.spec import parse_duration
+
+    try:
+        stream_for = parse_duration(args.stream_for)
+    except ValueError as exc:
+        print(f"attend: --for {args.stream_for}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    report = poll_report(compiled, sensor_set.paths, args.project_dir, dict(os.environ), dry_run=args.dry_run,
+                         stream_for=stream_for)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:

@@ -23,7 +23,7 @@ from attend.errors import AttendError, CompileError
 
 __all__ = [
     "LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
-    "parse_lines", "sensor_flap",
+    "is_stream", "parse_lines", "read_record", "sensor_flap",
 ]
 
 #: The trigger name of a fire made from a `lines` output line when the sensor has no triggers.
@@ -229,11 +229,34 @@ def compile_sensor(sensor: Any) -> CompiledSensor:
     by_trigger = origins_by_trigger(sensor.origins)
     flap = sensor_flap(sensor.data.get("flap"))
     triggers = {
-        str(name): CompiledTrigger(parse_trigger(definition, str(name), by_trigger.get(str(name), {})), flap)
+        str(name): CompiledTrigger(parse_trigger(definition, str(name), by_trigger.get(str(name), {})), flap,
+                                   stream=is_stream(sensor.data))
         for name, definition in raw.items()
         if not (isinstance(definition, dict) and definition.get("enabled") is False)  # turned off: not evaluated
     }
     return CompiledSensor(sensor, triggers)
+
+
+def is_stream(data: Any) -> bool:
+    """Whether a merged sensor document is a streaming command (`command.output: stream`)."""
+    block = data.get("command") if isinstance(data, dict) and data.get("kind") == "command" else None
+    return isinstance(block, dict) and block.get("output") == "stream"
+
+
+def read_record(line: str, stream_format: str = "json") -> Any:
+    """One line of a streaming command as its record: the JSON value (`json`), or `{"line": line}`.
+
+    Raises:
+        MalformedOutput: a `json` line that is not a JSON value attend admits.
+    """
+    if stream_format == "lines":
+        return {"line": line}
+    from attend.compiler.results import MalformedResult, read_json
+
+    try:
+        return read_json(line)
+    except MalformedResult as exc:
+        raise MalformedOutput(exc.message) from None
 
 
 def sensor_flap(raw: Any) -> Any:

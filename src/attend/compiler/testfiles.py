@@ -2,7 +2,9 @@
 
 The format (DESIGN.md, CLI): `<name>.test.yaml` beside `<name>.yaml` (then `sensor:` is optional),
 `polls:` a list, each with one of `result:` (the poll result inline), `result_file:` (a JSON file
-relative to the test file) or `lines:` (the raw output of an `output: lines` sensor), and `expect:` a
+relative to the test file), `lines:` (the raw output of an `output: lines` sensor) or `records:` (what a
+streaming command printed since the last evaluation, `output: stream`: a list of records, or its raw
+lines as one string; the poll result is `{items: [...]}`), and `expect:` a
 list of `{trigger, description, magnitude}` matched against the poll's fires regardless of order
 (`trigger` and `magnitude` checked when given, `description` exactly when given). A poll without
 `expect` must fire nothing. The first poll starts from no stored state, and each poll's state feeds
@@ -38,7 +40,7 @@ __all__ = ["CheckedPoll", "TestFileResult", "match_fires", "run_test_file"]
 TEST_SUFFIX = ".test.yaml"
 
 #: The fields a poll entry may hold.
-_POLL_FIELDS = frozenset({"result", "result_file", "lines", "expect", "at"})
+_POLL_FIELDS = frozenset({"result", "result_file", "lines", "records", "expect", "at"})
 #: The fields an expect entry may hold.
 _EXPECT_FIELDS = frozenset({"trigger", "description", "magnitude"})
 
@@ -152,17 +154,22 @@ class _Reader:
         origin = self.origins.get(tuple(keypath))
         return origin.line if origin is not None else 0
 
-    def poll_input(self, poll: Any, index: int) -> tuple[Any, list[str]]:
+    def poll_input(self, poll: Any, index: int, stream_format: str | None = None) -> tuple[Any, list[str]]:
+        """One poll's result and line errors; `stream_format` is a streaming sensor's (None: not one)."""
         at = ("polls", str(index))
         if not isinstance(poll, dict):
-            raise self.fail("a poll must be a mapping with `result`, `result_file` or `lines`", *at)
+            raise self.fail("a poll must be a mapping with `result`, `result_file`, `lines` or `records`", *at)
         for name in poll:
             if name not in _POLL_FIELDS:
-                raise self.fail(f"unknown poll field `{name}` (expected result, result_file, lines, expect or at)", *at, str(name), key=True)
-        given = [name for name in ("result", "result_file", "lines") if name in poll]
+                raise self.fail(f"unknown poll field `{name}` (expected result, result_file, lines, records, expect "
+                                "or at)", *at, str(name), key=True)
+        given = [name for name in ("result", "result_file", "lines", "records") if name in poll]
         if len(given) != 1:
-            raise self.fail("a poll needs exactly one of `result`, `result_file` or `lines`", *at)
+            raise self.fail("a poll needs exactly one of `result`, `result_file`, `lines` or `records`", *at)
         from attend.compiler.results import MalformedResult, admit, read_json
+
+        if "records" in poll:
+            return self.records(poll["records"], at, stream_format)
 
         if "result" in poll:
             try:
@@ -194,6 +201,30 @@ class _Reader:
 
         items, errors = parse_lines(text)
         return items, [message for _, message in errors]
+
+    def records(self, records: Any, at: tuple[str, ...], stream_format: str | None) -> tuple[Any, list[str]]:
+        """A streaming sensor's records as its poll result `{items: [...]}`, and the lines that did not read."""
+        from attend.compiler.results import MalformedResult, admit
+        from attend.compiler.sensors import MalformedOutput, read_record
+
+        if stream_format is None:
+            raise self.fail("`records` is for a streaming command (output: stream); use `result` here", *at, "records")
+        if isinstance(records, str):
+            items, errors = [], []
+            for number, line in enumerate(records.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    items.append(read_record(line, stream_format))
+                except MalformedOutput as exc:
+                    errors.append(f"line {number}: {exc.message}")
+            return {"items": items}, errors
+        if not isinstance(records, list):
+            raise self.fail("`records` must be a list of records, or the stream's lines as one string", *at, "records")
+        try:
+            return {"items": admit(records)}, []
+        except MalformedResult as exc:
+            raise self.fail(f"`records` is not usable: {exc.message}", *at, "records") from None
 
     def time_of(self, poll: dict[str, Any], index: int, previous: float | None, interval: float) -> float:
         """The poll's `at:` in seconds, else one interval after the previous poll (the first at 0)."""
@@ -285,10 +316,11 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
         result.layers = [f"{f.layer} {f.path}" for f in sensor.files]
         compiled = compile_sensor(sensor)
         interval = float(sensor.data.get("interval") or 60.0)
+        stream_format = str((sensor.data.get("command") or {}).get("stream_format") or "json") if compiled.output == "stream" else None
         states: dict[str, Any] | None = None
         now: float | None = None
         for index, poll in enumerate(polls):
-            poll_result, line_errors = reader.poll_input(poll, index)
+            poll_result, line_errors = reader.poll_input(poll, index, stream_format)
             expected = reader.expectations(poll, index)
             now = reader.time_of(poll, index, now, interval)
             step = compiled.step(states, poll_result, now=now)

@@ -40,7 +40,7 @@ from attend.compiler.paths import compile_path_ir, is_singular
 from attend.compiler.templates import compile_template
 from attend.spec.yamltext import yaml_text
 
-__all__ = ["STATE_VERSION", "CompiledTrigger", "Evaluation", "Fire", "definition_hash"]
+__all__ = ["STATE_VERSION", "STREAM_KEYS_KEPT", "CompiledTrigger", "Evaluation", "Fire", "definition_hash"]
 
 #: How many transitions (and what became of each) one poll's verdict lists per trigger; the counts
 #: cover the rest. Keeps `sensors poll` output and the stored history bounded for 10,000-item polls.
@@ -138,6 +138,36 @@ def _checked_now(now: Any) -> float:
     return now
 
 
+#: The keys a streaming sensor's keyed trigger remembers (the most recently updated); an older key is
+#: forgotten, so its next record reads as added. Bounds the stored state of an endless stream.
+STREAM_KEYS_KEPT = 500
+
+
+def stream_items(
+    previous: dict[str, Any], nodes: list[Any], keyed: Callable[[list[Any], Callable[[str], None]], dict[str, Any]],
+    warn: Callable[[str], None],
+) -> dict[str, Any]:
+    """A streaming trigger's items: `previous` updated by `nodes` (this evaluation's records, oldest
+    first), the newest record of each key winning and moving to the end; at most `STREAM_KEYS_KEPT`.
+
+    `keyed` maps nodes to {key: node} (the trigger's `_items`); a key repeated within the records is
+    normal in a stream, so the newest one is taken and only records without the key are warned about.
+    """
+    notes: list[str] = []
+    newest = keyed(nodes[::-1], notes.append)  # the first of the reversed records: the newest one
+    for note in notes:
+        if "repeat a key" not in note:
+            warn(note)
+    items = dict(previous)
+    for k, v in reversed(newest.items()):
+        items.pop(k, None)
+        items[k] = v
+    if len(items) > STREAM_KEYS_KEPT:
+        for k in list(items)[: len(items) - STREAM_KEYS_KEPT]:
+            del items[k]
+    return items
+
+
 def _transition(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> tuple[Any, Any, Any]:
     """The fire maker of a trigger with `for:`: the transition, rendered only once it fires."""
     return key, item, previous
@@ -149,8 +179,12 @@ class CompiledTrigger:
     `sensor_flap` is the sensor's `flap:` (`ir.Flap`), which the trigger's own fields override.
     """
 
-    def __init__(self, trigger: ir.Trigger, sensor_flap: ir.Flap | None = None) -> None:
+    def __init__(self, trigger: ir.Trigger, sensor_flap: ir.Flap | None = None, *, stream: bool = False) -> None:
         self.name = trigger.name
+        #: A streaming sensor's trigger (`output: stream`): with a key, the items are the stored ones updated
+        #: by this evaluation's records (the newest record per key is the current value; a key is never
+        #: removed, only forgotten beyond `STREAM_KEYS_KEPT`); without one, the records as they come.
+        self.stream = stream
         self.ir = trigger
         self.definition_hash = definition_hash(trigger)
         self.select = compile_path_ir(trigger.path)
@@ -374,6 +408,8 @@ class CompiledTrigger:
         shared: dict[Any, Any] | None, now: float,
     ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
         nodes, items = self._selection(result, warn, shared)
+        if self.stream and items is not None:
+            items = stream_items(previous["items"], nodes, self._items, warn)
         maker = self._fire if self.hold is None else _transition
         if items is not None:
             fires, new_state, verdict = self._keyed(previous, items, warn, baseline, detail, maker)

@@ -320,6 +320,10 @@ class Daemon:
     async def _sensor_loop(self, running: RunningSensor) -> None:
         compiled = running.compiled
         params = CadenceParams.from_sensor_data(compiled.sensor.data)
+        if compiled.output == "stream":
+            with running.scope:
+                await self._stream_loop(compiled, params)
+            return
 
         due: list[float | None] = [None]  # when a pending `for:` of this sensor will have held long enough
 
@@ -371,6 +375,29 @@ class Daemon:
 
         with running.scope:
             await poll_on_cadence(params, poll, wake=self.wakes.signal(compiled.name), until_due=until_due)
+
+    async def _stream_loop(self, compiled: Any, params: CadenceParams) -> None:
+        """A streaming command (kinds/stream.py): its supervised process, its records evaluated at most
+        every `min_interval` through the same `record_poll` as a poll."""
+        from attend.runtime.kinds.stream import StreamSupervisor
+
+        async def evaluate(outcome: PollOutcome) -> None:
+            try:
+                record = record_poll(self.store, compiled, outcome, now=self.clock())
+            except sqlite3.OperationalError as exc:
+                self.log(f"sensor {compiled.name}: records not stored: {exc}")
+                return
+            if record.observations:
+                self.discloser.wake()
+
+        def status(**fields: Any) -> None:
+            try:
+                self.store.update_status(compiled.name, state_source=POLL_STATE, **fields)
+            except sqlite3.OperationalError as exc:
+                self.log(f"sensor {compiled.name}: status not stored: {exc}")
+
+        supervisor = StreamSupervisor(compiled, self.ctx)
+        await supervisor.supervise(evaluate, status, min_interval=params.min_interval)
 
     def _forget_crate_memory(self, name: str) -> None:
         """Drop a crate sensor's object, so its next poll starts from the state the store holds."""

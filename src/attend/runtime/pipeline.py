@@ -29,7 +29,7 @@ from attend.runtime.delivery import SESSION_META, collapse_identical, highest, p
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.faults import crash_point
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
-from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollOutcome, session_state_key
+from attend.runtime.kinds import CRATE_STATE, NOTES, SKIPPED, PollOutcome, session_state_key
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.sessions.serve import SessionPrinter
@@ -180,6 +180,7 @@ def record_poll(
             if skipped:
                 notes.append(f"skipped {len(skipped)} unreadable: " + "; ".join(skipped[:3]))
             notes.extend(record.step.warnings[:3])
+            notes.extend(outcome.meta.get(NOTES) or [])
             record.message = "; ".join(notes)
     failed = record.state != "ok"
     status: dict[str, Any] = {

@@ -228,6 +228,7 @@ def fire_json(fire: Any) -> dict[str, Any]:
 
 def poll_report(
     compiled: Any, paths: Any, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
+    stream_for: float = 5.0,
 ) -> dict[str, Any]:
     """One real poll of `compiled` and each trigger's verdict: what `attend sensors poll` reports.
 
@@ -239,13 +240,14 @@ def poll_report(
         dry_run: store nothing (`--dry-run`): evaluate against the trigger states the store holds (read,
             never written), what the next real poll would fire (the tab's preview). A real poll's fires are
             in the report's `lines`, which its caller shows: they are journaled as delivered.
+        stream_for: a streaming command: seconds its process runs and its records are collected.
     """
     from attend.runtime.delivery import format_line
     from attend.runtime.kinds import PollContext
     from attend.runtime.pipeline import record_poll
 
     with open_project_store(paths) as store:
-        ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
+        ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store, stream_for=stream_for)
         started = time.monotonic()
         outcome = _poll_guarded(compiled, ctx)
         elapsed = time.monotonic() - started

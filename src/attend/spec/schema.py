@@ -6,7 +6,7 @@ each field's `meta` holds its description and default, which `describe(keypath)`
 
 Defaults (docs/spec.md): interval 60 s, min_interval 15 s (capped at interval), decay_threshold 3,
 threshold 2.0, lane event, scope project, enabled true; a command's cwd `.`, timeout 10 s, output json, max_output
-1 MiB; an mcp tool call's timeout 30 s, allow_unannotated false; a trigger's path `$`, match all,
+1 MiB, a stream's max_line 64 KiB and stream_format json; an mcp tool call's timeout 30 s, allow_unannotated false; a trigger's path `$`, match all,
 magnitude 1.0, initial baseline. Noise controls (DESIGN.md, Noise controls): no `for:` (fire at once),
 flap detection at more than 5 fires of one key in 10 minutes (`DEFAULT_FLAP_LIMIT`, `DEFAULT_FLAP_WINDOW`),
 the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
@@ -29,6 +29,7 @@ from attend.bounds import (
 
 __all__ = [
     "DEFAULT_FLAP_LIMIT",
+    "DEFAULT_MAX_LINE",
     "DEFAULT_FLAP_WINDOW",
     "DEFAULT_INTERVAL",
     "DEFAULT_MIN_INTERVAL",
@@ -41,6 +42,7 @@ __all__ = [
     "SCOPES",
     "SENSOR_SCHEMA",
     "SPEC_VERSION",
+    "STREAM_FORMATS",
     "TRIGGER_SCHEMA",
     "HISTORY_KEPT",
     "FieldDoc",
@@ -82,6 +84,10 @@ DEFAULT_FLAP_LIMIT = 5
 DEFAULT_FLAP_WINDOW = 600.0
 #: How many poll verdicts `attend sensors history` keeps per sensor.
 HISTORY_KEPT = 50
+#: How a streaming command's lines are read (`command.stream_format`).
+STREAM_FORMATS = ("json", "lines")
+#: A streaming command's longest line in bytes when its file sets no `max_line` (64 KiB).
+DEFAULT_MAX_LINE = 64 * 1024
 #: Key paths (with `*` wildcards) that hold durations; normalised to float seconds.
 DURATION_FIELDS = (("interval",), ("min_interval",), ("command", "timeout"), ("mcp", "timeout"))
 
@@ -164,10 +170,18 @@ COMMAND_SCHEMA: dict[str, Any] = {
     "env": _f("dict", "environment variables merged over the daemon's environment", {}, **_STR_MAP),
     "cwd": _f("string", "the working directory, relative to the project directory", "."),
     "timeout": _f("duration", "how long one run may take before its process group is killed", 10.0),
-    "output": _f("string", "how stdout is read: json (the poll result) or lines (magnitude|description)",
-                 "json", allowed=["json", "lines"]),
+    "output": _f("string", "how stdout is read: json (the poll result), lines (magnitude|description), or "
+                 "stream (one long-running process; each line is a record, triggers see {items: [...]})",
+                 "json", allowed=["json", "lines", "stream"]),
     "max_output": _f("integer", "the most stdout bytes one run may print; more is a failed poll", 1 << 20, min=1,
                      max=MAX_OUTPUT_BYTES),
+    "stream_format": _f("string", "output: stream only: a record per line as json (one JSON value) or lines "
+                        "(the text as {line: TEXT})", "json", allowed=list(STREAM_FORMATS)),
+    "max_line": _f("integer", "output: stream only: the longest line in bytes; a longer one is cut to this and "
+                   "counted", DEFAULT_MAX_LINE, min=1, max=MAX_OUTPUT_BYTES),
+    "cursor": _f("string", "output: stream only: the record field (dotted allowed) remembered across restarts and "
+                 "put into argv as {cursor} when the process starts again (an argument holding {cursor} is "
+                 "left out while none is known)"),
 }
 
 MCP_SERVER_SCHEMA: dict[str, Any] = {

@@ -840,6 +840,10 @@ def _cycle_from(start: str, graph: Mapping[str, list[str]]) -> list[str] | None:
     return None
 
 
+#: The `command:` fields that only an `output: stream` command uses (their defaults fill only its block).
+STREAM_ONLY_FIELDS = ("stream_format", "max_line")
+
+
 def normalise(data: dict[str, Any]) -> dict[str, Any]:
     """The merged sensor with defaults filled in and durations as float seconds.
 
@@ -855,6 +859,11 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
     for block, schema in (("command", COMMAND_SCHEMA), ("mcp", MCP_SCHEMA)):
         if isinstance(out.get(block), dict):
             out[block] = _with_defaults(out[block], schema)  # a copy: the durations below never touch `data`
+    command = out.get("command")
+    if isinstance(command, dict) and command.get("output") != "stream":
+        for name in STREAM_ONLY_FIELDS:  # a polled command has no stream defaults (explain lists what applies)
+            if name not in data["command"]:
+                command.pop(name, None)
     if kind != "crate" and out.get("crate") == {}:
         del out["crate"]
     if isinstance(out.get("flap"), dict):

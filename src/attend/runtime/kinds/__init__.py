@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
     from attend.spec.model import LayerPaths
 
-__all__ = ["CRATE_STATE", "FAILURE_STATES", "SKIPPED", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
+__all__ = ["CRATE_STATE", "FAILURE_STATES", "NOTES", "SKIPPED", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
 
 #: Every state a sensor can be in, as `attend sensors` shows it. `ok` is the only healthy one.
 FAILURE_STATES: tuple[str, ...] = (
@@ -39,6 +39,10 @@ CRATE_STATE = "crate_state"
 #: The `PollOutcome.meta` key listing what a successful crate poll skipped as unreadable (a corrupt
 #: file), one line each: the poll's status message names them, so `attend sensors` shows them.
 SKIPPED = "skipped"
+
+#: The `PollOutcome.meta` key holding further facts for the poll's status message (a streaming
+#: command's restarts, cut lines, coalesced records and stderr tail), one short note each.
+NOTES = "notes"
 
 #: The module that polls each kind.
 KIND_MODULES: dict[str, str] = {
@@ -82,6 +86,7 @@ class PollContext:
     `mcp_pool` is the shared MCP session pool (kinds/mcp.py), started only when an mcp sensor exists.
     `crate_instances` keeps each crate sensor's object alive between polls, keyed by `state_key`.
     `session`: the session a session-scoped sensor is polled for (its focus), None for a project poll.
+    `stream_for` is how long a one-shot poll of a streaming command collects (the daemon never polls one).
     """
 
     project_dir: Path
@@ -92,6 +97,8 @@ class PollContext:
     crate_instances: dict[str, Any] = field(default_factory=dict)
     stdout_cap: int = 1 << 20
     session: str | None = None
+    #: Seconds a one-shot poll of a streaming command collects its records (`sensors poll --for`).
+    stream_for: float = 5.0
 
     def state_key(self, name: str) -> str:
         """Where sensor `name` keeps its trigger and crate state in this poll (`session_state_key`)."""

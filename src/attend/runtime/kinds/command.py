@@ -220,7 +220,12 @@ def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict:
 
 
 async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
-    """Poll a command sensor once: run it and turn its stdout into a result (or a failure)."""
+    """Poll a command sensor once: run it and turn its stdout into a result (or a failure). A streaming
+    command (`output: stream`) runs for `ctx.stream_for` seconds and its records are the result."""
+    if compiled.output == "stream":
+        from attend.runtime.kinds.stream import collect
+
+        return await collect(compiled, ctx, ctx.stream_for)
     run = await run_command(**command_settings(compiled, ctx))
     if run.state != "ok":
         return PollOutcome.failed(run.state, run.message, returncode=run.returncode, stderr=run.stderr)

@@ -1,0 +1,422 @@
+"""Streaming commands (`command.output: stream`): one supervised long-running process per sensor
+(DESIGN.md, Push sensing: streams and subscriptions).
+
+Decisions:
+- The process is started by the daemon, run without a shell in its own session (so its own process
+  group), and ended with the sensor: on cancel (daemon stop, reload, the sensor turned off) the group
+  gets SIGTERM, then SIGKILL after `STOP_GRACE` seconds.
+- Framing: stdout is split on `\\n`; a line longer than `max_line` bytes is cut to its first `max_line`
+  bytes and counted (`cut`), the rest of it is skipped. Blank lines are ignored. Each line is one record:
+  a JSON value (`stream_format: json`) or `{"line": TEXT}` (`lines`). A line that does not read is a line
+  error (counted, shown in the status), never a failed evaluation.
+- Pressure: the lines waiting for the next evaluation are bounded (`BUFFER_LINES` lines and
+  `BUFFER_BYTES` bytes). A full buffer coalesces: the oldest waiting lines are dropped and counted
+  (`coalesced`), so a flood never blocks the daemon and never grows its memory. Memory bound per
+  stream sensor: `BUFFER_BYTES` + `max_line` (the line being framed) + `READ_CHUNK` + `STDERR_TAIL`
+  bytes, about 1.2 MiB with the defaults, whatever the process prints.
+- Evaluation: the records since the last evaluation as `{"items": [...]}`, at most every
+  `min_interval` (`evaluate` is the daemon's `record_poll`, the one evaluation path).
+- Restart: a process that exits (whatever its code) or cannot start is started again after
+  `cadence.backoff(RESTART_INITIAL, failures - 1, factor=2, limit=RESTART_LIMIT)` seconds, jittered
+  by ±25 %; a run that lasted `HEALTHY_RUN` seconds resets the count. The restarts, the last exit and
+  the tail of stderr are in the sensor's status (`attend sensors`).
+- Cursor (`cursor: FIELD`): the FIELD of the last record read is kept in memory for a restart, and the
+  FIELD of the last record evaluated is stored with that evaluation (the sensor's memory in the store,
+  one transaction with its trigger states), for the next daemon. An argv element with `{cursor}` gets
+  the cursor; while none is known the element is left out. So a restart neither repeats nor skips.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
+from attend.runtime.cadence import backoff
+from attend.runtime.kinds import CRATE_STATE, NOTES, PollContext, PollOutcome
+from attend.runtime.kinds.command import STDERR_TAIL, _exec_failure, _signal_group
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+
+__all__ = [
+    "BUFFER_BYTES",
+    "BUFFER_LINES",
+    "HEALTHY_RUN",
+    "RESTART_INITIAL",
+    "RESTART_LIMIT",
+    "LineBuffer",
+    "StreamSupervisor",
+    "collect",
+    "stream_argv",
+]
+
+#: The most lines (and bytes of lines) waiting for the next evaluation; more coalesce (attend.bounds).
+BUFFER_LINES = STREAM_BUFFER_LINES
+BUFFER_BYTES = STREAM_BUFFER_BYTES
+#: Bytes read from the process's stdout at a time.
+READ_CHUNK = 65536
+#: Seconds before the first restart of a process that exited.
+RESTART_INITIAL = 1.0
+#: The longest wait before a restart, in seconds.
+RESTART_LIMIT = 60.0
+#: A run this long (seconds) was healthy: the restart backoff starts over.
+HEALTHY_RUN = 60.0
+#: Seconds between SIGTERM and SIGKILL when a stream's process is stopped.
+STOP_GRACE = 1.0
+#: The placeholder an argv element holds for the cursor.
+CURSOR_PLACEHOLDER = "{cursor}"
+
+
+class LineBuffer:
+    """The framed lines waiting for the next evaluation, bounded (`BUFFER_LINES`, `BUFFER_BYTES`)."""
+
+    def __init__(self, *, max_lines: int = BUFFER_LINES, max_bytes: int = BUFFER_BYTES) -> None:
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self.lines: deque[bytes] = deque()
+        self.size = 0
+        #: Lines dropped since the last `take` because the buffer was full.
+        self.coalesced = 0
+        self.ready = trio.Event()
+
+    def push(self, line: bytes) -> None:
+        """Add one line; the oldest waiting lines make room (counted in `coalesced`)."""
+        self.lines.append(line)
+        self.size += len(line)
+        while len(self.lines) > self.max_lines or (self.size > self.max_bytes and len(self.lines) > 1):
+            self.size -= len(self.lines.popleft())
+            self.coalesced += 1
+        self.ready.set()
+
+    def take(self) -> tuple[list[bytes], int]:
+        """Every waiting line (oldest first) and how many were coalesced since the last take."""
+        lines, coalesced = list(self.lines), self.coalesced
+        self.lines.clear()
+        self.size = 0
+        self.coalesced = 0
+        self.ready = trio.Event()
+        return lines, coalesced
+
+
+class Framer:
+    """Splits a byte stream into lines of at most `max_line` bytes (longer ones cut and counted)."""
+
+    def __init__(self, max_line: int, emit: Callable[[bytes], None]) -> None:
+        self.max_line = max_line
+        self.emit = emit
+        self.partial = bytearray()
+        self.cutting = False  # inside a line already cut: skip to its end
+        self.cut = 0
+
+    def _line(self, line: bytes) -> None:
+        if line.strip():
+            self.emit(line)
+
+    def feed(self, chunk: bytes | bytearray) -> None:
+        """Frame one chunk of stdout."""
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                if not self.cutting:
+                    self.partial += chunk[start:]
+                    if len(self.partial) > self.max_line:
+                        self._cut()
+                return
+            if self.cutting:
+                self.cutting = False
+            else:
+                self.partial += chunk[start:end]
+                if len(self.partial) > self.max_line:
+                    self._cut()
+                    self.cutting = False
+                else:
+                    self._line(bytes(self.partial))
+                    self.partial.clear()
+            start = end + 1
+
+    def _cut(self) -> None:
+        self.cut += 1
+        self._line(bytes(self.partial[: self.max_line]))
+        self.partial.clear()
+        self.cutting = True
+
+    def close(self) -> None:
+        """The stream ended: a last line without its newline still counts."""
+        if self.partial and not self.cutting:
+            self._line(bytes(self.partial))
+        self.partial.clear()
+        self.cutting = False
+
+
+def stream_argv(argv: list[str], cursor: str | None) -> list[str]:
+    """`argv` with `{cursor}` replaced by the cursor; an element holding it is left out while none is known."""
+    if cursor is None:
+        return [a for a in argv if CURSOR_PLACEHOLDER not in a]
+    return [a.replace(CURSOR_PLACEHOLDER, cursor) for a in argv]
+
+
+def _cursor_of(record: Any, fields: tuple[str, ...]) -> str | None:
+    from attend.compiler.ops import MISSING, get_dotted
+
+    value = get_dotted(record, fields)
+    if value is MISSING or value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What the supervisor knows about its process, for the status and `sensors poll`."""
+
+    restarts: int = 0
+    cut: int = 0
+    coalesced: int = 0
+    line_errors: int = 0
+    last_exit: str = ""
+    stderr: bytearray = field(default_factory=bytearray)
+
+    def notes(self) -> list[str]:
+        """The stream's facts as status notes (empty while there is nothing to say)."""
+        out = []
+        if self.restarts:
+            out.append(f"stream restarted {self.restarts} time(s); last: {self.last_exit}")
+        if self.cut:
+            out.append(f"{self.cut} line(s) longer than max_line were cut")
+        if self.coalesced:
+            out.append(f"{self.coalesced} record(s) coalesced under pressure (dropped, oldest first)")
+        tail = self.stderr_tail()
+        if tail:
+            out.append(f"stderr: {tail.splitlines()[-1]}")
+        return out
+
+    def stderr_tail(self) -> str:
+        return self.stderr.decode("utf-8", "replace").strip()
+
+
+class StreamSupervisor:
+    """One streaming command sensor's process, framing, buffer and cursor.
+
+    Args:
+        compiled: the compiled sensor (`command.output: stream`).
+        ctx: the poll context (environment, project directory, store).
+    """
+
+    def __init__(self, compiled: CompiledSensor, ctx: PollContext) -> None:
+        from attend.runtime.kinds.command import command_settings
+        from attend.spec.schema import DEFAULT_MAX_LINE
+
+        self.compiled = compiled
+        self.settings = command_settings(compiled, ctx)
+        block = compiled.sensor.data.get("command") or {}
+        self.max_line = int(block.get("max_line") or DEFAULT_MAX_LINE)
+        self.stream_format = str(block.get("stream_format") or "json")
+        cursor_field = block.get("cursor")
+        self.cursor_fields: tuple[str, ...] | None = tuple(str(cursor_field).split(".")) if cursor_field else None
+        self.cursor: str | None = None
+        if self.cursor_fields is not None and ctx.store is not None:
+            remembered = ctx.store.get_crate_state(compiled.name)
+            if isinstance(remembered, dict) and isinstance(remembered.get("cursor"), str):
+                self.cursor = remembered["cursor"]
+        self.buffer = LineBuffer()
+        self.state = StreamState()
+        self.last_line: bytes | None = None
+        self.pid: int | None = None
+
+    # -- one run of the process -------------------------------------------------------------------
+
+    def _push(self, line: bytes) -> None:
+        self.last_line = line
+        self.buffer.push(line)
+
+    async def run_once(self, on_start: Callable[[int], None] | None = None) -> tuple[str, str]:
+        """Start the process and frame its stdout into the buffer until it exits; returns (state, message):
+        `exit` with the code or signal and the stderr tail, or `exec_failed`. Cancelling kills its group.
+
+        Args:
+            on_start: called with the process id once it runs.
+        """
+        argv = stream_argv([str(a) for a in self.settings["argv"]], self.cursor)
+        cwd = self.settings["cwd"]
+        if not argv:
+            return "exec_failed", "empty argv"
+        try:
+            proc = await trio.lowlevel.open_process(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=self.settings["env"], cwd=str(cwd), start_new_session=True,
+            )
+        except OSError as exc:
+            return "exec_failed", _exec_failure(argv, cwd, exc)
+        self.pid = proc.pid
+        self.state.stderr.clear()
+        if on_start is not None:
+            on_start(proc.pid)
+        framer = Framer(self.max_line, self._push)
+        assert proc.stdout is not None and proc.stderr is not None
+        stdout, stderr = proc.stdout, proc.stderr
+        stdout_done, stderr_done = trio.Event(), trio.Event()
+
+        async def read_stdout() -> None:
+            try:
+                while chunk := await stdout.receive_some(READ_CHUNK):
+                    framer.feed(chunk)
+                framer.close()
+            finally:
+                stdout_done.set()
+
+        async def read_stderr() -> None:
+            try:
+                while chunk := await stderr.receive_some(READ_CHUNK):
+                    self.state.stderr.extend(chunk)
+                    del self.state.stderr[:-STDERR_TAIL]
+            finally:
+                stderr_done.set()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read_stdout)
+                nursery.start_soon(read_stderr)
+                await proc.wait()
+                # What it printed before it exited is still read; a child it left behind holding the
+                # pipes gets a short grace, then the group (the stream's own) is killed.
+                with trio.move_on_after(0.5):
+                    await stdout_done.wait()
+                    await stderr_done.wait()
+                _signal_group(proc.pid, signal.SIGKILL)
+                nursery.cancel_scope.cancel()
+        finally:
+            self.state.cut += framer.cut
+            if proc.returncode is None:
+                _signal_group(proc.pid, signal.SIGTERM)
+                with trio.CancelScope(shield=True):
+                    with trio.move_on_after(STOP_GRACE):
+                        await proc.wait()
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    await proc.wait()
+            with trio.CancelScope(shield=True):
+                await stdout.aclose()
+                await stderr.aclose()
+            self.pid = None
+            self._advance_cursor()
+        code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        tail = self.state.stderr_tail()
+        return "exit", f"{how}: {tail.splitlines()[-1]}" if tail else how
+
+    def _advance_cursor(self) -> None:
+        """The cursor for the next start: the FIELD of the last line read (when it reads)."""
+        if self.cursor_fields is None or self.last_line is None:
+            return
+        try:
+            from attend.compiler.sensors import read_record
+
+            cursor = _cursor_of(read_record(self.last_line.decode("utf-8"), self.stream_format), self.cursor_fields)
+        except Exception:  # noqa: BLE001 - an unreadable last line keeps the cursor known before it
+            return
+        if cursor is not None:
+            self.cursor = cursor
+
+    # -- the records --------------------------------------------------------------------------------
+
+    def records(self) -> PollOutcome:
+        """The records waiting since the last call as an outcome: `{"items": [...]}`, the line errors,
+        the cursor of the last record (stored with the evaluation) and the stream's notes."""
+        from attend.compiler import MalformedOutput
+        from attend.compiler.sensors import read_record
+
+        lines, coalesced = self.buffer.take()
+        self.state.coalesced += coalesced
+        items: list[Any] = []
+        errors: list[str] = []
+        for line in lines:
+            try:
+                items.append(read_record(line.decode("utf-8"), self.stream_format))
+            except UnicodeDecodeError as exc:
+                errors.append(f"a record is not valid UTF-8 (byte {exc.start}): {line[:60]!r}")
+            except MalformedOutput as exc:
+                errors.append(f"{exc.message}: {line[:80].decode('utf-8', 'replace')!r}")
+        self.state.line_errors += len(errors)
+        outcome = PollOutcome(result={"items": items}, line_errors=errors)
+        outcome.meta[NOTES] = self.state.notes()
+        if self.cursor_fields is not None:
+            for record in reversed(items):
+                cursor = _cursor_of(record, self.cursor_fields)
+                if cursor is not None:
+                    outcome.meta[CRATE_STATE] = {"cursor": cursor}
+                    break
+        return outcome
+
+    # -- the daemon's loop --------------------------------------------------------------------------
+
+    async def supervise(
+        self,
+        evaluate: Callable[[PollOutcome], Awaitable[None]],
+        status: Callable[..., None],
+        *,
+        min_interval: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Run the process (restarting it) and evaluate its records at most every `min_interval`, until cancelled.
+
+        Args:
+            evaluate: records one outcome (the daemon's `record_poll`).
+            status: updates the sensor's status fields (`state`, `message`).
+            min_interval: the shortest gap between two evaluations, in seconds.
+            clock: monotonic seconds (for the healthy-run reset).
+        """
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._evaluations, evaluate, min_interval)
+            failures = 0
+            while True:
+                started = clock()
+
+                def running(pid: int) -> None:
+                    note = f"stream running (pid {pid})"
+                    if self.state.restarts:
+                        note += f"; restarted {self.state.restarts} time(s), last: {self.state.last_exit}"
+                    status(state="ok", message=note)
+
+                state, message = await self.run_once(running)
+                failures = 1 if clock() - started >= HEALTHY_RUN else failures + 1
+                delay = backoff(RESTART_INITIAL, failures - 1, factor=2.0, limit=RESTART_LIMIT)
+                delay *= random.uniform(0.75, 1.25)
+                self.state.restarts += 1
+                self.state.last_exit = message
+                status(state=state, message=f"{message}; restarting in {delay:.1f} s (restart {self.state.restarts})")
+                await trio.sleep(delay)
+
+    async def _evaluations(self, evaluate: Callable[[PollOutcome], Awaitable[None]], min_interval: float) -> None:
+        last = -float("inf")
+        while True:
+            await self.buffer.ready.wait()
+            await trio.sleep_until(max(trio.current_time(), last + min_interval))
+            last = trio.current_time()
+            await evaluate(self.records())
+
+
+async def collect(compiled: CompiledSensor, ctx: PollContext, seconds: float) -> PollOutcome:
+    """`attend sensors poll` on a stream sensor: run the process once for at most `seconds` (no restart)
+    and return what it printed as one outcome. A process that failed before printing a record is a
+    failed poll (`exit`, `exec_failed`)."""
+    supervisor = StreamSupervisor(compiled, ctx)
+    ended: list[tuple[str, str]] = []
+    with trio.move_on_after(seconds):
+        ended.append(await supervisor.run_once())
+    outcome = supervisor.records()
+    items = outcome.result["items"]
+    if ended and not items and not outcome.line_errors:
+        state, message = ended[0]
+        if state == "exec_failed" or not message.startswith("exit code 0"):
+            return PollOutcome.failed(state, message, stderr=supervisor.state.stderr_tail())
+    outcome.meta["collected_for"] = seconds
+    return outcome

@@ -1,0 +1,68 @@
+"""The streaming command's parts with explicit inputs: framing, the bounded buffer, argv's cursor and the
+keyed state of a streaming trigger (the process itself is exercised by test_stream_e2e.py)."""
+
+from __future__ import annotations
+
+import attend
+from attend.compiler.triggers import STREAM_KEYS_KEPT, CompiledTrigger
+from attend.runtime.kinds.stream import Framer, LineBuffer, stream_argv
+
+
+def test_lines_longer_than_max_line_are_cut_and_counted_and_blank_lines_skipped() -> None:
+    lines: list[bytes] = []
+    framer = Framer(5, lines.append)
+    framer.feed(b"ab\ncdefghij\n\nkl")
+    framer.feed(b"mnopqrst")
+    framer.feed(b"uv\nw")
+    framer.close()
+    assert lines == [b"ab", b"cdefg", b"klmno", b"w"]
+    assert framer.cut == 2
+
+
+def test_a_full_buffer_drops_the_oldest_lines_and_counts_them() -> None:
+    buffer = LineBuffer(max_lines=3, max_bytes=1000)
+    for n in range(10):
+        buffer.push(b"%d" % n)
+    lines, coalesced = buffer.take()
+    assert lines == [b"7", b"8", b"9"] and coalesced == 7
+    assert buffer.take() == ([], 0)
+
+
+def test_the_buffer_is_bounded_by_bytes_too() -> None:
+    buffer = LineBuffer(max_lines=100, max_bytes=10)
+    for _ in range(5):
+        buffer.push(b"xxxx")
+    lines, coalesced = buffer.take()
+    assert lines == [b"xxxx", b"xxxx"] and coalesced == 3
+
+
+def test_the_cursor_fills_its_placeholder_and_an_argument_without_a_cursor_is_left_out() -> None:
+    argv = ["journalctl", "-f", "--after-cursor={cursor}"]
+    assert stream_argv(argv, None) == ["journalctl", "-f"]
+    assert stream_argv(argv, "s=1;i=2") == ["journalctl", "-f", "--after-cursor=s=1;i=2"]
+
+
+def _stream_trigger(definition: dict) -> CompiledTrigger:
+    return CompiledTrigger(attend.compile_trigger(definition, name="t").ir, stream=True)
+
+
+def test_a_streaming_keyed_trigger_keeps_the_newest_record_per_key_across_evaluations() -> None:
+    trigger = _stream_trigger({"path": "$.items[*]", "key": "unit", "on": "enters", "where": {"state": "failed"},
+                               "description": "{unit} failed"})
+    fires, state = trigger.step(None, {"items": [{"unit": "a", "state": "active"}]}, now=0)
+    assert fires == []
+    # b fails; a sends nothing (it is not removed, it stays active); a repeated key: the newest wins.
+    fires, state = trigger.step(state, {"items": [{"unit": "b", "state": "active"}, {"unit": "b", "state": "failed"}]}, now=1)
+    assert [f.description for f in fires] == ["b failed"]
+    fires, state = trigger.step(state, {"items": [{"unit": "b", "state": "failed"}]}, now=2)
+    assert fires == []  # still failed: no new entry
+    fires, state = trigger.step(state, {"items": [{"unit": "a", "state": "failed"}]}, now=3)
+    assert [f.description for f in fires] == ["a failed"]
+
+
+def test_a_streaming_trigger_forgets_the_oldest_keys_past_its_bound() -> None:
+    trigger = _stream_trigger({"path": "$.items[*]", "key": "id", "on": "added", "description": "{id}"})
+    _, state = trigger.step(None, {"items": [{"id": n} for n in range(STREAM_KEYS_KEPT + 10)]}, now=0)
+    assert len(state["items"]) == STREAM_KEYS_KEPT
+    fires, _ = trigger.step(state, {"items": [{"id": 0}, {"id": STREAM_KEYS_KEPT + 9}]}, now=1)
+    assert [f.key for f in fires] == [0]  # forgotten, so new again; the newest is still known

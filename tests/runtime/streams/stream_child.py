@@ -1,0 +1,75 @@
+"""A real long-running child for streaming command sensors, misbehaving on purpose.
+
+    stream_child.py follow FILE [--after=SEQ]   print each JSON line appended to FILE (from its start), as
+                                                journalctl -f does; a record with seq <= SEQ is skipped (the
+                                                cursor); the line CRASH ends the process with exit code 3
+                                                (a line on stderr first), once per CRASH line (FILE.crashed
+                                                counts the crashes seen; FILE.printed logs each seq
+                                                printed, across restarts)
+    stream_child.py flood N [FILE]              print N JSON lines as fast as it can, then the line
+                                                {"seq": "done"}; then hang (FILE gets "flooded" once done)
+    stream_child.py hang                        ignore SIGTERM and print nothing, forever
+"""
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+
+def follow(path: Path, after: int | None) -> None:
+    crashed_file = Path(str(path) + ".crashed")
+    crashes_seen = int(crashed_file.read_text()) if crashed_file.exists() else 0
+    crash_lines = 0
+    printed = Path(str(path) + ".printed")
+    offset = 0
+    while True:
+        text = path.read_text() if path.exists() else ""
+        if len(text) > offset and "\n" in text[offset:]:
+            end = text.rindex("\n") + 1
+            for line in text[offset:end].splitlines():
+                if line == "CRASH":
+                    crash_lines += 1
+                    if crash_lines > crashes_seen:
+                        crashed_file.write_text(str(crash_lines))
+                        print("crashing on purpose", file=sys.stderr, flush=True)
+                        sys.exit(3)
+                    continue
+                record = json.loads(line)
+                if after is not None and isinstance(record.get("seq"), int) and record["seq"] <= after:
+                    continue
+                print(json.dumps(record), flush=True)
+                with printed.open("a") as log:
+                    log.write(f"{record.get('seq')}\n")
+            offset = end
+        time.sleep(0.02)
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    if mode == "follow":
+        after = None
+        for arg in sys.argv[3:]:
+            if arg.startswith("--after="):
+                after = int(arg.split("=", 1)[1])
+        follow(Path(sys.argv[2]), after)
+    elif mode == "flood":
+        count = int(sys.argv[2])
+        out = sys.stdout
+        for n in range(count):
+            out.write(json.dumps({"seq": n, "level": "info", "pad": "x" * 40}) + "\n")
+        out.write('{"seq": "done", "level": "error"}\n')
+        out.flush()
+        if len(sys.argv) > 3:
+            Path(sys.argv[3]).write_text("flooded")
+        while True:
+            time.sleep(3600)
+    elif mode == "hang":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

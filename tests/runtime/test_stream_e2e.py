@@ -1,0 +1,148 @@
+"""Streaming command sensors end to end: a real `attend run`, a real long-running child that prints JSON
+lines, crashes, floods and hangs on purpose (streams/stream_child.py).
+
+No timed assertion: each sensor's interval is far longer than the test waits (a stream is never polled),
+so a line that arrives at all came from the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from daemon_rig import (
+    PATIENCE,
+    alive,
+    journal_rows,
+    sensor_yaml,
+    sensors_json,
+    wait_until,
+)
+
+pytestmark = pytest.mark.slow
+
+CHILD = str(Path(__file__).parent / "streams" / "stream_child.py")
+
+#: Every record is a new item (its seq is the key); the first evaluation fires too.
+EACH_RECORD = {"path": "$.items[*]", "key": "seq", "on": "added", "initial": "fire", "magnitude": 3,
+               "description": "record {seq}: {msg}"}
+
+
+def _stream_sensor(home, name: str, argv: list[str], trigger: dict | None = None, **command) -> None:
+    home.write_user_sensor(name, sensor_yaml(
+        name, argv, trigger=trigger or EACH_RECORD, interval="1h", min_interval="0.1s",
+        command={"output": "stream", **command},
+    ))
+
+
+class Feed:
+    """The file a `follow` child prints from; the test appends records to it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.write_text("")
+
+    def add(self, *records: dict) -> None:
+        with self.path.open("a") as f:
+            for record in records:
+                f.write(json.dumps(record) + "\n")
+
+    def crash(self) -> None:
+        with self.path.open("a") as f:
+            f.write("CRASH\n")
+
+
+def _line(name: str, seq: int, msg: str) -> str:
+    """A record's line without its priority (records of one evaluation accumulate: medium or high)."""
+    return f"sensor={name} record {seq}: {msg}"
+
+
+def _records(lines: list[str]) -> list[str]:
+    """The stream lines of stdout as `_line` writes them."""
+    out = []
+    for line in lines:
+        head, _, text = line.partition("] ")
+        if head.startswith("[attend sensor="):
+            out.append(f"{head.split()[1]} {text}")
+    return out
+
+
+def test_a_streamed_record_reaches_stdout(daemon, quiet_home) -> None:
+    feed = Feed(quiet_home.root / "feed.jsonl")
+    _stream_sensor(quiet_home, "feed", [sys.executable, CHILD, "follow", str(feed.path)])
+    d = daemon()
+    wait_until(lambda: "stream running" in sensors_json(quiet_home).get("feed", {}).get("message", ""),
+               what="the stream's process")
+    feed.add({"seq": 1, "msg": "hello"})
+    assert d.wait_for(lambda ls: _line("feed", 1, "hello") in _records(ls))
+    assert d.stop() == 0
+
+
+def test_a_crashed_child_is_restarted_and_resumes_at_its_cursor_without_repeat_or_gap(daemon, quiet_home) -> None:
+    feed = Feed(quiet_home.root / "feed.jsonl")
+    _stream_sensor(quiet_home, "feed", [sys.executable, CHILD, "follow", str(feed.path), "--after={cursor}"],
+                   cursor="seq")
+    d = daemon()
+    feed.add({"seq": 1, "msg": "a"}, {"seq": 2, "msg": "b"})
+    d.wait_for(lambda ls: _line("feed", 2, "b") in _records(ls))
+    feed.crash()
+    feed.add({"seq": 3, "msg": "c"})  # written while the child is dead: read by the restarted one
+    d.wait_for(lambda ls: _line("feed", 3, "c") in _records(ls))
+    feed.add({"seq": 4, "msg": "d"})
+    lines = d.wait_for(lambda ls: _line("feed", 4, "d") in _records(ls))
+    status = sensors_json(quiet_home)["feed"]
+    assert "restarted 1 time(s)" in status["message"] and "crashing on purpose" in status["message"], status
+    assert d.stop() == 0
+    assert _records(lines) == [_line("feed", n, m) for n, m in ((1, "a"), (2, "b"), (3, "c"), (4, "d"))]
+    # A new daemon resumes after the stored cursor: nothing repeated, and what came meanwhile is read.
+    feed.add({"seq": 5, "msg": "e"})
+    d2 = daemon()
+    lines = d2.wait_for(lambda ls: _line("feed", 5, "e") in _records(ls))
+    assert _records(lines) == [_line("feed", 5, "e")]
+    # The child itself never printed a record twice: each start began after the cursor.
+    assert Path(str(feed.path) + ".printed").read_text().split() == ["1", "2", "3", "4", "5"]
+    assert d2.stop() == 0
+
+
+def test_a_flood_neither_blocks_the_daemon_nor_grows_its_memory(daemon, quiet_home, items_sensor) -> None:
+    flooded = quiet_home.root / "flooded"
+    rare = {"path": "$.items[*]", "key": "seq", "on": "added", "initial": "fire", "where": {"level": "error"},
+            "magnitude": 3, "description": "flood ended: {seq}"}
+    _stream_sensor(quiet_home, "flood", [sys.executable, CHILD, "flood", "100000", str(flooded)], trigger=rare)
+    items = items_sensor(interval="0.5s", min_interval="0.2s")  # a polled sensor beside it keeps working
+    d = daemon()
+    # The last record survives any coalescing (the oldest go first), so its line arrives.
+    d.wait_for(lambda ls: "sensor=flood flood ended: done" in _records(ls))
+    items.set([{"id": 7}])
+    d.wait_for(lambda ls: "sensor=items new item 7" in _records(ls))
+    rss_kib = int(next(line.split()[1] for line in Path(f"/proc/{d.proc.pid}/status").read_text().splitlines()
+                       if line.startswith("VmHWM:")))
+    # The stated bound: a stream buffers at most ~1.2 MiB (kinds/stream.py); the daemon's whole peak
+    # resident size stays below what holding 100k records (~6 MB of text, ~60 MB as objects) would need
+    # (measured: about 37 MiB, a daemon's usual size).
+    assert rss_kib < 64 * 1024, rss_kib
+    assert d.stop() == 0
+
+
+def test_stopping_the_daemon_ends_a_stream_child_that_ignores_sigterm(daemon, quiet_home) -> None:
+    _stream_sensor(quiet_home, "hang", [sys.executable, CHILD, "hang"])
+    d = daemon()
+    wait_until(lambda: "stream running" in sensors_json(quiet_home).get("hang", {}).get("message", ""),
+               what="the stream's process")
+    pid = int(sensors_json(quiet_home)["hang"]["message"].split("pid ")[1].split(")")[0])
+    assert alive(pid)
+    assert d.stop(signal.SIGTERM) == 0
+    wait_until(lambda: not alive(pid), timeout=PATIENCE, what="the hanging child to end")
+
+
+def test_a_stream_that_cannot_start_is_exec_failed_and_retried(daemon, quiet_home) -> None:
+    _stream_sensor(quiet_home, "missing", [str(quiet_home.root / "no-such-program")])
+    d = daemon()
+    wait_until(lambda: sensors_json(quiet_home).get("missing", {}).get("state") == "exec_failed",
+               what="exec_failed")
+    assert "restarting in" in sensors_json(quiet_home)["missing"]["message"]
+    assert d.stop() == 0
+    assert journal_rows(quiet_home) == []
