@@ -217,6 +217,8 @@ class Daemon:
                 self._stop(name)
                 self._keep_or_record(name, "invalid", f"attend failed loading this sensor ({type(exc).__name__}: "
                                      f"{exc}); this is a bug in attend, please report it")
+        if self.ctx.mcp_pool is not None:
+            self.ctx.mcp_pool.retain(set(self.running))  # an MCP server no running sensor uses stops
         self.discloser.wake()
 
     async def _bring_in_line(self, name: str, sensor: Any) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from daemon_rig import sensors_json, wait_until
-from mcp_rig import Behind, mcp_sensor_yaml
+from daemon_rig import PATIENCE, alive, query, sensors_json, wait_until
+from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml
+
+from attend.runtime.mcp.pool import UNUSED_GRACE
 
 pytestmark = pytest.mark.slow
 
@@ -14,6 +16,12 @@ pytestmark = pytest.mark.slow
 def polled_ok(home: Any, name: str) -> bool:
     row = sensors_json(home).get(name, {})
     return row.get("state") == "ok" and bool(row.get("last_poll"))
+
+
+def stored_message(home: Any, name: str) -> str | None:
+    """The message the daemon stored for sensor `name` ("disabled" once a reload stopped it)."""
+    rows = query(home, "SELECT message FROM sensor_status WHERE sensor = ?", name)
+    return rows[0][0] if rows else None
 
 
 def test_a_change_behind_the_server_becomes_one_notification_naming_server_and_key(
@@ -50,3 +58,33 @@ def test_the_daemon_leaves_an_unprobed_sensor_unpolled_and_its_server_unstarted(
     assert "attend sensors probe tracker" in row["message"]
     assert behind.starts() == []
     assert running.stdout == []
+
+
+def test_a_server_stops_once_no_enabled_sensor_uses_it_and_not_before(
+    quiet_home: Any, daemon: Any, behind: Behind
+) -> None:
+    # Two sensors share one server: turning one off keeps it; turning off the other stops the process
+    # (after UNUSED_GRACE) while the daemon runs on (issue 27, item 4).
+    server = behind.inline("clean")
+    for name in ("tracker", "second"):
+        quiet_home.write_user_sensor(name, mcp_sensor_yaml(name, server))
+        assert quiet_home.attend("sensors", "probe", name, "--confirm").returncode == 0
+    probes = len(behind.starts())
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "tracker") and polled_ok(quiet_home, "second"), timeout=GENEROUS + PATIENCE,
+               what="both polled")
+    (started,) = behind.starts()[probes:]  # one shared session
+    pid = int(started.split()[-1])
+
+    assert quiet_home.attend("settings", "set", "attend.sensors.tracker.enabled", "false").returncode == 0
+    wait_until(lambda: stored_message(quiet_home, "tracker") == "disabled", what="the daemon to stop tracker")
+    # `second` still polls through the same process: a poll after tracker's stop proves the server lives
+    seen = sensors_json(quiet_home)["second"]["last_poll"]
+    wait_until(lambda: sensors_json(quiet_home)["second"]["last_poll"] != seen, what="a later poll of second")
+    assert alive(pid) and behind.starts()[probes:] == [started]
+
+    assert quiet_home.attend("settings", "set", "attend.sensors.second.enabled", "false").returncode == 0
+    wait_until(lambda: not alive(pid), timeout=UNUSED_GRACE + PATIENCE, what="the unused server's exit")
+    assert running.proc.poll() is None  # the daemon runs on
+    running.stop()
+    assert behind.starts()[probes:] == [started]

@@ -41,7 +41,9 @@ async def call_tool(settings: McpSettings, ctx: PollContext) -> tuple[ServerDefi
     return definition, await _pool_call(definition, settings, ctx)
 
 
-async def _pool_call(definition: ServerDefinition, settings: McpSettings, ctx: PollContext) -> ToolCall:
+async def _pool_call(
+    definition: ServerDefinition, settings: McpSettings, ctx: PollContext, user: str | None = None
+) -> ToolCall:
     if not isinstance(settings.tool, str) or not settings.tool:
         raise RuntimeFailure("invalid", "mcp.tool must name the tool to call")
     pool = ctx.mcp_pool
@@ -53,6 +55,7 @@ async def _pool_call(definition: ServerDefinition, settings: McpSettings, ctx: P
         settings.args,
         allow_unannotated=settings.allow_unannotated,
         timeout=settings.timeout,
+        user=user,
     )
 
 
@@ -71,7 +74,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         problem = probe_problem(record, settings.fingerprint)
         if problem is not None:
             raise RuntimeFailure("unprobed", unprobed_message(compiled.name, problem))
-        call = await _pool_call(definition, settings, ctx)
+        call = await _pool_call(definition, settings, ctx, user=compiled.name)
     except RuntimeFailure as failure:
         return PollOutcome.failed(failure.state, failure.message, **meta)
     return PollOutcome(result=call.document, meta=meta)

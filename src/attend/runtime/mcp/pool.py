@@ -12,6 +12,10 @@ next call starts the server again, but not before the restart backoff of `mcp_po
 passed. Until then the call fails as `unavailable` with the last error.
 The server's stderr is appended to `<state dir>/mcp/<server>.log`. Every connect and every call runs
 under the caller's deadline.
+
+Each call names its user (the sensor), and the daemon tells the pool which sensors run after every
+reload (`retain`): a server that no running sensor uses any more is stopped once UNUSED_GRACE seconds
+have passed without a user coming back (a sensor restarted with a new file keeps its name and its server).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from attend.runtime.mcp.policy import (
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
 
-__all__ = ["CLIENT_LOG", "LOG_DIR", "McpPool", "ToolCall", "log_path", "running_pool"]
+__all__ = ["CLIENT_LOG", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
 
 #: The folder under the state directory that holds one stderr log per server.
 LOG_DIR = "mcp"
@@ -60,6 +64,10 @@ PING_DEADLINE = 5.0
 
 #: tools/list pages read at most; a server that paginates forever cannot hang a connect.
 MAX_TOOL_PAGES = 50
+
+#: Seconds a server that no running sensor uses any more is kept before it is stopped: a sensor turned
+#: off and on again, or renamed, within it finds its server still running.
+UNUSED_GRACE = 10.0
 
 
 def log_path(state_dir: Path, server_name: str) -> Path:
@@ -116,6 +124,9 @@ class McpPool:
         self._sessions: dict[ServerDefinition, _Session] = {}
         self._history: dict[ServerDefinition, _History] = {}
         self._nursery: trio.Nursery | None = None
+        #: The server each user (a sensor's name) called last; `retain` drops the users that stopped.
+        self._users: dict[str, ServerDefinition] = {}
+        self._stopping: set[_Session] = set()  # the sessions waiting out UNUSED_GRACE
         #: The restart backoff after n consecutive failures; a test may shorten it.
         self.restart_delay = restart_delay
 
@@ -146,6 +157,30 @@ class McpPool:
         logging.getLogger("mcp").addHandler(handler)
         return handler
 
+    def retain(self, users: set[str] | frozenset[str]) -> None:
+        """Only `users` (the running sensors' names) use the pool now: every server none of them called
+        last is stopped after UNUSED_GRACE seconds, unless a call brings it a user again by then."""
+        for name in set(self._users) - set(users):
+            del self._users[name]
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Schedule the stop of every open session that no user calls."""
+        used = set(self._users.values())
+        for session in self._sessions.values():
+            if session.definition in used or session.finished or session in self._stopping or self._nursery is None:
+                continue
+            self._stopping.add(session)
+            self._nursery.start_soon(self._stop_unused, session)
+
+    async def _stop_unused(self, session: _Session) -> None:
+        try:
+            await trio.sleep(UNUSED_GRACE)
+        finally:
+            self._stopping.discard(session)
+        if session.definition not in set(self._users.values()):
+            session.stop.set()  # the session's task leaves the client, which ends the server process
+
     def live_servers(self) -> list[str]:
         """The names of the servers with an open session (for `sensors` and tests)."""
         return [s.definition.name for s in self._sessions.values() if s.client is not None and not s.finished]
@@ -158,6 +193,7 @@ class McpPool:
         *,
         allow_unannotated: bool,
         timeout: float,
+        user: str | None = None,
     ) -> ToolCall:
         """Call `tool` on the server through its shared session, after the read-only gate.
 
@@ -167,6 +203,7 @@ class McpPool:
             args: the tool's arguments.
             allow_unannotated: the sensor's override of the gate for a tool without `readOnlyHint`.
             timeout: seconds for the connect (when the session must start) and, separately, for the call.
+            user: the calling sensor's name (the daemon's polls), for `retain`; None for a CLI command.
 
         Returns:
             The call's result.
@@ -176,6 +213,11 @@ class McpPool:
                 (waiting out the restart backoff), `refused` (the gate), `exit` (the tool reported an error)
                 or `auth_failed` (the error reports a missing or expired credential).
         """
+        if user is not None and self._users.get(user) != definition:
+            moved = user in self._users
+            self._users[user] = definition
+            if moved:
+                self._sweep()  # the server this sensor used before may have no user left
         session = await self._connected(definition, timeout)
         if session.used and not await self._alive(session, timeout):
             # The server exited while idle (an idle timeout, a restart of its own): not a failure of
