@@ -185,6 +185,33 @@ def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE, what: s
         time.sleep(0.1)
 
 
+def last_poll(home) -> int:
+    """The id of the newest poll trace in the home's store (ids only grow: a later poll has a larger id)."""
+    try:
+        rows = query(home, "SELECT COALESCE(MAX(id), 0) FROM poll_history")
+    except sqlite3.OperationalError:  # the daemon is still creating the tables
+        return 0
+    return rows[0][0] if rows else 0
+
+
+def caught_up(home, *sessions: str, timeout: float = PATIENCE) -> None:
+    """Wait until the poller finished one more poll and each named session printed the journal to its end.
+
+    The explicit signal a test waits for before it asserts that nothing more arrived: a repeated
+    notification would be a second journal row (that poll would have made it) or a row printed again by a
+    session (it prints only after its recorded position), so once this returns, nothing more can show.
+    """
+    start = last_poll(home)
+    wait_until(lambda: last_poll(home) > start, timeout, what="one more poll")
+    end = query(home, "SELECT COALESCE(MAX(id), 0) FROM journal")[0][0]
+
+    def printed_to_end() -> bool:
+        rows = dict(query(home, "SELECT session, printed_upto FROM sessions"))
+        return all(rows.get(s, -1) >= end for s in sessions)
+
+    wait_until(printed_to_end, timeout, what=f"sessions {', '.join(sessions)} printed the journal to its end")
+
+
 def alive(pid: int) -> bool:
     """True while process `pid` runs (a zombie counts as dead)."""
     try:

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 
 import pytest
-from daemon_rig import alive, journal_rows, query, sensors_json, wait_until
+from daemon_rig import alive, caught_up, journal_rows, last_poll, query, sensors_json, wait_until
 
 from attend.files import run_lock_holder, run_lock_path
 
@@ -60,7 +60,7 @@ def test_two_sessions_each_print_every_notification_once(items_sensor, daemon, q
     assert f"attached: b (pid {b.proc.pid})" in listing.stdout
     row = json.loads(quiet_home.attend("sensors", "list", "--json").stdout)[0]
     assert row["polling_session"] == "a" and row["attached_sessions"] == ["b"]
-    time.sleep(1.0)  # room for a repeat to show, if there were one
+    caught_up(quiet_home, "a", "b")  # a repeat would show by now
     assert a.stop() == 0 and b.stop() == 0
     assert Counter(items_in(a.stdout)) == Counter(items_in(b.stdout)) == {"1": 1, "2": 1}
     assert len(journal_rows(quiet_home, test=0)) == 2  # polled once: one journal, not one per session
@@ -83,7 +83,7 @@ def test_when_the_poller_exits_an_attached_session_takes_over_and_nothing_is_los
     items.set([{"id": 1}, {"id": 2}, {"id": 3}])
     for d in (b, c):
         d.wait_for(lambda lines: sorted(items_in(lines)) == ["1", "2", "3"])
-    time.sleep(1.0)
+    caught_up(quiet_home, "b", "c")
     new = b if poller_pid(quiet_home) == b.proc.pid else c
     assert any("polls" in l and "now" in l for l in new.stderr)
     assert b.stop() == 0 and c.stop() == 0
@@ -110,7 +110,7 @@ def test_a_restarted_session_resumes_and_a_new_session_starts_at_the_journal_end
     items.set([{"id": 1}, {"id": 2}, {"id": 3}])
     for d in (a, again, fresh):
         d.wait_for(lambda lines: "3" in items_in(lines))
-    time.sleep(1.0)
+    caught_up(quiet_home, "a", "b", "fresh")
     for d in (a, again, fresh):
         assert d.stop() == 0
     assert items_in(again.stdout) == ["2", "3"]  # resumed: 1 was shown before, 2 was missed while away
@@ -159,7 +159,11 @@ def test_every_session_prints_every_notification_exactly_once_while_the_poller_i
         for _ in range(KILLS):
             live = {d.proc.pid: name for name, (d, killed) in sessions.items() if killed is None}
             wait_until(lambda: poller_pid(quiet_home) in live, what="a poller among the live sessions")
-            time.sleep(rng.uniform(0.3, 1.5))
+            # Killed after a seeded number of its polls has committed (a point in the poller's own
+            # progress, not a random moment of the wall clock).
+            since = last_poll(quiet_home)
+            polls = rng.randint(1, 5)
+            wait_until(lambda: last_poll(quiet_home) >= since + polls, what=f"{polls} polls of the poller")
             name = live[poller_pid(quiet_home)]
             d = sessions[name][0]
             d.proc.send_signal(signal.SIGKILL)
@@ -176,7 +180,7 @@ def test_every_session_prints_every_notification_exactly_once_while_the_poller_i
     survivors = [d for d, killed in sessions.values() if killed is None]
     for d in survivors:
         d.wait_for(lambda lines, d=d: set(items_in(lines)) >= _journaled_since(quiet_home, d), timeout=60)
-    time.sleep(1.0)  # room for a repeat to show, if there were one
+    caught_up(quiet_home, *(name for name, (d, killed) in sessions.items() if killed is None))
     for d in survivors:
         assert d.stop() == 0
 
@@ -234,7 +238,7 @@ def test_a_closed_stdout_ends_the_session_quietly_and_its_next_run_prints_what_w
     assert [r["key"] for r in journal_rows(quiet_home, test=0)] == ["1", "2"]
     again = daemon("--session", "m")
     again.wait_for(lambda lines: items_in(lines) == ["2"])
-    time.sleep(0.5)
+    caught_up(quiet_home, "m")
     assert again.stop() == 0 and items_in(again.stdout) == ["2"]
 
 

@@ -135,7 +135,9 @@ def format_diagnostics(diagnostics: list[Diagnostic], fmt: str) -> str:
         return json.dumps([d.to_json() for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
     if not diagnostics:
         return ""
-    from attend.text import escaped_lines  # each diagnostic one printable line, its breaks escaped
+    from attend.text import (
+        escaped_lines,  # each diagnostic one printable line, its breaks escaped
+    )
 
     lines = []
     for d in diagnostics:

@@ -25,11 +25,22 @@ import trio
 from attend.compiler import ops
 from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
-from attend.runtime.delivery import SESSION_META, collapse_identical, highest, priorities
+from attend.runtime.delivery import (
+    SESSION_META,
+    collapse_identical,
+    highest,
+    priorities,
+)
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.faults import crash_point
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
-from attend.runtime.kinds import CRATE_STATE, NOTES, SKIPPED, PollOutcome, session_state_key
+from attend.runtime.kinds import (
+    CRATE_STATE,
+    NOTES,
+    SKIPPED,
+    PollOutcome,
+    session_state_key,
+)
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.sessions.serve import SessionPrinter

@@ -808,7 +808,9 @@ def _supersedes_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
             if not isinstance(other, str):
                 continue  # the schema reports the type
             if other not in triggers:
-                from difflib import get_close_matches  # only on a typo: difflib is slow to import
+                from difflib import (
+                    get_close_matches,  # only on a typo: difflib is slow to import
+                )
 
                 close = get_close_matches(other, [t for t in triggers if t != name], n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else f" (its triggers: {', '.join(triggers)})"

@@ -178,8 +178,8 @@ class SensorsModel:
         from attend.runtime.runnable import compiled_or_error, runnable
 
         if self._watcher is None:  # watching before the first read: no edit made after it is missed
-            from attend.runtime.watching.reload import reload_targets
-            from attend.runtime.watching.watcher import BackgroundWatcher
+            from attend.runtime.watching.notify import BackgroundWatcher
+            from attend.runtime.watching.targets import reload_targets
 
             folders = (self.paths.shipped, self.paths.shipped_projection, self.paths.user, self.paths.project)
             self._watcher = BackgroundWatcher(

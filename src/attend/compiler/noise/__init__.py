@@ -12,7 +12,6 @@ defaults of `spec.schema`.
 
 from __future__ import annotations
 
-
 from attend import ir
 
 __all__ = ["resolve_flap"]

@@ -26,7 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.peers.identity import PRESENCE_SENSOR, process_runs
-from attend.runtime.delivery import for_other_session, is_stdout_priority, priced_for_reader
+from attend.runtime.delivery import (
+    for_other_session,
+    is_stdout_priority,
+    priced_for_reader,
+)
 from attend.runtime.sessions.seen import for_session, items_of
 
 __all__ = ["Handover", "about_itself", "hook_handover", "monitor_live", "shown_to"]

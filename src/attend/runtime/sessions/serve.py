@@ -44,7 +44,12 @@ import trio
 from attend.files import run_lock_path
 from attend.peers.identity import PRESENCE_SENSOR, Session, process_runs
 from attend.peers.mailbox import Mailbox, peers_dir
-from attend.runtime.delivery import format_line, is_stdout_priority, joined, write_entries
+from attend.runtime.delivery import (
+    format_line,
+    is_stdout_priority,
+    joined,
+    write_entries,
+)
 from attend.runtime.faults import crash_point
 from attend.runtime.sessions.cold_start import (
     COLD_START_WAIT,

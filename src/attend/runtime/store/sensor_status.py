@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.runtime.store.connection import StoreConnection
-from attend.runtime.store.rows import BadRow, decoded, integer, json_column, number, optional_number, text
+from attend.runtime.store.rows import (
+    BadRow,
+    decoded,
+    integer,
+    json_column,
+    number,
+    optional_number,
+    text,
+)
 
 __all__ = ["LOAD_STATE", "POLL_STATE", "SensorStatus", "SensorStatusRows"]
 

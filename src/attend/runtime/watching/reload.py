@@ -20,21 +20,13 @@ from pathlib import Path
 
 import trio
 
-from attend.runtime.watching.targets import WatchTarget, escape_glob
+from attend.runtime.watching.targets import reload_targets
 from attend.runtime.watching.watcher import Watcher
 
-__all__ = ["reload_targets", "watch"]
+__all__ = ["watch"]
 
 #: The name the reload's targets are watched under.
 RELOAD = "reload"
-
-
-def reload_targets(folders: Iterable[Path], files: Iterable[Path] = ()) -> list[WatchTarget]:
-    """The `*.yaml` files directly in each of `folders`, and each of `files`."""
-    targets = [WatchTarget(f"{folder}/*.yaml", Path(folder), False, escape_glob(str(folder)).rstrip("/") + "/*.yaml")
-               for folder in folders]
-    targets += [WatchTarget(str(file), Path(file).parent, False, escape_glob(str(file))) for file in files]
-    return targets
 
 
 async def watch(

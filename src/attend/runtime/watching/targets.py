@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["PROJECT_OUTSIDE", "WatchPlan", "WatchTarget", "escape_glob", "inside_project", "plan_watches", "watch_target"]
+__all__ = ["PROJECT_OUTSIDE", "WatchPlan", "WatchTarget", "escape_glob", "inside_project", "plan_watches", "reload_targets", "watch_target"]
 
 #: Why a project file's `wake_on` entry outside the project is not watched.
 PROJECT_OUTSIDE = ("outside the project: a project file's wake_on watches only the project (a checkout must "
@@ -163,3 +163,11 @@ def plan_watches(targets: Mapping[str, Iterable[WatchTarget]]) -> WatchPlan:
     plan.recursive = {d for d in plan.recursive if not any(o != d and d.is_relative_to(o) for o in plan.recursive)}
     plan.flat = {d for d in plan.flat if not any(d.is_relative_to(o) for o in plan.recursive)}
     return plan
+
+
+def reload_targets(folders: Iterable[Path], files: Iterable[Path] = ()) -> list[WatchTarget]:
+    """The `*.yaml` files directly in each of `folders`, and each of `files`."""
+    targets = [WatchTarget(f"{folder}/*.yaml", Path(folder), False, escape_glob(str(folder)).rstrip("/") + "/*.yaml")
+               for folder in folders]
+    targets += [WatchTarget(str(file), Path(file).parent, False, escape_glob(str(file))) for file in files]
+    return targets

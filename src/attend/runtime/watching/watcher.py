@@ -21,8 +21,8 @@ Decisions:
   sensor's status and `attend sensors` shows it); the sensor keeps its `interval`. The failed
   folders are tried again after `RETRY_DELAY`, doubled after each failure in a row up to `RETRY_LIMIT`
   (`cadence.backoff`, the runtime's one exponential backoff).
-- `BackgroundWatcher` runs a `Watcher` in a thread of its own with its own trio loop, for callers
-  without trio (the sensors tab).
+- The watchfiles primitives (`open_watch`, `WatchFailed`, the timings) and `BackgroundWatcher`, the same
+  watching for callers without trio (the sensors tab), are in notify.py, which imports no trio.
 """
 
 from __future__ import annotations
@@ -32,12 +32,22 @@ import threading
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import trio
 
 from attend.errors import reason
 from attend.runtime.cadence import backoff
+from attend.runtime.watching.notify import (
+    POLL_DELAY_MS,
+    RECHECK_MS,
+    RETRY_DELAY,
+    RETRY_LIMIT,
+    WATCH_DEBOUNCE_MS,
+    WATCH_STEP_MS,
+    BackgroundWatcher,
+    WatchFailed,
+    open_watch,
+)
 from attend.runtime.watching.targets import WatchPlan, WatchTarget, plan_watches
 
 __all__ = [
@@ -51,44 +61,6 @@ __all__ = [
     "Watcher",
     "open_watch",
 ]
-
-#: How often (ms) the watcher thread looks for changes; a change wakes its names about this late.
-WATCH_STEP_MS = 50
-#: How often (ms) an idle watcher checks that its folders are still the ones it watches.
-RECHECK_MS = 2_000
-#: The longest (ms) a burst of changes is gathered before the names hear of it.
-WATCH_DEBOUNCE_MS = 200
-#: How often (ms) watchfiles' polling looks at the folders where inotify is unavailable.
-POLL_DELAY_MS = 300
-#: Seconds before a folder that could not be watched is tried again; doubled after each failure in a
-#: row, up to `RETRY_LIMIT`.
-RETRY_DELAY = 2.0
-RETRY_LIMIT = 300.0
-
-
-class WatchFailed(Exception):
-    """A watcher that could not start or stopped working; the message says why (one line)."""
-
-
-def open_watch(folders: Iterable[Path], *, recursive: bool) -> Any:
-    """A started watchfiles watcher over `folders`: inotify, or polling where inotify is unavailable.
-
-    Raises:
-        WatchFailed: a folder is missing or unreadable, or neither way can watch it.
-    """
-    from watchfiles._rust_notify import RustNotify
-
-    paths = [str(f) for f in folders]
-    try:
-        try:
-            return RustNotify(paths, False, False, POLL_DELAY_MS, recursive, False)
-        except (FileNotFoundError, PermissionError, NotADirectoryError):
-            raise
-        except (OSError, RuntimeError):  # inotify itself is unavailable: the same folders, polled
-            return RustNotify(paths, False, True, POLL_DELAY_MS, recursive, False)
-    except Exception as exc:  # noqa: BLE001 - watchfiles raises OSError or its RuntimeError; any is "not watching"
-        raise WatchFailed(reason(exc)) from None
-
 
 async def _watch_folders(
     folders: list[Path], recursive: bool, on_changes: Callable[[set[str] | None], None],
@@ -326,66 +298,3 @@ class Watcher:
         watched = {str(folder) for folder in plan.flat | plan.recursive}
         if replan or not watched.isdisjoint(os.path.normpath(p) for p in changed):
             self._changed.set()
-
-
-class BackgroundWatcher:
-    """A `Watcher` of one set of targets in a thread with its own trio loop (for the sensors tab).
-
-    `changed()` says whether anything changed since it was last asked; while the watch does not
-    work it says True every time (the caller falls back to reading everything on its own interval).
-    """
-
-    #: The name the targets are watched under.
-    NAME = "files"
-
-    def __init__(self, targets: Iterable[WatchTarget], *, ready_timeout: float = 10.0) -> None:
-        self._targets = tuple(targets)
-        self._lock = threading.Lock()
-        self._dirty = False
-        self._failed = False
-        self._ready = threading.Event()
-        self._token: Any = None
-        self._scope: trio.CancelScope | None = None
-        self._thread = threading.Thread(target=self._main, name="attend-watcher", daemon=True)
-        self._thread.start()
-        self._ready.wait(ready_timeout)  # changes made after this returns are seen
-
-    def _main(self) -> None:
-        try:
-            trio.run(self._watch)
-        except Exception:  # noqa: BLE001 - a watcher that died: the caller reads everything every time
-            self._failed = True
-        finally:
-            self._ready.set()
-
-    async def _watch(self) -> None:
-        watcher = Watcher(lambda _line: None)
-        watcher.watch(self.NAME, self._targets)
-        signal = watcher.signal(self.NAME)
-        self._token = trio.lowlevel.current_trio_token()
-        with trio.CancelScope() as self._scope:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(watcher.run)
-                await watcher.watching()
-                self._ready.set()
-                while True:
-                    await signal.wait()
-                    signal.clear()
-                    with self._lock:
-                        self._dirty = True
-                        self._failed = bool(watcher.errors)
-
-    def changed(self) -> bool:
-        """True when a watched file changed since the last call (or the watch does not work)."""
-        with self._lock:
-            dirty, self._dirty = self._dirty, False
-            return dirty or self._failed or not self._thread.is_alive()
-
-    def close(self) -> None:
-        """Stop watching (the thread ends within a step)."""
-        if self._token is not None and self._scope is not None:
-            try:
-                trio.from_thread.run_sync(self._scope.cancel, trio_token=self._token)
-            except trio.RunFinishedError:
-                pass
-        self._thread.join(timeout=5)

@@ -1,0 +1,160 @@
+"""watchfiles, without trio: the primitives `Watcher` (watcher.py) is built on, and `BackgroundWatcher`.
+
+- `open_watch` starts a watchfiles watcher over some folders: inotify, or watchfiles' polling
+  (`force_polling`, every `POLL_DELAY_MS`) where inotify is unavailable; `WatchFailed` says why not.
+- `BackgroundWatcher` watches one set of targets in a thread with watchfiles' blocking API, for the
+  sensors tab, which runs no trio (and must not import it: its start-up stays light). It plans its
+  folders as the daemon's watcher does (targets.py `plan_watches`), plans again when a watched folder
+  is replaced or a missing one appears, and while the watch does not work it reports a change every
+  time it is asked (the tab then reads everything on its own refresh tick) and tries again every
+  `RETRY_DELAY` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from attend.errors import reason
+from attend.runtime.watching.targets import WatchPlan, WatchTarget, plan_watches
+
+__all__ = [
+    "POLL_DELAY_MS",
+    "RECHECK_MS",
+    "RETRY_DELAY",
+    "RETRY_LIMIT",
+    "WATCH_DEBOUNCE_MS",
+    "WATCH_STEP_MS",
+    "BackgroundWatcher",
+    "WatchFailed",
+    "open_watch",
+]
+
+#: How often (ms) the watcher thread looks for changes; a change wakes its names about this late.
+WATCH_STEP_MS = 50
+#: How often (ms) an idle watcher checks that its folders are still the ones it watches.
+RECHECK_MS = 2_000
+#: The longest (ms) a burst of changes is gathered before the names hear of it.
+WATCH_DEBOUNCE_MS = 200
+#: How often (ms) watchfiles' polling looks at the folders where inotify is unavailable.
+POLL_DELAY_MS = 300
+#: Seconds before a folder that could not be watched is tried again; doubled after each failure in a
+#: row, up to `RETRY_LIMIT`.
+RETRY_DELAY = 2.0
+RETRY_LIMIT = 300.0
+
+
+class WatchFailed(Exception):
+    """A watcher that could not start or stopped working; the message says why (one line)."""
+
+
+def open_watch(folders: Iterable[Path], *, recursive: bool) -> Any:
+    """A started watchfiles watcher over `folders`: inotify, or polling where inotify is unavailable.
+
+    Raises:
+        WatchFailed: a folder is missing or unreadable, or neither way can watch it.
+    """
+    from watchfiles._rust_notify import RustNotify
+
+    paths = [str(f) for f in folders]
+    try:
+        try:
+            return RustNotify(paths, False, False, POLL_DELAY_MS, recursive, False)
+        except (FileNotFoundError, PermissionError, NotADirectoryError):
+            raise
+        except (OSError, RuntimeError):  # inotify itself is unavailable: the same folders, polled
+            return RustNotify(paths, False, True, POLL_DELAY_MS, recursive, False)
+    except Exception as exc:  # noqa: BLE001 - watchfiles raises OSError or its RuntimeError; any is "not watching"
+        raise WatchFailed(reason(exc)) from None
+
+
+class BackgroundWatcher:
+    """One set of targets watched in a thread of its own, without trio (for the sensors tab).
+
+    `changed()` says whether anything changed since it was last asked; while the watch does not
+    work it says True every time (the caller falls back to reading everything on its own interval).
+    """
+
+    #: The name the targets are planned under.
+    NAME = "files"
+
+    def __init__(self, targets: Iterable[WatchTarget], *, ready_timeout: float = 10.0) -> None:
+        self._targets = {self.NAME: tuple(targets)}
+        self._lock = threading.Lock()
+        self._dirty = False
+        self._failed = False
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._main, name="attend-watcher", daemon=True)
+        self._thread.start()
+        self._ready.wait(ready_timeout)  # changes made after this returns are seen
+
+    def _main(self) -> None:
+        try:
+            while not self._stop.is_set():
+                plan = plan_watches(self._targets)
+                groups = [(sorted(folders), recursive)
+                          for folders, recursive in ((plan.flat, False), (plan.recursive, True)) if folders]
+                try:
+                    notifies = [open_watch(folders, recursive=recursive) for folders, recursive in groups]
+                except WatchFailed:
+                    self._mark(failed=True)
+                    self._ready.set()
+                    self._stop.wait(RETRY_DELAY)
+                    continue
+                self._mark(failed=False)
+                self._ready.set()
+                self._follow(plan, notifies)
+        except Exception:  # noqa: BLE001 - a watcher that died: the caller reads everything every time
+            self._mark(failed=True)
+        finally:
+            self._ready.set()
+
+    def _follow(self, plan: WatchPlan, notifies: list[Any]) -> None:
+        """Mark changes until the plan must be made again (or the watcher is closed)."""
+        watched = {str(folder) for folder in plan.flat | plan.recursive}
+        timeout = max(WATCH_STEP_MS, RECHECK_MS // max(1, len(notifies)))
+        while not self._stop.is_set():
+            for notify in notifies or [None]:
+                if notify is None:  # nothing to watch yet: only look again for folders made since
+                    self._stop.wait(RECHECK_MS / 1000)
+                    result: Any = "timeout"
+                else:
+                    try:
+                        result = notify.watch(WATCH_DEBOUNCE_MS, WATCH_STEP_MS, timeout, self._stop)
+                    except Exception:  # noqa: BLE001 - watchfiles stopped working: plan again after a pause
+                        self._mark(failed=True)
+                        self._stop.wait(RETRY_DELAY)
+                        return
+                if isinstance(result, set):
+                    changed = {os.path.normpath(path) for _, path in result}
+                    woken, replan = plan.woken(changed)
+                    if woken:
+                        self._mark(dirty=True)
+                    if replan or not watched.isdisjoint(changed):
+                        return
+                elif any(base.is_dir() for base in plan.missing) or any(
+                        not folder.is_dir() for folder in plan.flat | plan.recursive):
+                    self._mark(dirty=True)  # a folder made or removed between two events
+                    return
+
+    def _mark(self, *, dirty: bool | None = None, failed: bool | None = None) -> None:
+        with self._lock:
+            if dirty is not None:
+                self._dirty = self._dirty or dirty
+            if failed is not None:
+                self._failed = failed
+
+    def changed(self) -> bool:
+        """True when a watched file changed since the last call (or the watch does not work)."""
+        with self._lock:
+            dirty, self._dirty = self._dirty, False
+            return dirty or self._failed or not self._thread.is_alive()
+
+    def close(self) -> None:
+        """Stop watching (the thread ends within a step)."""
+        self._stop.set()
+        self._thread.join(timeout=5)
