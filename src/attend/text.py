@@ -9,6 +9,9 @@ project path, a sensor's description, a diagnostic) goes through this module: `a
 - `printable`: control characters become `\\xNN` escapes, the bidirectional controls that reorder
   what a reader sees (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) `\\uNNNN` escapes, and a lone
   surrogate (valid in JSON, not in UTF-8) becomes U+FFFD; newlines and tabs are kept.
+- `json_text`: JSON for a terminal: non-ASCII text kept as is, except the characters `printable`
+  escapes that JSON passes raw (C1 controls, the bidirectional controls, U+2028/U+2029, lone
+  surrogates), which are written as `\\uNNNN` escapes: the same data, and nothing that drives the terminal.
 - `LINE_BREAKS` are the characters that end a line (`str.splitlines`'s set: LF, CR, VT, FF, FS, GS,
   RS, NEL, LS, PS). A one-line form either folds them (`fold_lines`: each run becomes one space; with
   `printable(one_line=True)` and `one_line`, tabs too) or, where the exact text matters (a
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "one_line", "printable", "printable_path"]
+__all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "json_text", "one_line", "printable", "printable_path"]
 
 #: Every character that ends a line (what `str.splitlines` breaks at; YAML's NEL, LS and PS among them).
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -29,6 +32,9 @@ _BREAK_RUNS = re.compile(f"[{LINE_BREAKS}]+")
 _BREAK_OR_TAB_RUNS = re.compile(f"[\t{LINE_BREAKS}]+")
 _TAB_NEWLINE = re.compile(r"[\t\n]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
+#: What `json.dumps(..., ensure_ascii=False)` leaves raw that a terminal acts on (it escapes the C0
+#: controls itself, not DEL).
+_JSON_RAW = re.compile("[\x7f\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
@@ -37,6 +43,13 @@ def printable(text: str, *, one_line: bool = False) -> str:
     if one_line:
         text = _BREAK_OR_TAB_RUNS.sub(" ", text)
     return _CONTROL.sub(_escape, _SURROGATES.sub("\ufffd", text))
+
+
+def json_text(value: object, **options: object) -> str:
+    """`json.dumps(value, ensure_ascii=False, **options)` with what a terminal acts on written as `\\uNNNN`."""
+    import json
+
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, **options))
 
 
 def printable_path(path: object) -> str:

@@ -9,6 +9,7 @@ message id, and never come again through b's Stop hook or after b restarts.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -135,4 +136,22 @@ def test_a_corrupt_message_file_is_skipped_by_the_running_daemon_and_named_in_at
     assert f"message {corrupt}: JSONDecodeError" in listing.stdout and "Traceback" not in listing.stderr
     assert sensors_json(world.home)["messages"]["state"] == "ok"
     assert b.proc.poll() is None and not [x for x in b.stderr if "Traceback" in x]
+    assert b.stop() == 0
+
+
+def test_a_message_file_name_that_is_not_utf8_and_a_bad_message_never_stop_the_daemon(world) -> None:
+    b = world.start_b()
+    open_channel = peers_dir(world.home.env()) / "open"
+    open_channel.mkdir(parents=True, exist_ok=True)
+    with open(os.fsencode(open_channel) + b"/\xff\x1b]0;PWNED\x07.json", "w") as handle:
+        handle.write("{")
+    (open_channel / "1800000000000-000009.json").write_text(
+        '{"id": "1800000000000-000009", "from": "a", "text": "x", "ts": ' + "9" * 400 + "}")
+    good = world.send("after the bad ones")
+    b.wait_for(lambda lines: any(good in x for x in lines))
+    wait_until(lambda: "skipped 2 unreadable" in sensors_json(world.home)["messages"]["message"],
+               what="both bad files named in the sensor's state")
+    listing = world.home.attend_process("sensors")
+    assert listing.returncode == 0 and "\\x1b]0;PWNED" in listing.stdout and "\x1b" not in listing.stdout
+    assert b.proc.poll() is None and not [x for x in b.stderr if "Traceback" in x or "internal error" in x]
     assert b.stop() == 0

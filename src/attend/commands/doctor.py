@@ -5,8 +5,8 @@ Each check answers `ok`, `warn` or `fail` with a message and, unless it passed, 
 that fixes it. Exit 1 when any check fails; a warning (no daemon polls the project right now, a
 refused project sensor) is shown but passes, so a wired machine passes outside a session too.
 
-Checks, in order: the Python and attend versions; the store opens and its schema is current; every
-sensor compiles; which session polls this project and since when, and which are attached; the
+Checks, in order: the Python and attend versions; the store opens and its schema is current (and the
+rows its readers skip); the peers files readers skip (a warning naming each); every sensor compiles; which session polls this project and since when, and which are attached; the
 Claude Code wiring (the
 plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json); the program
 of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
@@ -97,6 +97,21 @@ def check_store(paths: Any) -> list[Check]:
                             f"delete them (`sqlite3 {shlex.quote(str(db))} \"DELETE FROM <table> WHERE rowid = <rowid>\"`)"
                             " or move the state folder aside"))
     return checks
+
+
+def check_peers(env: Mapping[str, str]) -> list[Check]:
+    """The peers files readers skip (a damaged message or heartbeat, an unusable channels.yaml, a tray
+    that is a symlink), each with why; nothing when every one reads."""
+    from attend.peers.mailbox import Mailbox, peers_dir
+    from attend.text import printable, printable_path
+
+    mailbox = Mailbox(peers_dir(env))
+    bad = mailbox.damaged()
+    if not bad:
+        return []
+    shown = [f"{printable_path(path)} ({printable(reason, one_line=True)})" for path, reason in bad]
+    return [Check("peers files", "warn", f"{len(bad)} peers file(s) skipped: {_names(shown)}",
+                  f"remove them (every peers file is in {printable_path(mailbox.root)}); attend rewrites what it needs")]
 
 
 def check_sensors(sensor_set: Any) -> Check:
@@ -266,6 +281,7 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     steps: list[tuple[str, Callable[[], Check | list[Check]]]] = [
         ("versions", check_versions),
         ("store", lambda: check_store(paths)),
+        ("peers files", lambda: check_peers(env)),
         ("sensors", lambda: check_sensors(sensor_set())),
         ("daemon", lambda: check_sessions(project_dir, env)),
         ("claude-code", lambda: check_claude_code(project_dir, env)),

@@ -27,7 +27,7 @@ from attend.peers.mailbox import (
     check_channel,
     peers_dir,
 )
-from attend.text import one_line, printable, printable_path
+from attend.text import json_text, one_line, printable, printable_path
 
 __all__ = ["main", "printable"]
 
@@ -35,6 +35,8 @@ __all__ = ["main", "printable"]
 ID_ATTEMPTS = 5
 #: How many of the newest messages `inbox` shows without `--all`.
 INBOX_SHOWN = 20
+#: The most characters of a message's id, sender, channel or `re` on a line (session ids are at most 128).
+FIELD_CHARS = 140
 
 def _me(args: Any) -> tuple[str, str]:
     """(session id, from_kind) of this process."""
@@ -45,16 +47,17 @@ def _me(args: Any) -> tuple[str, str]:
 def _line(m: Message) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.ts))
     text = one_line(m.text, 200)
-    re_ = f" re {m.re}" if m.re else ""
+    re_ = f" re {one_line(m.re, FIELD_CHARS)}" if m.re else ""
     sender = f"human ({m.sender})" if m.from_kind == "human" else m.sender  # the Monitor line says `human`
-    return f"{m.id}  {when}  {printable(sender)} ({printable(m.where)}{re_}): {text}"
+    return (f"{one_line(m.id, FIELD_CHARS)}  {when}  {one_line(sender, FIELD_CHARS)} "
+            f"({one_line(m.where, FIELD_CHARS)}{re_}): {text}")
 
 
 def _who(mailbox: Mailbox, me: str) -> str:
     live = [p for p in mailbox.presences() if p.session != me]
     if not live:
         return "no other session is live"
-    return "live: " + ", ".join(f"{p.session} in {printable_path(p.project)}" for p in live)
+    return "live: " + ", ".join(f"{printable(p.session)} in {printable_path(p.project)}" for p in live)
 
 
 def _require_utf8(text: str) -> None:
@@ -65,6 +68,15 @@ def _require_utf8(text: str) -> None:
         bad = text[exc.start].encode("utf-8", "surrogateescape")
         raise PeerError(f"the message is not UTF-8 text (byte {bad!r} at character {exc.start + 1}); "
                         "messages are UTF-8") from None
+
+
+def _project_path(to: str) -> str:
+    """`--to`'s folder, `~` expanded and resolved; `PeerError` when it cannot be (an unknown user's `~`,
+    a symlink loop, a NUL byte)."""
+    try:
+        return str(Path(to).expanduser().resolve())
+    except (RuntimeError, OSError, ValueError) as exc:  # RuntimeError: no such user, or a symlink loop
+        raise PeerError(f"--to {printable(to)}: cannot resolve it ({exc}); --to names a project's folder") from None
 
 
 def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str | None = None,
@@ -80,7 +92,7 @@ def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str 
         raise PeerError(f"the message is {len(text)} characters; at most {MAX_TEXT} are sent (put the rest in a file)")
     live = [p for p in mailbox.presences() if p.session != me]
     if to is not None:
-        target = str(Path(to).expanduser().resolve())
+        target = _project_path(to)
         if not any(p.project == target for p in live):
             if not Path(target).is_dir():
                 raise PeerError(f"{printable(target)} is not a directory; --to names a project's folder")
@@ -138,7 +150,7 @@ def inbox(args: Any) -> int:
             print(f"attend: no message {printable(args.id)!s}", file=sys.stderr)
             return EXIT_FAILED
         if args.json:
-            print(json.dumps(message.to_json(), indent=2, ensure_ascii=False))
+            print(json_text(message.to_json(), indent=2))
         else:
             print(_line(message).split(": ", 1)[0])
             print(printable(message.text))
@@ -150,7 +162,7 @@ def inbox(args: Any) -> int:
     for path, reason in mailbox.corrupt:
         print(f"attend: skipped {printable_path(path)}: {reason}", file=sys.stderr)
     if args.json:
-        print(json.dumps([m.to_json() for m in messages], indent=2, ensure_ascii=False))
+        print(json_text([m.to_json() for m in messages], indent=2))
     elif not messages:
         print("no messages")
     else:
@@ -169,13 +181,14 @@ def list_sessions(args: Any) -> int:
     now = mailbox.clock()
     rows = [{**p.to_json(), "beat": p.beat, **reader.state(p, now).to_json()} for p in live]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json_text(rows, indent=2))
     elif not rows:
         print("no live sessions")
     else:
         for row in rows:
             context = row["context"] if row["context"] == "unknown" else f"{row['context']:g}%"
-            print(f"{row['session']}  {printable_path(row['project'])}  {row['status']}  context {context}  (pid {row['pid']})")
+            print(f"{printable_path(row['session'])}  {printable_path(row['project'])}  {row['status']}  "
+                  f"context {context}  (pid {row['pid']})")
     return 0
 
 
@@ -215,12 +228,12 @@ def leave(args: Any) -> int:
 def channels(args: Any) -> int:
     found = Mailbox(peers_dir()).channels()
     if args.json:
-        print(json.dumps(found, indent=2))
+        print(json_text(found, indent=2))
     elif not found:
         print("no channels (join one with `attend peers join NAME`)")
     else:
         for name, members in sorted(found.items()):
-            print(f"{name}: {', '.join(members)}")
+            print(f"{printable_path(name)}: {', '.join(printable_path(m) for m in members)}")
     return 0
 
 

@@ -21,11 +21,13 @@ file that does not parse is skipped and reported (`Mailbox.corrupt`), never fata
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import re
 import secrets
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -34,23 +36,33 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import Refusal
-from attend.files import project_digest, write_atomically, xdg_home
+from attend.files import WriteFailed, project_digest, read_regular_file, write_atomically, xdg_home
 
 __all__ = [
     "CHANNEL_RE",
     "LIVE_FOR",
+    "MAX_PEER_FILE_BYTES",
     "MAX_TEXT",
     "Mailbox",
     "Message",
     "PeerError",
     "Presence",
     "peers_dir",
+    "read_peer_file",
+    "skip_reason",
 ]
 
 #: A session is live while its heartbeat is younger than this (seconds).
 LIVE_FOR = 90.0
 #: The longest message text accepted (characters): a message is a note to a peer, not a file transfer.
 MAX_TEXT = 8000
+#: The largest message, heartbeat or `.project` file read: a message of `MAX_TEXT` characters, each
+#: written as a JSON escape pair, is under 100 KB.
+MAX_PEER_FILE_BYTES = 256 << 10
+#: The latest time a message or heartbeat may carry (seconds; the year 3000): later is a bad file.
+MAX_TIME = 32503680000.0
+#: What a message file's name looks like (`new_id`): the only files a sweep removes, with `.project`.
+MESSAGE_NAME_RE = re.compile(r"^[0-9]{13}-[0-9a-f]{6}\.json$")
 #: What a channel name may look like: it names a folder, so no separators and no dots.
 CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 #: The open channel's folder.
@@ -59,6 +71,64 @@ OPEN = "open"
 
 class PeerError(Refusal, ValueError):
     """A peer command that cannot be done as asked (bad channel name, text too long, nobody live): exit 1."""
+
+
+def read_peer_file(path: Path) -> Any:
+    """The JSON value of the peers file at `path`, read as untrusted (see the module docstring).
+
+    Raises:
+        OSError: it cannot be read, or is not a regular file of at most `MAX_PEER_FILE_BYTES`.
+        ValueError: it is not UTF-8 or not JSON within the poll outputs' bounds (NaN, depth, digits).
+    """
+    from attend.compiler.results import MalformedResult, read_json
+
+    text = read_regular_file(path, MAX_PEER_FILE_BYTES).decode("utf-8")
+    try:
+        return read_json(text)
+    except MalformedResult as exc:
+        if exc.syntax:
+            json.loads(text)  # not JSON at all: the parser's own JSONDecodeError, with its position
+        raise ValueError(exc.message) from None
+
+
+def _time(value: Any, name: str) -> float:
+    """`value` as seconds since the epoch: a finite number from 0 to `MAX_TIME`, else `ValueError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} is not a number")
+    if not 0 <= value <= MAX_TIME:  # NaN compares false; an integer compares exactly, however long
+        raise ValueError(f"{name} is not a time (seconds from 0 to {MAX_TIME:.0f})")
+    return float(value)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _real_folder(folder: Path) -> Path:
+    """`folder`, created if missing, when it is a folder and not a symlink (`WriteFailed` otherwise):
+    nothing is written through a link out of the peers folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise WriteFailed(folder, "it is a symlink or not a folder; attend writes only inside the peers folder")
+    return folder
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file at `path`, created if missing, never through a symlink."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def skip_reason(exc: BaseException) -> str:
+    """Why a peers file was skipped, in a few words (its path is said beside it)."""
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"{type(exc).__name__}: {detail}"
 
 
 def peers_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -109,8 +179,9 @@ class Message:
             raise ValueError("not a JSON object")
         try:
             message = cls(str(data["id"]), str(data["from"]), str(data.get("from_kind", "session")),
-                          str(data.get("project", "")), data.get("to"), data.get("channel"), data.get("re"),
-                          str(data["text"]), float(data["ts"]))
+                          str(data.get("project", "")), _text_or_none(data.get("to")),
+                          _text_or_none(data.get("channel")), _text_or_none(data.get("re")),
+                          str(data["text"]), _time(data["ts"], "ts"))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"missing or bad field: {exc}") from None
         return message
@@ -148,8 +219,13 @@ def _read_presence(path: Path) -> Presence:
         ValueError, KeyError, TypeError: it does not parse.
     """
     beat = path.stat().st_mtime
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return Presence(str(data["session"]), str(data["project"]), data.get("pid"), float(data.get("started", beat)), beat)
+    data = read_peer_file(path)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    pid = data.get("pid")
+    if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 1 << 31):
+        raise ValueError("pid is not a process id")
+    return Presence(str(data["session"]), str(data["project"]), pid, _time(data.get("started", beat), "started"), beat)
 
 
 @dataclass
@@ -167,6 +243,8 @@ class Mailbox:
     corrupt: list[tuple[Path, str]] = field(default_factory=list)
     #: Heartbeat files that did not parse in the last `presences()`: (path, reason).
     corrupt_heartbeats: list[tuple[Path, str]] = field(default_factory=list)
+    #: Why `channels.yaml` was unusable in the last `channels()` (then no channel has members), or None.
+    corrupt_channels: str | None = None
 
     # -- presence ----------------------------------------------------------------------------------
 
@@ -174,10 +252,8 @@ class Mailbox:
     def _presence_locked(self) -> Iterator[Path]:
         """The heartbeat folder, with the presence lock held: a heartbeat's check-then-write or
         check-then-remove is one step for every process serving the same session."""
-        folder = self.root / "heartbeat"
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".heartbeat.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        folder = _real_folder(self.root / "heartbeat")
+        with _locked(self.root / ".heartbeat.lock"):
             yield folder
 
     def _live_owner(self, path: Path, pid: int) -> Presence | None:
@@ -241,10 +317,10 @@ class Mailbox:
                 continue
             try:
                 presence = _read_presence(path)
-            except OSError:
+            except FileNotFoundError:
                 continue  # removed since the listing: that session just exited
-            except (ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
-                self.corrupt_heartbeats.append((path, f"{type(exc).__name__}: {exc}"))
+            except (OSError, ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
+                self.corrupt_heartbeats.append((path, skip_reason(exc)))
                 continue
             if live_only and now - presence.beat > LIVE_FOR:
                 continue
@@ -256,8 +332,7 @@ class Mailbox:
     @contextmanager
     def _channels_locked(self) -> Iterator[dict[str, list[str]]]:
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".channels.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with _locked(self.root / ".channels.lock"):
             members = self.channels()
             yield members
             # JSON is YAML 1.2 with every string quoted: a member or channel named like a number (`0o17`)
@@ -269,9 +344,14 @@ class Mailbox:
         from attend.spec.loading import read_yaml_file
 
         path = self.root / "channels.yaml"
-        parsed = read_yaml_file(path) if path.exists() else None
+        self.corrupt_channels = None
+        parsed = read_yaml_file(path) if os.path.lexists(path) else None
+        if parsed is not None and parsed.diagnostics:
+            first = parsed.diagnostics[0]
+            self.corrupt_channels = f"line {first.line} column {first.col}: {first.message}"
         data = parsed.data if parsed is not None and not parsed.diagnostics else {}
         if not isinstance(data, dict):
+            self.corrupt_channels = "not a mapping of channel names to member lists"
             return {}
         return {str(k): [str(m) for m in v] for k, v in data.items() if isinstance(v, list)}
 
@@ -311,8 +391,7 @@ class Mailbox:
         Raises:
             FileExistsError: a message with that id is there already (it is left as it was).
         """
-        folder = self._folder(to=message.to, channel=message.channel)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = _real_folder(self._folder(to=message.to, channel=message.channel))
         if message.to and not message.channel:
             marker = folder / ".project"
             if not marker.exists():
@@ -332,9 +411,9 @@ class Mailbox:
             if path.name.startswith("."):
                 continue
             try:
-                out.append(Message.from_json(json.loads(path.read_text(encoding="utf-8"))))
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
-                self.corrupt.append((path, str(exc)))
+                out.append(Message.from_json(read_peer_file(path)))
+            except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+                self.corrupt.append((path, skip_reason(exc)))
         return out
 
     def _visible_folders(self, session: str, project: Path | str) -> list[Path]:
@@ -370,9 +449,9 @@ class Mailbox:
             if len(out) >= limit:
                 break
             try:
-                out.append(Message.from_json(json.loads((folder / name).read_text(encoding="utf-8"))))
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
-                self.corrupt.append((folder / name, str(exc)))
+                out.append(Message.from_json(read_peer_file(folder / name)))
+            except (OSError, ValueError) as exc:
+                self.corrupt.append((folder / name, skip_reason(exc)))
         return sorted(out, key=lambda m: (m.ts, m.id))
 
     def find(self, message_id: str) -> Message | None:
@@ -381,23 +460,62 @@ class Mailbox:
             return None
         for path in self.root.glob(f"*/{message_id}.json"):
             try:
-                return Message.from_json(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError, ValueError):
+                return Message.from_json(read_peer_file(path))
+            except (OSError, ValueError):
                 return None
         return None
 
+    def damaged(self) -> list[tuple[Path, str]]:
+        """Every peers file or folder a reader skips, with why (what `attend doctor` lists): heartbeats
+        and message files that are not what attend writes, an unusable `channels.yaml`, and trays or
+        channels that are symlinks (never written or swept through)."""
+        self.presences(live_only=False)
+        found = list(self.corrupt_heartbeats)
+        self.channels()
+        if self.corrupt_channels is not None:
+            found.append((self.root / "channels.yaml", self.corrupt_channels))
+        self.corrupt = []
+        try:
+            folders = sorted(self.root.iterdir())
+        except OSError:
+            folders = []
+        for folder in folders:
+            if not (folder.name == OPEN or folder.name.startswith(("@", "p-"))):
+                continue
+            if os.path.islink(folder):
+                found.append((folder, "a symlink: attend never writes or removes through it"))
+                continue
+            self.read_folder(folder)
+        return found + self.corrupt
+
     def sweep(self) -> int:
-        """Remove the trays of projects that no longer exist; return how many messages went."""
+        """Remove the trays of projects that no longer exist; return how many messages went.
+
+        Only what attend wrote goes: in a tray that is a real folder (a symlink is never followed), its
+        message files (`MESSAGE_NAME_RE`, regular files) and its `.project` marker; the folder itself
+        only when that leaves it empty. A marker that is not a path (or not readable) keeps the tray.
+        """
         removed = 0
         for folder in self.root.glob("p-*") if self.root.is_dir() else []:
             marker = folder / ".project"
             try:
-                project = marker.read_text(encoding="utf-8").strip()
-            except OSError:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode) or not stat.S_ISREG(os.lstat(marker).st_mode):
+                    continue
+                project = read_regular_file(marker, MAX_PEER_FILE_BYTES).decode("utf-8").strip()
+                if not os.path.isabs(project) or "\0" in project or os.path.exists(project):
+                    continue
+                names = [entry.name for entry in os.scandir(folder)
+                         if MESSAGE_NAME_RE.match(entry.name) and entry.is_file(follow_symlinks=False)]
+            except (OSError, ValueError):
                 continue
-            if project and not Path(project).exists():
-                for path in folder.iterdir():
-                    path.unlink(missing_ok=True)
-                    removed += path.suffix == ".json"
-                folder.rmdir()
+            for name in names:
+                try:
+                    os.unlink(folder / name)
+                    removed += 1
+                except OSError:
+                    continue
+            with contextlib.suppress(OSError):
+                if os.listdir(folder) == [".project"]:  # anything else in it is not attend's to remove
+                    os.unlink(marker)
+                    os.rmdir(folder)
         return removed

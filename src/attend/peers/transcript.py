@@ -37,6 +37,10 @@ TAIL_BYTES = 2 << 20
 
 #: The usage fields that together are the context a turn held.
 USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+#: The largest token count a usage field may hold (a thousand times any context window): a larger one
+#: (a 400-digit number in a hostile transcript) makes the turn's usage unknown, never a number that
+#: overflows a percentage.
+MAX_USAGE_TOKENS = 10**9
 
 
 class NoTranscript(LookupError):
@@ -119,11 +123,14 @@ def _scan(folder: Path) -> list[Any]:
 
 
 def context_tokens(usage: Any) -> int:
-    """The tokens a turn held: input + cache creation + cache read (missing fields count 0)."""
+    """The tokens a turn held: input + cache creation + cache read (missing fields count 0); 0 (no usage)
+    when a field is past `MAX_USAGE_TOKENS`."""
     if not isinstance(usage, dict):
         return 0
-    values = (usage.get(f) for f in USAGE_FIELDS)
-    return sum(v for v in values if isinstance(v, int) and not isinstance(v, bool))
+    values = [v for v in (usage.get(f) for f in USAGE_FIELDS) if isinstance(v, int) and not isinstance(v, bool)]
+    if any(v > MAX_USAGE_TOKENS for v in values):
+        return 0
+    return sum(v for v in values if v > 0)
 
 
 @dataclass(frozen=True, slots=True)

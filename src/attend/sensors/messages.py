@@ -17,8 +17,9 @@ Decisions implemented here:
   time, so only those files are read): trigger state and the poll stay small with thousands stored,
   and a burst bigger than that is one digest line anyway.
 - Message files never change once published, so a file parsed once is kept by name and only
-  new names are read on the next poll. A file that does not parse is skipped and reported by
-  `skipped()` (a line in `attend sensors`) while it is there, never a crash.
+  new names are read on the next poll. A file that does not parse (or is not a regular file of at most
+  `MAX_PEER_FILE_BYTES`, or holds a `ts` that is not a time) is skipped and reported by `skipped()` (a
+  line in `attend sensors`, its name escaped) while it is there, never a crash.
 - `wake_on`: the message files of the tray, the open channel and the channels, so a send polls the
   sensor at once (no more often than the file's `min_interval`).
 
@@ -31,15 +32,14 @@ Result::
 from __future__ import annotations
 
 import heapq
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from attend.peers.mailbox import OPEN, Mailbox, Message, peers_dir, tray_name
+from attend.peers.mailbox import OPEN, Mailbox, Message, peers_dir, read_peer_file, skip_reason, tray_name
 from attend.sensors.base import Focus, SensorConfigError, require, require_seconds
-from attend.text import one_line
+from attend.text import one_line, printable, printable_path
 
 __all__ = ["FIELD_LIMIT", "MessagesSensor", "message_item"]
 
@@ -108,10 +108,9 @@ class MessagesSensor:
         if known is not None:
             return known
         try:
-            with open(path, encoding="utf-8") as handle:
-                return Message.from_json(json.load(handle))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            return f"{type(exc).__name__}: {exc}"  # corrupt: left out, named by `skipped()` while it is there
+            return Message.from_json(read_peer_file(Path(path)))
+        except (OSError, ValueError) as exc:  # corrupt: left out, named by `skipped()` while it is there
+            return skip_reason(exc)
 
     def poll(self, focus: Focus) -> dict[str, Any]:
         """The newest `window` messages of the project's tray, the open channel and every named channel.
@@ -148,7 +147,7 @@ class MessagesSensor:
 
     def skipped(self) -> list[str]:
         """The message files of the last poll that do not parse, one line each (`attend sensors` shows them)."""
-        return [f"message {path}: {why}" for path, why in sorted(self._parsed.items()) if isinstance(why, str)]
+        return [f"message {printable_path(path)}: {printable(why, one_line=True)}" for path, why in sorted(self._parsed.items()) if isinstance(why, str)]
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.peers.mailbox import Mailbox, peers_dir
+from attend.text import printable, printable_path
 from attend.peers.presence import (
     PRESENCE_SENSOR,
     UNKNOWN,
@@ -109,7 +110,8 @@ class PeersSensor:
         sessions, statuses = [], []
         mailbox = self._mailbox()
         presences = mailbox.presences()
-        self._skipped = [f"heartbeat {path}: {reason}" for path, reason in mailbox.corrupt_heartbeats]
+        self._skipped = [f"heartbeat {printable_path(path)}: {printable(reason, one_line=True)}"
+                         for path, reason in mailbox.corrupt_heartbeats]
         for presence in presences:
             state = self.reader.state(presence, now)
             item = {"session": presence.session, "project": presence.project, "here": presence.project == here,

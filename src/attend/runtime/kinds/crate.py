@@ -29,6 +29,7 @@ import trio
 from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollContext, PollOutcome
 from attend.sensors.base import SensorConfigError, SensorUnavailable, focus_from_env
 from attend.sensors.registry import ENTRY_POINT_GROUP, load_sensor_class
+from attend.text import printable
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
@@ -134,16 +135,19 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         with trio.move_on_after(timeout) as scope:
             result = await trio.to_thread.run_sync(_run, instance, focus, abandon_on_cancel=True)
     except SensorUnavailable as exc:
-        return PollOutcome.failed("unavailable", str(exc) or "the sensor's upstream is unavailable")
+        return PollOutcome.failed("unavailable", printable(str(exc), one_line=True)
+                                  or "the sensor's upstream is unavailable")
     except Exception as exc:  # noqa: BLE001 - third-party poll code: any failure is a recorded state
-        return PollOutcome.failed("exec_failed", f"{type(exc).__name__}: {exc}")
+        return PollOutcome.failed("exec_failed", printable(f"{type(exc).__name__}: {exc}", one_line=True))
     if scope.cancelled_caught:
         return PollOutcome.failed("timeout", f"the poll took longer than {timeout:g} s")
     outcome = PollOutcome(result=result)
     reporter = getattr(instance.sensor, "skipped", None)
     if callable(reporter):
         try:
-            outcome.meta[SKIPPED] = [str(line) for line in reporter()][:SKIPPED_KEPT]
+            # one line each, escaped: a file name that is not UTF-8 (a lone surrogate) or holds an escape
+            # sequence reaches the store and the terminal as printable text
+            outcome.meta[SKIPPED] = [printable(str(line), one_line=True) for line in reporter()][:SKIPPED_KEPT]
         except Exception as exc:  # noqa: BLE001 - third-party code: its report failing is itself reported
             outcome.meta[SKIPPED] = [f"skipped() of {compiled.name} failed: {exc}"]
     exporter = getattr(instance.sensor, "export_state", None)
