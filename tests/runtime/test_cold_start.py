@@ -15,7 +15,7 @@ import pytest
 
 from attend.peers.identity import Session
 from attend.peers.mailbox import Mailbox, Message, peers_dir
-from attend.runtime.sessions.cold_start import COLD_START_WAIT
+from attend.runtime.sessions.cold_start import COLD_START_WAIT, cold_start, message_sensors
 from attend.runtime.sessions.serve import SessionPrinter
 from attend.runtime.store import Observation, open_project_store
 from attend.spec import layer_paths
@@ -86,16 +86,28 @@ def test_a_new_session_is_handed_its_newest_50_addressed_and_recent_messages_and
     recent_open = [world.post("c", f"fresh {n}", age=30 - n, addressed=False) for n in range(2)]
     world.post("b", "my own note", age=5)
     world.baseline()
+    handed = cold_start(message_sensors(world.home.project, world.env), world.home.project, "b", seen=set(),
+                        now=world.now, env=world.env)
+    # The 52 handed over are more than the sensor's digest.over (8): one digest line stands for them.
+    assert handed.lines[0].meta["keys"] == addressed[10:] + recent_open
     printer, out = world.printer()
     written = printer.print_new()
     lines = lines_of(out)
-    assert written == 53
-    assert lines[:50] == [f"[attend sensor=messages priority=high] message {mid} from a to this project: note {n}"
-                          for n, mid in zip(range(10, 60), addressed[10:], strict=True)]
-    assert [line.split()[4] for line in lines[50:52]] == recent_open
-    assert lines[52] == "[attend sensor=messages priority=medium] 13 earlier messages not shown; attend peers inbox"
-    assert not any("my own note" in line for line in lines)
+    assert written == 2
+    assert lines == ["[attend sensor=messages priority=high] 52 new messages from a, c; attend peers inbox",
+                     "[attend sensor=messages priority=medium] 13 earlier messages not shown; attend peers inbox"]
     assert not any(mid in out.getvalue() for mid in old_open + addressed[:10])
+
+
+def test_a_new_session_gets_ten_waiting_messages_as_one_digest_line(world) -> None:
+    ten = [world.post("a", f"note {n}", age=100 - n) for n in range(10)]
+    world.baseline()
+    printer, out = world.printer()
+    assert printer.print_new() == 1
+    assert lines_of(out) == ["[attend sensor=messages priority=high] 10 new messages from a; attend peers inbox"]
+    assert {f"messages/{m}" for m in ten} <= world.store.seen_items("b")  # the digest showed them: never again
+    world.fire(ten[-1], "a", "note 9")
+    assert printer.print_new() == 0
 
 
 def test_the_cold_start_waits_for_the_sensors_baseline_at_most_a_few_seconds(world) -> None:
@@ -182,22 +194,27 @@ def test_more_than_eight_messages_from_the_session_itself_make_no_digest_line_fo
     assert other.print_new() == 1 and "9 new messages from b" in other_out.getvalue()
 
 
-@pytest.mark.parametrize("count", [3, 49, 50, 51])
+@pytest.mark.parametrize("count", [3, 8, 9, 49, 50, 51])
 def test_a_cold_start_shows_every_addressed_message_up_to_50_and_counts_only_those_it_passes_over(home, count) -> None:
     world = World(home)
     try:
         addressed = [world.post("a", f"note {n}", age=3000 - n) for n in range(count)]
         world.baseline()
-        printer, out = world.printer()
-        printer.print_new()
-        lines = lines_of(out)
+        handed = cold_start(message_sensors(home.project, world.env), home.project, "b", seen=set(),
+                            now=world.now, env=world.env)
         shown = addressed[-50:]
-        assert [line.split()[4] for line in lines[:len(shown)]] == shown
-        if count > 50:
-            assert lines[len(shown):] == [
-                f"[attend sensor=messages priority=high] {count - 50} earlier message not shown; attend peers inbox"]
+        lines = handed.lines
+        if len(shown) > 8:  # the digest rule: one line stands for the messages handed over
+            assert lines[0].meta["keys"] == shown and lines[0].description.startswith(f"{len(shown)} new messages")
         else:
-            assert len(lines) == count  # no summary: nothing was passed over
+            assert [line.key for line in lines[:len(shown)]] == shown
+        rest = lines[1:] if len(shown) > 8 else lines[len(shown):]
+        if count > 50:
+            assert [(r.priority, r.description) for r in rest] == [
+                ("high", f"{count - 50} earlier message not shown; attend peers inbox")]
+        else:
+            assert rest == []  # no summary: nothing was passed over
+        assert set(handed.seen) == {f"messages/{m}" for m in addressed}
     finally:
         world.store.close()
 

@@ -36,7 +36,8 @@ async def test_a_session_scoped_sensor_keeps_state_per_session_and_tells_only_th
     assert compiled.scope == "session"
     with store:
         out = {s: (io.StringIO(), io.StringIO()) for s in ("a", "b")}
-        printers = {s: SessionPrinter(store, Session(s, True, "flag"), stdout=o, stderr=e) for s, (o, e) in out.items()}
+        printers = {s: SessionPrinter(store, Session(s, True, "flag"), stdout=o, stderr=e, clock=lambda: 1000.0)
+                    for s, (o, e) in out.items()}
 
         async def poll_all(now: float) -> None:
             for s in ("a", "b"):

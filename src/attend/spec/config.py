@@ -116,6 +116,9 @@ CONFIG_SCHEMA: dict[tuple[str, ...], ConfigField] = {
     ("delivery", "conduits"): ConfigField(
         "choice", "auto", "how a session's lines reach it: auto (the hooks step in while its Monitor is not "
         "live), monitor (the Monitor stream only), hooks (the hooks only)", choices=CONDUITS),
+    ("delivery", "stale_after"): ConfigField(
+        "duration", 600.0, "how old an event-lane line may be and still be handed to a session whose stream "
+        "(re)starts; older ones are counted in one line (attend sensors history shows them)", 0.0),
 }
 
 #: The top-level keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).

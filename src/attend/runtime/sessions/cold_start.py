@@ -14,7 +14,9 @@ Decisions implemented here:
 - The lines are the messages sensor's own: each enabled crate sensor whose `source` is `messages`
   polls once here and its triggers run as a test fire from no state (every message an `added`), so
   the descriptions, magnitudes (hence priorities) and the `where` of the file and its settings apply.
-  Own messages (`author` is the session) are neither shown nor counted.
+  Own messages (`author` is the session) are neither shown nor counted. The sensor's digest rule
+  applies to what is handed over: more than its `digest.over` messages (8 for the shipped sensor) are
+  its one digest line, so a new session gets ten waiting messages as one line, not ten `high` ones.
 - Every message the cold start shows or passes over is recorded as seen by the session, with the
   cold start itself (`COLD_START`, store/sessions.py) in one transaction, after printing: the sensor's
   later fire of the same message id is not shown again (runtime/sessions/seen.py), and a restarted session
@@ -121,16 +123,24 @@ def cold_start(
         addressed = sorted((f for f in fires if _kind(f) == "addressed"), key=_ts)
         cap = max(0, int(sensor.cold_start_addressed))
         newest = {id(f) for f in addressed[max(0, len(addressed) - cap):]}
+        handed: list[Any] = []
         for fire in sorted(fires, key=_ts):
             item = f"{compiled.name}/{fire.key}"
-            line = Line(compiled.name, priority(fire.magnitude), fire.description, str(fire.key))
             shown = id(fire) in newest if _kind(fire) == "addressed" else now - _ts(fire) <= sensor.cold_start_recent
             if shown:
-                out.lines.append(line)
+                handed.append(fire)
             else:
-                passed.append((fire.magnitude, line))
+                passed.append((fire.magnitude, Line(compiled.name, priority(fire.magnitude), fire.description,
+                                                    str(fire.key))))
             out.seen.append(item)
             seen.add(item)
+        digest = getattr(compiled, "digest", None)
+        if digest is not None and len(handed) > digest.over:  # the digest rule: more than `over` are one line
+            (one,) = digest.apply(handed)
+            out.lines.append(Line(compiled.name, priority(one.magnitude), one.description,
+                                  meta={"authors": one.item["authors"], "keys": one.item["keys"]}))
+        else:
+            out.lines.extend(Line(compiled.name, priority(f.magnitude), f.description, str(f.key)) for f in handed)
     if passed:
         lightest = min(m for m, _ in passed)
         out.lines.append(Line(passed[0][1].sensor, priority(lightest), summary_text(len(passed)), summary=True))

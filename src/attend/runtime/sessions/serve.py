@@ -57,6 +57,7 @@ from attend.runtime.sessions.cold_start import (
     message_sensors,
 )
 from attend.runtime.sessions.handover import shown_to
+from attend.runtime.sessions.news import news
 from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
@@ -121,7 +122,10 @@ class SessionPrinter:
         self.cold_pending = (project_dir is not None and session is not None and session.resolved
                              and not store.cold_start_done(session.id))
         self._started = clock()
+        #: Whether the next round is the stream's first: its backlog is handed over as news (news.py).
+        self._restarting = True
         self._message_sensors: list[Any] | None = None
+        self._digests: dict[str, Any] | None = None
         self._wake = trio.Event()
 
     def wake(self) -> None:
@@ -144,6 +148,9 @@ class SessionPrinter:
             # this session adds nothing to the priority of what it is shown (handover.py).
             seen = self.store.seen_items(self.session_id) if self.session_id is not None else set()
             shown, items = shown_to(self.session_id, entries, drained_upto, seen, position=self.position)
+            if self._restarting:  # what the stream finds as it (re)starts: only what is still news
+                shown = news(shown, now=self.clock(), started=self._started, stale_after=self._stale_after(),
+                             digest_of=self._digest_of)
             # A low-priority message-lane line goes to stderr, which the agent never reads: it stays unseen,
             # so the session's Stop-hook drain hands it over once (store/sessions.py `drain_backlog`).
             on_stdout = {n for e in shown if is_stdout_priority(e.priority) for n in items_of(e)}
@@ -159,9 +166,41 @@ class SessionPrinter:
             crash_point("recorded")
             self.position = upto
             written = len(shown)
+        self._restarting = False
         if self.cold_pending:
             written += self._cold_start()
         return written
+
+    def _stale_after(self) -> float:
+        """`attend.delivery.stale_after` of the project's config, in seconds (the default without a project)."""
+        from attend.spec import layer_paths, load_config
+        from attend.spec.config import config_default
+        from attend.spec.durations import parse_duration
+
+        default = config_default(("delivery", "stale_after"))
+        if self.project_dir is None:
+            return parse_duration(default)
+        try:
+            return parse_duration(load_config(layer_paths(self.project_dir, self.env)).delivery.get("stale_after", default))
+        except (OSError, ValueError):
+            return parse_duration(default)
+
+    def _digest_of(self, sensor: str) -> Any:
+        """`sensor`'s compiled digest rule (None without one, or without a project to load it from)."""
+        if self.project_dir is None:
+            return None
+        if self._digests is None:
+            from attend.compiler.digest import compile_digest
+            from attend.spec import load_set
+
+            self._digests = {}
+            try:
+                for name, loaded in load_set(self.project_dir, self.env).sensors.items():
+                    if loaded.status == "ok" and isinstance(loaded.data.get("digest"), dict):
+                        self._digests[name] = compile_digest(loaded.data["digest"])
+            except Exception as exc:  # noqa: BLE001 - no digest then: every message is its own line
+                self.stderr.write(f"attend: digest rules not loaded: {exc}\n")
+        return self._digests.get(sensor)
 
     def _cold_start(self) -> int:
         """Do this session's cold start once the messages sensors have their baseline; return the lines written."""

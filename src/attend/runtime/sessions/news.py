@@ -1,0 +1,101 @@
+"""News, not backlog: what a session's stream hands over when it (re)starts (DESIGN.md, "Delivery").
+
+A stream's first round (its `attend run` starting, or starting again) finds rows it never showed: the
+ones journaled while it was down, and the ones no session ever showed (a crash between journaling and
+printing). Only what is still news is handed over as it is (`news`):
+
+- a test row (`sensors fire`) written before the stream started is never shown: a test belongs to the
+  session that ran it, and that session saw it where it ran;
+- a message-lane row is shown however old (a message waits for its reader), but a sensor's digest rule
+  applies to the rows it has waiting: more than its `digest.over` become its one digest line;
+- an event-lane row younger than `attend.delivery.stale_after` (default 10m) is shown as it is; older
+  ones are one line, `N notifications while this session was away; attend sensors history` (`away_text`),
+  as urgent as the most urgent of them but never `high` (old news does not interrupt);
+- a row about another session, or about this session itself, was left out before (handover.py).
+
+Every row of the backlog counts as handled (summarized, digested or shown): the stream records it with
+the rest of the round, after printing, so a crash in between hands it over again and never loses it; a
+row a crash kept from every session is handed over too, counted in the summary line once it is old.
+Later rounds print rows as they come: what arrives while a stream runs is news.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from attend.runtime.delivery import priority
+
+__all__ = ["AWAY_SENSOR", "away_text", "news"]
+
+#: The sensor name the summary line of stale notifications is printed under (it stands for several).
+AWAY_SENSOR = "attend"
+
+
+def away_text(count: int) -> str:
+    """The one line standing for the event-lane notifications too old to hand over one by one."""
+    return f"{count} notification{'s' if count != 1 else ''} while this session was away; attend sensors history"
+
+
+def news(
+    entries: Sequence[Any], *, now: float, started: float, stale_after: float,
+    digest_of: Callable[[str], Any] | None = None,
+) -> list[Any]:
+    """The lines a (re)starting stream hands over of its backlog `entries` (already filtered for its session).
+
+    Args:
+        entries: journal entries, in journal order.
+        now: wall-clock seconds.
+        started: when the stream started (a test row from before it is never shown).
+        stale_after: seconds after which an event-lane row is counted in the summary line instead.
+        digest_of: the compiled digest (compiler/digest.py) of a sensor by name, or None for none.
+
+    Returns:
+        Entries to print, in journal order: the summary line (when any row is stale) first, as an entry
+        of `AWAY_SENSOR` with the id of the last row it stands for.
+    """
+    kept: list[Any] = []
+    stale: list[Any] = []
+    messages: dict[str, list[Any]] = {}
+    for entry in entries:
+        if entry.test:
+            if entry.time >= started:
+                kept.append(entry)
+        elif entry.lane == "message":
+            if entry.key is not None:  # one message (a digest row already journaled stays as it is)
+                messages.setdefault(entry.sensor, []).append(entry)
+            kept.append(entry)
+        elif now - entry.time > stale_after:
+            stale.append(entry)
+        else:
+            kept.append(entry)
+    for sensor, rows in messages.items():
+        digest = digest_of(sensor) if digest_of is not None and len(rows) > 1 else None
+        if digest is not None and len(rows) > digest.over:
+            line = _digested(rows, digest)
+            gone = {id(e) for e in rows}
+            at = next(i for i, e in enumerate(kept) if id(e) in gone)
+            kept = [e for e in kept if id(e) not in gone]
+            kept.insert(at, line)
+    if not stale:
+        return kept
+    worst = max((e.magnitude for e in stale), default=0.0)
+    prio = priority(worst)
+    summary = replace(stale[-1], sensor=AWAY_SENSOR, trigger="away", key=None, description=away_text(len(stale)),
+                      priority="medium" if prio == "high" else prio, disclosure=None, meta={"count": len(stale)})
+    return [summary, *kept]
+
+
+def _digested(rows: list[Any], digest: Any) -> Any:
+    """`rows` (message-lane entries of one sensor) as the sensor's one digest line."""
+    from attend.compiler.triggers import Fire
+
+    fires = [Fire(e.trigger, e.key, e.magnitude, e.description, None,
+                  (e.meta or {}).get("author") if isinstance((e.meta or {}).get("author"), str) else None)
+             for e in rows]
+    (one,) = digest.apply(fires)
+    item = dict(one.item)
+    meta = {"authors": item["authors"], "keys": item["keys"]}  # as the daemon journals a digest
+    return replace(rows[-1], trigger=one.trigger, key=None, description=one.description, magnitude=one.magnitude,
+                   priority=priority(one.magnitude), disclosure=None, meta=meta)
