@@ -1,8 +1,8 @@
 """Delivery precision end to end (issue 22; DESIGN.md, "Delivery: the right line, to the right session, in
 time, once"): real `attend run --session NAME` processes in one project, one test per thing a user hit.
 
-A negative ("B is never told") is proven by a caught-up signal, never by a sleep: the session's
-`printed_upto` in the store has reached the journal's end after the row in question was journaled.
+A negative ("B is never told") is proven by a caught-up signal, never by a sleep (`daemon_rig.caught_up`:
+one more poll, then the session's `printed_upto` in the store reached the journal's end).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from daemon_rig import journal_rows, query, wait_until
+from daemon_rig import caught_up, journal_rows, query, wait_until
 
 from tests.sensors.sensor_material import Transcripts
 
@@ -42,17 +42,6 @@ def polled(home, sensor: str) -> None:
             return False
 
     wait_until(done, what=f"{sensor}'s baseline")
-
-
-def printed_upto(home, session: str) -> int:
-    rows = query(home, "SELECT printed_upto FROM sessions WHERE session = ?", session)
-    return int(rows[0][0]) if rows else -1
-
-
-def caught_up(home, session: str) -> None:
-    """Wait until `session` has gone through every journal row written so far."""
-    end = max((r["id"] for r in journal_rows(home)), default=0)
-    wait_until(lambda: printed_upto(home, session) >= end, what=f"session {session} caught up with row {end}")
 
 
 def config(home, text: str) -> None:
