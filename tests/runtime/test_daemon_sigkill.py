@@ -1,7 +1,9 @@
 """The fault test: SIGKILL the daemon at named stages of a poll (attend.runtime.faults: after the poll's
 commit, after a disclosure, between printing and recording, after recording), chosen by a seeded plan,
 while a sensor's output grows; the journal must then hold every expected notification exactly once, and
-stdout must have shown each at least once.
+stdout must have shown each at least once. The same holds for a `scope: session` sensor polled for two
+named sessions, each killed at its own planned stage: each session is shown its own lines (at least once)
+and never the other's, across SIGKILLs, takeovers and restarts.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import threading
 import time
 
 import pytest
-from daemon_rig import PATIENCE, journal_rows, query, wait_until
+from daemon_rig import PATIENCE, caught_up, journal_rows, query, wait_until
 
 from attend.runtime.faults import STAGES
 
@@ -99,3 +101,83 @@ def _last_poll(home) -> int:
 
 def _printed_ids(lines: list[str]) -> set[str]:
     return {line.rsplit(" ", 1)[1] for line in lines if line.startswith("[attend sensor=items ")}
+
+
+#: A `scope: session` command sensor: prints the items of `<folder>/<ATTEND_SESSION>.json`, so each session
+#: it is polled for has its own items.
+PER_SESSION_SCRIPT = ("import json, os, sys, pathlib; p = pathlib.Path(sys.argv[1]) / (os.environ['ATTEND_SESSION'] + "
+                      "'.json'); print(json.dumps({'items': json.loads(p.read_text()) if p.exists() else []}))")
+
+#: How many rounds of two sessions, each started with its own crash plan, run until both killed themselves.
+SESSION_ROUNDS = 8
+
+
+def test_a_session_scoped_sensor_tells_each_session_its_own_lines_once_across_sigkills_and_takeovers(
+        daemon, quiet_home) -> None:
+    import json
+    import sys
+
+    quiet_home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    quiet_home.config_file.write_text("{}\n")  # the real default governor and engagement
+    folder = quiet_home.root / "per-session"
+    folder.mkdir()
+    quiet_home.write_user_sensor("items", json.dumps({
+        "spec": 1, "name": "items", "kind": "command", "scope": "session", "lane": "message", "threshold": 0,
+        "interval": "0.3s", "min_interval": "0.1s",
+        "command": {"argv": [sys.executable, "-c", PER_SESSION_SCRIPT, str(folder)]},
+        "triggers": {"new": ADDED}}))
+    sessions = ("a", "b")
+    written: dict[str, list[dict]] = {s: [] for s in sessions}
+    stop = threading.Event()
+
+    def writer() -> None:
+        while not stop.is_set():
+            for s in sessions:
+                written[s].append({"id": f"{s}{len(written[s]) + 1}", "by": "writer"})
+                tmp = folder / f"{s}.tmp"
+                tmp.write_text(json.dumps(written[s]))
+                tmp.replace(folder / f"{s}.json")
+            time.sleep(0.25)
+
+    rng = random.Random(22)
+    plan = [[(rng.choice(STAGES), rng.randint(1, 2)) for _ in sessions] for _ in range(SESSION_ROUNDS)]
+    assert {stage for pair in plan for stage, _ in pair} == set(STAGES)
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    shown: dict[str, list[str]] = {s: [] for s in sessions}
+    try:
+        for pair in plan:
+            # Both sessions start with a plan; whichever polls dies at its stage and the other takes over
+            # (an attached session reaches `printed` and `recorded` too), until both killed themselves.
+            procs = {s: daemon("--session", s, env={"ATTEND_CRASH_AT": f"{stage}:{count}"})
+                     for s, (stage, count) in zip(sessions, pair, strict=True)}
+            for s, d in procs.items():
+                assert d.proc.wait(timeout=PATIENCE * 4) == -signal.SIGKILL, (s, pair, d.stderr)
+                d.stop(signal.SIGKILL)
+                shown[s].extend(d.stdout)
+    finally:
+        stop.set()
+        thread.join()
+    expected = {s: {item["id"] for item in written[s]} for s in sessions}
+
+    final = {s: daemon("--session", s) for s in sessions}
+
+    def journaled() -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {s: set() for s in sessions}
+        for r in journal_rows(quiet_home, test=0):
+            out[json.loads(r["meta"])["session"]].add(r["key"])
+        return out
+
+    wait_until(lambda: journaled() == expected, timeout=120, what="every item journaled for its session")
+    for s, d in final.items():
+        d.wait_for(lambda lines, s=s: _printed_ids(shown[s] + lines) >= expected[s], timeout=90)
+    caught_up(quiet_home, *sessions)
+    for s, d in final.items():
+        assert d.stop() == 0
+        shown[s].extend(d.stdout)
+
+    rows = journal_rows(quiet_home, test=0)
+    identities = [(json.loads(r["meta"])["session"], r["key"]) for r in rows]
+    assert len(identities) == len(set(identities)), "a notification was journaled twice"
+    for s in sessions:
+        assert _printed_ids(shown[s]) == expected[s], f"session {s} was not shown exactly its own lines"
