@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +167,15 @@ def test_spec_errors_in_a_sensor_do_not_hide_its_expression_errors(home) -> None
     assert result.returncode == 1
     codes = [line.split("[", 1)[1].split("]", 1)[0] for line in result.stdout.splitlines() if line.startswith("mixed")]
     assert codes == ["path-syntax", "operator", "bad-value", "on-rules"]
+
+
+def test_a_fifo_in_place_of_the_grammar_cache_is_no_cache_and_never_a_hang(home) -> None:
+    cache = home.cache / "attend" / "grammar-lalr.cache"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(cache)
+    sensor = home.write_user_sensor("filtered", "spec: 1\nname: filtered\nkind: command\ncommand: {argv: [echo, '{}']}\n"
+                                    "interval: 1m\ntriggers:\n  t: {path: \"$.items[?@.x > 1 && @.y == 'a']\", "
+                                    "key: id, on: added, magnitude: 3, description: \"x {id}\"}\n")
+    done = home.attend_process("compile", "--check", str(sensor), timeout=30)  # lark would wait for a writer
+    assert done.returncode == 1 and ":7:22: error: [path-syntax]" in done.stdout, done.stdout + done.stderr
+    assert stat.S_ISFIFO(os.lstat(cache).st_mode)  # left as it was: not attend's file

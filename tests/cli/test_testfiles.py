@@ -157,6 +157,13 @@ def test_a_result_file_that_is_not_a_regular_file_or_too_large_is_a_positioned_t
     assert "Traceback" not in run.stderr
 
 
+def test_a_result_file_name_holding_a_nul_byte_is_a_positioned_test_file_error(home) -> None:
+    test = _write(home, "gitwatch", GIT, 'polls:\n  - result_file: "a\\0b"\n')
+    run = home.attend("test", str(test))
+    assert run.returncode == 1 and "[test-file]" in run.stdout and "cannot read result_file a\\x00b" in run.stdout
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr
+
+
 def test_a_sensor_name_that_is_a_path_is_a_positioned_test_file_error(home) -> None:
     test = _write(home, "gitwatch", GIT, "sensor: ../../etc/passwd\npolls:\n  - result: {}\n")
     run = home.attend("test", str(test))

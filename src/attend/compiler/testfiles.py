@@ -30,6 +30,7 @@ from typing import Any
 
 from attend.errors import AttendError, Diagnostic, reason
 from attend.spec.schema import NAME_PATTERN
+from attend.text import printable
 
 #: A sensor name (the spec's rule): a test file's `sensor:` names a file, so nothing else is looked up.
 NAME_RE = re.compile(NAME_PATTERN)
@@ -189,8 +190,9 @@ class _Reader:
             except FileTooLarge as exc:
                 raise self.fail(f"result_file {name} is larger than {exc.limit} bytes (the cap on a poll result)",
                                 *at, "result_file") from None
-            except (OSError, UnicodeDecodeError) as exc:
-                raise self.fail(f"cannot read result_file {name}: {reason(exc)}", *at, "result_file") from None
+            except (OSError, ValueError) as exc:  # UnicodeDecodeError; ValueError: a NUL byte in the name
+                raise self.fail(f"cannot read result_file {printable(name)}: {reason(exc)}", *at,
+                                "result_file") from None
             except MalformedResult as exc:
                 what = "valid JSON" if exc.syntax else "a usable poll result"
                 raise self.fail(f"result_file {name} is not {what}: {exc.message}", *at, "result_file") from None

@@ -52,18 +52,27 @@ def _cache_file() -> str | bool:
     """Where lark keeps the built LALR tables between processes: the user's own cache folder.
 
     lark checks the grammar's hash and its own version before using the file and rebuilds when either
-    differs. Never a shared temporary folder: the cache is a pickle. No usable folder → no cache.
+    differs. Never a shared temporary folder: the cache is a pickle. No usable folder → no cache; and
+    no cache when something other than a regular file holds its name (lark opens it plainly: a FIFO
+    would block the compile for good, a symlink would be written through).
     """
     import os
+    import stat
 
     from attend.files import xdg_home
 
     folder = os.path.join(xdg_home(os.environ, "XDG_CACHE_HOME"), "attend")
+    path = os.path.join(folder, "grammar-lalr.cache")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:
         return False
-    return os.path.join(folder, "grammar-lalr.cache")
+    try:
+        return path if stat.S_ISREG(os.lstat(path).st_mode) else False
+    except FileNotFoundError:
+        return path  # lark writes it
+    except OSError:
+        return False
 
 
 def _lark() -> Any:
