@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test bench check clean
+.PHONY: run test test-fast bench check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ run: $(VENV)/.installed
 TEST_WORKERS ?= 2
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
+
+# The inner loop: everything but the heavy tests (real daemons, the plugin's virtualenv build, npm).
+test-fast: $(VENV)/.installed-test
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not heavy"
 
 bench: $(VENV)/.installed-test
 	$(PY) -m benchmarks

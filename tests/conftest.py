@@ -20,6 +20,34 @@ hypothesis_settings.register_profile("dev", print_blob=True)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+#: Fixtures that start real daemons, build the plugin's virtualenv or install npm packages: a test using one
+#: is `heavy`, left out of `make test-fast` (the inner loop) and run by `make test` (CI, README).
+HEAVY_FIXTURES = frozenset({"daemon", "claude", "checkout", "mcp_daemon"})
+
+#: Test modules (relative to tests/) that start `attend run` or other long-lived processes themselves.
+HEAVY_MODULES = frozenset({
+    "plugin/test_plugin.py",
+    "doctor/test_doctor.py",
+    "peers/test_peers_cli.py",
+    "runtime/mcp/test_mcp_daemon.py",
+    "runtime/test_messages_e2e.py",
+    "runtime/test_presence_e2e.py",
+    "sensors/test_keepwarm_daemon.py",
+    "settings/test_settings_daemon.py",
+})
+
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the heavy tests (`-m "not heavy"` is `make test-fast`)."""
+    for item in items:
+        module = item.path.resolve().relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else ""
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & HEAVY_FIXTURES or module in HEAVY_MODULES or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.heavy)
+
+
 @dataclass
 class Home:
     """A temporary XDG home: every XDG variable and HOME point inside `root`."""

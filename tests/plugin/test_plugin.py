@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 from claude_rig import REPO, claude_env
+from waiting import PATIENCE
 
 #: Seconds to wait for the first run of bin/attend (it builds its virtualenv) plus the daemon's start.
 FIRST_RUN = 300.0
 #: Seconds to wait for something a running daemon does "within about a second" on a busy machine.
-PATIENCE = 30.0
 
 
 def manifest(name: str) -> dict:

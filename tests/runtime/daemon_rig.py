@@ -15,8 +15,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-#: Seconds a test waits for something the daemon should do "within about a second" on a busy machine.
-PATIENCE = 20.0
+from waiting import PATIENCE, wait_until
+
+__all__ = ["PATIENCE", "wait_until"]  # the suite's one wait, re-exported for the runtime tests
+
 
 #: A command sensor's script: prints the JSON list stored in the file named by argv[1] as {"items": [...]};
 #: while `<file>.exit` exists it fails instead, with that exit code and a line on stderr.
@@ -175,14 +177,6 @@ def sensors_json(home) -> dict[str, dict]:
     out = home.attend("sensors", "list", "--json")
     assert out.returncode == 0, out.stderr
     return {row["name"]: row for row in json.loads(out.stdout)}
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = PATIENCE, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def last_poll(home) -> int:

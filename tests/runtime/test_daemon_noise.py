@@ -10,9 +10,9 @@ import sqlite3
 import time
 
 import pytest
+from daemon_rig import journal_rows, query, wait_until
 
 from attend.compiler.ops import key_text
-from daemon_rig import PATIENCE, journal_rows, query, wait_until
 
 HOLD = 6.0
 
@@ -36,19 +36,11 @@ def _pending_since(home) -> float | None:
     return None
 
 
-def _wait(predicate, what: str) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_a_pending_for_survives_a_restart_and_fires_on_its_original_schedule(items_sensor, daemon, quiet_home, sig) -> None:
     items = items_sensor(trigger=ADDED_FOR, interval="30s", min_interval="30s")
     first = daemon()
-    _wait(lambda: _states(quiet_home), "the baseline")
+    wait_until(lambda: _states(quiet_home), what="the baseline")
     items.set([{"id": 1}])
     # the sensor polls every 30 s: `sensors poll` (the same pipeline) records the transition now
     assert quiet_home.attend("sensors", "poll", "items").returncode == 0

@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import trio
+from waiting import PATIENCE
 
 from attend.runtime.watching.wake import WakeHub
 
 #: Seconds a step may take on a busy machine before the test fails.
-PATIENCE = 20.0
 
 
 async def _woken(hub: WakeHub, name: str, change) -> None:

@@ -13,7 +13,7 @@ from attend.runtime.watching.targets import WatchTarget
 from attend.runtime.watching.watcher import Watcher
 
 #: Seconds a step may take on a busy machine before the test fails.
-PATIENCE = 20.0
+from waiting import PATIENCE
 
 
 class Calls:

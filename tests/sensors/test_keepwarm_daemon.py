@@ -9,9 +9,9 @@ import time
 
 import pytest
 from sensor_material import SHIPPED, Transcripts
+from waiting import PATIENCE
 
 #: Seconds to wait for the daemon on a busy machine.
-PATIENCE = 30.0
 
 
 @pytest.mark.slow
