@@ -170,3 +170,29 @@ def test_a_sigkilled_headless_poller_is_replaced_by_the_next_hook(hooks_home) ->
     wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the new poller journals the line")
     assert context(hook(hooks_home, "PostToolUse", "s1", tool_name="Bash")) == [
         "[attend sensor=items priority=high] new item 1"]
+
+
+def claude_record(home, session: str) -> None:
+    """Claude Code's record of this test process as running `session` (the hooks' and runs' parent)."""
+    folder = home.root / ".claude" / "sessions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{os.getpid()}.json").write_text(json.dumps({"pid": os.getpid(), "sessionId": session}))
+
+
+def test_clear_gives_the_new_session_id_the_old_ones_position(hooks_home) -> None:
+    claude_record(hooks_home, "old")
+    start_session(hooks_home, "old")
+    (hooks_home.root / ".claude" / "sessions" / f"{os.getpid()}.json").unlink()  # `other` runs in no Claude Code
+    hook(hooks_home, "SessionStart", "other", source="startup")
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the first line")
+    assert context(hook(hooks_home, "PostToolUse", "old")) == ["[attend sensor=items priority=high] new item 1"]
+    hooks_home.items.set([{"id": 1}, {"id": 2}])
+    wait_until(lambda: len(journal_rows(hooks_home, sensor="items")) == 2, what="the second line")
+    # Another session takes it first: a session starting now would begin after it and never see it.
+    assert context(hook(hooks_home, "PostToolUse", "other")) == [
+        "[attend sensor=items priority=high] new item 1", "[attend sensor=items priority=high] new item 2"]
+    claude_record(hooks_home, "new")
+    hook(hooks_home, "SessionStart", "new", source="clear")
+    assert context(hook(hooks_home, "PostToolUse", "new")) == ["[attend sensor=items priority=high] new item 2"]
+    assert hook(hooks_home, "PostToolUse", "new") == {}

@@ -166,6 +166,26 @@ def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     return [daemon, joined]
 
 
+#: How far back (seconds) `attend doctor` lists the recoveries `attend run` logged.
+RECOVERIES_SINCE = 7 * 24 * 3600.0
+
+
+def check_recoveries(project_dir: Path, env: Mapping[str, str]) -> Check:
+    """What `attend run` recovered from in place lately (its run log; DESIGN.md, "Delivery": Staying up)."""
+    import time
+
+    from attend.runtime.sessions.runlog import RECOVERED, log_path, read_log
+
+    lines = [(when, pid, text) for when, pid, text in read_log(log_path(project_dir, env),
+                                                               since=time.time() - RECOVERIES_SINCE)
+             if RECOVERED in text]
+    if not lines:
+        return Check("recoveries", "ok", "attend run recovered from nothing in the last 7 days")
+    shown = "; ".join(f"{_iso(when)} pid {pid}: {text}" for when, pid, text in lines[-5:])
+    return Check("recoveries", "warn", f"attend run recovered in place {len(lines)} time(s) in the last 7 days: {shown}",
+                 f"see the run log {log_path(project_dir, env)} for what led to it")
+
+
 def claude_dir(env: Mapping[str, str]) -> Path:
     """Claude Code's configuration folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
     named = env.get("CLAUDE_CONFIG_DIR")
@@ -284,6 +304,7 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         ("peers files", lambda: check_peers(env)),
         ("sensors", lambda: check_sensors(sensor_set())),
         ("daemon", lambda: check_sessions(project_dir, env)),
+        ("recoveries", lambda: check_recoveries(project_dir, env)),
         ("claude-code", lambda: check_claude_code(project_dir, env)),
         ("commands", lambda: check_commands(sensor_set(), project_dir, env)),
         ("mcp", lambda: check_mcp(sensor_set(), project_dir, env)),

@@ -113,13 +113,6 @@ def _context(event: str, text: str) -> None:
 @reports_refusals
 def main(args: Any) -> int:
     """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
-    from attend.runtime.delivery import format_line
-    from attend.runtime.sessions.cold_start import cold_start, message_sensors
-    from attend.runtime.sessions.seen import for_session
-    from attend.runtime.store import open_project_store
-    from attend.runtime.store.sessions import COLD_START
-    from attend.spec import layer_paths
-
     if sys.stdout is None:
         # stdout closed before attend started: nobody can be handed anything, so nothing is drained (a
         # hook must never break a turn: exit 0, no output).
@@ -132,6 +125,13 @@ def main(args: Any) -> int:
         return _session_start(args, hook)
     if event not in (None, "Stop"):
         return 0  # an event attend has nothing to say on
+    from attend.runtime.delivery import format_line
+    from attend.runtime.sessions.cold_start import cold_start, message_sensors
+    from attend.runtime.sessions.seen import for_session
+    from attend.runtime.store import open_project_store
+    from attend.runtime.store.sessions import COLD_START
+    from attend.spec import layer_paths
+
     session = _session_id(args, hook)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         if session is not None and args.format == "hook" and _hooks_carry(store, session, args.project_dir):
@@ -226,7 +226,7 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
     """
     from attend.runtime.sessions.handover import hook_handover, monitor_live
     from attend.runtime.store import open_project_store
-    from attend.spec import layer_paths
+    from attend.spec.paths import layer_paths
 
     session = _session_id(args, hook)
     if session is None:
@@ -256,11 +256,28 @@ def _session_start(args: Any, hook: dict[str, Any]) -> int:
 
     session = _session_id(args, hook)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        if session is not None:
+            _follow_clear(store, session, hook.get("source"))
         started, problem = _keep_a_poller(args.project_dir)
         _context("SessionStart", _status(store, args.project_dir, session, started, problem))
         if session is not None:
             store.hook_heartbeat(session, every=0.0)
     return 0
+
+
+def _follow_clear(store: Any, session: str, source: Any) -> None:
+    """Record which Claude Code process `session` belongs to; after `/clear` (`source: clear`) the new id
+    inherits the position and seen items of that process's previous session."""
+    from attend.peers.identity import resolve_session
+
+    owner = resolve_session(None, env={k: v for k, v in os.environ.items() if k != "ATTEND_SESSION"}).owner_pid
+    if owner is None:
+        return
+    if source == "clear":
+        old = store.session_of_claude_pid(owner, other_than=session)
+        if old is not None:
+            store.inherit_session(old, session)
+    store.set_claude_pid(session, owner)
 
 
 def _keep_a_poller(project_dir: str) -> tuple[int | None, str]:

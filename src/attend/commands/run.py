@@ -16,6 +16,7 @@ from attend.peers.identity import Session, SessionError, resolve_session
 from attend.runtime.sessions.runlock import open_lock
 from attend.runtime.sessions.runlog import RunLog, log_path
 from attend.runtime.sessions.serve import StreamClosed, serve_session
+from attend.runtime.sessions.upkeep import Reexec, found, reexec_argv
 
 
 async def _serve_until_signalled(project_dir: str, session: Session, stderr: Any) -> None:
@@ -102,7 +103,10 @@ def main(args: Any) -> int:
             trio.run(_until_signalled, partial(serve_headless, args.project_dir, stderr=stderr))
             return 0
         trio.run(_serve_until_signalled, args.project_dir, session, stderr)
-    except BaseException as exc:  # noqa: BLE001 - only a closed stream and an unusable store are handled
+    except BaseException as exc:  # noqa: BLE001 - only a closed stream, a re-exec and an unusable store are handled
+        again = found(exc, (Reexec,))
+        if again is not None:
+            _reexec(again, stderr)
         store = _store_failure(exc)
         if store is not None:
             # The store became unusable while running (deleted tables, a garbage page, a truncated file).
@@ -131,3 +135,13 @@ def _store_failure(exc: BaseException) -> BaseException | None:
             if found is not None:
                 return found
     return None
+
+
+def _reexec(again: BaseException, stderr: Any) -> None:
+    """Start this `attend run` again as itself (upkeep.py `Reexec`: `/clear`, a new plugin version)."""
+    stderr.write(f"attend: {again}\n")
+    stderr.flush()
+    sys.stdout.flush()
+    os.environ.update(getattr(again, "env", {}))
+    argv = reexec_argv(sys.argv)
+    os.execv(argv[0], argv)

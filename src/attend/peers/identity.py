@@ -37,6 +37,7 @@ __all__ = [
     "Session",
     "SessionError",
     "ancestors",
+    "claude_record",
     "claude_sessions_dir",
     "parent_pid",
     "process_runs",
@@ -155,6 +156,11 @@ def _claude_record(pid: int, folder: Path) -> str | None:
     if isinstance(session, str) and SESSION_ID_RE.match(session):
         return session
     return None
+
+
+def claude_record(pid: int, env: Mapping[str, str] | None = None) -> str | None:
+    """The session id Claude Code's record for process `pid` names now (it changes on `/clear`), or None."""
+    return _claude_record(pid, claude_sessions_dir(env))
 
 
 def resolve_session(

@@ -6,25 +6,28 @@ one file; `merge_sensor` one sensor's files; `load_config` config.yaml. The type
 
 from __future__ import annotations
 
-from attend.spec.config import Config, legacy_keys, load_config
-from attend.spec.durations import parse_duration
-from attend.spec.layers import (
-    build_sensor,
-    layer_paths,
-    load_paths,
-    load_set,
-    merge_sensor,
-)
-from attend.spec.loading import read_sensor_file
-from attend.spec.model import (
-    LAYERS,
-    KeyPath,
-    LayerPaths,
-    Origin,
-    Sensor,
-    SensorFile,
-    SensorSet,
-)
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from attend.spec.config import Config, legacy_keys, load_config
+    from attend.spec.durations import parse_duration
+    from attend.spec.layers import build_sensor, load_paths, load_set, merge_sensor
+    from attend.spec.loading import read_sensor_file
+    from attend.spec.model import LAYERS, KeyPath, LayerPaths, Origin, Sensor, SensorFile, SensorSet
+    from attend.spec.paths import layer_paths
+
+#: Where each name of the package lives: its module is imported when the name is first used, so a
+#: caller that needs only the paths (a hook, the run lock) never loads the YAML reader or the validator.
+_MODULE_OF = {
+    "Config": "config", "legacy_keys": "config", "load_config": "config",
+    "parse_duration": "durations",
+    "build_sensor": "layers", "load_paths": "layers", "load_set": "layers", "merge_sensor": "layers",
+    "read_sensor_file": "loading",
+    "LAYERS": "model", "KeyPath": "model", "LayerPaths": "model", "Origin": "model", "Sensor": "model",
+    "SensorFile": "model", "SensorSet": "model",
+    "layer_paths": "paths",
+}
 
 __all__ = [
     "LAYERS",
@@ -45,3 +48,12 @@ __all__ = [
     "parse_duration",
     "read_sensor_file",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'attend.spec' has no attribute {name!r}")
+    value = getattr(__import__(f"attend.spec.{module}", fromlist=[name]), name)
+    globals()[name] = value
+    return value

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 from attend.errors import Diagnostic, Severity, unforeseen
-from attend.files import state_folder, xdg_home
 from attend.spec.config import Config, load_config
 from attend.spec.loading import file_stem, read_sensor_file
+from attend.spec.paths import layer_paths
 from attend.spec.model import (
     LAYERS,
     KeyPath,
@@ -54,29 +54,6 @@ __all__ = [
 STANDALONE_LAYER = "file"
 #: Top-level fields through which a file chooses what code runs.
 _RUN_CHOOSING = ("kind", "command", "mcp")
-
-
-def layer_paths(project_dir: str | Path, env: Mapping[str, str] | None = None) -> LayerPaths:
-    """The folders and files each layer reads, from the XDG variables (with their defaults) and the project.
-
-    Args:
-        project_dir: the project directory (`--project DIR`, else the working directory).
-        env: the environment to read XDG variables from (default `os.environ`).
-    """
-    env = os.environ if env is None else env
-    config = xdg_home(env, "XDG_CONFIG_HOME")
-    data = xdg_home(env, "XDG_DATA_HOME")
-    project = Path(project_dir).absolute()
-    return LayerPaths(
-        shipped=Path(__file__).resolve().parent.parent / "sensors.d",
-        shipped_projection=data / "agent-ways" / "attend" / "sensors",
-        user=config / "attend" / "sensors",
-        project=project / ".claude" / "attend" / "sensors",
-        project_dir=project,
-        config_file=config / "attend" / "config.yaml",
-        project_config_file=project / ".claude" / "attend.yaml",
-        state_dir=state_folder(env),
-    )
 
 
 def discover(folder: Path) -> list[Path]:

@@ -60,6 +60,7 @@ from attend.runtime.sessions.handover import shown_to
 from attend.runtime.sessions.news import news
 from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.seen import items_of
+from attend.runtime.sessions.upkeep import Reexec, Upkeep, keep_polling
 from attend.runtime.store import Store
 from attend.text import printable_path
 
@@ -337,11 +338,14 @@ async def serve_session(
     printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
                              env=env, claim=other is None)
     role = {"now": "attached"}
+    stores = [store]
+    upkeep = Upkeep(project_dir, env, session, stores, lambda: role["now"] == "polling", partial(_log, stderr), lock)
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(printer.run)
             nursery.start_soon(_heartbeat, store, session.id, partial(
                 mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock()), lambda: role["now"])
+            nursery.start_soon(upkeep.run)
             task_status.started()
             if not try_lock(lock):
                 _log(stderr, f"session {session.id} attached to {printable_path(project_dir)}; pid {holder_pid(lock)} polls it")
@@ -350,8 +354,17 @@ async def serve_session(
                 _log(stderr, f"session {session.id} polls {printable_path(project_dir)} now (the poller exited)")
             role["now"] = "polling"
             store.set_session_role(session.id, "polling", pid=os.getpid())
-            daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
-            await daemon.run()
+
+            async def poll() -> None:
+                daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
+                stores.append(daemon.store)
+                try:
+                    await daemon.run()
+                finally:
+                    stores.remove(daemon.store)
+
+            # Staying up (upkeep.py): a failed loop is logged and starts again; a closed stream or a re-exec ends it.
+            await keep_polling(poll, partial(_log, stderr), ends=(StreamClosed, BrokenPipeError, Reexec))
     finally:
         # Only what is this process's own: another process serving the same session id keeps its row
         # and its heartbeat (each check-and-remove is one step: a conditional UPDATE, the presence lock).
@@ -361,6 +374,7 @@ async def serve_session(
             pass  # the row stays as it was; its dead pid tells it apart from a live one
         store.close()
         lock.close()  # releases the lock, if held
+        upkeep.lock.close()  # the lock taken again after its file was removed, if any
         try:
             # Peers see a clean exit at once (a crash: after LIVE_FOR).
             mailbox.leave_presence(session.id, pid=os.getpid())

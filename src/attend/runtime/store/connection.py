@@ -31,6 +31,10 @@ from attend.runtime.store.schema import SchemaMismatch, check_tables, migrate
 
 __all__ = ["BUSY_TIMEOUT_MS", "StoreConnection"]
 
+#: The store files this process wrote again after they were removed or replaced: path → the new file's
+#: identity, so a second connection of the same process reopens it instead of writing it once more.
+_RESTORED: dict[Path, tuple[int, int]] = {}
+
 #: How long a writer waits for another process's transaction before giving up (milliseconds).
 BUSY_TIMEOUT_MS = 10_000
 
@@ -59,6 +63,7 @@ class StoreConnection:
         self.scope = scope
         make_state_folder(self.path.parent)
         self._clock = clock
+        self._busy_timeout_ms = busy_timeout_ms
         self._db = None  # type: ignore[assignment]
         try:
             # isolation_level=None: we open transactions ourselves (BEGIN IMMEDIATE), so a read never
@@ -74,6 +79,7 @@ class StoreConnection:
                 migrate(db)
                 missing = check_tables(db)
                 said = self._identify(db)
+            self._file = _file_identity(self.path)
         except SchemaMismatch as exc:
             self.close()
             raise StoreUnavailable(self.path.parent, f"{self.path.name}: {exc}") from None
@@ -128,6 +134,38 @@ class StoreConnection:
         row = self._db.execute("SELECT value FROM store_info WHERE key = 'reset'").fetchone()
         return row[0] if row is not None and isinstance(row[0], str) else ""
 
+    def follow_file(self, *, restore: bool) -> str | None:
+        """Follow the store file when it was removed or replaced under this connection (DESIGN.md, Staying up).
+
+        With `restore` (the project's poller), a file gone or replaced is written again from this
+        connection, which still reads the old one (a backup: every row, the trigger state included, so
+        nothing re-baselines and no journal id is reused); without it (any other process), a file
+        another process wrote is reopened and a missing one is left for the poller. Returns what was
+        done: "restored", "reopened", or None (the file is the one this connection opened).
+        """
+        now = _file_identity(self.path)
+        if now == self._file:
+            return None
+        if now is not None and (not restore or now == _RESTORED.get(self.path)):
+            self._reopen()
+            return "reopened"
+        if not restore:
+            return None
+        make_state_folder(self.path.parent)
+        target = sqlite3.connect(str(self.path), isolation_level=None, timeout=self._busy_timeout_ms / 1000)
+        try:
+            self._db.backup(target)
+        finally:
+            target.close()
+        self._reopen()
+        _RESTORED[self.path] = self._file
+        return "restored"
+
+    def _reopen(self) -> None:
+        self.close()
+        StoreConnection.__init__(self, self.path, scope=self.scope, clock=self._clock,
+                                 busy_timeout_ms=self._busy_timeout_ms)
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         if self._db is not None:
@@ -172,3 +210,11 @@ def _read_id(path: Path) -> str | None:
     finally:
         os.close(fd)
     return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """The file at `path` as (device, inode), or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

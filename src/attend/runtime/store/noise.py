@@ -19,7 +19,6 @@ from attend.runtime.noise.history import settle_outcomes
 from attend.runtime.noise.shelving import Shelf
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.rows import BadRow, decoded, json_column, number, text
-from attend.spec.schema import HISTORY_KEPT
 
 __all__ = ["NoiseRows"]
 
@@ -74,14 +73,15 @@ class NoiseRows(StoreConnection):
         self._db.execute(
             "DELETE FROM poll_history WHERE scope = ? AND sensor = ? AND id NOT IN"
             " (SELECT id FROM poll_history WHERE scope = ? AND sensor = ? ORDER BY id DESC LIMIT ?)",
-            (self.scope, sensor, self.scope, sensor, HISTORY_KEPT),
+            (self.scope, sensor, self.scope, sensor, _history_kept()),
         )
 
-    def history(self, sensor: str, *, limit: int = HISTORY_KEPT) -> list[dict[str, Any]]:
-        """The sensor's last `limit` poll traces, newest first."""
+    def history(self, sensor: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The sensor's last `limit` poll traces (default `HISTORY_KEPT`), newest first."""
+        limit = _history_kept() if limit is None else limit
         rows = self._db.execute(
             "SELECT trace FROM poll_history WHERE scope = ? AND sensor = ? ORDER BY id DESC LIMIT ?",
-            (self.scope, sensor, min(max(0, int(limit)), HISTORY_KEPT)),  # no more are kept; 10**30 fits no SQLite int
+            (self.scope, sensor, min(max(0, int(limit)), _history_kept())),  # no more are kept; 10**30 fits no SQLite int
         )
         return list(decoded(rows, trace_from_row))
 
@@ -118,3 +118,11 @@ def shelf_from_row(row: Any) -> Shelf:
 def trace_from_row(row: Any) -> dict[str, Any]:
     """A `poll_history` row's trace; `BadRow` when it is not the JSON object attend wrote."""
     return json_column(row, "trace", shape=dict)
+
+
+def _history_kept() -> int:
+    """`HISTORY_KEPT` (spec/schema.py), imported when a trace is written or read: a store opened by a hook
+    never loads the spec."""
+    from attend.spec.schema import HISTORY_KEPT
+
+    return HISTORY_KEPT

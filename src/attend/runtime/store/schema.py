@@ -1,6 +1,6 @@
 """The store's tables and their migrations (`PRAGMA user_version`).
 
-Version 6 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
+Version 9 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
 scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), version 4
 the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the authored items each
 session was shown, and its cold start), created like every table by the idempotent statements of
@@ -9,6 +9,8 @@ recorded from the sensor's files and config: `invalid`, `refused`), added to an 
 `ALTER TABLE` (`_ADDED_COLUMNS`). Version 7 added `sensor_status.wake_error` (why the sensor's
 `wake_on` is not watched; the sensor polls on its interval meanwhile), added the same way.
 Version 8 added `store_info` (the store's identity, and the note of a reset: runtime/store/connection.py).
+Version 9 added `sessions.claude_pid` (the Claude Code process a session id was recorded for, so
+`/clear`'s new id finds the old one: store/sessions.py `inherit_session`), added to the table the same way.
 
 A database at the current version is checked at every open (`check_tables`): a table that is missing
 is created again, empty (and said); a table that lacks a column attend reads is a file that is not
@@ -24,8 +26,8 @@ __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "SchemaMismatch", "check_tables", 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
 #: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table,
 #: version 5 no `sensor_status.state_source` column, version 6 no `sensor_status.wake_error` column,
-#: version 7 no `store_info` table.
-SCHEMA_VERSION = 8
+#: version 7 no `store_info` table, version 8 no `sessions.claude_pid` column.
+SCHEMA_VERSION = 9
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -153,6 +155,7 @@ SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_
 _ADDED_COLUMNS = (
     ("sensor_status", "state_source", "TEXT NOT NULL DEFAULT 'poll'"),
     ("sensor_status", "wake_error", "TEXT NOT NULL DEFAULT ''"),
+    ("sessions", "claude_pid", "INTEGER"),
 )
 
 #: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).

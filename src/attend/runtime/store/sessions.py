@@ -306,6 +306,50 @@ class SessionRows(JournalRows):
         return float(row[0]) if isinstance(row[0], float | int) and math.isfinite(row[0]) else None
 
 
+    # -- /clear: a new session id for the same Claude Code process ------------------------------------
+
+    def set_claude_pid(self, session: str, pid: int) -> None:
+        """Record that `session` is the session of Claude Code process `pid` (its row is made when missing)."""
+        now = self._clock()
+        with self._write():
+            end = self.journal_end()
+            self._db.execute(
+                "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
+                " VALUES (?, ?, ?, ?, 'stopped', ?, ?)", (self.scope, session, end, end, now, now))
+            self._db.execute("UPDATE sessions SET claude_pid = ? WHERE scope = ? AND session = ?",
+                             (pid, self.scope, session))
+
+    def session_of_claude_pid(self, pid: int, *, other_than: str) -> str | None:
+        """The session last recorded for Claude Code process `pid`, other than `other_than` (None: none)."""
+        row = self._db.execute(
+            "SELECT session FROM sessions WHERE scope = ? AND claude_pid = ? AND session != ?"
+            " ORDER BY heartbeat DESC LIMIT 1", (self.scope, pid, other_than)).fetchone()
+        return None if row is None else str(row[0])
+
+    def inherit_session(self, old: str, new: str) -> bool:
+        """Give `new` the delivery positions and seen items of `old` (Claude Code's `/clear`), in one transaction.
+
+        A `new` row already there keeps the further of the two positions. False when `old` has no row.
+        """
+        now = self._clock()
+        with self._write():
+            row = self._session_row(old)
+            if row is None:
+                return False
+            self._db.execute(
+                "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
+                " VALUES (?, ?, ?, ?, 'stopped', ?, ?)", (self.scope, new, row.printed_upto, row.drained_upto, now, now))
+            self._db.execute(
+                "UPDATE sessions SET printed_upto = MAX(printed_upto, ?), drained_upto = MAX(drained_upto, ?),"
+                " claude_pid = COALESCE(claude_pid, (SELECT claude_pid FROM sessions WHERE scope = ? AND session = ?))"
+                " WHERE scope = ? AND session = ?",
+                (row.printed_upto, row.drained_upto, self.scope, old, self.scope, new))
+            self._db.execute(
+                "INSERT OR IGNORE INTO session_seen (scope, session, item, time)"
+                " SELECT scope, ?, item, time FROM session_seen WHERE scope = ? AND session = ?", (new, self.scope, old))
+        return True
+
+
 def session_from_row(row: sqlite3.Row) -> SessionRecord:
     """A session row as a record; `BadRow` when a column does not hold what attend wrote."""
     role = text(row["role"], "role")

@@ -1,0 +1,37 @@
+"""The cheap path: a hook with nothing to hand over loads no sensor and imports no trio (DESIGN.md, "Delivery").
+
+A `PostToolUse` hook runs after every tool call, so the one with nothing to hand over answers from the
+store alone: no YAML reader, no validator, no sensors, no trio, no subprocess (a poller is live).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import subprocess
+import sys
+
+from attend.files import run_lock_path
+
+PROBE = """
+import io, sys
+sys.stdin = io.StringIO(sys.argv[2])
+from attend.cli import main
+code = main(['drain', '--format', 'hook', '--project', sys.argv[1]])
+heavy = ('trio', 'yaml', 'subprocess', 'attend.sensors', 'attend.compiler', 'attend.grammar', 'attend.spec.loading',
+         'attend.spec.config', 'attend.spec.layers', 'attend.spec.validate', 'attend.runtime.daemon',
+         'attend.runtime.sessions.cold_start', 'attend.runtime.sessions.serve')
+print(code, sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy)))
+"""
+
+
+def test_a_post_tool_use_hook_with_nothing_to_hand_over_loads_no_sensor_and_imports_no_trio(home) -> None:
+    path = run_lock_path(home.project, home.env())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as lock:  # a live poller: the hook has none to start
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        payload = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash"})
+        run = subprocess.run([sys.executable, "-c", PROBE, str(home.project), payload], capture_output=True,
+                             text=True, env=home.env(), cwd=home.project, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "0 []"

@@ -1,0 +1,79 @@
+"""`attend run` stays up (DESIGN.md, "Delivery": Staying up): real daemons in temporary homes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from daemon_rig import journal_rows, query, sensors_json, wait_until
+
+from attend.runtime.sessions.upkeep import Reexec, keep_polling
+
+pytestmark = pytest.mark.slow
+
+FAST = {"interval": "0.5s", "min_interval": "0.2s"}
+
+
+def polls(home, monitor) -> None:
+    wait_until(lambda: any("sensor(s) running" in line for line in monitor.stderr), what="the monitor polls")
+    wait_until(lambda: (sensors_json(home).get("items") or {}).get("last_poll") is not None, what="the first poll")
+
+
+def test_the_state_folder_removed_under_a_running_daemon_loses_no_later_line(items_sensor, daemon, quiet_home) -> None:
+    items = items_sensor(**FAST)
+    monitor = daemon("--session", "s1")
+    polls(quiet_home, monitor)
+    items.set([{"id": 1}])
+    monitor.wait_for(lambda lines: "[attend sensor=items priority=medium] new item 1" in lines)
+    shutil.rmtree(quiet_home.state / "attend")
+    items.set([{"id": 1}, {"id": 2}])
+    lines = monitor.wait_for(lambda lines: "[attend sensor=items priority=medium] new item 2" in lines)
+    assert lines.count("[attend sensor=items priority=medium] new item 1") == 1  # nothing re-baselined
+    wait_until(lambda: [r["description"] for r in journal_rows(quiet_home, sensor="items")] == ["new item 1", "new item 2"],
+               what="the journal written again, with the later line")
+    wait_until(lambda: any("recovered in place" in line for line in monitor.stderr), what="the recovery logged")
+    doctor = json.loads(quiet_home.attend("doctor", "--json").stdout)
+    (recovery,) = [c for c in doctor["checks"] if c["check"] == "recoveries"]
+    assert "was removed or replaced; recovered in place" in recovery["message"]
+
+
+def test_a_new_session_id_in_claude_codes_record_moves_the_running_monitor_to_it(items_sensor, daemon, quiet_home) -> None:
+    record = quiet_home.root / ".claude" / "sessions" / f"{os.getpid()}.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"pid": os.getpid(), "sessionId": "old"}))
+    items = items_sensor(**FAST)
+    monitor = daemon()
+    polls(quiet_home, monitor)
+    items.set([{"id": 1}])
+    monitor.wait_for(lambda lines: "[attend sensor=items priority=medium] new item 1" in lines)
+    record.write_text(json.dumps({"pid": os.getpid(), "sessionId": "new"}))
+    wait_until(lambda: query(quiet_home, "SELECT pid, role FROM sessions WHERE session = 'new'")
+               == [(monitor.proc.pid, "polling")], what="the same process serves the new id")
+    items.set([{"id": 1}, {"id": 2}])
+    lines = monitor.wait_for(lambda lines: "[attend sensor=items priority=medium] new item 2" in lines)
+    assert lines.count("[attend sensor=items priority=medium] new item 1") == 1
+    (old,) = query(quiet_home, "SELECT printed_upto FROM sessions WHERE session = 'old'")
+    (new,) = query(quiet_home, "SELECT printed_upto FROM sessions WHERE session = 'new'")
+    assert new[0] >= old[0] > 0
+    wait_until(lambda: any("(/clear)" in line for line in monitor.stderr), what="the move logged")
+
+
+async def test_a_failed_polling_loop_is_logged_and_started_again_but_a_reexec_ends_it(autojump_clock) -> None:
+    runs, logged = [], []
+
+    async def loop() -> None:
+        runs.append(1)
+        if len(runs) < 3:
+            raise RuntimeError("store locked")
+
+    await keep_polling(loop, logged.append, ends=(Reexec,))
+    assert len(runs) == 3 and len(logged) == 2
+    assert logged[0].startswith("the polling loop failed (RuntimeError: store locked); recovered in place")
+
+    async def reexec() -> None:
+        raise Reexec("new version")
+
+    with pytest.raises(Reexec):
+        await keep_polling(reexec, logged.append, ends=(Reexec,))
