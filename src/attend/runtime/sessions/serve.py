@@ -61,7 +61,7 @@ from attend.runtime.sessions.news import news
 from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.seen import items_of
 from attend.runtime.sessions.upkeep import Reexec, Upkeep, keep_polling
-from attend.runtime.store import Store
+from attend.runtime.store import Store, StoreUnavailable
 from attend.text import printable_path
 
 __all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "StreamClosed", "serve_session"]
@@ -363,8 +363,10 @@ async def serve_session(
                 finally:
                     stores.remove(daemon.store)
 
-            # Staying up (upkeep.py): a failed loop is logged and starts again; a closed stream or a re-exec ends it.
-            await keep_polling(poll, partial(_log, stderr), ends=(StreamClosed, BrokenPipeError, Reexec))
+            # Staying up (upkeep.py): a failed loop is logged and starts again; a closed stream, a re-exec or an
+            # unusable store ends it (commands/run.py says why in one line).
+            await keep_polling(poll, partial(_log, stderr),
+                               ends=(StreamClosed, BrokenPipeError, Reexec, StoreUnavailable, sqlite3.Error))
     finally:
         # Only what is this process's own: another process serving the same session id keeps its row
         # and its heartbeat (each check-and-remove is one step: a conditional UPDATE, the presence lock).
