@@ -13,7 +13,6 @@ the file is left out, the lower version stays, and the refusal is a warning.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
