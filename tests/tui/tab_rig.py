@@ -96,3 +96,10 @@ async def edit_field(pilot: Any, path: tuple[str, ...], text: str) -> str:
     assert type(pilot.app.screen).__name__ == "EditForm"
     await submit_form(pilot, text)
     return type(pilot.app.screen).__name__
+
+
+def rendered_lines(widget: Any) -> list[str]:
+    """A widget's lines as the terminal shows them (wrapped at the widget's width)."""
+    from textual.geometry import Region
+
+    return [strip.text.rstrip() for strip in widget.render_lines(Region(0, 0, *widget.size))]

@@ -130,7 +130,8 @@ class SensorsScreen(Screen[None]):
         Binding("l", "layer", "Layer", show=False),
         Binding("slash", "filter", "Filter"),
         Binding("question_mark", "help", "Keys"),
-        Binding("q,escape", "quit", "Quit"),
+        Binding("q", "quit", "Quit"),
+        Binding("escape", "escape", "Quit", show=False),
     ]
 
     def __init__(self, model: SensorsModel) -> None:
@@ -149,7 +150,9 @@ class SensorsScreen(Screen[None]):
         yield DataTable(id="sensors", cursor_type="row", zebra_stripes=True)
         yield Static("", id="detail")
         yield DataTable(id="fields", cursor_type="row")
-        yield Input(placeholder="filter: part of a name, kind, layer or state", id="filter")
+        box = Input(placeholder="filter: part of a name, kind, layer or state", id="filter")
+        box.can_focus = False  # reached by `/` only: Tab moves between the list and the fields
+        yield box
         yield Footer()
 
     def on_mount(self) -> None:
@@ -186,16 +189,17 @@ class SensorsScreen(Screen[None]):
             label.append(f" ({len(pending)})", style="yellow")
         message = row["message"] if row["state"] not in ("ok", "disabled") else ""
         return [label, on, row["kind"] or "-", row["layer"], _state_text(row), when(row["last_poll"], now),
-                when(row["next_poll"], now), row["lane"], _marks(row), Text(message, style="red")]
+                when(row["next_poll"], now, upcoming=True), row["lane"], _marks(row), Text(message, style="red")]
 
-    def fill(self) -> None:
-        """Show the model's rows (rebuilt when the names changed, else cell by cell)."""
+    def fill(self, select: str | None = None) -> None:
+        """Show the model's rows (rebuilt when the names changed, else cell by cell); the cursor stays on
+        the highlighted sensor, or moves to `select` (a sensor just renamed)."""
         table = self.query_one("#sensors", DataTable)
         rows = self._visible()
         names = [r["name"] for r in rows]
         current = [k.value for k in table.rows]
         if names != current:
-            keep = self.current_name()
+            keep = select or self.current_name()
             table.clear()
             for row in rows:
                 table.add_row(*self._cells(row), key=row["name"])
@@ -305,7 +309,7 @@ class SensorsScreen(Screen[None]):
         files = "  ".join(f"{f.layer}: {self.model.shown(f.path)}" for f in (sensor.files if sensor else ()))
         text.append(f"files: {files or '-'}\n", style="dim")
         text.append(f"lane {row['lane']}  last poll {when(row['last_poll'], now)}  next poll "
-                    f"{when(row['next_poll'], now)}", style="dim")
+                    f"{when(row['next_poll'], now, upcoming=True)}", style="dim")
         if not row.get("daemon_running", True):
             text.append("  (no daemon runs: `attend run`)", style="dim")
         text.append("\n")
@@ -354,7 +358,7 @@ class SensorsScreen(Screen[None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
-            self.query_one("#sensors", DataTable).focus()
+            self._leave_filter()
 
     def on_applied(self, _: Applied) -> None:
         self.fill()
@@ -484,10 +488,10 @@ class SensorsScreen(Screen[None]):
                       "triggers": [], "fires": [], "warnings": []}
         self.app.call_from_thread(screen.show, report)
 
-    def _managed(self, action: Callable[[], list[str]]) -> None:
+    def _managed(self, action: Callable[[], list[str]], select: str | None = None) -> None:
         lines = action()
         self.notify(self.model.shorten("\n".join(lines)), title="done", timeout=6)
-        self.fill()
+        self.fill(select)
 
     def action_copy(self) -> None:
         name = self.current_name()
@@ -503,7 +507,7 @@ class SensorsScreen(Screen[None]):
             return
         self.app.push_screen(NameDialog(
             f"rename {name}'s {self.model.layer} file: new name", name,
-            self._in_dialog(lambda new: self._managed(lambda: self.model.rename(name, new)))))
+            self._in_dialog(lambda new: self._managed(lambda: self.model.rename(name, new), select=new))))
 
     def action_delete(self) -> None:
         name = self.current_name()
@@ -615,20 +619,30 @@ class SensorsScreen(Screen[None]):
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.add_class("shown")
+        box.can_focus = True
         box.focus()
+
+    def _leave_filter(self) -> None:
+        """Back to the list; the filter box stays shown (while it filters) but out of Tab's way."""
+        self.query_one("#filter", Input).can_focus = False
+        self.query_one("#sensors", DataTable).focus()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
 
-    def action_quit(self) -> None:
+    def action_escape(self) -> None:
+        """Esc clears an active filter (or leaves the empty filter box); otherwise it quits, as `q` does."""
         box = self.query_one("#filter", Input)
         if self.focused is box or self.filter_text:
             box.value = ""
             box.remove_class("shown")
             self.filter_text = ""
             self.fill()
-            self.query_one("#sensors", DataTable).focus()
+            self._leave_filter()
             return
+        self.action_quit()
+
+    def action_quit(self) -> None:
         count = len(self.model.pending)
         if not count:
             self.app.exit()

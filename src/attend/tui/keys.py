@@ -31,7 +31,7 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("l", "anywhere", "switch the layer edits write: user or project"),
     ("/", "anywhere", "filter the list by name, kind, layer or state; Esc clears"),
     ("?", "anywhere", "show these keys"),
-    ("q / Esc", "anywhere", "quit (asking first when changes are pending); Esc closes a dialog"),
+    ("q / Esc", "anywhere", "quit (asking first when changes are pending); Esc first closes a dialog or clears the filter"),
 )
 
 

@@ -75,8 +75,9 @@ def shown_path(path: str | Path | None, paths: LayerPaths, home: str | None = No
     return str(p)
 
 
-def when(iso: str | None, now: float) -> str:
-    """An ISO time from the store, relative to `now`: `12s ago`, `in 3m`."""
+def when(iso: str | None, now: float, *, upcoming: bool = False) -> str:
+    """An ISO time from the store, relative to `now`: `12s ago`, `in 3m`. An `upcoming` time (a next
+    poll) that has passed is `due now`, or `due 5m ago` when it passed a while ago (no daemon polls)."""
     if not iso:
         return NEVER
     try:
@@ -86,7 +87,11 @@ def when(iso: str | None, now: float) -> str:
     span = abs(delta)
     text = (f"{span:.0f}s" if span < 90 else f"{span / 60:.0f}m" if span < 5400
             else f"{span / 3600:.0f}h" if span < 172800 else f"{span / 86400:.0f}d")
-    return f"in {text}" if delta > 0.5 else f"{text} ago"
+    if delta > 0.5:
+        return f"in {text}"
+    if upcoming:
+        return "due now" if span < 1.5 else f"due {text} ago"
+    return f"{text} ago"
 
 
 @dataclass(slots=True)
@@ -292,9 +297,11 @@ class SensorsModel:
             before = resolve(change.key, self.sensor_set.sensors[change.sensor]).value
             edit = self._plan(files, sensor, change)
             after_sensor = check_edit(files, change.layer, edit.text)
-        except SettingsRefusal:
+        except SettingsRefusal as refusal:
             self.pending = kept
-            raise
+            # the CLI's reason, but the tab writes nothing until `apply`: what it did not do is keep it
+            raise SettingsRefusal(refusal.message.replace("nothing was written", "nothing was kept"),
+                                  refusal.code) from None
         change.file = edit.path
         change.before = before
         change.after = edit.value if change.op == "set" else (

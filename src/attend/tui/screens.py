@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -55,7 +56,7 @@ class InputDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.heading, id="form-help")
+            yield Static(Text(self.heading), id="form-help")  # Text: `[REASON]` is not markup
             yield Input(value=self.initial, id=self.input_id)
             yield Static("", id="error")
             yield Static(self.hint, classes="hint")
@@ -115,7 +116,7 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self.question, id="question")
+            yield Static(Text(self.question), id="question")
             yield Static("y: yes   n / Esc: no", classes="hint")
 
     def action_answer(self, answer: bool) -> None:
@@ -127,14 +128,14 @@ class TextDialog(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,enter,q", "close", "Close")]
 
-    def __init__(self, text: str | Text, dialog_id: str = "text") -> None:
+    def __init__(self, text: str | RenderableType, dialog_id: str = "text") -> None:
         super().__init__()
         self.text = text
         self.dialog_id = dialog_id
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog"):
-            yield Static(self.text, id=self.dialog_id)
+            yield Static(Text(self.text) if isinstance(self.text, str) else self.text, id=self.dialog_id)
             yield Static("Esc: close", classes="hint")
 
     def action_close(self) -> None:
@@ -145,15 +146,17 @@ class HelpScreen(TextDialog):
     """`?`: every key of the tab."""
 
     def __init__(self) -> None:
-        width = max(len(k) for k, _, _ in KEYS)
-        where = max(len(w) for _, w, _ in KEYS)
-        text = Text()
-        text.append("Keys of the sensors tab\n\n", style="bold")
+        from rich.console import Group
+        from rich.table import Table  # rich is loaded with textual already
+
+        # a grid, so a description that wraps goes on under its own column
+        grid = Table.grid(padding=(0, 2, 0, 0))
+        grid.add_column(no_wrap=True, style="bold cyan")
+        grid.add_column(no_wrap=True, style="dim")
+        grid.add_column()
         for keys, place, what in KEYS:
-            text.append(f"{keys:<{width}}  ", style="bold cyan")
-            text.append(f"{place:<{where}}  ", style="dim")
-            text.append(f"{what}\n")
-        super().__init__(text, "help")
+            grid.add_row(keys, place, what)
+        super().__init__(Group(Text("Keys of the sensors tab\n", style="bold"), grid), "help")
 
 
 class PreviewScreen(TextDialog):
