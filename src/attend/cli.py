@@ -290,6 +290,9 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.add_argument("--dry-run", action="store_true", help="stop before delivery; store nothing")
     q.add_argument("--for", dest="stream_for", metavar="DURATION", default="5s",
                    help="a streaming command (output: stream): how long to collect its records (default 5s)")
+    q.add_argument("--session", metavar="ID", default=None,
+                   help="a scope: session sensor: the session to poll it for (default: $ATTEND_SESSION, else "
+                        "Claude Code's session)")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_poll")
 

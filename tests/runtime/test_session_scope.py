@@ -59,3 +59,71 @@ async def test_a_session_scoped_sensor_keeps_state_per_session_and_tells_only_th
     # Both lines were one disclosure (3 + 3: high for the project); each session is shown its own, priced alone.
     assert out["a"][0].getvalue() == "[attend sensor=mine priority=medium] new item 2\n"
     assert out["b"][0].getvalue() == "[attend sensor=mine priority=medium] new item 1\n"
+
+
+def _journal_for(store, session: str, lane: str, text: str) -> None:
+    """A `scope: session` sensor's line for `session`, journaled as the daemon does (`meta.session`)."""
+    from attend.runtime.store import Observation
+
+    store.commit_poll("mine", states=None, observations=[
+        Observation("new", 3.0, text, key=text, meta={"session": session}, time=1000.0)], status={"state": "ok"})
+    store.disclose("mine", store.pending("mine"), lane=lane, priority="medium", time_=1000.0)
+
+
+def test_the_stop_hook_never_hands_a_session_another_sessions_line(quiet_home) -> None:
+    _, _, store, _ = setup(quiet_home)
+    with store:
+        for s in ("a", "b"):
+            store.claim_drained(s, [], store.journal_end())  # each session has a row (it drained once)
+        _journal_for(store, "a", "message", "for a on the message lane")
+        _journal_for(store, "a", "event", "for a on the event lane")
+    plain = quiet_home.attend("drain", "--session", "b")
+    hook = quiet_home.attend("drain", "--format", "hook", input=json.dumps({"hook_event_name": "Stop", "session_id": "b"}))
+    assert (plain.returncode, plain.stdout, hook.returncode, hook.stdout) == (0, "", 0, "")
+    mine = quiet_home.attend("drain", "--format", "hook", input=json.dumps({"hook_event_name": "Stop", "session_id": "a"}))
+    assert "for a on the message lane" in mine.stdout and "for a on the event lane" in mine.stdout
+
+
+def test_per_session_states_of_sessions_gone_for_good_are_pruned_and_forgotten_with_the_sensor(quiet_home) -> None:
+    _, _, store, _ = setup(quiet_home)
+    clock = {"now": 1000.0}
+    store._clock = lambda: clock["now"]
+    with store:
+        for key in ("mine", "mine@gone", "mine@back", "mine@live", "other@gone"):
+            store.put_trigger_states(key, {"h": {"n": 1}})
+            store.put_crate_state(key, {"n": 1})
+        store.claim_drained("back", [], 0)  # a row that beat at 1000, then went quiet
+        clock["now"] = 5000.0
+        store.claim_drained("live", [], 0)
+        store.session_heartbeat("live")  # beating since the cut
+        assert store.prune_session_states(4000.0) == 6  # gone, back and other@gone, in both tables
+        assert [k for k in ("mine", "mine@gone", "mine@back", "mine@live", "other@gone") if store.trigger_states(k)] == [
+            "mine", "mine@live"]
+        assert store.get_crate_state("mine@live") == {"n": 1} and store.get_crate_state("mine@gone") is None
+        store.forget_sensor("mine")
+        assert store.trigger_states("mine") and not store.trigger_states("mine@live")
+        assert store.get_crate_state("mine@live") is None
+
+
+def test_a_one_shot_poll_of_a_session_scoped_sensor_polls_for_the_callers_session_or_says_it_needs_one(
+        quiet_home) -> None:
+    from tests.conftest import run_in_process
+
+    folder, _, store, _ = setup(quiet_home)
+    store.close()
+    (folder / "a.json").write_text(json.dumps([{"id": 7}]))
+    (folder / "b.json").write_text(json.dumps([{"id": 8}, {"id": 9}]))
+    refused = quiet_home.attend("sensors", "poll", "mine")
+    assert refused.returncode == 2
+    assert refused.stderr == ("attend: sensor mine is scope: session: name the session to poll it for "
+                              "(--session ID, or $ATTEND_SESSION)\n")
+    polled = quiet_home.attend("sensors", "poll", "mine", "--session", "a", "--json")
+    assert polled.returncode == 0, polled.stderr
+    report = json.loads(polled.stdout)
+    assert report["session"] == "a" and report["result"] == {"items": [{"id": 7}]}
+    by_env = run_in_process(["sensors", "poll", "mine", "--json"], env=quiet_home.env(ATTEND_SESSION="b"),
+                            cwd=quiet_home.project)
+    assert json.loads(by_env.stdout)["result"] == {"items": [{"id": 8}, {"id": 9}]}
+    _, store, _ = pipeline_rig(quiet_home, "mine")
+    with store:
+        assert store.trigger_states("mine@a") and store.trigger_states("mine@b") and not store.trigger_states("mine")

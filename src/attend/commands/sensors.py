@@ -209,8 +209,18 @@ def sensors_poll(args: Any) -> int:
     except ValueError as exc:
         print(f"attend: --for {args.stream_for}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    session = None
+    if compiled.scope == "session":  # polled for one session: its focus, its own trigger and crate state
+        from attend.peers.identity import resolve_session
+
+        focus = resolve_session(getattr(args, "session", None))  # a bad id is a SessionError: exit 2
+        if not focus.resolved:
+            print(f"attend: sensor {compiled.name} is scope: session: name the session to poll it for "
+                  "(--session ID, or $ATTEND_SESSION)", file=sys.stderr)
+            return EXIT_USAGE
+        session = focus.id
     report = poll_report(compiled, sensor_set.paths, args.project_dir, dict(os.environ), dry_run=args.dry_run,
-                         stream_for=stream_for)
+                         stream_for=stream_for, session=session)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:

@@ -24,7 +24,9 @@ Decisions:
   `sensors fire` already showed them to the person who ran it, and a test belongs to the session that
   ran it (only a fire made while the daemon runs shows on its stdout).
 - At start, journal rows older than `JOURNAL_RETENTION` that were delivered (printed, and drained on
-  the message lane) are deleted, so the store does not grow without bound.
+  the message lane) are deleted, so the store does not grow without bound; so are the per-session
+  trigger and crate states (`name@session`) of sessions gone for good (neither written nor beating for
+  as long).
 """
 
 from __future__ import annotations
@@ -421,6 +423,7 @@ class Daemon:
             self.log(f"cannot project the shipped sensors to {self.paths.shipped_projection}: {reason(exc)}")
         self._drop_stale_test_fires()
         self.store.prune_journal(self.clock() - JOURNAL_RETENTION)
+        self.store.prune_session_states(self.clock() - JOURNAL_RETENTION)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery

@@ -223,7 +223,7 @@ def record_poll(
         if shown:
             store.commit_shown_poll(compiled.name, states=states, observations=record.observations, status=status,
                                     lane=getattr(compiled, "lane", "event"), priority=record.priorities,
-                                    trace=record.trace, **extra)
+                                    trace=record.trace, state_sensor=state_key, **extra)
         else:
             store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
                               trace=record.trace, state_sensor=state_key, **extra)

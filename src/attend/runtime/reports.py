@@ -228,7 +228,7 @@ def fire_json(fire: Any) -> dict[str, Any]:
 
 def poll_report(
     compiled: Any, paths: Any, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
-    stream_for: float = 5.0,
+    stream_for: float = 5.0, session: str | None = None,
 ) -> dict[str, Any]:
     """One real poll of `compiled` and each trigger's verdict: what `attend sensors poll` reports.
 
@@ -241,24 +241,28 @@ def poll_report(
             never written), what the next real poll would fire (the tab's preview). A real poll's fires are
             in the report's `lines`, which its caller shows: they are journaled as delivered.
         stream_for: a streaming command: seconds its process runs and its records are collected.
+        session: a `scope: session` sensor's session: the poll's focus, its trigger and crate state
+            (`name@session`), and the one session its lines are for (`meta.session`).
     """
     from attend.runtime.delivery import format_line
     from attend.runtime.kinds import PollContext
     from attend.runtime.pipeline import record_poll
 
     with open_project_store(paths) as store:
-        ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store, stream_for=stream_for)
+        ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store, stream_for=stream_for,
+                          session=session)
         started = time.monotonic()
         outcome = _poll_guarded(compiled, ctx)
         elapsed = time.monotonic() - started
         # A dry run evaluates against the stored state (what the next real poll would fire) and writes
         # nothing; a real one shows its fires here and journals them as delivered (never replayed).
-        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True)
+        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True, session=session)
     step = record.step
     lines = [format_line(compiled.name, prio, o.description, key=o.key, meta=o.meta)
              for o, prio in zip(record.observations, record.priorities, strict=True)]
     report = {
         "sensor": compiled.name,
+        **({"session": session} if session is not None else {}),
         "state": record.state,
         "message": record.message,
         "seconds": round(elapsed, 3),

@@ -78,16 +78,18 @@ class JournalRows(PendingRows):
         priority: str | Sequence[str],
         crate_state: Any = _UNCHANGED,
         trace: dict[str, Any] | None = None,
+        state_sensor: str | None = None,
     ) -> list[JournalEntry]:
         """Commit a one-shot poll whose fires were shown to the person who ran it, in ONE transaction.
 
-        The trigger states and status as `commit_poll` writes them; the fires go straight to the journal
-        as one disclosure already delivered (printed and drained, `meta.shown`), never to `pending`, so
-        no session's `attend run` and no Stop hook replays them later as if they were current.
+        The trigger states and status as `commit_poll` writes them (the states under `state_sensor`, a
+        session-scoped poll's `name@session`, when given); the fires go straight to the journal as one
+        disclosure already delivered (printed and drained, `meta.shown`), never to `pending`, so no
+        session's `attend run` and no Stop hook replays them later as if they were current.
         """
         with self._write():
             self._poll_rows(sensor, states=states, observations=(), status=status, replace_states=True,
-                            crate_state=crate_state, trace=trace)
+                            crate_state=crate_state, trace=trace, state_sensor=state_sensor)
             return self._journal_rows(sensor, observations, lane=lane, priority=priority, now=self._clock(),
                                       test=False, delivered=True)
 

@@ -119,9 +119,13 @@ class SensorStatusRows(StoreConnection):
         return {status.sensor: status for status in decoded(rows, status_from_row)}
 
     def forget_sensor(self, sensor: str) -> None:
-        """Drop a removed sensor's status row (its trigger states and journal stay)."""
+        """Drop a removed sensor's status row and its per-session trigger and crate states (`sensor@session`);
+        its project trigger states and its journal stay."""
         with self._write():
             self._db.execute("DELETE FROM sensor_status WHERE scope = ? AND sensor = ?", (self.scope, sensor))
+            for table in ("trigger_state", "crate_state"):
+                self._db.execute(f"DELETE FROM {table} WHERE scope = ? AND substr(sensor, 1, ?) = ?",
+                                 (self.scope, len(sensor) + 1, f"{sensor}@"))
 
 
 def status_from_row(row: sqlite3.Row, *, strict: bool = False) -> SensorStatus:

@@ -26,6 +26,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from attend.runtime.delivery import for_other_session
 from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row
 from attend.runtime.store.rows import BadRow, decoded, integer, optional_number, text
 
@@ -209,20 +210,24 @@ class SessionRows(JournalRows):
         A session with a row gets the rows after its `drained_upto` that its Monitor (or its prompt hooks)
         did not already show (high and medium priority up to its `printed_upto`). A session without one
         (its first Stop hook, no `attend run` attached) gets what no conduit delivered yet on the message
-        lane, then starts at the journal's end. Test lines never go to the drain. Nothing is recorded
+        lane, then starts at the journal's end. Test lines never go to the drain, nor a `scope: session`
+        sensor's line for another session (`meta.session`). Nothing is recorded
         until `claim_drained` (or `record_handover`).
         """
         row = self._session_row(session)
         end = self.journal_end()
         if row is None:
-            return [e for e in self.undrained(lane or "message") if e.id <= end], end
-        on_lane = "" if lane is None else " AND lane = ?"
-        rows = self._db.execute(
-            f"SELECT * FROM journal WHERE scope = ?{on_lane} AND test = 0 AND id > ? AND id <= ?"
-            f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id",
-            (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end, row.printed_upto),
-        )
-        return list(decoded(rows, entry_from_row)), end
+            entries = [e for e in self.undrained(lane or "message") if e.id <= end]
+        else:
+            on_lane = "" if lane is None else " AND lane = ?"
+            rows = self._db.execute(
+                f"SELECT * FROM journal WHERE scope = ?{on_lane} AND test = 0 AND id > ? AND id <= ?"
+                f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id",
+                (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end, row.printed_upto),
+            )
+            entries = list(decoded(rows, entry_from_row))
+        # A `scope: session` sensor's line for another session is never this one's (it is passed over).
+        return [e for e in entries if not for_other_session(e, session)], end
 
     def claim_drained(self, session: str, entries: Sequence[JournalEntry], upto: int, seen: Sequence[str] = ()) -> None:
         """Record, in one transaction, that `session`'s Stop hook handed `entries` over and reached `upto`.
@@ -299,6 +304,24 @@ class SessionRows(JournalRows):
             )
             self._db.execute("UPDATE sessions SET heartbeat = ? WHERE scope = ? AND session = ?",
                              (now, self.scope, session))
+
+    # -- per-session sensor state ------------------------------------------------------------------
+
+    def prune_session_states(self, before: float) -> int:
+        """Delete the per-session trigger and crate states (`name@session`) of sessions gone for good; return how many.
+
+        Gone for good: the state was last written before `before` and the session has no row beating
+        since then (a session that comes back later starts its session-scoped sensors from a baseline).
+        """
+        gone = ("instr(sensor, '@') > 0 AND updated < ? AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.scope = ?"
+                " AND s.session = substr(sensor, instr(sensor, '@') + 1) AND s.heartbeat >= ?)")
+        count = 0
+        with self._write():
+            for table in ("trigger_state", "crate_state"):
+                cur = self._db.execute(f"DELETE FROM {table} WHERE scope = ? AND {gone}",
+                                       (self.scope, before, self.scope, before))
+                count += int(cur.rowcount)
+        return count
 
     def last_heartbeat(self) -> float | None:
         """The latest heartbeat of any session of the scope (a live process's, or a hook's), or None."""
