@@ -249,6 +249,11 @@ def test_sensors_fire_dry_run_with_commit_writes_nothing_and_says_so(items, quie
         ('{"items": [{"id": NaN}]}', "NaN is not a JSON number"),
         ("[" * 10_000 + "]" * 10_000, "nested deeper than 256 levels"),
         ("items:\n  - id: " + "1" * 5000 + "\n", "not a usable poll result"),
+        # issue 28 item 17: a YAML alias bomb of about 400 bytes (10**9 nodes expanded) is refused by the
+        # strict loader's node bound, the one sensor files have, in well under a second
+        ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+         + "".join(f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+         + "items: *i\n", "more than 100,000 nodes once its aliases are expanded"),
     ],
 )
 def test_sensors_fire_refuses_hostile_input_with_exit_2_and_the_reason(items, quiet_home, stdin, message) -> None:
