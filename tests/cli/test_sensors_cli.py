@@ -389,3 +389,15 @@ def test_sensors_fire_refuses_a_fifo_as_input_at_once_in_one_line(items, quiet_h
     out = quiet_home.attend_process("sensors", "fire", "items", "--input", str(fifo), "--dry-run", timeout=30)
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == f"attend: cannot read {fifo}: not a regular file\n"
+
+
+def test_attend_sensors_prints_a_failing_commands_stderr_escaped_in_its_table(items, quiet_home) -> None:
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    with open_project_store(layer_paths(quiet_home.project)) as store:  # what a failed poll keeps of stderr
+        store.update_status("items", state="exec_failed", message="exit 1: \x1b]0;PWNED\x07\u202ex\x9b2J\nnext")
+    done = quiet_home.attend_process("sensors")
+    assert done.returncode == 0, done.stderr
+    assert "message: exit 1: \\x1b]0;PWNED\\x07\\u202ex\\x9b2J next" in done.stdout
+    assert not any(c in done.stdout for c in "\x1b\x07\u202e\x9b")

@@ -508,3 +508,25 @@ def test_a_refresh_tick_before_the_screen_has_its_columns_adds_no_row_and_the_ta
 
     drive(app, scenario)
     assert "weather" in seen["rows"]
+
+
+def test_an_escape_sequence_in_a_status_message_is_shown_escaped_in_the_list_and_the_detail(tab_home) -> None:
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    title = "\x1b]0;PWNED\x07"
+    with open_project_store(layer_paths(tab_home.project)) as store:  # a command's stderr, as the poll keeps it
+        store.update_status("build", state="exec_failed", message=f"exit 1: {title}\u202eboom\x9b2J")
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "build")
+        await pilot.pause()
+        seen["row"] = " ".join(str(c) for c in _table(pilot.app).get_row("build"))
+        seen["detail"] = str(pilot.app.screen.query_one("#detail", Static).render())
+
+    drive(app, scenario)
+    for shown in (seen["row"], seen["detail"]):
+        assert "\\x1b]0;PWNED\\x07\\u202eboom\\x9b2J" in shown, shown
+        assert not any(c in shown for c in "\x1b\x07\u202e\x9b")

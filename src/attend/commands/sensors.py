@@ -141,6 +141,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
         )
         for r in rows
     ]
+    # every cell and detail printable on its line: a status message holds a command's stderr, a file name
+    # anything the file system allows (issue 28, item 10)
+    cells = [tuple(printable(str(v), one_line=True) for v in c) for c in cells]
     widths = [max(len(str(c[i])) for c in [header, *cells]) for i in range(len(header))]
     lines = []
     for row, cell in zip([None, *rows], [header, *cells], strict=True):
@@ -169,7 +172,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
             details.append(f"overrides: {', '.join(row['overrides'])}")
         for err in row["line_errors"][:3]:
             details.append(f"line error: {err}")
-        lines.extend(f"    {d}" for d in details)
+        lines.extend(f"    {printable(d, one_line=True)}" for d in details)
     return "\n".join(lines)
 
 

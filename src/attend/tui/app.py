@@ -26,6 +26,7 @@ from attend.runtime.reports import iso_time
 from attend.settings.keys import format_key
 from attend.settings.plans import NothingToUnset, render
 from attend.settings.policy import SettingsRefusal
+from attend.text import printable, printable_path
 from attend.tui.model import FieldRow, SensorsModel, when
 from attend.tui.screens import (
     Applied,
@@ -184,10 +185,10 @@ class SensorsScreen(Screen[None]):
         on = Text("on" if enabled else "off", style="green" if enabled else "dim")
         if any(p.path == ("enabled",) for p in pending):
             on = Text(f"{'on' if enabled else 'off'}●", style="bold yellow")
-        label = Text(name, style="bold yellow" if pending else "")
+        label = Text(printable(name), style="bold yellow" if pending else "")
         if pending:
             label.append(f" ({len(pending)})", style="yellow")
-        message = row["message"] if row["state"] not in ("ok", "disabled") else ""
+        message = printable(row["message"] or "", one_line=True) if row["state"] not in ("ok", "disabled") else ""
         return [label, on, row["kind"] or "-", row["layer"], _state_text(row), when(row["last_poll"], now),
                 when(row["next_poll"], now, upcoming=True), row["lane"], _marks(row), Text(message, style="red")]
 
@@ -293,20 +294,22 @@ class SensorsScreen(Screen[None]):
             value = Text(_clip(render(row.value)), style="dim" if row.layer == "default" else "")
             label_text = Text(f"{indent}{label}")
         # The file's name and line: the detail's `files:` line above names each file in full.
-        where = Path(row.file).name + (f":{row.line}" if row.line else "") if row.file else ""
+        where = printable_path(Path(row.file).name) + (f":{row.line}" if row.line else "") if row.file else ""
         return [label_text, value, row.layer, where]
 
     def _detail_text(self, row: dict[str, Any]) -> Text:
         now = self.model.clock()
         text = Text()
-        text.append(row["name"], style="bold")
+        # Everything shown is escaped (text.printable): a file name or a command's stderr in a status
+        # message must never drive the terminal (an OSC sequence retitling it; issue 28, item 10).
+        text.append(printable(row["name"]), style="bold")
         text.append(f"  {row['kind'] or '-'}  ")
         text.append(row["state"], style=STATE_STYLES.get(row["state"], "bold red"))
         if row.get("description"):
-            text.append(f"  {row['description']}", style="italic")
+            text.append(f"  {printable(str(row['description']), one_line=True)}", style="italic")
         text.append("\n")
         sensor = self.model.sensor_set.sensors.get(row["name"])
-        files = "  ".join(f"{f.layer}: {self.model.shown(f.path)}" for f in (sensor.files if sensor else ()))
+        files = "  ".join(f"{f.layer}: {printable_path(self.model.shown(f.path))}" for f in (sensor.files if sensor else ()))
         text.append(f"files: {files or '-'}\n", style="dim")
         text.append(f"lane {row['lane']}  last poll {when(row['last_poll'], now)}  next poll "
                     f"{when(row['next_poll'], now, upcoming=True)}", style="dim")
@@ -314,15 +317,16 @@ class SensorsScreen(Screen[None]):
             text.append("  (no daemon runs: `attend run`)", style="dim")
         text.append("\n")
         if row["message"] and row["state"] != "disabled":
-            text.append(row["message"] + "\n", style="red" if row["state"] != "ok" else "")
+            text.append(printable(row["message"], one_line=True) + "\n", style="red" if row["state"] != "ok" else "")
         for err in row.get("line_errors") or []:
-            text.append(f"line error: {err}\n", style="red")
+            text.append(f"line error: {printable(str(err), one_line=True)}\n", style="red")
         if row.get("lane_note"):
-            text.append(f"{row['lane_note']}\n", style="yellow")
+            text.append(f"{printable(row['lane_note'], one_line=True)}\n", style="yellow")
         for shelf in row.get("shelves") or []:
             what = "shelved" if shelf.get("trigger") is None else f"trigger {shelf['trigger']} shelved"
             text.append(f"{what} until {when(iso_time(shelf['until']), now)}"
-                        + (f": {shelf['reason']}" if shelf.get("reason") else "") + "\n", style="magenta")
+                        + (f": {printable(shelf['reason'], one_line=True)}" if shelf.get("reason") else "") + "\n",
+                        style="magenta")
         for flap in row.get("flapping") or []:
             key = f" key {flap['key']}" if flap.get("key") is not None else ""
             text.append(f"flapping: {flap['trigger']}{key}, {flap.get('held', 0)} fire(s) held\n", style="magenta")
