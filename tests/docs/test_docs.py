@@ -229,6 +229,8 @@ def test_every_yaml_example_is_valid(block: Block, home, tmp_path):
         kind = next((k for k in FRAGMENT_BASE if k in data), str(data.get("kind", "command")))
         assert kind in FRAGMENT_BASE, f"{block.where}: an example of no known kind; teach tests/docs what it is"
         sensor = deep_merge({"spec": 1, "name": "fragment", "kind": kind, kind: FRAGMENT_BASE[kind]}, data)
+        if kind == "mcp" and "resource" in data["mcp"] and "tool" not in data["mcp"]:
+            del sensor["mcp"]["tool"]  # a resource sensor names no tool (exactly one of the two)
         target = tmp_path / "fragment.yaml"
         target.write_text(json.dumps(sensor))
         done = home.attend("compile", "--check", "--strict", str(target))

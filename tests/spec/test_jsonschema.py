@@ -86,3 +86,11 @@ def test_the_json_schema_states_the_duration_bounds_parse_duration_keeps() -> No
     validator = jsonschema.Draft202012Validator(json_schema()["properties"]["interval"])
     for value in (MAX_DURATION_SECONDS, MAX_DURATION_SECONDS + 1, " " * MAX_DURATION_CHARS + "5s"):
         assert validator.is_valid(value) == is_duration(value), value
+
+
+def test_the_json_schema_wants_exactly_one_of_tool_and_resource_in_an_mcp_block(validator) -> None:
+    def errors(block: dict) -> list:
+        return list(validator.iter_errors({"spec": 1, "name": "x", "kind": "mcp", "mcp": {"server": "s", **block}}))
+
+    assert errors({"tool": "list"}) == [] and errors({"resource": "repo://issues"}) == []
+    assert errors({}) != [] and errors({"tool": "list", "resource": "repo://issues"}) != []

@@ -105,3 +105,31 @@ def test_a_non_finite_number_is_shown_as_yaml_writes_it() -> None:
     sensor = sensor_from("spec: 1\nname: probe\nkind: command\ninterval: -.inf\ncommand: {argv: [date]}\n")
     assert any(d.message.startswith("`interval` is -.inf: numbers in a sensor file must be finite")
                for d in sensor.diagnostics)
+
+
+MCP_HEAD = "spec: 1\nname: probe\nkind: mcp\nmcp:\n  server: github\n"
+
+
+def test_an_mcp_sensor_names_a_tool_or_a_resource() -> None:
+    for target in ("  tool: list\n", "  resource: repo://issues\n"):
+        sensor = sensor_from(MCP_HEAD + target)
+        assert (sensor.status, sensor.diagnostics) == ("ok", [])
+
+
+def test_an_mcp_sensor_naming_both_a_tool_and_a_resource_or_neither_is_invalid() -> None:
+    both = sensor_from(MCP_HEAD + "  tool: list\n  resource: repo://issues\n")
+    assert [(d.code, d.line) for d in both.diagnostics] == [("bad-value", 7)]
+    assert "either `tool`" in both.diagnostics[0].message
+    neither = sensor_from(MCP_HEAD)
+    assert [d.code for d in neither.diagnostics] == ["required"]
+    assert "`mcp.tool` or `mcp.resource`" in neither.diagnostics[0].message
+
+
+def test_a_resource_sensor_takes_no_tool_arguments() -> None:
+    sensor = sensor_from(MCP_HEAD + "  resource: repo://issues\n  args: {state: open}\n")
+    assert [(d.code, d.line) for d in sensor.diagnostics] == [("bad-value", 7)]
+
+
+def test_normalising_a_resource_sensor_fills_no_tool_only_defaults() -> None:
+    data = normalise({"kind": "mcp", "mcp": {"server": "github", "resource": "repo://issues"}})
+    assert data["mcp"] == {"server": "github", "resource": "repo://issues", "timeout": 30.0}

@@ -487,7 +487,7 @@ async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, arg
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False, default=str), file=out)
     elif verdict.ok and confirmed:
-        print(f"recorded: {compiled.name} may poll {settings.tool} on {run.server_name}", file=out)
+        print(f"recorded: {compiled.name} may poll {settings.resource or settings.tool} on {run.server_name}", file=out)
     elif verdict.ok and not answer_no:
         print(
             f"recorded without confirmation: {compiled.name} stays unprobed until you check, in another client, that "

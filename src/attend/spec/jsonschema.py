@@ -98,6 +98,9 @@ def json_schema() -> dict[str, Any]:
         {"type": "object", "propertyNames": {"enum": ["equals", "not", "in", "contains", "like", "matches",
                                                        "above", "below"]}},
     ]
+    mcp = schema["properties"]["mcp"]
+    mcp["oneOf"] = [{"required": ["tool"], "not": {"required": ["resource"]}},
+                    {"required": ["resource"], "not": {"required": ["tool"]}}]
     schema["allOf"] = [
         {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]}, "then": {"required": [kind]}}
         for kind in ("command", "mcp")

@@ -193,8 +193,11 @@ MCP_SERVER_SCHEMA: dict[str, Any] = {
 MCP_SCHEMA: dict[str, Any] = {
     "server": _f(["string", "dict"], "a server name from Claude Code's MCP config, or an inline "
                  "{command, args, env}", None, required=True, schema=MCP_SERVER_SCHEMA),
-    "tool": _f("string", "the tool to call (it must declare readOnlyHint: true)", None, required=True),
-    "args": _f("dict", "the tool call's fixed arguments", {}, keysrules={"type": "string"}),
+    "tool": _f("string", "the tool to call (it must declare readOnlyHint: true); exactly one of tool and resource",
+               None),
+    "resource": _f("string", "the URI of a resource to read (resources/read; read-only by nature, so no "
+                   "readOnlyHint is needed); exactly one of tool and resource", None, empty=False),
+    "args": _f("dict", "the tool call's fixed arguments (tool only)", {}, keysrules={"type": "string"}),
     "allow_unannotated": _f("boolean", "allow a tool that does not declare readOnlyHint (shown as an override)",
                             False),
     "timeout": _f("duration", "how long one tool call may take", 30.0),

@@ -419,11 +419,13 @@ def _describe(value: Any) -> str:
 def _kind_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     """A command or mcp sensor needs its block; no sensor may carry another kind's block."""
     kind = data.get("kind")
+    block = data.get("mcp")
+    # an mcp block is checked unless the sensor is of another kind (then it is misplaced, said below)
+    out = _mcp_target_rules(block, loc) if isinstance(block, dict) and kind not in ("command", "crate") else []
     if kind not in KINDS:
-        return []
-    out = []
+        return out
     if kind in ("command", "mcp") and kind not in data:
-        need = "argv at least" if kind == "command" else "server and tool at least"
+        need = "argv at least" if kind == "command" else "server and a tool or resource at least"
         out.append(loc.at_value(("kind",), "kind-block-missing",
                                 f"{_a(kind)} sensor needs a `{kind}:` block ({need})"))
     for other in KINDS:
@@ -432,6 +434,20 @@ def _kind_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                                   f"{_a(f'`{other}:`')} block in {_a(kind)} sensor: a sensor carries only its own kind's "
                                   f"block (`{kind}:`)"))
     return out
+
+
+def _mcp_target_rules(block: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """An mcp block names exactly one of `tool` (a call) and `resource` (a read); `args` goes with a tool."""
+    if "tool" in block and "resource" in block:
+        return [loc.at_key(("mcp", "resource"), "bad-value",
+                           "an mcp block names either `tool` (a tool call) or `resource` (a resource read), not both")]
+    if "tool" not in block and "resource" not in block:
+        return [loc.at_key(("mcp",), "required",
+                           "missing required field `mcp.tool` or `mcp.resource`: the tool to call or the resource to read")]
+    if "resource" in block and block.get("args"):
+        return [loc.at_key(("mcp", "args"), "bad-value",
+                           "`mcp.args` are a tool call's arguments; a resource read takes none (put them in the URI)")]
+    return []
 
 
 def _a(word: str) -> str:
@@ -845,6 +861,9 @@ def _cycle_from(start: str, graph: Mapping[str, list[str]]) -> list[str] | None:
 #: The `command:` fields that only an `output: stream` command uses (their defaults fill only its block).
 STREAM_ONLY_FIELDS = ("stream_format", "max_line")
 
+#: The `mcp:` fields that only a tool call uses (a resource sensor gets no defaults for them).
+TOOL_ONLY_FIELDS = ("args", "allow_unannotated")
+
 
 def normalise(data: dict[str, Any]) -> dict[str, Any]:
     """The merged sensor with defaults filled in and durations as float seconds.
@@ -866,6 +885,11 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         for name in STREAM_ONLY_FIELDS:  # a polled command has no stream defaults (explain lists what applies)
             if name not in data["command"]:
                 command.pop(name, None)
+    mcp = out.get("mcp")
+    if isinstance(mcp, dict) and "resource" in mcp and "tool" not in mcp:
+        for name in TOOL_ONLY_FIELDS:  # a resource read has no arguments and no gate (explain lists what applies)
+            if name not in data["mcp"]:
+                mcp.pop(name, None)
     if kind != "crate" and out.get("crate") == {}:
         del out["crate"]
     if isinstance(out.get("flap"), dict):

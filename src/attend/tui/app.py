@@ -566,7 +566,7 @@ class SensorsScreen(Screen[None]):
 
         def answered(yes: bool | None) -> None:
             self.model.record_probe(run, bool(yes))
-            outcome = (f"recorded: {run.compiled.name} may poll {run.settings.tool} on {run.server_name}" if yes
+            outcome = (f"recorded: {run.compiled.name} may poll {run.settings.resource or run.settings.tool} on {run.server_name}" if yes
                        else f"recorded as not confirmed: {run.compiled.name} stays unprobed")
             self.notify(outcome, title="probe", timeout=8)
             self.fill()

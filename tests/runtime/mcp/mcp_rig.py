@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon_rig import sensors_json
+
 from attend.spec.model import LayerPaths
 
 SERVERS = Path(__file__).parent / "servers"
@@ -45,8 +47,12 @@ class Behind:
         return {"command": sys.executable, "args": [str(SERVERS / f"{script}.py")], "env": self.env(**extra_env)}
 
 
-def mcp_sensor_yaml(name: str, server: Any, tool: str = "list_items", **mcp: Any) -> str:
-    """A user sensor file of kind mcp with one keyed `added` trigger on `$.items[*]` (JSON is valid YAML)."""
+def mcp_sensor_yaml(name: str, server: Any, tool: str | None = "list_items", **mcp: Any) -> str:
+    """A user sensor file of kind mcp with one keyed `added` trigger on `$.items[*]` (JSON is valid YAML).
+
+    `tool=None` leaves the tool out (a resource sensor passes `resource=URI`)."""
+    if tool is not None:
+        mcp = {"tool": tool, **mcp}
     doc = {
         "spec": 1,
         "name": name,
@@ -54,7 +60,7 @@ def mcp_sensor_yaml(name: str, server: Any, tool: str = "list_items", **mcp: Any
         "interval": 1,
         "min_interval": 1,
         "threshold": 1.0,
-        "mcp": {"server": server, "tool": tool, "timeout": GENEROUS, **mcp},
+        "mcp": {"server": server, "timeout": GENEROUS, **mcp},
         "triggers": {
             "new-item": {
                 "path": "$.items[*]",
@@ -66,6 +72,12 @@ def mcp_sensor_yaml(name: str, server: Any, tool: str = "list_items", **mcp: Any
         },
     }
     return json.dumps(doc, indent=2)
+
+
+def polled_ok(home: Any, name: str) -> bool:
+    """Whether the daemon polled sensor `name` at least once and its state is ok (not only probed ok)."""
+    row = sensors_json(home).get(name, {})
+    return row.get("state") == "ok" and bool(row.get("last_poll"))
 
 
 def layer_paths(root: Path, project: Path) -> LayerPaths:

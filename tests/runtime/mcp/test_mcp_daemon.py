@@ -6,16 +6,11 @@ from typing import Any
 
 import pytest
 from daemon_rig import PATIENCE, alive, query, sensors_json, wait_until
-from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml
+from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml, polled_ok
 
 from attend.runtime.mcp.pool import UNUSED_GRACE
 
 pytestmark = pytest.mark.slow
-
-
-def polled_ok(home: Any, name: str) -> bool:
-    row = sensors_json(home).get(name, {})
-    return row.get("state") == "ok" and bool(row.get("last_poll"))
 
 
 def stored_message(home: Any, name: str) -> str | None:

@@ -1,9 +1,11 @@
-"""The mcp kind: one read-only tool call on a stdio MCP server per poll (ADR-403 §4).
+"""The mcp kind: one read-only tool call, or one resource read, on a stdio MCP server per poll (ADR-403 §4).
 
 A poll resolves the sensor's server (`mcp_config`), refuses to run without a valid, confirmed probe
 record (`unprobed`), then calls the tool through the shared session pool (`mcp_pool.McpPool`, the
-`ctx.mcp_pool` of the daemon or CLI command), which applies the read-only gate. Every outcome carries
-`meta={"server": <name>, "tool": <tool>}` so notifications can name the server.
+`ctx.mcp_pool` of the daemon or CLI command), which applies the read-only gate, or reads the sensor's
+`resource` (`resources/read`, read-only by the protocol: no gate, but the probe still applies). Every
+outcome carries `meta={"server": <name>, "tool": <tool>}` (`"resource": <uri>` for a resource sensor) so
+notifications can name the server.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def sensor_settings(compiled: CompiledSensor) -> McpSettings:
 
 
 async def call_tool(settings: McpSettings, ctx: PollContext) -> tuple[ServerDefinition, ToolCall]:
-    """Resolve the server and call the tool through `ctx.mcp_pool` (the gate applies; the probe does not).
+    """Resolve the server and call the tool (or read the resource) through `ctx.mcp_pool` (the gate applies to
+    a tool; the probe does not).
 
     Raises:
         RuntimeFailure: any failure state, with its message.
@@ -44,9 +47,13 @@ async def call_tool(settings: McpSettings, ctx: PollContext) -> tuple[ServerDefi
 async def _pool_call(
     definition: ServerDefinition, settings: McpSettings, ctx: PollContext, user: str | None = None
 ) -> ToolCall:
-    if not isinstance(settings.tool, str) or not settings.tool:
-        raise RuntimeFailure("invalid", "mcp.tool must name the tool to call")
     pool = ctx.mcp_pool
+    if isinstance(settings.resource, str) and settings.resource:
+        if pool is None:
+            raise RuntimeFailure("unavailable", "no MCP session pool is running")
+        return await pool.read(definition, settings.resource, timeout=settings.timeout, user=user)
+    if not isinstance(settings.tool, str) or not settings.tool:
+        raise RuntimeFailure("invalid", "mcp.tool must name the tool to call (or mcp.resource the resource to read)")
     if pool is None:
         raise RuntimeFailure("unavailable", "no MCP session pool is running")
     return await pool.call(
@@ -67,6 +74,8 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     """
     settings = sensor_settings(compiled)
     meta = {"server": settings.label, "tool": settings.tool}
+    if settings.resource is not None:
+        meta = {"server": settings.label, "resource": settings.resource}
     try:
         definition = resolve_server(settings.server, ctx.project_dir, ctx.env)
         meta["server"] = definition.name

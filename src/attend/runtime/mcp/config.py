@@ -139,13 +139,17 @@ def server_label(server: Any) -> str:
     return label
 
 
-def fingerprint(server: Any, tool: Any, args: Any) -> str:
-    """The probe record's fingerprint: a hash of the server (as configured), tool and args.
+def fingerprint(server: Any, tool: Any, args: Any, resource: Any = None) -> str:
+    """The probe record's fingerprint: a hash of the server (as configured), tool and args (or resource).
 
     The server enters as the sensor names it (a name, or the inline mapping before expansion), so a
     rotated token in the environment does not void a probe, but pointing the sensor elsewhere does.
+    A resource sensor's URI enters too; a tool sensor's fingerprint is unchanged by it (no `resource` key).
     """
-    canonical = json.dumps({"server": server, "tool": tool, "args": args}, sort_keys=True, default=str)
+    fields = {"server": server, "tool": tool, "args": args}
+    if resource is not None:
+        fields["resource"] = resource
+    canonical = json.dumps(fields, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -285,14 +289,17 @@ DEFAULT_TIMEOUT = 30.0
 
 
 class McpSettings:
-    """A sensor's `mcp:` block, read once: server (as configured), tool, args, gate override, timeout."""
+    """A sensor's `mcp:` block, read once: server (as configured), tool and args or resource, gate override,
+    timeout."""
 
-    __slots__ = ("allow_unannotated", "args", "server", "timeout", "tool")
+    __slots__ = ("allow_unannotated", "args", "resource", "server", "timeout", "tool")
 
     def __init__(self, block: Any) -> None:
         block = block if isinstance(block, dict) else {}
         self.server: Any = block.get("server")
         self.tool: Any = block.get("tool")
+        #: The URI a resource sensor reads (`resources/read`) instead of calling a tool; None for a tool sensor.
+        self.resource: Any = block.get("resource")
         args = block.get("args")
         self.args: dict[str, Any] = dict(args) if isinstance(args, dict) else {}
         self.allow_unannotated = bool(block.get("allow_unannotated", False))
@@ -307,4 +314,9 @@ class McpSettings:
     @property
     def fingerprint(self) -> str:
         """What a probe record must have been taken with (server as configured, tool, args)."""
-        return fingerprint(self.server, self.tool, self.args)
+        return fingerprint(self.server, self.tool, self.args, self.resource)
+
+    @property
+    def target(self) -> str:
+        """What a poll asks the server for, as messages show it: `tool NAME` or `resource URI`."""
+        return f"resource {self.resource}" if self.resource is not None else f"tool {self.tool}"

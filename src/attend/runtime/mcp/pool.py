@@ -24,11 +24,11 @@ import logging
 import math
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import trio
 from mcp import Client, StdioServerParameters
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
 
 __all__ = ["CLIENT_LOG", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
+
+_R = TypeVar("_R")
 
 #: The folder under the state directory that holds one stderr log per server.
 LOG_DIR = "mcp"
@@ -213,6 +215,42 @@ class McpPool:
                 (waiting out the restart backoff), `refused` (the gate), `exit` (the tool reported an error)
                 or `auth_failed` (the error reports a missing or expired credential).
         """
+        session = await self._session_for(definition, timeout, user)
+        refusal = gate_refusal(
+            tool, session.tools.get(tool), listed=tool in session.tools, allow_unannotated=allow_unannotated
+        )
+        if refusal is not None:
+            raise RuntimeFailure("refused", f"MCP server {definition.name!r}: {refusal}")
+        client = session.client
+        assert client is not None  # _session_for returns only a session with a client
+        result = await self._request(session, f"tool {tool}", lambda: client.call_tool(tool, args), timeout)
+        texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+        if result.is_error:
+            message = "\n".join(texts).strip() or "the tool reported an error without a message"
+            raise RuntimeFailure(tool_error_state(message), f"MCP tool {tool} on {definition.name!r}: {message}")
+        structured = result.structured_content
+        return ToolCall(document=result_document(structured, texts), structured=structured, texts=texts)
+
+    async def read(self, definition: ServerDefinition, uri: str, *, timeout: float, user: str | None = None) -> ToolCall:
+        """Read the resource `uri` (`resources/read`) through the server's shared session.
+
+        A resource read is read-only by the protocol, so the read-only gate (a tool's `readOnlyHint`) does not
+        apply. The document is the text contents joined and parsed as JSON, else `{"text": ...}`, as for a
+        tool without structured content; binary (blob) contents are left out.
+
+        Raises:
+            RuntimeFailure: as `call`, except `refused`; a read the server answers with an error (an unknown
+                URI) is `exit`, or `auth_failed` when its words report a credential problem.
+        """
+        session = await self._session_for(definition, timeout, user)
+        client = session.client
+        assert client is not None  # _session_for returns only a session with a client
+        result = await self._request(session, f"resource {uri}", lambda: client.read_resource(uri), timeout)
+        texts = [text for part in result.contents if isinstance(text := getattr(part, "text", None), str)]
+        return ToolCall(document=result_document(None, texts), structured=None, texts=texts)
+
+    async def _session_for(self, definition: ServerDefinition, timeout: float, user: str | None) -> _Session:
+        """The live session a request of `user` goes to (recorded for `retain`), checked alive when it served before."""
         if user is not None and self._users.get(user) != definition:
             moved = user in self._users
             self._users[user] = definition
@@ -221,37 +259,30 @@ class McpPool:
         session = await self._connected(definition, timeout)
         if session.used and not await self._alive(session, timeout):
             # The server exited while idle (an idle timeout, a restart of its own): not a failure of
-            # this call, which has not been sent. Start it again at once.
+            # this request, which has not been sent. Start it again at once.
             self._end(session, None)
             session = await self._connected(definition, timeout)
         session.used = True
-        refusal = gate_refusal(
-            tool, session.tools.get(tool), listed=tool in session.tools, allow_unannotated=allow_unannotated
-        )
-        if refusal is not None:
-            raise RuntimeFailure("refused", f"MCP server {definition.name!r}: {refusal}")
-        client = session.client
-        assert client is not None  # _connected returns only a session with a client
-        result = None
+        return session
+
+    async def _request(self, session: _Session, what: str, send: Callable[[], Awaitable[_R]], timeout: float) -> _R:
+        """Send one request (`what`: `tool NAME` or `resource URI`) under `timeout`, its failures as states.
+
+        A JSON-RPC error answer leaves the session open (`exit` or `auth_failed`); a broken connection ends it.
+        """
+        name = session.definition.name
         with trio.move_on_after(timeout):
             try:
-                result = await client.call_tool(tool, args)
+                return await send()
             except MCPError as exc:
                 if exc.code != CONNECTION_CLOSED:
-                    # The server answered with a JSON-RPC error: the session is fine, the call failed.
-                    message = f"MCP tool {tool} on {definition.name!r}: {exc.message} (error {exc.code})"
+                    # The server answered with a JSON-RPC error: the session is fine, the request failed.
+                    message = f"MCP {what} on {name!r}: {exc.message} (error {exc.code})"
                     raise RuntimeFailure(tool_error_state(exc.message), message) from None
-                raise self._lost(session, tool, exc) from None
+                raise self._lost(session, what, exc) from None
             except Exception as exc:  # noqa: BLE001 - any other failure is the transport's: the session is gone
-                raise self._lost(session, tool, exc) from None
-        if result is None:
-            raise RuntimeFailure("timeout", f"MCP tool {tool} on {definition.name!r} did not answer within {timeout:g}s")
-        texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
-        if result.is_error:
-            message = "\n".join(texts).strip() or "the tool reported an error without a message"
-            raise RuntimeFailure(tool_error_state(message), f"MCP tool {tool} on {definition.name!r}: {message}")
-        structured = result.structured_content
-        return ToolCall(document=result_document(structured, texts), structured=structured, texts=texts)
+                raise self._lost(session, what, exc) from None
+        raise RuntimeFailure("timeout", f"MCP {what} on {name!r} did not answer within {timeout:g}s")
 
     async def _alive(self, session: _Session, timeout: float) -> bool:
         """Whether a session that served calls before still has its server; refreshes the tool listing.
@@ -272,12 +303,12 @@ class McpPool:
                 return False
         return True
 
-    def _lost(self, session: _Session, tool: str, exc: BaseException) -> RuntimeFailure:
+    def _lost(self, session: _Session, what: str, exc: BaseException) -> RuntimeFailure:
         """End a session whose connection broke during a call; the failure counts towards the backoff."""
         name = session.definition.name
         failure = RuntimeFailure(
             "exec_failed",
-            f"MCP server {name!r} failed during {tool}: {_describe(exc)} (stderr: {log_path(self._state_dir, name)})",
+            f"MCP server {name!r} failed during {what}: {_describe(exc)} (stderr: {log_path(self._state_dir, name)})",
         )
         self._end(session, failure)
         return failure

@@ -111,6 +111,7 @@ def probe_record(
         "server": settings.server,
         "server_name": server_name,
         "tool": settings.tool,
+        "resource": settings.resource,
         "args": settings.args,
         "fingerprint": settings.fingerprint,
         "first": first,
@@ -144,7 +145,8 @@ class ProbeRun:
     def describe(self) -> str:
         """What the probe found, as `attend sensors probe` prints it before asking."""
         out = io.StringIO()
-        _describe(out, self.compiled.name, self.server_name, self.settings.tool, self.verdict)
+        done = f"read {self.settings.target}" if self.settings.resource is not None else f"called {self.settings.tool}"
+        _describe(out, self.compiled.name, self.server_name, done, self.verdict)
         return out.getvalue()
 
     def record(self, store: Any, confirmed: bool) -> dict[str, Any]:
@@ -223,8 +225,8 @@ CONFIRM_QUESTION = (
 )
 
 
-def _describe(out: TextIO, sensor: str, server: str, tool: str, verdict: ProbeComparison) -> None:
-    print(f"probe {sensor}: called {tool} on {server} twice", file=out)
+def _describe(out: TextIO, sensor: str, server: str, done: str, verdict: ProbeComparison) -> None:
+    print(f"probe {sensor}: {done} on {server} twice", file=out)
     for name, count in verdict.items.items():
         lost = verdict.lost.get(name, [])
         what = "watched value(s)" if name in verdict.keyless else "item(s)"

@@ -1,0 +1,77 @@
+"""MCP resources (issue 26, part 2): `mcp.resource: URI` reads the resource through the shared pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from daemon_rig import wait_until
+from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml, polled_ok
+
+from attend.errors import RuntimeFailure
+from attend.runtime.kinds import PollContext
+from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
+from attend.runtime.mcp.config import fingerprint
+
+
+def settings(server: Any, uri: str) -> McpSettings:
+    return McpSettings({"server": server, "resource": uri, "timeout": GENEROUS})
+
+
+async def test_a_resource_is_read_as_the_json_of_its_text_and_sees_changes_behind_it(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    server = behind.inline("resources")
+    _, read = await call_tool(settings(server, "items://list"), ctx)
+    assert read.document == {"items": [{"id": "a", "title": "first"}]}
+    behind.write_items([{"id": "b", "title": "second"}])
+    _, read = await call_tool(settings(server, "items://list"), ctx)
+    assert read.document == {"items": [{"id": "b", "title": "second"}]}
+    # a text that is not JSON is {"text": ...}, as for a tool; no tool here declares readOnlyHint and no
+    # override was given: a resource read passes no read-only gate
+    _, read = await call_tool(settings(server, "items://greeting"), ctx)
+    assert read.document == {"text": "hello there"}
+    assert len(behind.starts()) == 1  # one shared session
+
+
+async def test_an_unknown_resource_is_exit_and_a_credential_error_is_auth_failed(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    server = behind.inline("resources")
+    with pytest.raises(RuntimeFailure) as unknown:
+        await call_tool(settings(server, "items://nope"), ctx)
+    assert unknown.value.state == "exit" and "items://nope" in unknown.value.message
+    with pytest.raises(RuntimeFailure) as expired:
+        await call_tool(settings(server, "items://expired"), ctx)
+    assert expired.value.state == "auth_failed"
+    assert "401 Unauthorized: the access token expired" in expired.value.message
+    # the session survived both error answers
+    _, read = await call_tool(settings(server, "items://list"), ctx)
+    assert read.document == {"items": [{"id": "a", "title": "first"}]}
+    assert len(behind.starts()) == 1
+
+
+def test_a_resource_sensors_fingerprint_names_its_uri_and_a_tool_sensors_stays_as_it_was() -> None:
+    tool = McpSettings({"server": "s", "tool": "list"})
+    assert tool.fingerprint == fingerprint("s", "list", {})
+    first, second = McpSettings({"server": "s", "resource": "a://1"}), McpSettings({"server": "s", "resource": "a://2"})
+    assert first.fingerprint != second.fingerprint
+
+
+@pytest.mark.slow
+def test_a_probed_resource_sensor_reports_a_change_behind_its_server_from_attend_run(
+    quiet_home: Any, daemon: Any, behind: Behind
+) -> None:
+    sensor = mcp_sensor_yaml("shelf", behind.inline("resources"), tool=None, resource="items://list")
+    quiet_home.write_user_sensor("shelf", sensor)
+    probed = quiet_home.attend("sensors", "probe", "shelf", "--confirm")
+    assert probed.returncode == 0, probed.stderr
+    assert "read resource items://list on resources.py twice" in probed.stdout
+
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "shelf"), what="the baseline read")
+    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
+    running.wait_for(lambda out: any("new item b" in line for line in out))
+    running.stop()
+    (note,) = [line for line in running.stdout if line.startswith("[attend sensor=shelf")]
+    assert "new item b: second" in note and "server=resources.py" in note
