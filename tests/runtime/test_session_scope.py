@@ -127,3 +127,24 @@ def test_a_one_shot_poll_of_a_session_scoped_sensor_polls_for_the_callers_sessio
     _, store, _ = pipeline_rig(quiet_home, "mine")
     with store:
         assert store.trigger_states("mine@a") and store.trigger_states("mine@b") and not store.trigger_states("mine")
+
+
+async def test_session_in_a_description_is_the_session_polled_for_unless_the_item_has_its_own(quiet_home) -> None:
+    from attend.compiler import compile_sensor
+    from attend.spec import load_set
+
+    folder, _, store, ctx = setup(quiet_home)
+    doc = json.loads((quiet_home.user_sensors / "mine.yaml").read_text())
+    doc["triggers"]["new"]["description"] = "new item {id} for {session}"
+    quiet_home.write_user_sensor("mine", json.dumps(doc))
+    compiled = compile_sensor(load_set(quiet_home.project, {**ctx.env}).sensors["mine"])
+    with store:
+        (folder / "a.json").write_text(json.dumps([{"id": 1}, {"id": 2, "session": "its-own"}]))
+        fired = compiled.step(None, {"items": [{"id": 1}, {"id": 2, "session": "its-own"}]}, test=True, session="a")
+        assert [f.description for f in fired.fires] == ["new item 1 for a", "new item 2 for its-own"]
+        project = compiled.step(None, {"items": [{"id": 1}]}, test=True)  # no session: rendered empty, warned
+        assert project.fires[0].description == "new item 1 for "
+        assert any("{session} is missing" in w for w in project.warnings)
+        await_poll = await kinds.poll(compiled, replace(ctx, session="a"))  # the daemon's path, polled for a
+        record = record_poll(store, compiled, await_poll, now=1000.0, session="a", test=True)
+        assert [o.description for o in record.observations] == ["new item 1 for a", "new item 2 for its-own"]

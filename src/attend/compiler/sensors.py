@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.compiler.digest import compile_digest
+from attend.compiler.templates import FOCUS_SESSION
 from attend.compiler.findings import fold_fires, supersede
 from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
@@ -125,7 +126,7 @@ class CompiledSensor:
 
     def step(
         self, states: dict[str, Any] | None, result: Any, *, test: bool = False, detail: bool = True,
-        now: float | None = None, digest: bool = True,
+        now: float | None = None, digest: bool = True, session: str | None = None,
     ) -> SensorStep:
         """Run every trigger on one poll result.
 
@@ -139,6 +140,8 @@ class CompiledSensor:
             digest: shape the fires into lines: superseded fires dropped, identical lines folded, more
                 than `digest.over` fires as one (False: the caller does it itself, as the daemon does
                 around shelving, with `supersede`, `fold` and `self.digest.apply`).
+            session: the session a `scope: session` sensor is polled for: `{session}` in a description
+                renders it (when the item has no `session` field of its own).
 
         Returns:
             The fires of all triggers in trigger order, the new states keyed by definition hash,
@@ -152,7 +155,11 @@ class CompiledSensor:
                 if isinstance(item, dict)
             ]
             return SensorStep(fires, {}, [])
-        out = evaluate_triggers(self.triggers, states, result, test=test, detail=detail, now=now)
+        token = FOCUS_SESSION.set(session)
+        try:
+            out = evaluate_triggers(self.triggers, states, result, test=test, detail=detail, now=now)
+        finally:
+            FOCUS_SESSION.reset(token)
         if digest:
             out.fires, _ = self.supersede(out.fires)
             out.fires, _ = self.fold(out.fires)

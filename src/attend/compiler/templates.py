@@ -1,7 +1,8 @@
 """Description templates → rendering closures (DESIGN.md, Trigger semantics: `description`).
 
 A template's literal parts and field references become one closure taking the item, its key and its
-previous value. A reference to a field the item lacks renders as the empty string and warns
+previous value. `{session}` is the item's `session` field, or else, in a `scope: session` sensor, the
+session it is evaluated for (`FOCUS_SESSION`). A reference to a field the item lacks renders as the empty string and warns
 (`poll` shows it); `{key}` of a keyless trigger and `{previous}` of an item that had none render empty
 without a warning, since nothing is wrong with the item. Each reference renders at most
 `ops.RENDER_LIMIT` characters and the description as a whole is cut there too (with "…"), so a fire
@@ -11,12 +12,17 @@ costs at most milliseconds whatever the item holds (bounds.MAX_DESCRIPTION_CHARS
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from attend import ir
 from attend.compiler import ops
 
-__all__ = ["Render", "compile_template"]
+__all__ = ["FOCUS_SESSION", "Render", "compile_template"]
+
+#: The session a `scope: session` sensor is being evaluated for (`CompiledSensor.step(session=)` sets it
+#: for the step's duration): `{session}` renders it when the item has no `session` field of its own.
+FOCUS_SESSION: ContextVar[str | None] = ContextVar("FOCUS_SESSION", default=None)
 
 Warn = Callable[[str], None]
 #: A compiled template: (item, key, previous, warn) → text. `key` is the item's key value (None for a
@@ -61,6 +67,19 @@ def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
 
         return previous_field
 
+    if fields == ("session",):
+
+        def session_name(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+            # the item's own `session` (the peers sensor's), else the session a scope: session poll is for
+            value = item.get("session", missing) if item.__class__ is dict else get_dotted(item, fields)
+            if value is missing:
+                value = FOCUS_SESSION.get()
+                if value is None:
+                    warn(f"description: {shown} is missing from the item; rendered empty")
+                    return ""
+            return value if value.__class__ is str and len(value) <= limit else render(value)
+
+        return session_name
     if len(fields) == 1:
         (name,) = fields
 

@@ -168,7 +168,7 @@ def record_poll(
     if outcome.ok:
         stored = store.trigger_states(state_key) if store is not None else {}
         try:
-            record.step = compiled.step(stored, outcome.result, test=test, now=now, digest=False)
+            record.step = compiled.step(stored, outcome.result, test=test, now=now, digest=False, session=session)
         except Exception as exc:  # noqa: BLE001 - an evaluator failure is the sensor's state, not a crash
             record.state = "malformed"
             record.message = f"the result could not be evaluated: {type(exc).__name__}: {exc}"
