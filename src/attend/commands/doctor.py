@@ -114,10 +114,25 @@ def check_peers(env: Mapping[str, str]) -> list[Check]:
                   f"remove them (every peers file is in {printable_path(mailbox.root)}); attend rewrites what it needs")]
 
 
-def check_sensors(sensor_set: Any) -> Check:
+def _polled_invalid(paths: Any) -> dict[str, str]:
+    """The sensors whose last poll the daemon recorded as `invalid`, with its message: what the daemon's
+    own environment found (a crate source it cannot import), which compiling here cannot see."""
+    from attend.runtime.store import open_project_store
+    from attend.runtime.store.sensor_status import POLL_STATE
+
+    try:
+        with open_project_store(paths) as store:
+            statuses = store.statuses()
+    except Exception:  # noqa: BLE001 - the store check reports a store that does not open
+        return {}
+    return {name: s.message for name, s in statuses.items() if s.state == "invalid" and s.state_source == POLL_STATE}
+
+
+def check_sensors(sensor_set: Any, polled_invalid: dict[str, str] | None = None) -> Check:
+    """Every sensor compiles here, and none that does was found `invalid` by the daemon's last poll."""
     from attend.runtime.runnable import compiled_or_error, first_error, runnable
 
-    broken, refused, good = [], [], 0
+    broken, refused, good, found, crate = [], [], 0, 0, False
     for name, sensor in sorted(sensor_set.sensors.items()):
         if sensor.status == "refused":
             refused.append(name)
@@ -125,9 +140,18 @@ def check_sensors(sensor_set: Any) -> Check:
             broken.append(f"{name} ({first_error(sensor)})")
         elif compiled_or_error(sensor)[0] is None:
             broken.append(f"{name} ({compiled_or_error(sensor)[1]})")
+        elif sensor.enabled and name in (polled_invalid or {}):
+            broken.append(f"{name} (the daemon's last poll: {(polled_invalid or {})[name]})")
+            found += 1
+            crate = crate or sensor.data.get("kind") == "crate"
         else:
             good += 1
     stray = [str(d) for d in sensor_set.diagnostics if str(d.severity) == "error"]
+    if found:
+        fix = ("install a crate sensor's package where the daemon runs (the plugin's own virtualenv: list it in "
+               "extra-packages.txt, docs/authoring.md), then restart the daemon" if crate else
+               "`attend sensors` shows each reason; an edit of the file (or a restart of the daemon) polls it again")
+        return Check("sensors", "fail", f"{len(broken) + len(stray)} invalid: {_names(broken + stray)}", fix)
     if broken or stray:
         return Check("sensors", "fail", f"{len(broken) + len(stray)} do not compile: {_names(broken + stray)}",
                      "`attend compile --check` shows every problem with its position")
@@ -302,7 +326,7 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         ("versions", check_versions),
         ("store", lambda: check_store(paths)),
         ("peers files", lambda: check_peers(env)),
-        ("sensors", lambda: check_sensors(sensor_set())),
+        ("sensors", lambda: check_sensors(sensor_set(), _polled_invalid(paths))),
         ("daemon", lambda: check_sessions(project_dir, env)),
         ("recoveries", lambda: check_recoveries(project_dir, env)),
         ("claude-code", lambda: check_claude_code(project_dir, env)),

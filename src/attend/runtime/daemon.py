@@ -102,6 +102,9 @@ class RunningSensor:
     compiled: Any
     fingerprint: str
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    #: A poll found the sensor `invalid` (a crate source this environment cannot load, say): it polls no
+    #: more; the next reload starts it again (a changed file, or a package installed since).
+    invalid: bool = False
 
     @property
     def terms(self) -> SensorTerms:
@@ -242,7 +245,7 @@ class Daemon:
         self.file_errors_logged.pop(name, None)  # valid again: a later error is news
         fingerprint = _fingerprint(sensor)
         current = self.running.get(name)
-        if current is not None and current.fingerprint == fingerprint:
+        if current is not None and current.fingerprint == fingerprint and not current.invalid:
             self.store.update_status(name, file_error="")
             return
         if current is not None:
@@ -370,6 +373,14 @@ class Daemon:
                 # Evaluated but not stored: a crate sensor's in-memory state moved on without its
                 # trigger states, so rebuild it from the store before the next poll.
                 self._forget_crate_memory(ctx.state_key(compiled.name))
+            if outcome.state == "invalid":
+                # An invalid sensor never polls (docs/runtime.md): say so once, keep the state and stop.
+                running.invalid = True
+                self.store.update_status(compiled.name, next_poll=None)
+                self.log(f"sensor {compiled.name} is invalid: {outcome.message}; it polls no more until its "
+                         "file changes or the daemon restarts")
+                running.scope.cancel()
+                return cadence
             if record.step is not None and record.state == "ok":
                 due[0] = record.step.due
             if record.observations:
