@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "json_text", "one_line", "printable", "printable_path"]
+__all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "iso_time", "json_text", "one_line", "printable", "printable_path"]
 
 #: Every character that ends a line (what `str.splitlines` breaks at; YAML's NEL, LS and PS among them).
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -77,3 +77,12 @@ def escaped_lines(text: str) -> str:
     """`text` printable on one line with every line break shown as an escape (`\\n`, `\\r`, `\\x0b`,
     `\\u2028`...): a diagnostic keeps the exact text it quotes and still takes one line."""
     return printable(text.replace("\n", "\\n").replace("\r", "\\r"))
+
+
+def iso_time(t: float | None) -> str | None:
+    """A wall-clock time as ISO-8601 UTC to the second (None stays None): how commands show times."""
+    if t is None:
+        return None
+    from datetime import UTC, datetime  # only where a time is shown
+
+    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")

@@ -16,7 +16,7 @@ import pytest
 from attend.peers.identity import Session
 from attend.peers.mailbox import Mailbox, Message, peers_dir
 from attend.runtime.sessions.cold_start import COLD_START_WAIT, cold_start, message_sensors
-from attend.runtime.sessions.serve import SessionPrinter
+from attend.runtime.sessions.printer import SessionPrinter
 from attend.runtime.store import Observation, open_project_store
 from attend.spec import layer_paths
 

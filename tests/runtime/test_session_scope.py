@@ -12,7 +12,7 @@ from daemon_rig import pipeline_rig
 from attend.peers.identity import Session
 from attend.runtime import kinds
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
-from attend.runtime.sessions.serve import SessionPrinter
+from attend.runtime.sessions.printer import SessionPrinter
 
 #: Prints the items of `<folder>/<ATTEND_SESSION>.json`: each session sees its own file.
 SCRIPT = "import json, os, sys, pathlib; p = pathlib.Path(sys.argv[1]) / (os.environ['ATTEND_SESSION'] + '.json'); " \

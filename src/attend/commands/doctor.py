@@ -22,11 +22,11 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attend.errors import EXIT_FAILED
+from attend.text import iso_time
 
 __all__ = ["Check", "EXIT_FAILED", "main", "run_checks"]
 
@@ -53,10 +53,6 @@ class Check:
 def _names(items: list[str]) -> str:
     shown = ", ".join(items[:SHOWN])
     return shown + (f" and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
-
-
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
 
 
 def check_versions() -> Check:
@@ -174,9 +170,9 @@ def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         poller, attached, lock_pid = None, [], run_lock_holder(run_lock_path(project_dir, env))
     if poller is not None:
         daemon = Check("daemon", "ok", f"session {poller.session} (pid {poller.pid}) polls {project_dir}"
-                       + (f" since {_iso(poller.since)}" if poller.since else ""))
+                       + (f" since {iso_time(poller.since)}" if poller.since else ""))
     elif lock_pid is not None:
-        since = _iso(run_lock_path(project_dir, env).stat().st_mtime)
+        since = iso_time(run_lock_path(project_dir, env).stat().st_mtime)
         daemon = Check("daemon", "ok", f"pid {lock_pid} polls {project_dir} since {since}")
     else:
         daemon = Check("daemon", "warn", f"no `attend run` polls {project_dir}",
@@ -205,7 +201,7 @@ def check_recoveries(project_dir: Path, env: Mapping[str, str]) -> Check:
              if RECOVERED in text]
     if not lines:
         return Check("recoveries", "ok", "attend run recovered from nothing in the last 7 days")
-    shown = "; ".join(f"{_iso(when)} pid {pid}: {text}" for when, pid, text in lines[-5:])
+    shown = "; ".join(f"{iso_time(when)} pid {pid}: {text}" for when, pid, text in lines[-5:])
     return Check("recoveries", "warn", f"attend run recovered in place {len(lines)} time(s) in the last 7 days: {shown}",
                  f"see the run log {log_path(project_dir, env)} for what led to it")
 

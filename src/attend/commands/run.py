@@ -1,4 +1,4 @@
-"""`attend run`: the command around `runtime.sessions.serve` (signals, a closed stdout, exit codes)."""
+"""`attend run`: the command around `runtime.serve` (signals, a closed stdout, exit codes)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import trio
 
 from attend.files import run_lock_path
 from attend.peers.identity import Session, SessionError, resolve_session
+from attend.runtime.serve import StreamClosed, serve_session
 from attend.runtime.sessions.runlock import open_lock
 from attend.runtime.sessions.runlog import RunLog, log_path
-from attend.runtime.sessions.serve import StreamClosed, serve_session
 from attend.runtime.sessions.upkeep import Reexec, found, reexec_argv
 
 

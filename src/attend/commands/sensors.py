@@ -39,7 +39,6 @@ from attend.errors import (
 from attend.runtime.mcp.probe import (
     CONFIRM_QUESTION,
     ProbeRefused,
-    probe_calls,
     probe_target,
 )
 from attend.runtime.noise.history import render_history
@@ -51,7 +50,6 @@ from attend.runtime.noise.shelving import (
 from attend.runtime.reports import (
     DISABLED_STATE,
     fire_json,
-    iso_time,
     poll_report,
     sensor_rows,
 )
@@ -61,7 +59,7 @@ from attend.settings.manage import Managed, copy_sensor, delete_sensor, rename_s
 from attend.settings.policy import (
     target_layer,
 )
-from attend.text import printable
+from attend.text import iso_time, printable
 
 __all__ = ["sensors_fire", "sensors_list", "sensors_poll"]
 
@@ -464,6 +462,7 @@ def sensors_probe(args: Any) -> int:
 
 async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, args: Any) -> int:
     from attend.errors import RuntimeFailure
+    from attend.runtime.kinds.mcp import probe_calls  # the MCP SDK: only when a probe runs
 
     try:
         run = await probe_calls(compiled, paths, env, args.project_dir, store)

@@ -7,7 +7,7 @@ Layout (every name below is made here, never taken from a message or a user's pa
   that no longer exists.
 - `open/`: the open channel, every live session's. `@<channel>/`: a named channel; its members (session
   ids) are in `channels.yaml`.
-- `heartbeat/<session>`: presence, rewritten by every `attend run` (`HEARTBEAT` in runtime/sessions/serve.py);
+- `heartbeat/<session>`: presence, rewritten by every `attend run` (`HEARTBEAT` in runtime/serve.py);
   a session is live while its file is younger than `LIVE_FOR` seconds (a SIGKILLed `attend run` stays
   live that long: its session may restart it, and mail sent meanwhile waits for it). A heartbeat is the
   process's that wrote it (its `pid`): a second `attend run` with the same session id neither rewrites

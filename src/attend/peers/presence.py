@@ -32,8 +32,6 @@ from attend.peers.transcript import TAIL_BYTES, read_samples, session_transcript
 __all__ = ["CONTEXT_TAIL", "PRESENCE_SENSOR", "UNKNOWN", "PresenceSettings", "SessionState", "TranscriptReader",
            "status_of"]
 
-#: The sensor whose crate block holds the presence settings, and whose lines about a session are not
-#: printed on that session's own Monitor stream (runtime/sessions/serve.py).
 #: How much of a transcript's end is read first for its newest turn (the whole `TAIL_BYTES` only when
 #: this much holds no assistant turn with usage, as after a huge tool result).
 CONTEXT_TAIL = 256 << 10

@@ -55,7 +55,7 @@ from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
-from attend.runtime.sessions.serve import STALE_TEST_FIRE, SessionPrinter
+from attend.runtime.sessions.printer import STALE_TEST_FIRE, SessionPrinter
 from attend.runtime.sessions.status import live_session_ids
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE

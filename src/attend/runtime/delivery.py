@@ -15,7 +15,7 @@ a count, `deploy finished (×12)`, journaled as one row whose magnitude is their
 
 Decision: the journal is the project's, and an event-lane disclosure's priority is computed once, over
 all its rows; but a session is not shown every row (the peers lines about itself, the rows it authored:
-runtime/sessions/serve.py, runtime/sessions/seen.py). A row hidden from a session contributes nothing to the priority of
+runtime/sessions/printer.py, runtime/sessions/seen.py). A row hidden from a session contributes nothing to the priority of
 what that session is shown: when a disclosure lost rows for a reader, the rows it keeps are priced again
 over their own magnitudes (`priced_for_reader`), so a peer's exit (2.0) that shared a poll with the
 reader's own start (3.0) reaches that reader as the `low` line it is alone, not as `high`.

@@ -43,7 +43,7 @@ from attend.runtime.kinds import (
 )
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
-from attend.runtime.sessions.serve import SessionPrinter
+from attend.runtime.sessions.printer import SessionPrinter
 from attend.runtime.store import Observation, Store
 from attend.runtime.store.sensor_status import POLL_STATE
 

@@ -11,23 +11,16 @@ Decisions (docs/runtime.md has the user's view):
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
+from attend.text import iso_time
 
 #: The state `attend sensors` shows for a valid sensor turned off with `enabled: false` (it never polls).
 DISABLED_STATE = "disabled"
-
-
-def iso_time(t: float | None) -> str | None:
-    """A wall-clock time as ISO-8601 UTC to the second (None stays None): how commands show times."""
-    if t is None:
-        return None
-    return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
 
 
 def _overrides(sensor: Any) -> list[str]:

@@ -9,7 +9,7 @@ The result lists every live session, the polling session's own included: the jou
 project's, printed by every session attached to it, and the session that polls changes (a takeover),
 so leaving the poller out would report a takeover as the new poller's exit and never report the old
 one's. Instead a session's Monitor stream leaves out the peers lines about itself
-(`runtime/sessions/serve.py`, `PRESENCE_SENSOR`): its own start is not news to it.
+(`runtime/sessions/printer.py`, `PRESENCE_SENSOR`): its own start is not news to it.
 
 Result::
 

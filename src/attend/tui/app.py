@@ -22,7 +22,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from attend.runtime.reports import iso_time
+from attend.text import iso_time
 from attend.settings.keys import format_key
 from attend.settings.plans import NothingToUnset, render
 from attend.settings.policy import SettingsRefusal

@@ -454,7 +454,8 @@ class SensorsModel:
         """
         import trio
 
-        from attend.runtime.mcp.probe import probe_calls, probe_target
+        from attend.runtime.kinds.mcp import probe_calls
+        from attend.runtime.mcp.probe import probe_target
         from attend.runtime.store import open_project_store
 
         compiled, paths = probe_target(self.project_dir, name, self.env)

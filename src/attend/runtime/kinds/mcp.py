@@ -10,7 +10,8 @@ notifications can name the server.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext, PollOutcome
@@ -22,11 +23,12 @@ from attend.runtime.mcp.config import (
 )
 from attend.runtime.mcp.policy import probe_problem, unprobed_message
 from attend.runtime.mcp.pool import McpPool, ToolCall
+from attend.runtime.mcp.probe import ProbeRun, compare_results
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
-__all__ = ["DEFAULT_TIMEOUT", "McpPool", "McpSettings", "call_tool", "poll", "sensor_settings"]
+__all__ = ["DEFAULT_TIMEOUT", "McpPool", "McpSettings", "call_tool", "poll", "probe_calls", "sensor_settings"]
 
 def sensor_settings(compiled: CompiledSensor) -> McpSettings:
     """The `mcp:` block of a compiled sensor."""
@@ -87,3 +89,28 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     except RuntimeFailure as failure:
         return PollOutcome.failed(failure.state, failure.message, **meta)
     return PollOutcome(result=call.document, meta=meta)
+
+
+async def probe_calls(compiled: Any, paths: Any, env: dict[str, str], project_dir: str | Path, store: Any) -> ProbeRun:
+    """The probe's calls (`attend sensors probe`, runtime/mcp/probe.py): the sensor's tool twice in a row,
+    and the comparison of the two results (nothing recorded yet).
+
+    Raises:
+        RuntimeFailure: the tool could not be called (its failure state and message).
+    """
+    from attend.runtime.mcp.pool import running_pool
+
+    settings = sensor_settings(compiled)
+    ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
+    failure: RuntimeFailure | None = None
+    async with running_pool(ctx):
+        # Caught inside the pool: leaving its nursery with an exception would wrap it in a group.
+        try:
+            definition, first = await call_tool(settings, ctx)
+            _, second = await call_tool(settings, ctx)
+        except RuntimeFailure as exc:
+            failure = exc
+    if failure is not None:
+        raise failure
+    verdict = compare_results(compiled.triggers, first.document, second.document)
+    return ProbeRun(compiled, settings, definition.name, first.document, second.document, verdict)

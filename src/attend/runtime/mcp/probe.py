@@ -27,7 +27,7 @@ from attend.errors import EXIT_USAGE, Refusal
 
 __all__ = [
     "CONFIRM_QUESTION", "ProbeComparison", "ProbeRefused", "ProbeRun",
-    "compare_results", "probe_calls", "probe_record", "probe_target",
+    "compare_results", "probe_record", "probe_target",
 ]
 
 
@@ -185,37 +185,6 @@ def probe_target(project_dir: str | Path, name: str, env: dict[str, str]) -> tup
         raise ProbeRefused(f"sensor {name!r} does not compile: {exc}") from None
     assert sensors.paths is not None  # load_set always sets the paths it read
     return compiled, sensors.paths
-
-
-async def probe_calls(compiled: Any, paths: Any, env: dict[str, str], project_dir: str | Path, store: Any) -> ProbeRun:
-    """Call the sensor's tool twice in a row and compare the results (nothing recorded yet).
-
-    Raises:
-        RuntimeFailure: the tool could not be called (its failure state and message).
-    """
-    from attend.errors import RuntimeFailure
-    from attend.runtime.kinds import PollContext
-    from attend.runtime.kinds.mcp import call_tool, sensor_settings
-    from attend.runtime.mcp.pool import running_pool
-
-    settings = sensor_settings(compiled)
-    ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store)
-    failure: RuntimeFailure | None = None
-    async with running_pool(ctx):
-        # Caught inside the pool: leaving its nursery with an exception would wrap it in a group.
-        try:
-            definition, first = await call_tool(settings, ctx)
-            _, second = await call_tool(settings, ctx)
-        except RuntimeFailure as exc:
-            failure = exc
-    if failure is not None:
-        raise failure
-    verdict = compare_results(compiled.triggers, first.document, second.document)
-    return ProbeRun(compiled, settings, definition.name, first.document, second.document, verdict)
-
-
-
-
 
 
 #: The question the probe asks the operator (the terminal prompt and the sensors tab's dialog).

@@ -10,5 +10,6 @@ poll history. The per-trigger controls (`for:`, `clear_where`, flap detection) l
   sensors tab read: a sensor's shelves, flapping keys and last poll verdicts.
 - `commands.py`: `attend sensors shelve|unshelve|history`.
 
-Storage is `runtime/store/noise.py` (the `shelves` and `poll_history` tables).
+Storage is `runtime/store/noise.py` (the `shelves` and `poll_history` tables, the `Shelf` row and the
+discloser's rewrite of a stored trace, `settle_outcomes`).
 """

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from attend.runtime.store.noise import QUEUED, settle_outcomes
+
 __all__ = ["HOLD_REASONS", "QUEUED", "held_text", "poll_trace", "render_history", "settle_outcomes"]
 
-#: The outcome of a fire that became an observation, before the discloser has decided.
-QUEUED = "queued"
+# The outcome word of a fire before the discloser has decided, and the discloser's rewrite of a stored
+# trace, belong to the store (`runtime/store/noise.py`), which applies them; here for this module's readers.
 
 #: Every reason a transition can be held for, and what it means (for `attend sensors history`).
 HOLD_REASONS: dict[str, str] = {
@@ -87,32 +89,6 @@ def _held_key(key: Any) -> str | None:
     return None if key is None else key_text(key)
 
 
-def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: float | None = None) -> bool:
-    """Rewrite the discloser's verdict into a stored trace: its queued (or discloser-held) outcomes become
-    `fired`, or `held` by `reason`. Returns whether anything is still open (waiting on the discloser).
-
-    A fire the discloser held before it went out keeps how long it was held (`held_for`, from the
-    poll's time to `now`) and the last reason (`held_by`): `fired after 4m32s held: relative refractory`.
-    """
-    open_ = False
-    for trigger in trace.get("triggers", []):
-        for entry in trigger.get("outcomes", []):
-            waiting = entry.get("outcome") == QUEUED or (entry.get("outcome") == "held" and entry.get("by") == "discloser")
-            if not waiting:
-                continue
-            if fired:
-                if entry.get("outcome") == "held" and now is not None and isinstance(trace.get("time"), int | float):
-                    entry["held_for"] = max(0.0, now - float(trace["time"]))
-                    entry["held_by"] = entry.get("reason", "")
-                entry.pop("by", None)
-                entry.pop("reason", None)
-                entry["outcome"] = "fired"
-            else:
-                entry.update(outcome="held", reason=reason, by="discloser")
-                open_ = True
-    return open_
-
-
 def held_text(seconds: float) -> str:
     """How long a fire was held, as `4m32s`, `15s` or `1h2m`."""
     total = int(round(seconds))
@@ -127,7 +103,7 @@ def held_text(seconds: float) -> str:
 
 def _iso(t: float) -> str:
     """An ISO-8601 UTC time, as `attend sensors` shows times."""
-    from attend.runtime.reports import iso_time
+    from attend.text import iso_time
 
     return iso_time(t) or ""
 

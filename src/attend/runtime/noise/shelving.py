@@ -10,33 +10,12 @@ an expired one covers nothing and is pruned the next time shelves are written.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
+from attend.runtime.store.noise import Shelf  # the row type of the store's `shelves` table
 
 __all__ = ["Shelf", "ShelfRefused", "covering", "resolve_target", "shelve_target", "split_shelved", "unshelve_target"]
-
-
-@dataclass(frozen=True, slots=True)
-class Shelf:
-    """One shelf: a sensor, or one of its triggers, held until `until`, with why and since when."""
-
-    sensor: str
-    trigger: str | None
-    until: float
-    reason: str
-    since: float
-
-    @property
-    def target(self) -> str:
-        """`NAME` or `NAME/TRIGGER`, as the CLI writes it."""
-        return self.sensor if self.trigger is None else f"{self.sensor}/{self.trigger}"
-
-    def to_json(self) -> dict[str, Any]:
-        """The `--json` form (times as seconds since the epoch)."""
-        return {"sensor": self.sensor, "trigger": self.trigger, "until": self.until, "reason": self.reason,
-                "since": self.since}
 
 
 def covering(shelves: list[Shelf], trigger: str, now: float) -> Shelf | None:

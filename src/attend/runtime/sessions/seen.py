@@ -4,7 +4,7 @@ A journal row from a trigger with `author` carries that author in `meta.author` 
 a digest row carries `meta.authors` and `meta.keys` (compiler/digest.py).
 
 Decisions implemented here, applied by both conduits of a session (its `attend run` Monitor stream,
-runtime/sessions/serve.py, and its Stop-hook drain, commands/drain.py) and by its cold start:
+runtime/sessions/printer.py, and its Stop-hook drain, commands/drain.py) and by its cold start:
 
 - A session is not shown a row whose author is its own id (a digest: whose authors are all its own):
   the session wrote it. The row still counts as handled, so its position moves past it.

@@ -13,14 +13,64 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from attend.runtime.noise.history import settle_outcomes
-from attend.runtime.noise.shelving import Shelf
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.rows import BadRow, decoded, json_column, number, text
 
-__all__ = ["NoiseRows"]
+__all__ = ["QUEUED", "NoiseRows", "Shelf", "settle_outcomes"]
+
+#: The outcome of a fire that became an observation, before the discloser has decided.
+QUEUED = "queued"
+
+
+@dataclass(frozen=True, slots=True)
+class Shelf:
+    """One shelf: a sensor, or one of its triggers, held until `until`, with why and since when."""
+
+    sensor: str
+    trigger: str | None
+    until: float
+    reason: str
+    since: float
+
+    @property
+    def target(self) -> str:
+        """`NAME` or `NAME/TRIGGER`, as the CLI writes it."""
+        return self.sensor if self.trigger is None else f"{self.sensor}/{self.trigger}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` form (times as seconds since the epoch)."""
+        return {"sensor": self.sensor, "trigger": self.trigger, "until": self.until, "reason": self.reason,
+                "since": self.since}
+
+
+def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: float | None = None) -> bool:
+    """Rewrite the discloser's verdict into a stored trace: its queued (or discloser-held) outcomes become
+    `fired`, or `held` by `reason`. Returns whether anything is still open (waiting on the discloser).
+
+    A fire the discloser held before it went out keeps how long it was held (`held_for`, from the
+    poll's time to `now`) and the last reason (`held_by`): `fired after 4m32s held: relative refractory`.
+    """
+    open_ = False
+    for trigger in trace.get("triggers", []):
+        for entry in trigger.get("outcomes", []):
+            waiting = entry.get("outcome") == QUEUED or (entry.get("outcome") == "held" and entry.get("by") == "discloser")
+            if not waiting:
+                continue
+            if fired:
+                if entry.get("outcome") == "held" and now is not None and isinstance(trace.get("time"), int | float):
+                    entry["held_for"] = max(0.0, now - float(trace["time"]))
+                    entry["held_by"] = entry.get("reason", "")
+                entry.pop("by", None)
+                entry.pop("reason", None)
+                entry["outcome"] = "fired"
+            else:
+                entry.update(outcome="held", reason=reason, by="discloser")
+                open_ = True
+    return open_
+
 
 
 class NoiseRows(StoreConnection):
@@ -65,7 +115,7 @@ class NoiseRows(StoreConnection):
 
     def _record_history(self, sensor: str, trace: dict[str, Any], now: float) -> None:
         """Store one poll's trace and prune the sensor's oldest past `HISTORY_KEPT` (inside a write)."""
-        open_ = any(o.get("outcome") == "queued" for t in trace.get("triggers", ()) for o in t.get("outcomes", ()))
+        open_ = any(o.get("outcome") == QUEUED for t in trace.get("triggers", ()) for o in t.get("outcomes", ()))
         self._db.execute(
             "INSERT INTO poll_history (scope, sensor, time, trace, open) VALUES (?, ?, ?, ?, ?)",
             (self.scope, sensor, trace.get("time", now), json.dumps(trace, sort_keys=True, default=str), int(open_)),

@@ -1,55 +1,30 @@
-"""`attend run` as one session among several: one polls, the others attach (DESIGN.md, "Sessions").
+"""Printing the project's journal on one session's streams (DESIGN.md, "Sessions").
 
-Decisions implemented here:
-
-- Every `attend run` serves one session (`peers.identity.resolve_session`) and stays up. The one that
-  holds the project's run lock (runlock.py) polls: it runs the `Daemon`. Every other one is attached:
-  it prints the project's journal on its own stdout and retries the lock every `TAKEOVER_CHECK`
-  seconds, so when the poller exits (SIGTERM, SIGKILL, a crash: the kernel drops the flock) one of
-  them takes over within that delay plus the daemon's start.
 - Every session, the poller included, prints through one `SessionPrinter`: the journal rows after its
   stored position (store/sessions.py), written first and recorded after (`advance_session`), so no
   row is skipped; only a crash between the write and the record can show a row again, and only in
   the session that crashed. A restarted session (same id) resumes; a new one starts at the journal's
   end; an unresolved one (`pid-<pid>`) keeps no position.
-- Every session's presence for peers (peers/mailbox.py, `heartbeat/<session>`) is rewritten every
-  `HEARTBEAT` seconds and removed on a clean exit. Presence and the store row are the process's that
-  holds them: a second `attend run` with a session id already live warns at start-up, prints the same
-  stream, and neither rewrites nor removes what the first one holds; it takes them over at its next
-  beat once the first is gone (`_claim_if_orphaned`, `Mailbox.beat`). The peers sensor's lines about a session (keyed by
-  its id) are not printed on that session's own stream: the journal is the project's, so the sensor
-  reports every session and each session leaves out its own start, exit and status. A line left out
-  for a session also leaves its magnitude out of the priority of the lines of the same disclosure that
-  the session is shown (`delivery.priced_for_reader`).
-- A closed stdout (the Monitor gone, `attend run | head -1`) ends the session quietly with exit 0; the
-  rows it could not write stay unrecorded, so the session's next run prints them.
-- Authored rows (peer messages) go through `seen.for_session`: never the session's own, each item
-  once; a resolved session's first rounds also do its cold start (cold_start.py) once the messages
-  sensor has its baseline.
+- What a session is shown (not the peers lines about itself, nor its own messages, each item once,
+  priced for it alone) is `handover.shown_to`, shared with its hooks; a resolved session's first
+  rounds also do its cold start (cold_start.py) once the messages sensor has its baseline.
+
+The daemon and the discloser print through it; `runtime/serve.py` (`attend run`) makes one per session.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Mapping
-from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 import trio
 
-from attend.files import run_lock_path
-from attend.peers.identity import PRESENCE_SENSOR, Session, process_runs
-from attend.peers.mailbox import Mailbox, peers_dir
-from attend.runtime.delivery import (
-    format_line,
-    is_stdout_priority,
-    joined,
-    write_entries,
-)
+from attend.peers.identity import PRESENCE_SENSOR, Session
+from attend.runtime.delivery import format_line, is_stdout_priority, joined, write_entries
 from attend.runtime.faults import crash_point
 from attend.runtime.sessions.cold_start import (
     COLD_START_WAIT,
@@ -58,20 +33,13 @@ from attend.runtime.sessions.cold_start import (
 )
 from attend.runtime.sessions.handover import shown_to
 from attend.runtime.sessions.news import news
-from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.seen import items_of
-from attend.runtime.sessions.upkeep import Reexec, Upkeep, keep_polling
-from attend.runtime.store import Store, StoreUnavailable
-from attend.text import printable_path
+from attend.runtime.store import Store
 
-__all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "StreamClosed", "serve_session"]
+__all__ = ["JOURNAL_CHECK", "STALE_TEST_FIRE", "SessionPrinter", "StreamClosed"]
 
-#: How often an attached session tries to take the run lock (seconds): most of the failover delay.
-TAKEOVER_CHECK = 0.25
 #: How often a session looks for journal rows written by another process (seconds).
 JOURNAL_CHECK = 0.2
-#: How often a session records that it is alive (seconds).
-HEARTBEAT = 5.0
 #: Test lines older than this (seconds) are printed by a session only when they came after its start:
 #: none made before it is (`sensors fire` showed them where it ran, and a test belongs to the session
 #: that ran it).
@@ -250,143 +218,3 @@ class SessionPrinter:
             with trio.move_on_after(JOURNAL_CHECK):
                 await self._wake.wait()
             self._wake = trio.Event()
-
-
-def _log(stderr: TextIO, message: str) -> None:
-    stderr.write(f"attend: {message}\n")
-    stderr.flush()
-
-
-def _other_process(store: Store, mailbox: Mailbox, session: str, project_dir: Path) -> tuple[int, str] | None:
-    """Another running process serving `session`, and where: its row in this project's store, or its heartbeat."""
-    me = os.getpid()
-    record = store.session(session)
-    if record is not None and record.role != "stopped" and record.pid not in (None, me) and process_runs(record.pid):
-        return int(record.pid), "in this project"
-    try:
-        owner = mailbox.owner(session, me)
-    except OSError:
-        return None
-    if owner is None or owner.pid is None:
-        return None
-    here = owner.project == str(project_dir.resolve())
-    return owner.pid, "in this project" if here else f"in {printable_path(owner.project)}"
-
-
-def _claim_if_orphaned(store: Store, session: str, role: str) -> None:
-    """Take `session`'s row over when the process that held it is gone (stopped, or died): the row
-    names a running process serving the session again."""
-    record = store.session(session)
-    me = os.getpid()
-    if record is not None and record.pid != me and (record.role == "stopped" or record.pid is None
-                                                      or not process_runs(record.pid)):
-        store.set_session_role(session, role, pid=me)
-
-
-async def _heartbeat(store: Store, session: str, presence: Callable[[], object], role: Callable[[], str]) -> None:
-    """Record every `HEARTBEAT` seconds that the session lives: its store row, and its peers presence.
-
-    Both are this process's only while it holds them: a second process with the same session id
-    writes neither while the first runs, and takes them over at its next beat once the first is gone.
-    """
-    while True:
-        try:
-            presence()
-        except OSError:
-            pass  # an unwritable cache folder: peers do not see this session, the session still runs
-        await trio.sleep(HEARTBEAT)
-        try:
-            _claim_if_orphaned(store, session, role())
-            store.session_heartbeat(session, pid=os.getpid())
-        except sqlite3.OperationalError:
-            pass  # a busy store: the next beat records it
-
-
-async def serve_session(
-    project_dir: Path | str,
-    session: Session,
-    *,
-    env: Mapping[str, str] | None = None,
-    stdout: TextIO | None = None,
-    stderr: TextIO | None = None,
-    clock: Callable[[], float] = time.time,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Serve `session` for `project_dir` until cancelled: print the journal, and poll while holding the lock.
-
-    `task_status.started()` is called once the session prints (attached or polling).
-
-    Raises:
-        StreamClosed: the session's stdout reader went away.
-    """
-    from attend.runtime.daemon import Daemon
-    from attend.runtime.store import open_project_store
-    from attend.spec import layer_paths
-
-    env = dict(os.environ if env is None else env)
-    stdout = stdout or sys.stdout
-    stderr = stderr or sys.stderr
-    project_dir = Path(project_dir)
-    lock = open_lock(run_lock_path(project_dir, env))
-    store = open_project_store(layer_paths(project_dir, env), clock=clock)
-    mailbox = Mailbox(peers_dir(env))
-    other = _other_process(store, mailbox, session.id, project_dir)
-    if other is not None:
-        _log(stderr, f"warning: session id {session.id} is already live {other[1]} (pid {other[0]}); this process "
-                     f"prints the same stream but leaves pid {other[0]}'s presence and registration alone. "
-                     "Give each session its own id (--session or ATTEND_SESSION)")
-    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
-                             env=env, claim=other is None)
-    role = {"now": "attached"}
-    stores = [store]
-    upkeep = Upkeep(project_dir, env, session, stores, lambda: role["now"] == "polling", partial(_log, stderr), lock)
-    try:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(printer.run)
-            nursery.start_soon(_heartbeat, store, session.id, partial(
-                mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock()), lambda: role["now"])
-            nursery.start_soon(upkeep.run)
-            task_status.started()
-            if not try_lock(lock):
-                _log(stderr, f"session {session.id} attached to {printable_path(project_dir)}; pid {holder_pid(lock)} polls it")
-                while not try_lock(lock):
-                    await trio.sleep(TAKEOVER_CHECK)
-                _log(stderr, f"session {session.id} polls {printable_path(project_dir)} now (the poller exited)")
-            role["now"] = "polling"
-            store.set_session_role(session.id, "polling", pid=os.getpid())
-
-            async def poll() -> None:
-                daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
-                stores.append(daemon.store)
-                try:
-                    await daemon.run()
-                finally:
-                    stores.remove(daemon.store)
-
-            # Staying up (upkeep.py): a failed loop is logged and starts again; a closed stream, a re-exec or an
-            # unusable store ends it (commands/run.py says why in one line).
-            await keep_polling(poll, partial(_log, stderr),
-                               ends=(StreamClosed, BrokenPipeError, Reexec, StoreUnavailable, sqlite3.Error))
-    finally:
-        # Only what is this process's own: another process serving the same session id keeps its row
-        # and its heartbeat (each check-and-remove is one step: a conditional UPDATE, the presence lock).
-        try:
-            store.set_session_role(session.id, "stopped", pid=None, only_pid=os.getpid())
-        except sqlite3.Error:
-            pass  # the row stays as it was; its dead pid tells it apart from a live one
-        store.close()
-        lock.close()  # releases the lock, if held
-        upkeep.lock.close()  # the lock taken again after its file was removed, if any
-        try:
-            # Peers see a clean exit at once (a crash: after LIVE_FOR).
-            mailbox.leave_presence(session.id, pid=os.getpid())
-        except OSError:
-            pass
-
-
-
-
-
-
-
-
