@@ -289,7 +289,7 @@ def _keep_a_poller(project_dir: str) -> tuple[int | None, str]:
 
     if run_lock_holder(run_lock_path(project_dir)) is not None or _conduits(project_dir) == "monitor":
         return None, ""
-    from attend.runtime.sessions.headless import ensure_poller
+    from attend.runtime.headless import ensure_poller
 
     try:
         return ensure_poller(project_dir), ""

@@ -97,7 +97,7 @@ def main(args: Any) -> int:
     on_notice(say)
     try:
         if getattr(args, "headless", False):
-            from attend.runtime.sessions.headless import serve_headless
+            from attend.runtime.headless import serve_headless
 
             _silence_stdout()  # a headless poller prints nothing, and never into a pipe someone left
             trio.run(_until_signalled, partial(serve_headless, args.project_dir, stderr=stderr))
