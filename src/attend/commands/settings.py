@@ -78,7 +78,7 @@ from attend.settings.resolve import (
 from attend.spec.config import legacy_keys
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loading import read_sensor_file
-from attend.spec.model import LAYERS, LayerPaths, Sensor
+from attend.spec.model import LAYERS, LayerPaths, MergedSensor
 from attend.spec.schema import describe, known_fields
 
 __all__ = ["add", "get", "help", "lint", "list", "remove", "run_refusable", "set", "unset"]
@@ -195,7 +195,7 @@ def _unset_config(args: Any, key: Key) -> int:
 
 
 
-def _checked_sensor(args: Any, key: Key) -> Sensor:
+def _checked_sensor(args: Any, key: Key) -> MergedSensor:
     """The key's sensor, once the key is known to name a field of it."""
     sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
     check_field_key(key, sensor)

@@ -21,7 +21,7 @@ from attend.compiler.diagnostics import missing_descriptions
 from attend.errors import Diagnostic, Severity, by_position, unforeseen
 from attend.spec import SensorSet
 from attend.spec.loading import read_source, with_excerpt
-from attend.spec.model import Sensor
+from attend.spec.model import MergedSensor
 
 __all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "sensor_diagnostics",
            "with_excerpts"]
@@ -34,7 +34,7 @@ BLOCKING_CODES = frozenset({
     "over-budget", "too-many-errors",
 })
 
-Diagnose = Callable[[Sensor], list[Diagnostic]]
+Diagnose = Callable[[MergedSensor], list[Diagnostic]]
 
 
 def check(sensor_set: SensorSet, diagnose: Diagnose | None = None, *, strict: bool = False) -> list[Diagnostic]:
@@ -58,7 +58,7 @@ def check(sensor_set: SensorSet, diagnose: Diagnose | None = None, *, strict: bo
     return capped(sorted(unique, key=by_position))
 
 
-def sensor_diagnostics(sensor: Sensor, diagnose: Diagnose | None = None, *, strict: bool = False) -> list[Diagnostic]:
+def sensor_diagnostics(sensor: MergedSensor, diagnose: Diagnose | None = None, *, strict: bool = False) -> list[Diagnostic]:
     """One sensor's diagnostics as `check` finds them: the spec's, then the expression checks when its
     structure is sound enough to compile (unsorted; `check` sorts the whole set with `by_position`)."""
     if diagnose is None:
@@ -96,7 +96,7 @@ def capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return sorted(out, key=by_position)
 
 
-def _compilable(sensor: Sensor) -> bool:
+def _compilable(sensor: MergedSensor) -> bool:
     from attend.bounds import MAX_TRIGGERS, MAX_WHERE_PROPERTIES
 
     if not sensor.files or any(f.data is None for f in sensor.files):

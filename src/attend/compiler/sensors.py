@@ -222,7 +222,7 @@ def effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[s
 
 
 def compile_sensor(sensor: Any) -> CompiledSensor:
-    """Compile a validated spec sensor (`attend.spec.model.Sensor`).
+    """Compile a validated spec sensor (`attend.spec.model.MergedSensor`).
 
     Raises:
         CompileError: the first trigger problem, positioned in the sensor's file.

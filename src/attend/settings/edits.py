@@ -24,7 +24,7 @@ from attend.settings.policy import SettingsRefusal
 from attend.spec.config import Config, load_config
 from attend.spec.layers import build_sensor, chooses_what_runs, trust_command
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source
-from attend.spec.model import LAYERS, LayerPaths, Sensor, SensorFile
+from attend.spec.model import LAYERS, LayerPaths, MergedSensor, SensorFile
 
 __all__ = [
     "SensorFiles", "apply_edit", "check_edit", "editable_document", "editable_text", "expression_errors", "new_errors",
@@ -99,7 +99,7 @@ class SensorFiles:
         """The layers that hold a file for this sensor, lowest first."""
         return tuple(layer for layer in LAYERS if layer in self.files)
 
-    def build(self, replaced: dict[str, SensorFile | None] | None = None) -> Sensor | None:
+    def build(self, replaced: dict[str, SensorFile | None] | None = None) -> MergedSensor | None:
         """The merged sensor, with some layers' files replaced (None: removed); None when no file is left."""
         chosen = dict(self.files)
         for layer, sensor_file in (replaced or {}).items():
@@ -147,14 +147,14 @@ def sensor_file_from_text(name: str, layer: str, path: Path, text: str) -> Senso
     return sensor_file
 
 
-def expression_errors(sensor: Sensor) -> list[Diagnostic]:
+def expression_errors(sensor: MergedSensor) -> list[Diagnostic]:
     """The compiler's expression errors (paths, templates, patterns, regexes, operators) of `sensor`."""
     from attend.compiler import diagnose
 
     return [d for d in diagnose(sensor) if d.severity == Severity.ERROR]
 
 
-def _errors(sensor: Sensor | None) -> list[Diagnostic]:
+def _errors(sensor: MergedSensor | None) -> list[Diagnostic]:
     if sensor is None:
         return []
     errors = [d for d in sensor.diagnostics if d.severity == Severity.ERROR]
@@ -163,7 +163,7 @@ def _errors(sensor: Sensor | None) -> list[Diagnostic]:
     return errors
 
 
-def new_errors(before: Sensor | None, after: Sensor) -> list[Diagnostic]:
+def new_errors(before: MergedSensor | None, after: MergedSensor) -> list[Diagnostic]:
     """The errors of `after` that `before` did not have (compared by code and message, not position)."""
     known = {(d.code, d.message) for d in _errors(before)}
     return [d for d in _errors(after) if (d.code, d.message) not in known]
@@ -185,7 +185,7 @@ def _refusal_text(errors: list[Diagnostic]) -> str:
     return "the change would make the sensor invalid, so nothing was written:\n" + "\n".join(lines)
 
 
-def check_edit(files: SensorFiles, layer: str, new_text: str | None, *, before: Sensor | None = None) -> Sensor | None:
+def check_edit(files: SensorFiles, layer: str, new_text: str | None, *, before: MergedSensor | None = None) -> MergedSensor | None:
     """Validate `layer`'s file replaced by `new_text` (None: the file removed); write nothing.
 
     Args:
@@ -216,7 +216,7 @@ def check_edit(files: SensorFiles, layer: str, new_text: str | None, *, before: 
     return after
 
 
-def apply_edit(files: SensorFiles, layer: str, new_text: str | None) -> Sensor | None:
+def apply_edit(files: SensorFiles, layer: str, new_text: str | None) -> MergedSensor | None:
     """Validate `layer`'s file replaced by `new_text` (None: the file removed), then write it.
 
     Returns:

@@ -49,7 +49,7 @@ from attend.settings.resolve import (
 )
 from attend.spec.config import config_entries
 from attend.spec.loading import parse_yaml, read_yaml_file
-from attend.spec.model import LayerPaths, Sensor
+from attend.spec.model import LayerPaths, MergedSensor
 from attend.spec.schema import describe
 
 #: Fields that stay in an override file that no longer overrides anything; such a file is deleted.
@@ -152,7 +152,7 @@ def edit_config(
     return changed
 
 
-def check_field_key(key: Key, sensor: Sensor) -> None:
+def check_field_key(key: Key, sensor: MergedSensor) -> None:
     """Refuse a key that names no field of `sensor` (what `get` and `set` refuse first).
 
     Raises:
@@ -187,7 +187,7 @@ class SensorEdit:
 
 
 def plan_sensor_set(
-    files: SensorFiles, sensor: Sensor, key: Key, value_text: str, layer: str,
+    files: SensorFiles, sensor: MergedSensor, key: Key, value_text: str, layer: str,
     given: tuple[Any, bool] | None = None, as_yaml: bool = False,
 ) -> SensorEdit:
     """What `settings set KEY VALUE` would write to `layer`'s file of `sensor` (nothing is written).
@@ -229,7 +229,7 @@ class NothingToUnset(SettingsRefusal):
         super().__init__(message, EXIT_OK)
 
 
-def plan_sensor_unset(files: SensorFiles, sensor: Sensor, key: Key, layer: str) -> SensorEdit:
+def plan_sensor_unset(files: SensorFiles, sensor: MergedSensor, key: Key, layer: str) -> SensorEdit:
     """What `settings unset KEY` would leave in `layer`'s file of `sensor` (nothing is written).
 
     Raises:

@@ -2,7 +2,7 @@
 
 A key's *value* is what the files say, deep-merged across the layers as the loader merges them, and
 written as in the file (`5m`, not 300.0); a field no file sets shows the effective default that the
-sensor runs with. Its *layer* and *file* come from the spec's per-field provenance (`Sensor.origins`);
+sensor runs with. Its *layer* and *file* come from the spec's per-field provenance (`MergedSensor.origins`);
 a default has layer `default` and no file. Checking a key (`check_sensor_key`) refuses what the spec
 does not define, with a did-you-mean taken from the schema and from the sensor's own trigger names.
 """
@@ -17,7 +17,7 @@ from attend.errors import EXIT_USAGE
 from attend.settings.keys import Key, format_key, suggest
 from attend.settings.policy import SettingsRefusal
 from attend.spec.layers import merge_data
-from attend.spec.model import LAYERS, Sensor, SensorSet
+from attend.spec.model import LAYERS, MergedSensor, SensorSet
 from attend.spec.schema import describe, field_rules, known_fields
 
 __all__ = [
@@ -89,7 +89,7 @@ def is_missing(value: Any) -> bool:
     return value is _MISSING
 
 
-def raw_effective(sensor: Sensor) -> Any:
+def raw_effective(sensor: MergedSensor) -> Any:
     """The sensor's files deep-merged as written (durations as written, no defaults).
 
     The loader's own merge (`spec.layers.merge_data`), before validation normalises it; empty when no
@@ -99,12 +99,12 @@ def raw_effective(sensor: Sensor) -> Any:
     return merged
 
 
-def shown_document(sensor: Sensor) -> Any:
+def shown_document(sensor: MergedSensor) -> Any:
     """The sensor as `get` and `list` show it: its effective data, with what the files set as written."""
     return merge_raw([sensor.data, raw_effective(sensor)])
 
 
-def require_sensor(sset: SensorSet, name: str) -> Sensor:
+def require_sensor(sset: SensorSet, name: str) -> MergedSensor:
     """The sensor `name`, or a usage refusal with the closest names."""
     sensor = sset.sensors.get(name)
     if sensor is not None:
@@ -115,7 +115,7 @@ def require_sensor(sset: SensorSet, name: str) -> Sensor:
     raise SettingsRefusal(f"no sensor named {name!r}{hint}{known}", EXIT_USAGE)
 
 
-def check_sensor_key(key: Key, sensor: Sensor | None, *, deep_trigger_must_exist: bool = True) -> None:
+def check_sensor_key(key: Key, sensor: MergedSensor | None, *, deep_trigger_must_exist: bool = True) -> None:
     """Refuse a key the spec does not define, or one that goes inside a trigger that does not exist.
 
     Args:
@@ -172,7 +172,7 @@ def _default(path: tuple[str, ...]) -> Any:
     return doc.default if doc else None
 
 
-def resolve(key: Key, sensor: Sensor) -> Resolution:
+def resolve(key: Key, sensor: MergedSensor) -> Resolution:
     """The effective value of a sensor key and its provenance.
 
     The value is the merged file value when some file sets the key, else the sensor's effective

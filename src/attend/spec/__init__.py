@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from attend.spec.durations import parse_duration
     from attend.spec.layers import build_sensor, load_paths, load_set, merge_sensor
     from attend.spec.loading import read_sensor_file
-    from attend.spec.model import LAYERS, KeyPath, LayerPaths, Origin, Sensor, SensorFile, SensorSet
+    from attend.spec.model import LAYERS, KeyPath, LayerPaths, MergedSensor, Origin, SensorFile, SensorSet
     from attend.spec.paths import layer_paths
 
 #: Where each name of the package lives: its module is imported when the name is first used, so a
@@ -24,7 +24,7 @@ _MODULE_OF = {
     "parse_duration": "durations",
     "build_sensor": "layers", "load_paths": "layers", "load_set": "layers", "merge_sensor": "layers",
     "read_sensor_file": "loading",
-    "LAYERS": "model", "KeyPath": "model", "LayerPaths": "model", "Origin": "model", "Sensor": "model",
+    "LAYERS": "model", "KeyPath": "model", "LayerPaths": "model", "Origin": "model", "MergedSensor": "model",
     "SensorFile": "model", "SensorSet": "model",
     "layer_paths": "paths",
 }
@@ -34,8 +34,8 @@ __all__ = [
     "Config",
     "KeyPath",
     "LayerPaths",
+    "MergedSensor",
     "Origin",
-    "Sensor",
     "SensorFile",
     "SensorSet",
     "build_sensor",

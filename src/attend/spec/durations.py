@@ -1,7 +1,7 @@
 """Durations in sensor files: seconds as a number, or `500ms` / `30s` / `5m` / `1h` (DESIGN.md, Spec v1).
 
 One pure function turns either form into float seconds; the schema uses `is_duration` to validate and
-the normaliser `parse_duration` to store the value in `Sensor.data`. The range is checked before any
+the normaliser `parse_duration` to store the value in `MergedSensor.data`. The range is checked before any
 conversion (a 400-digit integer would overflow `float()`): ASCII digits only, at most
 `MAX_DURATION_CHARS` characters, finite, and at most `MAX_DURATION_SECONDS` (30 days).
 """

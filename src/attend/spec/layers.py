@@ -29,7 +29,7 @@ from attend.spec.model import (
     KeyPath,
     LayerPaths,
     Origin,
-    Sensor,
+    MergedSensor,
     SensorFile,
     SensorSet,
 )
@@ -120,7 +120,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any], path: KeyPath, origins: d
     return merged
 
 
-def merge_sensor(files: Sequence[SensorFile], name: str | None = None) -> Sensor:
+def merge_sensor(files: Sequence[SensorFile], name: str | None = None) -> MergedSensor:
     """Merge one sensor's files (lowest layer first), validate the result and normalise it.
 
     No trust gate here (see `build_sensor`). A file that failed to parse contributes its diagnostics;
@@ -136,7 +136,7 @@ def merge_sensor(files: Sequence[SensorFile], name: str | None = None) -> Sensor
     status = "invalid" if any(d.severity == Severity.ERROR for d in diagnostics) or not good else "ok"
     normalised = normalise(data) if good else {}
     normalised["name"] = name
-    return Sensor(name=name, data=normalised, origins=origins, files=files, diagnostics=diagnostics,
+    return MergedSensor(name=name, data=normalised, origins=origins, files=files, diagnostics=diagnostics,
                   status=status)  # type: ignore[arg-type]
 
 
@@ -148,7 +148,7 @@ def trust_command(project_dir: Path | str) -> str:
 
 
 def build_sensor(name: str, files: Sequence[SensorFile], *, trusted: bool, config_file: Path | None = None
-                 ) -> Sensor:
+                 ) -> MergedSensor:
     """One sensor from its layers' files, with the project-trust gate applied.
 
     Never raises for any input: an unforeseen exception (a bug) makes this one sensor `invalid` with a
@@ -165,11 +165,11 @@ def build_sensor(name: str, files: Sequence[SensorFile], *, trusted: bool, confi
         return _build_sensor(name, files, trusted=trusted, config_file=config_file)
     except Exception as exc:  # noqa: BLE001 - the last-resort guard: this sensor invalid, the rest go on
         file = str(files[-1].path) if files else name
-        return Sensor(name=name, data={"name": name}, files=files, status="invalid",
+        return MergedSensor(name=name, data={"name": name}, files=files, status="invalid",
                       diagnostics=[*(d for f in files for d in f.diagnostics), unforeseen(file, exc)])
 
 
-def _build_sensor(name: str, files: tuple[SensorFile, ...], *, trusted: bool, config_file: Path | None) -> Sensor:
+def _build_sensor(name: str, files: tuple[SensorFile, ...], *, trusted: bool, config_file: Path | None) -> MergedSensor:
     """`build_sensor` without its guard."""
     project = [f for f in files if f.layer == "project"]
     chosen = chooses_what_runs(project[0]) if project and project[0].data is not None else None
@@ -292,7 +292,7 @@ def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapp
     config = config or load_config(paths)
     files, problems = _expand(Path(t) for t in targets)
     config_files = {paths.config_file.resolve(), paths.project_config_file.resolve()}
-    sensors: dict[str, Sensor] = {}
+    sensors: dict[str, MergedSensor] = {}
     layered: set[str] = set()
     set_diagnostics = list(problems)
     folders = _layer_folders(paths) if files else {}

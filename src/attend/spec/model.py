@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 from attend.errors import Diagnostic, Severity, Span, by_position
 
-__all__ = ["LAYERS", "KeyPath", "LayerPaths", "Origin", "Sensor", "SensorFile", "SensorSet"]
+__all__ = ["LAYERS", "KeyPath", "LayerPaths", "MergedSensor", "Origin", "SensorFile", "SensorSet"]
 
 #: The layers, lowest first. A later layer overrides any field of an earlier one.
 LAYERS: tuple[str, ...] = ("shipped", "user", "project")
@@ -80,7 +80,7 @@ class SensorFile:
 
 
 @record
-class Sensor:
+class MergedSensor:
     """A sensor merged across its layers.
 
     `data` is the merged document, validated and normalised: defaults filled in, durations as float
@@ -144,7 +144,7 @@ class LayerPaths:
 class SensorSet:
     """Every sensor of every layer, plus the problems that belong to no single sensor."""
 
-    sensors: dict[str, Sensor]
+    sensors: dict[str, MergedSensor]
     diagnostics: list[Diagnostic] = field(default_factory=list)
     paths: LayerPaths | None = None
 

@@ -29,12 +29,12 @@ from attend.settings.policy import SettingsRefusal
 from attend.text import printable, printable_path
 from attend.tui.model import FieldRow, SensorsModel, when
 from attend.tui.screens import (
-    Applied,
     ConfirmDialog,
     EditForm,
     HelpScreen,
     InputDialog,
     NameDialog,
+    PendingChanged,
     PreviewScreen,
     ReviewScreen,
     TextDialog,
@@ -364,7 +364,7 @@ class SensorsScreen(Screen[None]):
         if event.input.id == "filter":
             self._leave_filter()
 
-    def on_applied(self, _: Applied) -> None:
+    def on_pending_changed(self, _: PendingChanged) -> None:
         self.fill()
 
     # --- actions -----------------------------------------------------------------------------------

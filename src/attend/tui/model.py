@@ -44,7 +44,7 @@ from attend.settings.plans import (
 from attend.settings.policy import SettingsRefusal
 from attend.settings.resolve import flatten, resolve, shown_document
 from attend.spec.layers import layer_paths, load_set
-from attend.spec.model import LayerPaths, Sensor, SensorSet
+from attend.spec.model import LayerPaths, MergedSensor, SensorSet
 
 __all__ = ["FieldRow", "Pending", "SensorsModel", "shown_path", "when"]
 
@@ -173,7 +173,7 @@ class SensorsModel:
         self._read: dict[tuple[str, str], bytes | None] = {}
         self._compiled: dict[str, tuple[Any, str]] = {}
         self._watcher: Any = None  # the BackgroundWatcher of the layer files, from the first reload
-        self._shown: dict[str, Sensor] = {}
+        self._shown: dict[str, MergedSensor] = {}
         self._store: Any = None
 
     # --- reading -----------------------------------------------------------------------------------
@@ -247,7 +247,7 @@ class SensorsModel:
 
     # --- pending edits -----------------------------------------------------------------------------
 
-    def _replayed(self, name: str, upto: int | None = None) -> tuple[SensorFiles, Sensor]:
+    def _replayed(self, name: str, upto: int | None = None) -> tuple[SensorFiles, MergedSensor]:
         """`name`'s files with its pending changes (the first `upto` of them) applied in memory."""
         files = SensorFiles.read(self.paths, name)
         sensor = files.build() or self.sensor_set.sensors[name]
@@ -258,13 +258,13 @@ class SensorsModel:
             sensor = files.build() or sensor
         return files, sensor
 
-    def _plan(self, files: SensorFiles, sensor: Sensor, change: Pending) -> SensorEdit:
+    def _plan(self, files: SensorFiles, sensor: MergedSensor, change: Pending) -> SensorEdit:
         if change.op == "set":
             check_field_key(change.key, sensor)
             return plan_sensor_set(files, sensor, change.key, change.value_text or "", change.layer)
         return plan_sensor_unset(files, sensor, change.key, change.layer)
 
-    def sensor(self, name: str) -> Sensor:
+    def sensor(self, name: str) -> MergedSensor:
         """Sensor `name` as its pending changes would leave it (as loaded, when it has none)."""
         if not any(p.sensor == name for p in self.pending):
             return self.sensor_set.sensors[name]

@@ -24,12 +24,12 @@ from attend.spec.schema import describe
 from attend.tui.keys import KEYS
 
 __all__ = [
-    "Applied", "ConfirmDialog", "EditForm", "HelpScreen", "InputDialog", "NameDialog", "PreviewScreen",
+    "ConfirmDialog", "EditForm", "HelpScreen", "InputDialog", "NameDialog", "PendingChanged", "PreviewScreen",
     "ReviewScreen", "TextDialog", "steady_cursor",
 ]
 
 
-class Applied(Message):
+class PendingChanged(Message):
     """The pending changes changed outside the main screen (applied or reverted in the review)."""
 
 
@@ -243,7 +243,7 @@ class ReviewScreen(ModalScreen[None]):
             text.append(f"refused: {self.model.shorten(line)}\n", style="bold red")
         self.query_one("#review-result", Static).update(text)
         self.fill()
-        self.app.post_message(Applied())
+        self.app.post_message(PendingChanged())
 
     def action_revert(self) -> None:
         table = self.query_one("#review", DataTable)
@@ -252,7 +252,7 @@ class ReviewScreen(ModalScreen[None]):
         change = self.model.pending[table.cursor_row]
         self.model.revert(change.sensor, change.path)
         self.fill()
-        self.app.post_message(Applied())
+        self.app.post_message(PendingChanged())
 
     def action_back(self) -> None:
         self.dismiss(None)
