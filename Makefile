@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-fast bench check clean
+.PHONY: run test test-fast lint bench check clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +22,15 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 run: $(VENV)/.installed
 	$(VENV)/bin/attend run
 
+# The static gate (DESIGN.md, Layout; configured in pyproject.toml): ruff, then the import-linter
+# contracts (layers, forbidden imports, no cycles).
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/lint-imports
+
 # The suite runs on both cores (pytest-xdist); every test works in its own temporary home.
 TEST_WORKERS ?= 2
-test: $(VENV)/.installed-test
+test: lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 # The inner loop: everything but the heavy tests (real daemons, the plugin's virtualenv build, npm).

@@ -160,7 +160,7 @@ def pattern_shape(pattern: str) -> PatternShape:
         frame = stack[-1]
         if ch == "\\":
             nxt = pattern[i + 1 : i + 2]
-            if nxt.isdigit() and nxt != "0" or nxt in ("g", "k"):
+            if (nxt.isdigit() and nxt != "0") or nxt in ("g", "k"):
                 special = True  # a backreference
             end = i + 2
             if nxt in ("p", "P", "N", "g", "k", "x", "u", "U") and pattern[end : end + 1] in ("{", "<"):
@@ -181,8 +181,8 @@ def pattern_shape(pattern: str) -> PatternShape:
                 i = n if close < 0 else close + 1
                 continue
             head = pattern[i : i + 4]
-            if head.startswith("(?") and not (head.startswith("(?:") or head.startswith("(?P<")
-                                              or head.startswith("(?<") and head[3:4] not in ("=", "!")):
+            if head.startswith("(?") and not (head.startswith(("(?:", "(?P<"))
+                                              or (head.startswith("(?<") and head[3:4] not in ("=", "!"))):
                 flags_only = _inline_flags(pattern, i)
                 if flags_only is not None:
                     if set(flags_only[0]) - set("imsxauL-"):

@@ -141,7 +141,7 @@ class Path:
 
 
 @record(frozen=True, kw_only=True)
-class Literal_:
+class Literal_:  # noqa: N801 - `Literal` is typing's; the IR name is public
     """Literal template text (`{{` and `}}` already unescaped)."""
 
     text: str

@@ -105,7 +105,7 @@ def _build(cls: type, *, frozen: bool, kw_only: bool) -> type:
         raise TypeError(f"@record {cls.__name__}: records do not inherit (bases {cls.__bases__})")
     body = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
     found: list[RecordField] = []
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063 - no inspect import
         if "ClassVar" in str(annotation):
             raise TypeError(f"@record {cls.__name__}.{name}: ClassVar is not supported")
         value = body.pop(name, _MISSING)
@@ -126,7 +126,7 @@ def _build(cls: type, *, frozen: bool, kw_only: bool) -> type:
     elif "__hash__" not in body:
         body["__hash__"] = None  # eq without frozen: unhashable, as dataclasses makes it
     for name, method in methods.items():
-        if name not in body or name == "__hash__" and body[name] is None:
+        if name not in body or (name == "__hash__" and body[name] is None):
             method.__qualname__ = f"{cls.__qualname__}.{name}"
             body[name] = method
     names = tuple(f.name for f in found)
@@ -231,7 +231,7 @@ def _frozen_methods(names: tuple[str, ...], hashed: Any) -> dict[str, Any]:
         return everything(self)
 
     def __setstate__(self: Any, state: tuple[Any, ...]) -> None:  # noqa: N807
-        for name, value in zip(names, state):
+        for name, value in zip(names, state, strict=True):
             object.__setattr__(self, name, value)
 
     return {"__hash__": __hash__, "__setattr__": __setattr__, "__delattr__": __delattr__,

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from tests.cli.test_check_fuzz import assert_checked
 
 from attend.commands.check import run
-from tests.cli.test_check_fuzz import assert_checked
 
 #: A valid sensor of each kind whose fields are all set, so every field can be replaced.
 COMMAND = {

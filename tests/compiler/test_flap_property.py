@@ -7,14 +7,13 @@ data or a ValueError naming `now` (issue 28, item 19)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hostile_times import TIME, finite_seconds
 
 import attend
-from tests.hostile_times import TIME, finite_seconds
 
 LIMIT, WINDOW = 3, 100.0
 DEFINITION = {"path": "$.n", "on": "changed", "description": "n={value}", "flap": {"limit": LIMIT, "window": WINDOW}}

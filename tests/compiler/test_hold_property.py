@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hostile_times import TIME, finite_seconds
 
 import attend
-from tests.hostile_times import TIME, finite_seconds
 
 HOLD = 60.0
 #: One poll: seconds since the previous poll, and for each of three keys whether it is hot (None: absent).

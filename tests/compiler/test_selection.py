@@ -69,7 +69,7 @@ def test_where_holds_exactly_for_the_matching_items(case: dict) -> None:
 def test_a_template_renders_fields_and_warns_for_missing_ones(case: dict) -> None:
     render = compile_template(parse_template(case["template"]))
     warnings: list[str] = []
-    previous = case["previous"] if "previous" in case else ops.MISSING
+    previous = case.get("previous", ops.MISSING)
     assert render(case["item"], case.get("key"), previous, warnings.append) == case["expect"]
     assert len(warnings) == case.get("warns", 0)
 

@@ -7,7 +7,6 @@ trees must agree field by field, spans included (IR equality ignores spans, so t
 
 from __future__ import annotations
 
-from attend.records import fields
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 from attend import grammar
 from attend.errors import AttendSyntaxError, PathSyntaxError, Span
 from attend.grammar.simple import READERS
+from attend.records import fields
 
 HERE = Path(__file__).parent
 ERRORS = {"path": (PathSyntaxError, "path-syntax"), "template": (AttendSyntaxError, "template-syntax"),

@@ -128,8 +128,10 @@ def test_with_the_monitor_live_the_hooks_add_nothing(hooks_home, daemon) -> None
 
 
 def test_two_sessions_starting_at_the_same_moment_start_one_poller(hooks_home) -> None:
-    payload = lambda s: json.dumps({"session_id": s, "hook_event_name": "SessionStart", "source": "startup",
-                                    "cwd": str(hooks_home.project)})
+    def payload(s: str) -> str:
+        return json.dumps({"session_id": s, "hook_event_name": "SessionStart", "source": "startup",
+                           "cwd": str(hooks_home.project)})
+
     procs = [subprocess.Popen([sys.executable, "-m", "attend", "drain", "--format", "hook"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=hooks_home.project,
                               env=hooks_home.env(ATTEND_HEADLESS_IDLE="600")) for _ in range(2)]

@@ -14,7 +14,6 @@ import sys
 import time
 
 from daemon_rig import sensors_json, wait_until
-
 from tests.hostile_files import FUZZY, HOSTILE, write_hostile_files
 
 #: `file:line:col: error: [code] message`.

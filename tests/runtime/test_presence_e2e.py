@@ -9,7 +9,6 @@ import sys
 
 import pytest
 from daemon_rig import query, sensors_json, wait_until
-
 from tests.sensors.sensor_material import Transcripts
 
 pytestmark = pytest.mark.slow

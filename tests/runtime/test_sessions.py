@@ -158,7 +158,7 @@ def test_every_session_prints_every_notification_exactly_once_while_the_poller_i
     try:
         for _ in range(KILLS):
             live = {d.proc.pid: name for name, (d, killed) in sessions.items() if killed is None}
-            wait_until(lambda: poller_pid(quiet_home) in live, what="a poller among the live sessions")
+            wait_until(lambda: poller_pid(quiet_home) in live, what="a poller among the live sessions")  # noqa: B023 - called in this iteration
             # Killed after a seeded number of its polls has committed (a point in the poller's own
             # progress, not a random moment of the wall clock).
             since = last_poll(quiet_home)

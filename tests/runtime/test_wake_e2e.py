@@ -6,9 +6,9 @@ arrives at all came from the wake, and the store's times say it came before the 
 
 from __future__ import annotations
 
-import pytest
 from datetime import datetime
 
+import pytest
 from daemon_rig import PATIENCE, journal_rows, sensors_json, wait_until
 
 pytestmark = pytest.mark.slow

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sensor_material import Transcripts
 
+from attend.peers.transcript import UsageSample, newest_transcript, project_folder_name
 from attend.sensors.base import Focus, SensorUnavailable
 from attend.sensors.context import ContextSensor, climb_per_minute
-from attend.peers.transcript import UsageSample, newest_transcript, project_folder_name
 
 
 @pytest.fixture

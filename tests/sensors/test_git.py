@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from sensor_material import SHIPPED, GitRepo
 
 from attend.sensors.base import Focus, SensorUnavailable
 from attend.sensors.git import GitSensor, describe_change, parse_porcelain_v2
-
-from sensor_material import SHIPPED, GitRepo
 
 
 def test_the_first_poll_is_a_baseline_even_in_a_dirty_tree(drive, repo):

@@ -73,3 +73,4 @@ def test_a_built_wheel_carries_the_shipped_files(tmp_path):
         assert f"attend/sensors.d/{name}.yaml" in names
         assert f"attend/sensors.d/{name}.test.yaml" in names
     assert "git = attend.sensors.git:GitSensor" in entry_points
+    assert "attend/py.typed" in names  # type checkers read the package's annotations (PEP 561)

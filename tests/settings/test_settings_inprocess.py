@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from attend.cli import main
 from attend import files as storage
+from attend.cli import main
 
 
 def _get(capsys, key, *extra):

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from textual.widgets import DataTable, Static
-
 from tab_rig import (
     drive,
     edit_field,
@@ -22,6 +20,7 @@ from tab_rig import (
     settings_get,
     submit_form,
 )
+from textual.widgets import DataTable, Static
 
 
 def _table(app: Any, table_id: str = "sensors") -> DataTable:

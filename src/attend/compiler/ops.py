@@ -104,7 +104,7 @@ def regex_needs_timeout(pattern: str) -> bool:
         ch = pattern[i]
         if ch == "\\":
             nxt = pattern[i + 1 : i + 2]
-            if nxt.isdigit() and nxt != "0" or nxt in ("g", "k"):
+            if (nxt.isdigit() and nxt != "0") or nxt in ("g", "k"):
                 return True  # a backreference
             i += 2
             continue
@@ -262,7 +262,7 @@ def _json_scalar(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, (int, float)):
-        return repr(value) if isinstance(value, int) or value == value and abs(value) != float("inf") else json.dumps(value)
+        return repr(value) if isinstance(value, int) or (value == value and abs(value) != float("inf")) else json.dumps(value)
     return json.dumps(str(value), ensure_ascii=False)
 
 

@@ -112,9 +112,7 @@ def _satisfies(fire: dict[str, Any], expect: dict[str, Any]) -> bool:
         return False
     if "description" in expect and fire["description"] != expect["description"]:
         return False
-    if "magnitude" in expect and abs(float(fire["magnitude"]) - float(expect["magnitude"])) > 1e-9:
-        return False
-    return True
+    return not ("magnitude" in expect and abs(float(fire["magnitude"]) - float(expect["magnitude"])) > 1e-9)
 
 
 def match_fires(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> bool:

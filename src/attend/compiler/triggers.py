@@ -113,9 +113,9 @@ def _plain_items(nodes: list[Any], field: str) -> dict[str, Any] | None:
     if types == _STR:
         if _KEY_MARK in "".join(keys):  # one C-level pass; a mark anywhere only means the general loop
             return None
-        items = dict(zip(keys, nodes))
+        items = dict(zip(keys, nodes, strict=False))
     elif types == _INT:
-        items = dict(zip(map(_INT_TEXT, keys), nodes))  # ops.key_text of an int, in C
+        items = dict(zip(map(_INT_TEXT, keys), nodes, strict=False))  # ops.key_text of an int, in C
     else:
         return None
     return items if len(items) == len(nodes) else None
@@ -448,7 +448,7 @@ class CompiledTrigger:
     ) -> tuple[list[Fire], list[str]]:
         """`for:`: this poll's transitions join `pending`; the pending ones that held long enough fire."""
         assert self.hold is not None
-        on, missing = self.ir.on, ops.MISSING
+        on = self.ir.on
         ignore: Callable[[str], None] = lambda message: None  # noqa: E731 - the step already warned
         if items is not None:
             inside = set(new_state.get("holding", ()))

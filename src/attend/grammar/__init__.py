@@ -149,7 +149,8 @@ def _unquote(token: str, offset: int, text: str) -> str:
             if 0xD800 <= unit <= 0xDBFF:
                 low = _hex4(body, i + 8) if body[i + 6 : i + 8] == "\\u" else None
                 if low is None or not 0xDC00 <= low <= 0xDFFF:
-                    raise _Failure(f"high surrogate \\u{body[i + 2 : i + 6]} must be followed by a low surrogate \\uDC00-\\uDFFF", offset + 1 + i, text)
+                    raise _Failure(f"high surrogate \\u{body[i + 2 : i + 6]} must be followed by a low surrogate "
+                                   "\\uDC00-\\uDFFF", offset + 1 + i, text)
                 out.append(chr(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
                 i += 12
             else:

@@ -158,7 +158,7 @@ def require(config: Mapping[str, Any], field: str, kind: type | tuple[type, ...]
     if field not in config:
         raise SensorConfigError(f"the crate block needs `{field}`")
     value = config[field]
-    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds if k is not int or float not in kinds)
         raise SensorConfigError(f"`{field}` must be {wanted}, not {yaml_text(value)}")
     return value

@@ -1,4 +1,5 @@
-"""What a settings write would change, computed without printing: `plan_sensor_set|unset` (the CLI and the sensors tab), the config.yaml layers, `render` (a value as one line of YAML)."""
+"""What a settings write would change, computed without printing: `plan_sensor_set|unset` (the CLI and
+the sensors tab), the config.yaml layers, `render` (a value as one line of YAML)."""
 
 from __future__ import annotations
 

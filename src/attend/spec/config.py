@@ -301,7 +301,7 @@ def config_value_problem(kind: str, minimum: float, inclusive: bool, value: Any)
         return "bad-value", f"must be at most {MAX_COUNT if kind == 'integer' else int(MAX_MAGNITUDE):,}"
     else:
         number = value
-    if number < minimum or not inclusive and number == minimum:
+    if number < minimum or (not inclusive and number == minimum):
         return "bad-value", f"must be {'at least' if inclusive else 'more than'} {minimum:g}, not {_short(value)}"
     return None
 

@@ -28,8 +28,8 @@ from attend.spec.model import (
     LAYERS,
     KeyPath,
     LayerPaths,
-    Origin,
     MergedSensor,
+    Origin,
     SensorFile,
     SensorSet,
 )

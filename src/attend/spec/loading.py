@@ -77,7 +77,7 @@ class _Refused(Exception):
 class _Node:
     """One node of the document as composed from events (positions 1-based)."""
 
-    __slots__ = ("anchor", "children", "is_open", "kind", "line", "col", "size", "style", "tag", "target", "value")
+    __slots__ = ("anchor", "children", "col", "is_open", "kind", "line", "size", "style", "tag", "target", "value")
 
     def __init__(self, kind: str, line: int, col: int, value: str = "", style: str | None = None,
                  tag: str | None = None, anchor: str | None = None) -> None:

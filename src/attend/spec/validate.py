@@ -70,7 +70,7 @@ def _cerberus():  # noqa: ANN202 - the Validator class is built lazily (cerberus
         class SpecValidator(cerberus.Validator):
             """Cerberus with the spec's `duration` type (a number or a string) and rule (its form)."""
 
-            types_mapping = {
+            types_mapping = {  # noqa: RUF012 - cerberus reads this class attribute
                 **cerberus.Validator.types_mapping,
                 "duration": cerberus.TypeDefinition("duration", (int, float, str), (bool,)),
             }
@@ -347,7 +347,7 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
     rule, value, constraint = error.rule, error.value, error.constraint
     field = _shown(".".join(path))
     bad_form = error.code == _CUSTOM and error.info and error.info[0] == _BAD_DURATION
-    if bad_form or rule == "type" and "duration" in _listed(constraint):  # a malformed string, or not even one
+    if bad_form or (rule == "type" and "duration" in _listed(constraint)):  # a malformed string, or not even one
         return loc.at_value(path, "bad-duration", f"`{field}`: {_short(value)} is not a duration: "
                             f"use {ACCEPTED_FORMS}")
     if error.code == _UNKNOWN_FIELD:
@@ -871,7 +871,7 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
     Values that do not validate are kept as written (the sensor is invalid anyway). Trigger
     `key`, `where`, `description` and `author` get no default: absent means absent.
     """
-    out = {k: v for k, v in data.items()}
+    out = dict(data)
     for field, rules in SENSOR_SCHEMA.items():
         default = rules["meta"]["default"]
         if field not in out and default is not None and field != "min_interval":

@@ -22,11 +22,10 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from attend.text import iso_time
 from attend.settings.keys import format_key
 from attend.settings.plans import NothingToUnset, render
 from attend.settings.policy import SettingsRefusal
-from attend.text import printable, printable_path
+from attend.text import iso_time, printable, printable_path
 from attend.tui.model import FieldRow, SensorsModel, when
 from attend.tui.screens import (
     ConfirmDialog,
@@ -350,7 +349,7 @@ class SensorsScreen(Screen[None]):
             self.action_toggle()
         elif event.data_table.id == "fields":
             row = self._fields.get(str(event.row_key.value))
-            if row is not None and (row.value is None and len(row.path) == 2 or isinstance(row.value, bool)):
+            if row is not None and ((row.value is None and len(row.path) == 2) or isinstance(row.value, bool)):
                 self.action_toggle()
             else:
                 self.action_edit()

@@ -22,9 +22,8 @@ def covering(shelves: list[Shelf], trigger: str, now: float) -> Shelf | None:
     """The shelf that holds `trigger`'s fires now (the sensor's own shelf first), or None."""
     best = None
     for shelf in shelves:
-        if shelf.until > now and shelf.trigger in (None, trigger):
-            if best is None or shelf.trigger is None:
-                best = shelf
+        if shelf.until > now and shelf.trigger in (None, trigger) and (best is None or shelf.trigger is None):
+            best = shelf
     return best
 
 
