@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -57,7 +57,7 @@ class CadenceParams:
     decay_threshold: int
 
     @classmethod
-    def from_sensor_data(cls, data: dict) -> CadenceParams:
+    def from_sensor_data(cls, data: dict[str, Any]) -> CadenceParams:
         """The cadence fields of a merged sensor document (durations already in seconds)."""
         interval = max(float(data.get("interval", 60.0)), MIN_POLL_GAP)
         min_interval = float(data.get("min_interval", interval))

@@ -165,7 +165,7 @@ def format_line(
     return f"[attend sensor={sensor} priority={prio}] {marker}{text}"
 
 
-def write_entries(entries, stdout: TextIO, stderr: TextIO) -> list[int]:  # noqa: ANN001 - JournalEntry list
+def write_entries(entries: Sequence[Any], stdout: TextIO, stderr: TextIO) -> list[int]:
     """Print journal entries to their stream, one flushed line each; return the ids printed."""
     printed = []
     for entry in entries:

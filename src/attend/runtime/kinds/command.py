@@ -24,7 +24,7 @@ import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -115,6 +115,8 @@ async def run_command(
         )
     except OSError as exc:
         return CommandRun("exec_failed", message=_exec_failure(argv, cwd, exc))
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # both are pipes
 
     out = bytearray()
     err = bytearray()
@@ -125,7 +127,7 @@ async def run_command(
     async def read_stdout() -> None:
         nonlocal over_cap
         try:
-            while chunk := await proc.stdout.receive_some(_READ_CHUNK):
+            while chunk := await stdout.receive_some(_READ_CHUNK):
                 out.extend(chunk)
                 if len(out) > max_output:
                     over_cap = True
@@ -136,7 +138,7 @@ async def run_command(
 
     async def read_stderr() -> None:
         try:
-            while chunk := await proc.stderr.receive_some(_READ_CHUNK):
+            while chunk := await stderr.receive_some(_READ_CHUNK):
                 err.extend(chunk)
                 del err[:-STDERR_TAIL]
         finally:
@@ -177,8 +179,8 @@ async def run_command(
             with trio.CancelScope(shield=True):
                 await proc.wait()
         with trio.CancelScope(shield=True):
-            await proc.stdout.aclose()
-            await proc.stderr.aclose()
+            await stdout.aclose()
+            await stderr.aclose()
 
     stderr_tail = err.decode("utf-8", "replace").strip()
     if timed_out:
@@ -187,8 +189,10 @@ async def run_command(
         return CommandRun(
             "malformed", b"", stderr_tail, proc.returncode, f"output larger than {max_output} bytes; killed"
         )
-    if proc.returncode != 0:
-        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
+    returncode = proc.returncode
+    assert returncode is not None  # waited for above
+    if returncode != 0:
+        how = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
         message = f"{how}: {stderr_tail.splitlines()[-1]}" if stderr_tail else how
         return CommandRun("exit", bytes(out), stderr_tail, proc.returncode, message)
     return CommandRun("ok", bytes(out), stderr_tail, 0)
@@ -200,7 +204,7 @@ SESSION_PLACEHOLDER = "{session}"
 SESSION_VAR = "ATTEND_SESSION"
 
 
-def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict:
+def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict[str, Any]:
     """The argv, environment, cwd, timeout and output cap of a command sensor, resolved."""
     block = dict(compiled.sensor.data.get("command") or {})
     env = dict(ctx.env)

@@ -34,7 +34,7 @@ import trio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED
+from mcp.types import CONNECTION_CLOSED, TextContent
 
 from attend.errors import RuntimeFailure, reason
 from attend.runtime.mcp.config import ServerDefinition

@@ -31,7 +31,8 @@ def split_shelved(fires: list[Any], shelves: list[Shelf], now: float) -> tuple[l
     """`fires` split into those delivered and those a live shelf holds."""
     if not shelves:
         return fires, []
-    delivered, held = [], []
+    delivered: list[Any] = []
+    held: list[Any] = []
     for fire in fires:
         (held if covering(shelves, str(fire.trigger), now) is not None else delivered).append(fire)
     return delivered, held

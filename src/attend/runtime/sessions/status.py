@@ -107,7 +107,7 @@ def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = No
     poller = None
     attached = []
     for record in records:
-        if record.role == "stopped" or not _alive(record.pid):
+        if record.role == "stopped" or record.pid is None or not _alive(record.pid):
             continue
         role = "polling" if record.pid == lock_pid else "attached"
         live = LiveSession(record.session, int(record.pid), role, record.role_since, record.started)

@@ -51,6 +51,9 @@ class StoreConnection:
         busy_timeout_ms: how long a write waits for another process's transaction.
     """
 
+    #: The connection; None only once closed (or when opening failed), after which nothing reads it.
+    _db: sqlite3.Connection
+
     def __init__(
         self,
         path: Path | str,

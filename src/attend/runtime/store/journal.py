@@ -174,7 +174,8 @@ class JournalRows(PendingRows):
                     int(delivered),
                 ),
             )
-            row_id = int(cur.lastrowid)
+            assert cur.lastrowid is not None  # an INSERT sets it
+            row_id = cur.lastrowid
             if disclosure is None:
                 # A disclosure is named after its first journal row, so the governor can count them.
                 disclosure = row_id
@@ -203,7 +204,8 @@ class JournalRows(PendingRows):
 
     def journal(self, *, sensor: str | None = None, test: bool | None = None) -> list[JournalEntry]:
         """Journal entries, oldest first, optionally only one sensor's or only (non-)test ones."""
-        clauses, params = ["scope = ?"], [self.scope]
+        clauses = ["scope = ?"]
+        params: list[object] = [self.scope]
         if sensor is not None:
             clauses.append("sensor = ?")
             params.append(sensor)

@@ -110,7 +110,8 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows)
                     json.dumps(obs.meta, sort_keys=True, default=str),
                 ),
             )
-            ids.append(int(cur.lastrowid))
+            assert cur.lastrowid is not None  # an INSERT sets it
+            ids.append(cur.lastrowid)
         if status:
             self._update_status(sensor, status, now)
         if crate_state is not _UNCHANGED:
