@@ -213,8 +213,8 @@ def fused_source(segments: tuple[ir.ChildSegment, ...], *, from_nodes: bool) -> 
         here = f"v{k}"
         if isinstance(sel, ir.NameSelector):
             names = []
-            while i < len(segments) and isinstance(segments[i].selector, ir.NameSelector):
-                names.append(segments[i].selector.name)
+            while i < len(segments) and isinstance(named := segments[i].selector, ir.NameSelector):
+                names.append(named.name)
                 i += 1
             k += 1
             chain = "".join(f"[{name!r}]" for name in names)

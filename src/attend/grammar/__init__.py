@@ -210,7 +210,7 @@ def _build_transformer_class() -> Any:
     from lark import Transformer, v_args
 
     @v_args(meta=True)
-    class ToIR(Transformer):  # type: ignore[misc]
+    class ToIR(Transformer):  # type: ignore[type-arg]  # its leaves and results are any IR node
         """Parse tree → IR nodes, with spans from lark's positions inside `text` (shifted by `base`)."""
 
         def __init__(self, text: str, base: Span | None) -> None:
@@ -599,7 +599,7 @@ class _TriggerReader:
             operand = ir.ValuePattern(text=operand, mode="glob" if op == "like" else "regex")
         elif isinstance(operand, list):
             operand = tuple(operand)
-        return ir.Test(op=op, operand=operand, bare=bare)
+        return ir.Test(op=op, operand=operand, bare=bare)  # type: ignore[arg-type]  # op is in ir.OPERATORS (above)
 
 def _number(value: Any, default: float) -> float:
     """`value` as a float when it is a finite number float can hold (the spec bounds it far lower), else `default`."""
@@ -658,8 +658,9 @@ def regex_problem(pattern: str) -> tuple[str, int] | None:
     try:
         regex.compile(pattern)
     except regex.error as exc:
-        pos = exc.pos if isinstance(exc.pos, int) else 0
-        return f"invalid regular expression: {exc.msg}", min(pos, len(pattern))
+        pos = getattr(exc, "pos", None)  # regex's error carries `pos` and `msg` (its stubs leave them out)
+        pos = pos if isinstance(pos, int) else 0
+        return f"invalid regular expression: {getattr(exc, 'msg', exc)}", min(pos, len(pattern))
     except (ValueError, RecursionError, OverflowError, MemoryError, IndexError, TypeError) as exc:
         return f"invalid regular expression: {exc}", 0
     return None

@@ -69,7 +69,7 @@ def describe_failure(exc: Exception, text: str, start: str) -> tuple[str, int]:
 
     kind = start  # the start rules are named as messages call them: path, template, property
     if isinstance(exc, UnexpectedCharacters):
-        offset = exc.pos_in_stream
+        offset = exc.pos_in_stream or 0
         hint = _hint(text, offset, start)
         expected = _words(exc.allowed or ())
         return hint or f"unexpected {_shown(text, offset)} in the {kind}; expected {expected}", offset

@@ -214,7 +214,7 @@ def config_entries(parsed: ParsedYaml) -> list[tuple[str, Any, tuple[str, ...]]]
     later). `attend settings` reads config files through this too, so both see the same keys.
     """
     data = parsed.data if isinstance(parsed.data, dict) else {}
-    out = [(key, value, ()) for key, value in data.items() if key != "attend"]
+    out: list[tuple[str, Any, tuple[str, ...]]] = [(key, value, ()) for key, value in data.items() if key != "attend"]
     nested = data.get("attend")
     if isinstance(nested, dict):
         out.extend((key, value, ("attend",)) for key, value in nested.items())

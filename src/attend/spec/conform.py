@@ -42,7 +42,7 @@ def _number(value: Any) -> bool:
 
 #: Each type name, as strictly as any document attend builds needs (yaml gives dict, list, str, int,
 #: float, bool and None only).
-_TYPES = {
+_TYPES: dict[str, Check] = {
     "string": lambda v: type(v) is str,
     "integer": lambda v: type(v) is int,
     "number": _number,

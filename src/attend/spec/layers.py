@@ -223,7 +223,7 @@ def _read_guarded(path: Path, layer: str) -> SensorFile:
 
 def misnamed_files(paths: LayerPaths) -> list[Diagnostic]:
     """A warning for each `*.yml` file in a layer folder: attend reads `*.yaml` only, so it is ignored."""
-    out = []
+    out: list[Diagnostic] = []
     for layer in LAYERS:
         try:
             entries = sorted(paths.folder(layer).glob("*.yml"))

@@ -153,6 +153,5 @@ class SensorSet:
         out = list(self.diagnostics)
         for sensor in self.sensors.values():
             out.extend(sensor.diagnostics)
-        seen: set[Diagnostic] = set()
-        unique = [d for d in out if not (d in seen or seen.add(d))]
+        unique = list(dict.fromkeys(out))  # the first of equal diagnostics, in order
         return sorted(unique, key=by_position)

@@ -62,12 +62,12 @@ _BAD_DURATION = "bad-duration"
 _UNKNOWN_FIELD, _CUSTOM = 0x03, 0x00
 
 
-def _cerberus():  # noqa: ANN202 - the Validator class is built lazily (cerberus costs ~50 ms to import)
+def _cerberus() -> Any:  # the Validator class is built lazily (cerberus costs ~50 ms to import)
     global _validator
     if _validator is None:
         import cerberus
 
-        class SpecValidator(cerberus.Validator):
+        class SpecValidator(cerberus.Validator):  # type: ignore[misc]  # cerberus is untyped
             """Cerberus with the spec's `duration` type (a number or a string) and rule (its form)."""
 
             types_mapping = {  # noqa: RUF012 - cerberus reads this class attribute
