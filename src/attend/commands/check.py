@@ -22,7 +22,9 @@ def _summary(sensor_set: SensorSet, diagnostics: list[Diagnostic]) -> str:
     files = {str(f.path) for s in sensor_set.sensors.values() for f in s.files}
     errors = sum(d.severity == Severity.ERROR for d in diagnostics)
     warnings = len(diagnostics) - errors
-    plural = lambda n, word: f"{n} {word}{'' if n == 1 else 's'}"  # noqa: E731
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
     return (f"checked {plural(len(files), 'file')} ({plural(len(sensor_set.sensors), 'sensor')}): "
             f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
 

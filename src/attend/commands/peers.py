@@ -237,7 +237,8 @@ def channels(args: Any) -> int:
     return 0
 
 
-_HANDLERS = {"send": None, "reply": reply, "inbox": inbox, "list": list_sessions, "whoami": whoami,
+#: The subcommands besides `send` (which takes its own arguments).
+_HANDLERS = {"reply": reply, "inbox": inbox, "list": list_sessions, "whoami": whoami,
              "join": join, "leave": leave, "channels": channels}
 
 
@@ -250,7 +251,7 @@ def main(args: Any) -> int:
     except Refusal as refusal:  # PeerError (exit 1), SessionError (a bad id: exit 2)
         print(f"attend: {refusal.message}", file=sys.stderr)
         return refusal.code
-    except UnicodeError as exc:  # a path or a stored text that is not UTF-8 (a lone surrogate)
+    except (UnicodeEncodeError, UnicodeDecodeError, UnicodeTranslateError) as exc:  # not UTF-8 (a lone surrogate)
         print(f"attend: cannot write {exc.object[exc.start:exc.end]!a} as UTF-8: peer messages, their "
               "projects and what is printed of them must be UTF-8", file=sys.stderr)
         return EXIT_FAILED

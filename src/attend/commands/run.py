@@ -7,7 +7,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
+from typing import Any, TextIO, cast
 
 import trio
 
@@ -89,7 +89,8 @@ def main(args: Any) -> int:
     from attend.runtime.store.location import on_notice
 
     # What it says on stderr nobody in Claude Code sees: the run log keeps it for doctor and SessionStart.
-    stderr = RunLog(sys.stderr, log_path(args.project_dir))
+    stderr = cast("TextIO", RunLog(sys.stderr, log_path(args.project_dir)))  # a text stream by duck typing
+
     def say(message: str) -> None:
         stderr.write(f"attend: {message}\n")
         stderr.flush()

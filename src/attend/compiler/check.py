@@ -62,7 +62,9 @@ def sensor_diagnostics(sensor: MergedSensor, diagnose: Diagnose | None = None, *
     """One sensor's diagnostics as `check` finds them: the spec's, then the expression checks when its
     structure is sound enough to compile (unsorted; `check` sorts the whole set with `by_position`)."""
     if diagnose is None:
-        from attend.compiler import diagnose
+        from attend.compiler import diagnose as diagnose_expressions
+
+        diagnose = diagnose_expressions
     found = list(sensor.diagnostics)
     if _compilable(sensor):
         try:

@@ -21,6 +21,7 @@ __all__ = [
     "REGEX_TIMEOUT",
     "as_number",
     "compile_glob",
+    "glob_regex",
     "compact_json",
     "compile_regex",
     "contains",
@@ -70,13 +71,18 @@ def compile_glob(pattern: str) -> Callable[[str], Any]:
     """A matcher for a glob (`*`, `?`, `[…]`, `[!…]`) as a compiled-regex `fullmatch`-style callable."""
     import re
 
+    return re.compile(glob_regex(pattern)).match
+
+
+def glob_regex(pattern: str) -> str:
+    """The regular expression `compile_glob` matches a glob with (what `explain` shows)."""
     from wcmatch import fnmatch
 
     global GLOB_FLAGS
     if not GLOB_FLAGS:
         GLOB_FLAGS = _glob_flags()
     include, _exclude = fnmatch.translate(pattern, flags=GLOB_FLAGS)
-    return re.compile(include[0]).match
+    return include[0]
 
 
 #: Subjects up to this many characters skip the timeout when the pattern cannot backtrack

@@ -79,7 +79,7 @@ def _operand(test: ir.Test) -> dict[str, Any]:
         out["operand"] = operand.text
         out["mode"] = operand.mode
         if operand.mode == "glob":
-            out["compiled"] = ops.compile_glob(operand.text).__self__.pattern
+            out["compiled"] = ops.glob_regex(operand.text)
             out["flags"] = "wcmatch fnmatch CASE|DOTMATCH (case-sensitive, * matches a leading dot)"
         else:
             out["compiled"] = operand.text
@@ -104,7 +104,7 @@ def _conditions(where: ir.Where | None) -> dict[str, Any] | None:
         if c.prop.is_glob:
             prop["property_mode"] = "glob: holds when any matching field passes every test"
             prop["compiled"] = [
-                ops.compile_glob(p).__self__.pattern if g else p for p, g in zip(c.prop.parts, c.prop.globbed, strict=True)
+                ops.glob_regex(p) if g else p for p, g in zip(c.prop.parts, c.prop.globbed, strict=True)
             ]
         else:
             prop["property_mode"] = "exact field" + (" (dotted)" if len(c.prop.parts) > 1 else "")

@@ -313,7 +313,8 @@ class CompiledTrigger:
     def _fire_with_author(self, key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
         key_value = None if key is None else ops.key_value(key)
         author = None
-        value = ops.get_dotted(item, self.author_fields)  # set: this maker is chosen only for a trigger with author
+        assert self.author_fields is not None  # this maker is chosen only for a trigger with author
+        value = ops.get_dotted(item, self.author_fields)
         if value is ops.MISSING:
             warn(f"author: {'.'.join(self.author_fields)} is missing from item {key!r}")
         else:
@@ -362,7 +363,8 @@ class CompiledTrigger:
         if without:
             warn(f"{without} selected item(s) have no `{key_name}` field and were skipped")
         if duplicates:
-            warn(f"{duplicates} item(s) repeat a key already seen (first: {ops.key_value(first_dup)!r}); the first item with each key wins")
+            first = ops.key_value(first_dup) if first_dup is not None else None
+            warn(f"{duplicates} item(s) repeat a key already seen (first: {first!r}); the first item with each key wins")
         return items
 
     def _selection(self, result: Any, warn: Callable[[str], None], shared: dict[Any, Any] | None) -> tuple[list[Any], Any]:
@@ -372,9 +374,10 @@ class CompiledTrigger:
             nodes = self.select(result)
             return nodes, (self._items(nodes, warn) if self.key_fields is not None else None)
         path_key = self.path_text
-        nodes = shared.get(path_key)
-        if nodes is None:
-            nodes = shared[path_key] = self.select(result)
+        cached_nodes: list[Any] | None = shared.get(path_key)
+        if cached_nodes is None:
+            cached_nodes = shared[path_key] = self.select(result)
+        nodes = cached_nodes
         if self.key_fields is None:
             return nodes, None
         items_key = (path_key, self.key_fields)
@@ -531,6 +534,7 @@ class CompiledTrigger:
             if self.clear is None:
                 holding = [k for k, v in items.items() if where is None or where(v, warn)]
             else:
+                assert where is not None  # enters and leaves need a where (the spec refuses one without)
                 holding = hysteresis.holding_keys(items, set(previous.get("holding", ())), where, self.clear, warn)
             new_state["holding"] = holding
             if not baseline:

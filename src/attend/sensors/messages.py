@@ -119,7 +119,8 @@ class MessagesSensor:
         """
         project = str(Path(focus.cwd).resolve())
         root = str(self.root)
-        folders = [(f"{root}/{tray_name(project)}", "addressed", True, None), (f"{root}/{OPEN}", "open", True, None)]
+        folders: list[tuple[str, str, bool, str | None]] = [
+            (f"{root}/{tray_name(project)}", "addressed", True, None), (f"{root}/{OPEN}", "open", True, None)]
         channels = sorted(name[1:] for name in self._names_of_channels(root))
         if channels:
             here = {p.session for p in self.mailbox.presences() if p.project == project}

@@ -52,6 +52,8 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _TAG = "tag:yaml.org,2002:"
+#: The Python types a scalar with an explicit core tag (`!!int`, ...) may have.
+_TAG_TYPES: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "bool": bool, "null": type(None)}
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _INT = re.compile(r"^[-+]?[0-9]+$")
@@ -293,7 +295,7 @@ def _compose(text: str, file: str) -> _Node | None:
         documents = 0
         materialised = 0
         while True:
-            event = get_event()
+            event: Any = get_event()  # a libyaml event, told apart by its exact type (the fast path)
             kind = type(event)
             if kind is mapping_end or kind is sequence_end:
                 node = stack.pop()
@@ -465,7 +467,7 @@ class _Builder:
         value = _resolve_plain(text)
         if tag is None:
             return value
-        expected = {"int": int, "float": (int, float), "bool": bool, "null": type(None)}[tag]
+        expected = _TAG_TYPES[tag]
         if tag == "float" and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, expected) and not (tag == "int" and isinstance(value, bool)):
