@@ -17,7 +17,10 @@ from attend.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeAlias
+
+    #: The subparsers of `attend`: argparse's own, or the stand-in that builds only the running command.
+    _Subparsers: TypeAlias = "argparse._SubParsersAction[Any] | _OnlyOne"
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -93,7 +96,8 @@ class _Parser(argparse.ArgumentParser):
                 action.required = True
 
     def error(self, message: str) -> Any:
-        if not self._relaxed and message.startswith(argparse._("the following arguments are required: %s")[:-2]):
+        required = argparse._("the following arguments are required: %s")  # type: ignore[attr-defined]  # its gettext
+        if not self._relaxed and message.startswith(required[:-2]):
             raise _MissingRequired(message)
         super().error(message)
 
@@ -156,9 +160,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="A sensor host for coding agents: YAML sensors, compiled triggers, one line when it matters.",
     )
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print attend's version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    if only is not None:
-        sub = _OnlyOne(sub, only)
+    real = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub: _Subparsers = real if only is None else _OnlyOne(real, only)
 
     p = sub.add_parser(
         "run", parents=[common],
@@ -217,10 +220,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 class _OnlyOne:
     """A subparsers action that builds one command for real and a stand-in for the others."""
 
-    def __init__(self, sub: argparse._SubParsersAction, only: str) -> None:
+    def __init__(self, sub: argparse._SubParsersAction[Any], only: str) -> None:
         self.sub, self.only = sub, only
 
-    def add_parser(self, name: str, **kwargs):  # noqa: ANN003, ANN201
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
         if name == self.only:
             return self.sub.add_parser(name, **kwargs)
         return _Unbuilt()  # never parsed: kept off the real grammar, and costs nothing to fill
@@ -232,14 +235,14 @@ class _Unbuilt:
     A throwaway `ArgumentParser` per other command still paid for its help strings' gettext lookups.
     """
 
-    def __getattr__(self, name: str):  # noqa: ANN204 - add_argument, set_defaults, add_subparsers, ...
+    def __getattr__(self, name: str) -> Any:  # add_argument, set_defaults, add_subparsers, ...
         return self._ignore
 
     def _ignore(self, *args: object, **kwargs: object) -> _Unbuilt:
         return self
 
 
-def _add_peers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def _add_peers(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("peers", parents=[common], help="messages between sessions on this machine")
     peers_sub = p.add_subparsers(dest="peers_command", metavar="WHAT", required=True)
 
@@ -273,7 +276,7 @@ def _add_peers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     q.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
-def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def _add_sensors(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     from attend.spec.schema import HISTORY_KEPT
 
     p = sub.add_parser("sensors", parents=[common], help="list, poll, probe, fire and manage sensors")
@@ -347,7 +350,7 @@ def _add_sensors(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     q.set_defaults(handler="attend.commands.sensors:sensors_delete")
 
 
-def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def _add_settings(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("settings", parents=[common], help="every sensor field as a key, with provenance")
     s = p.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     for action, helptext in (
@@ -378,14 +381,15 @@ def _add_settings(sub: argparse._SubParsersAction, common: argparse.ArgumentPars
 class _VersionAction(argparse.Action):
     """`--version`, looked up only when asked for (importlib.metadata is slow to import)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
         import attend
 
         sys.stdout.write(f"attend {attend.__version__}\n")
         parser.exit()  # flushes: a closed pipe ends quietly in main()
 
 
-def _resolve(target: str):  # noqa: ANN202
+def _resolve(target: str) -> Any:
     module, _, func = target.partition(":")
     return getattr(__import__(module, fromlist=[func]), func)  # the importlib package stays unimported
 
