@@ -22,10 +22,11 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 run: $(VENV)/.installed
 	$(VENV)/bin/attend run
 
-# The static gate (DESIGN.md, Layout; configured in pyproject.toml): ruff, then the import-linter
-# contracts (layers, forbidden imports, no cycles).
+# The static gate (DESIGN.md, Layout; configured in pyproject.toml): ruff, mypy (strict, zero errors
+# on src/), then the import-linter contracts (layers, forbidden imports, no cycles).
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 # The suite runs on both cores (pytest-xdist); every test works in its own temporary home.

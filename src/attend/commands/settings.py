@@ -175,7 +175,11 @@ def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
             f"{key} is overridden by the project layer ({layers['project'].path}); nothing was written. "
             "Set it there with --layer project, or unset it there first", EXIT_OVERRIDDEN)
     target = layers[layer_name]
-    edit_config(target, key.path, lambda doc, where: (doc.set(where, value, flow=flow), True)[1])
+    def write(doc: Any, where: Any) -> bool:
+        doc.set(where, value, flow=flow)
+        return True
+
+    edit_config(target, key.path, write)
     return _done(args, f"{key} = {render(value)}  ({layer_name}: {target.path})", key, layer_name, target.path,
                  "set", value)
 
@@ -311,7 +315,7 @@ def _below(args: Any, key: Key) -> Any:
     """The key's value without the target layer: what the layers under it (or the default) give."""
     layer = target_layer(args.project_layer)
     if key.scope == "config":
-        lower = [config_layers(_paths(args))["user"].section] if layer == "project" else []
+        lower: builtins.list[dict[str, Any] | None] = [config_layers(_paths(args))["user"].section] if layer == "project" else []
         default = config_default(key.path)
     else:
         files = SensorFiles.read(_paths(args), key.sensor or "")
@@ -340,8 +344,8 @@ def _list(args: Any) -> int:
             raise SettingsRefusal(f"bad prefix: {exc}", EXIT_USAGE) from None
     paths = _paths(args)
     sset = load_set(args.project_dir)
-    stored: list[dict[str, Any]] = []
-    effective: list[dict[str, Any]] = []
+    stored: builtins.list[dict[str, Any]] = []  # `list` is this module's command
+    effective: builtins.list[dict[str, Any]] = []
     for name, sensor in sset.sensors.items():
         base = ("attend", "sensors", name)
         if prefix is not None and not (_matches(prefix, base) or _matches(base, prefix)):
@@ -386,8 +390,8 @@ def _list(args: Any) -> int:
     print("stored (what each file sets):")
     for e in stored:
         where = f"{e['file']}:{e['line']}" if e["line"] else e["file"]
-        refused = "  (refused: not read)" if e["refused"] else ""
-        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}] {where}{refused}")
+        note = "  (refused: not read)" if e["refused"] else ""
+        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}] {where}{note}")
     print("effective (what runs):")
     for e in effective:
         print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}]")

@@ -114,7 +114,7 @@ class SensorsScreen(Screen[None]):
     """The list, the highlighted sensor's detail, the filter; every key of the tab's main view."""
 
     BINDINGS = [
-        Binding("space", "toggle", "Toggle"),
+        Binding("space", "toggle_enabled", "Toggle"),
         Binding("e", "edit", "Edit"),
         Binding("d", "reset", "Default"),
         Binding("u", "revert", "Revert"),
@@ -212,11 +212,11 @@ class SensorsScreen(Screen[None]):
                         table.update_cell(row["name"], key, cell)
         self.fill_title()
         shown = self.current_name()
-        row = self.model.row(shown) if shown else None
+        shown_row = self.model.row(shown) if shown else None
         pending = [p.describe() for p in self.model.pending if p.sensor == shown]
         # The fields are rebuilt only when what they show changed: a refresh every couple of seconds
         # must stay cheap while idle, and must not move the user's place in the fields.
-        detail = (shown, repr(row), pending, id(self.model.sensor_set))
+        detail = (shown, repr(shown_row), pending, id(self.model.sensor_set))
         if detail != self._detail:
             self.fill_detail()
 
@@ -245,7 +245,7 @@ class SensorsScreen(Screen[None]):
         detail = self.query_one("#detail", Static)
         fields = self.query_one("#fields", DataTable)
         row = self.model.row(name) if name else None
-        if row is None:
+        if name is None or row is None:
             detail.update(Text("no sensor selected", style="dim"))
             fields.clear()
             self._fields = {}
@@ -269,7 +269,7 @@ class SensorsScreen(Screen[None]):
         if keep in self._fields:
             fields.move_cursor(row=list(self._fields).index(keep))
 
-    def _add_trigger_row(self, fields: DataTable, name: str, trigger: str, definition: dict[str, Any]) -> None:
+    def _add_trigger_row(self, fields: DataTable[Any], name: str, trigger: str, definition: dict[str, Any]) -> None:
         path = ("triggers", trigger)
         key = format_key(path)
         enabled = definition.get("enabled", True) if isinstance(definition, dict) else True
@@ -346,11 +346,11 @@ class SensorsScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "sensors":
-            self.action_toggle()
+            self.action_toggle_enabled()
         elif event.data_table.id == "fields":
             row = self._fields.get(str(event.row_key.value))
             if row is not None and ((row.value is None and len(row.path) == 2) or isinstance(row.value, bool)):
-                self.action_toggle()
+                self.action_toggle_enabled()
             else:
                 self.action_edit()
 
@@ -389,7 +389,7 @@ class SensorsScreen(Screen[None]):
     def _changed(self) -> None:
         self.fill()
 
-    def action_toggle(self) -> None:
+    def action_toggle_enabled(self) -> None:  # not `toggle`: textual's own action (an attribute)
         name = self.current_name()
         if name is None:
             return
