@@ -207,7 +207,7 @@ async def test_a_pending_for_brings_the_next_poll_forward_to_when_it_is_due(auto
 def test_backoff_grows_by_its_factor_per_step_and_stops_at_its_limit() -> None:
     from attend.runtime.cadence import backoff
 
-    assert [backoff(1.0, n, factor=2.0, limit=300.0) for n in range(0, 10)] == [
+    assert [backoff(1.0, n, factor=2.0, limit=300.0) for n in range(10)] == [
         1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 300.0]
     assert backoff(10.0, -3, factor=1.5, limit=40.0) == 10.0
     assert backoff(60.0, 1, factor=1.5, limit=60.0) == 60.0

@@ -85,7 +85,7 @@ def newest_transcript(projects_dir: Path, project: str | Path) -> Any:
     from attend.peers.transcript import newest_transcript as newest
 
     try:
-        return newest(projects_dir, project)
+        return newest(projects_dir, Path(project))
     except NoTranscript as exc:
         raise SensorUnavailable(str(exc)) from None
 
