@@ -7,6 +7,7 @@ data or a ValueError naming `now` (issue 28, item 19)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -67,7 +68,7 @@ def test_any_stored_flap_map_and_any_now_give_json_state_or_a_value_error_naming
     trigger = attend.compile_trigger(DEFINITION, name="f")
     stored = {"v": 3, "present": True, "value": 0, "holding": True, "flap": entries}
     if not finite_seconds(now):
-        with pytest.raises(ValueError, match="^`now` "):
+        with pytest.raises(ValueError, match=r"^`now` "):
             trigger.step(stored, {"n": n}, now=now)
         return
     _, state = trigger.step(stored, {"n": n}, now=now)

@@ -126,7 +126,7 @@ def test_any_stored_state_and_any_now_give_json_state_or_a_value_error_naming_no
 ) -> None:
     trigger = attend.compile_trigger({**DEFINITION, "on": on}, name="hot")
     if not finite_seconds(now):
-        with pytest.raises(ValueError, match="^`now` "):
+        with pytest.raises(ValueError, match=r"^`now` "):
             trigger.step(stored, _result(hot), now=now)
         return
     _, state = trigger.step(stored, _result(hot), now=now)

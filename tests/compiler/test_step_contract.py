@@ -39,7 +39,7 @@ def test_a_now_that_is_not_a_finite_number_is_a_value_error_naming_now(definitio
     trigger = attend.compile_trigger(definition)
     state = _flap_state() if definition is FLAP else _json_state(trigger.step(None, [], now=0)[1])
     before = json.dumps(state)
-    with pytest.raises(ValueError, match="^`now` "):
+    with pytest.raises(ValueError, match=r"^`now` "):
         trigger.step(state, {"n": 2} if definition is FLAP else [{"id": 1}], now=now)
     assert json.dumps(state) == before
 

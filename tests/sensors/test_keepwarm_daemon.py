@@ -19,9 +19,10 @@ def test_the_daemon_wakes_an_idle_session_once_on_stdout(home):
     for path in SHIPPED.glob("*.yaml"):
         if not path.name.endswith(".test.yaml") and path.stem != "keepwarm":
             home.write_user_sensor(path.stem, "spec: 1\nenabled: false\n")
-    # The shipped keepwarm, with its timings shortened by a user override (fields of the file).
+    # The shipped keepwarm, with its timings shortened by a user override (fields of the file);
+    # min_tokens: after the first poll, even on a busy machine.
     home.write_user_sensor("keepwarm", "spec: 1\ninterval: 1s\nmin_interval: 500ms\n"
-                                       "crate:\n  idle_floor: 6s\n  cache_life: 1h\n  min_tokens: 1000\n")  # after the first poll, even on a busy machine
+                                       "crate:\n  idle_floor: 6s\n  cache_life: 1h\n  min_tokens: 1000\n")
     transcripts = Transcripts(home.root / ".claude" / "projects", home.project)
     transcripts.turn("s1", 60_000)
 

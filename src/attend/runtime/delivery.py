@@ -30,7 +30,8 @@ from typing import Any, TextIO
 from attend.text import fold_lines, printable
 
 __all__ = [
-    "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "for_other_session", "format_line", "highest", "is_stdout_priority", "joined", "priorities",
+    "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "for_other_session", "format_line", "highest",
+    "is_stdout_priority", "joined", "priorities",
     "priced_for_reader", "priority", "write_entries",
 ]
 

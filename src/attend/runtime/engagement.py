@@ -16,7 +16,7 @@ Every function here is pure: times are plain floats, so the daemon and the tests
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +75,7 @@ class EngagementParams:
 
         base = cls()
         given = dict(config or {})
-        readers = {"duration": parse_duration, "number": float, "integer": int}
+        readers: dict[str, Callable[[Any], float]] = {"duration": parse_duration, "number": float, "integer": int}
         values: dict[str, Any] = {}
         for name, declared in section_fields(("engagement",)).items():
             raw = given.get(name, getattr(base, name))

@@ -54,12 +54,15 @@ def apply_flap(
     horizon = now - window
     for fire in fires:
         key = "" if fire.key is None else key_text(fire.key)  # the state's key text, as `items` uses
-        entry = out.get(key) or entries.get(key)
+        entry = out.get(key)
+        stored = not entry  # not yet seen in this poll: the state's entry, checked before it is read
+        if stored:
+            entry = entries.get(key)
         if entry is None:  # the common case: the key's first fire within the window
             out[key] = {"t": [now]}
             delivered.append(fire)
             continue
-        if entry is not out.get(key):
+        if stored:
             _check(entry)
         times = [t for t in entry.get("t", ()) if t > horizon]
         times.append(now)

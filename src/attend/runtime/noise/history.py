@@ -91,7 +91,7 @@ def _held_key(key: Any) -> str | None:
 
 def held_text(seconds: float) -> str:
     """How long a fire was held, as `4m32s`, `15s` or `1h2m`."""
-    total = int(round(seconds))
+    total = round(seconds)
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     if hours:

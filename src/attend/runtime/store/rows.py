@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 __all__ = ["BadRow", "decoded", "integer", "json_column", "number", "optional_number", "text"]
 
@@ -67,6 +67,12 @@ def optional_number(value: Any, what: str) -> float | None:
     return None if value is None else number(value, what)
 
 
+@overload
+def integer(value: Any, what: str) -> int: ...
+@overload
+def integer(value: Any, what: str, *, optional: Literal[True]) -> int | None: ...
+
+
 def integer(value: Any, what: str, *, optional: bool = False) -> int | None:
     """`value` as an int (None for NULL when `optional`)."""
     if value is None and optional:
@@ -74,6 +80,12 @@ def integer(value: Any, what: str, *, optional: bool = False) -> int | None:
     if value.__class__ is not int:
         raise BadRow(f"{what} is not an integer")
     return value
+
+
+@overload
+def text(value: Any, what: str) -> str: ...
+@overload
+def text(value: Any, what: str, *, optional: Literal[True]) -> str | None: ...
 
 
 def text(value: Any, what: str, *, optional: bool = False) -> str | None:
