@@ -22,6 +22,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "iso_time", "json_text", "one_line", "printable", "printable_path"]
 
 #: Every character that ends a line (what `str.splitlines` breaks at; YAML's NEL, LS and PS among them).
@@ -45,7 +49,7 @@ def printable(text: str, *, one_line: bool = False) -> str:
     return _CONTROL.sub(_escape, _SURROGATES.sub("\ufffd", text))
 
 
-def json_text(value: object, **options: object) -> str:
+def json_text(value: object, **options: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, **options)` with what a terminal acts on written as `\\uNNNN`."""
     import json
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from claude_rig import REPO, claude_env
+
 from waiting import PATIENCE
 
 #: Seconds to wait for the first run of bin/attend (it builds its virtualenv) plus the daemon's start.

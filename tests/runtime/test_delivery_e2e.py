@@ -15,7 +15,6 @@ import time
 
 import pytest
 from daemon_rig import caught_up, journal_rows, query, wait_until
-
 from tests.sensors.sensor_material import Transcripts
 
 pytestmark = pytest.mark.slow

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import trio
-from waiting import PATIENCE
 
 from attend.runtime.watching.wake import WakeHub
+from waiting import PATIENCE
 
 #: Seconds a step may take on a busy machine before the test fails.
 

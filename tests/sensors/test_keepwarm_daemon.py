@@ -9,6 +9,7 @@ import time
 
 import pytest
 from sensor_material import SHIPPED, Transcripts
+
 from waiting import PATIENCE
 
 #: Seconds to wait for the daemon on a busy machine.

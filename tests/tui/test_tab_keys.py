@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from tab_rig import NOW, drive, edit_field, make_app, rendered_lines, select_sensor, submit_form
@@ -75,12 +76,12 @@ def test_the_shelve_prompt_shows_its_placeholders_as_written(tab_home) -> None:
 
 
 def test_a_next_poll_that_is_due_reads_due_not_ago() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from attend.tui.model import when
 
     def iso(t: float) -> str:
-        return datetime.fromtimestamp(t, tz=timezone.utc).isoformat()
+        return datetime.fromtimestamp(t, tz=UTC).isoformat()
 
     assert when(iso(NOW), NOW, upcoming=True) == "due now"
     assert when(iso(NOW - 300), NOW, upcoming=True) == "due 5m ago"

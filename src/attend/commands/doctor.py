@@ -6,8 +6,8 @@ that fixes it. Exit 1 when any check fails; a warning (no daemon polls the proje
 refused project sensor) is shown but passes, so a wired machine passes outside a session too.
 
 Checks, in order: the Python and attend versions; the store opens and its schema is current (and the
-rows its readers skip); the peers files readers skip (a warning naming each); every sensor compiles; which session polls this project and since when, and which are attached; the
-Claude Code wiring (the
+rows its readers skip); the peers files readers skip (a warning naming each); every sensor compiles;
+which session polls this project and since when, and which are attached; the Claude Code wiring (the
 plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json); the program
 of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
 on PATH.

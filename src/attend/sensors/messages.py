@@ -148,7 +148,8 @@ class MessagesSensor:
 
     def skipped(self) -> list[str]:
         """The message files of the last poll that do not parse, one line each (`attend sensors` shows them)."""
-        return [f"message {printable_path(path)}: {printable(why, one_line=True)}" for path, why in sorted(self._parsed.items()) if isinstance(why, str)]
+        return [f"message {printable_path(path)}: {printable(why, one_line=True)}"
+                for path, why in sorted(self._parsed.items()) if isinstance(why, str)]
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from attend.peers.mailbox import Mailbox, peers_dir
-from attend.text import printable, printable_path
 from attend.peers.presence import (
     PRESENCE_SENSOR,
     UNKNOWN,
@@ -45,6 +44,7 @@ from attend.sensors.base import (
     require,
     require_seconds,
 )
+from attend.text import printable, printable_path
 
 __all__ = ["PeersSensor", "presence_settings", "settings_from_crate"]
 

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config
 from attend.spec.loading import file_stem, read_sensor_file
-from attend.spec.paths import layer_paths
 from attend.spec.model import (
     LAYERS,
     KeyPath,
@@ -33,6 +32,7 @@ from attend.spec.model import (
     SensorFile,
     SensorSet,
 )
+from attend.spec.paths import layer_paths
 from attend.spec.validate import normalise, validate_sensor
 
 __all__ = [

@@ -29,8 +29,8 @@ from typing import IO, Any
 
 import trio
 
-from attend.peers.identity import Session, claude_record
 from attend.files import run_lock_path
+from attend.peers.identity import Session, claude_record
 from attend.runtime.sessions.runlock import open_lock, try_lock
 from attend.runtime.sessions.runlog import RECOVERED
 

@@ -161,7 +161,8 @@ class StoreConnection:
         finally:
             target.close()
         self._reopen()
-        _RESTORED[self.path] = self._file
+        if self._file is not None:
+            _RESTORED[self.path] = self._file
         return "restored"
 
     def _reopen(self) -> None:
