@@ -126,7 +126,7 @@ def sensors_list(args: Any) -> int:
 
 def _table(rows: list[dict[str, Any]]) -> str:
     header = ("NAME", "KIND", "LAYER", "ENABLED", "STATE", "LANE", "LAST POLL", "NEXT POLL")
-    cells = [
+    cells: list[tuple[Any, ...]] = [
         (
             r["name"],
             r["kind"] or "-",

@@ -224,7 +224,7 @@ class McpPool:
         client = session.client
         assert client is not None  # _session_for returns only a session with a client
         result = await self._request(session, f"tool {tool}", lambda: client.call_tool(tool, args), timeout)
-        texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+        texts = [block.text for block in result.content if isinstance(block, TextContent)]
         if result.is_error:
             message = "\n".join(texts).strip() or "the tool reported an error without a message"
             raise RuntimeFailure(tool_error_state(message), f"MCP tool {tool} on {definition.name!r}: {message}")
