@@ -38,6 +38,7 @@ from doc_blocks import REPO, Block, all_blocks, blocks, documents, page_directiv
 import attend
 from attend.cli import bind_project, build_parser
 from attend.spec import layer_paths
+from attend.spec.config import CONFIG_KEYS as config_keys
 from attend.spec.config import load_config
 from attend.spec.loading import parse_yaml
 
@@ -167,7 +168,7 @@ def test_every_command_of_the_document_runs(doc: Path, home, shim):
 
 
 SENSOR_TOP = {"spec", "name"}
-CONFIG_KEYS = {"project_sensors", "engagement", "governor", "attend"}
+CONFIG_KEYS = {*config_keys, "attend"}  # config.yaml's keys as the schema declares them (spec.config)
 FRAGMENT_BASE = {
     "command": {"argv": ["true"], "output": "json"},
     "mcp": {"server": "doc", "tool": "doc"},
@@ -385,6 +386,18 @@ def test_readme_s_context_sample_is_the_line_the_context_sensor_prints():
         tokens, window = (int(x) for x in re.search(r"\((\d+) of (\d+) tokens\)", line).groups())
         expected = template.format(percent=percent_of(tokens, window), tokens=tokens, window=window)
         assert NOTIFICATION.match(line)["text"] == expected
+
+
+def test_the_away_line_samples_are_the_line_a_restarting_stream_prints():
+    """README's and runtime.md's `N notifications while this session was away` lines are news.py's own."""
+    from attend.runtime.sessions.news import AWAY_SENSOR, away_text
+
+    lines = [s for _, s in sample_notifications() if NOTIFICATION.match(s)["sensor"] == AWAY_SENSOR]
+    assert {w.split(":")[0] for w, s in sample_notifications() if s in lines} >= {"README.md", "docs/runtime.md"}
+    for line in lines:
+        match = NOTIFICATION.match(line)
+        count = int(match["text"].split()[0])
+        assert match["text"] == away_text(count) and match["priority"] in ("medium", "low")
 
 
 def test_diagnostics_md_samples_are_lines_of_the_golden_corpus():
