@@ -38,7 +38,7 @@ from doc_blocks import REPO, Block, all_blocks, blocks, documents, page_directiv
 import attend
 from attend.cli import bind_project, build_parser
 from attend.spec import layer_paths
-from attend.spec.config import CONFIG_KEYS as config_keys
+from attend.spec.config import CONFIG_KEYS as DECLARED_CONFIG_KEYS
 from attend.spec.config import load_config
 from attend.spec.loading import parse_yaml
 
@@ -168,7 +168,7 @@ def test_every_command_of_the_document_runs(doc: Path, home, shim):
 
 
 SENSOR_TOP = {"spec", "name"}
-CONFIG_KEYS = {*config_keys, "attend"}  # config.yaml's keys as the schema declares them (spec.config)
+CONFIG_KEYS = {*DECLARED_CONFIG_KEYS, "attend"}  # config.yaml's keys as the schema declares them (spec.config)
 FRAGMENT_BASE = {
     "command": {"argv": ["true"], "output": "json"},
     "mcp": {"server": "doc", "tool": "doc"},

@@ -33,7 +33,7 @@ def test_a_sensor_a_poll_finds_invalid_never_polls_again_and_doctor_reports_it(
     # caught up: the other sensor polls five more times (a failed poll's backoff is shorter than that)
     for _ in range(5):
         seen = _status(quiet_home, "items")[0]
-        wait_until(lambda: _status(quiet_home, "items")[0] != seen, what="another poll of items")
+        wait_until(lambda seen=seen: _status(quiet_home, "items")[0] != seen, what="another poll of items")
     assert _status(quiet_home, "loadavg") == first
     assert first[1] is None and first[2] == 1  # no next poll; one failed poll
     assert any("sensor loadavg is invalid" in line and "polls no more" in line for line in running.stderr)

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend.compiler.digest import compile_digest
-from attend.compiler.templates import FOCUS_SESSION
 from attend.compiler.findings import fold_fires, supersede
+from attend.compiler.templates import FOCUS_SESSION
 from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
 
