@@ -216,7 +216,11 @@ def test_a_reply_says_which_message_it_answers(peers) -> None:
     message_id = peers.run("send", "--to", str(peers.other_project), "please rebase").stdout.strip()
     answer = peers.run("reply", "done", as_="b", cwd=peers.other_project)
     assert answer.returncode == 0, answer.stderr
-    assert f"replying to {message_id} from a (to {peers.other_project.resolve()})" in answer.stderr
+    # the reply goes back to the sender's project, and says so; the replier's own project is not named
+    # as if it were the destination (issue 27, item 10)
+    here = peers.project.resolve()
+    assert f"replying to {message_id} from a in {here}: the reply goes to {here}" in answer.stderr
+    assert str(peers.other_project.resolve()) not in answer.stderr
 
 
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"

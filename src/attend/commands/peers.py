@@ -132,12 +132,16 @@ def reply(args: Any) -> int:
     if not received:
         raise PeerError("no message to reply to: this session has received none")
     last = received[-1]
-    print(f"attend: replying to {last.id} from {printable(last.sender)} ({printable(last.where)})", file=sys.stderr)
+    # where the reply goes (the message's own address, `to` this project, is not it)
     if last.channel and last.channel != OPEN:
-        return send(args, re_=last.id, channel=last.channel)
-    if last.to:
-        return send(args, re_=last.id, to=last.project)
-    return send(args, re_=last.id, channel=OPEN)
+        goes, kwargs = f"on @{last.channel}", {"channel": last.channel}
+    elif last.to:
+        goes, kwargs = f"to {last.project}", {"to": last.project}
+    else:
+        goes, kwargs = "on the open channel", {"channel": OPEN}
+    print(f"attend: replying to {last.id} from {printable(last.sender)} in {printable_path(last.project)}: "
+          f"the reply goes {printable(goes)}", file=sys.stderr)
+    return send(args, re_=last.id, **kwargs)
 
 
 def inbox(args: Any) -> int:
