@@ -54,7 +54,7 @@ def test_every_expression_problem_is_reported_at_the_character_inside_the_scalar
         (8, 23, "path-syntax"),       # after the opening quote: "$.current[* ends before ']'
         (11, 12, "pattern-syntax"),   # the empty part between the dots of the key
         (11, 24, "operator"),         # the operand of above
-        (12, 28, "regex-syntax"),     # inside the single-quoted regex, at its end
+        (12, 26, "regex-syntax"),     # inside the single-quoted regex, at the '(' never closed
         (14, 9, "pattern-syntax"),    # the space inside a quoted key
         (16, 18, "template-syntax"),  # inside the folded block scalar, on its content line
         (18, 14, "path-syntax"),      # a plain scalar: the stray bracket
@@ -69,6 +69,15 @@ def test_each_diagnostic_carries_a_caret_under_the_offending_character(tmp_path:
     low = [d for d in diagnose(sensor) if d.line == 18][0]
     assert low.detail == "18 |     path: $.a]\n   |              ^"
     assert "expected '.', '..' or '['" in low.message
+
+
+def test_a_regex_error_points_at_the_construct_left_open_not_at_the_closing_quote(tmp_path: Path) -> None:
+    # `regex` positions "unterminated" at the pattern's end; the caret goes under the `[` (issue 27, item 10)
+    text = SENSOR.split("  high:")[0] + "  ok:\n    path: $.a\n    on: enters\n    where:\n      n: {matches: '([a-z'}\n"
+    sensor, _ = _sensor(tmp_path, text)
+    (problem,) = diagnose(sensor)
+    assert problem.code == "regex-syntax" and "unterminated character set" in problem.message
+    assert problem.detail.splitlines()[1].index("^") == problem.detail.splitlines()[0].index("[")
 
 
 def test_a_sensor_without_expression_problems_has_no_diagnostics(tmp_path: Path) -> None:

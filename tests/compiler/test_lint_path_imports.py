@@ -71,7 +71,7 @@ def test_a_pattern_only_the_regex_module_reads_is_still_valid_and_a_broken_one_p
     assert regex_problem(r"\p{Lu}+") is None  # `re` refuses it; `regex` (what matches runs) reads it
     assert regex_problem(r"(?<=a|bc)x") is None  # variable-width lookbehind, likewise
     message, offset = regex_problem("ab(c")
-    assert message == "invalid regular expression: missing )" and offset == 4  # regex positions it
+    assert message == "invalid regular expression: missing )" and offset == 2  # at the "(" left open
 
 
 CLI_PROBE = """

@@ -234,7 +234,7 @@ def test_a_compile_error_in_an_expression_carries_the_column_inside_it() -> None
     assert info.value.column == 11
     with pytest.raises(attend.CompileError) as info:
         attend.compile_trigger({"on": "enters", "where": {"a": {"matches": "ab(c"}}})
-    assert info.value.column == 5 and "missing )" in info.value.message
+    assert info.value.column == 3 and "missing )" in info.value.message  # at the "(" left open
 
 
 def test_the_public_api_example_of_the_design_works() -> None:

@@ -645,10 +645,13 @@ def regex_problem(pattern: str) -> tuple[str, int] | None:
     shape = pattern_shape(pattern)
     if shape.problem is not None:
         return f"regular expression refused: {shape.problem}", min(shape.offset, len(pattern))
+    first: re.error | None = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a pattern `re` warns about (a possible nested set) goes to regex
             re.compile(pattern)
+    except re.error as exc:
+        first = exc
     except Exception:  # noqa: BLE001 - whatever `re` makes of it, `regex` decides
         pass
     else:
@@ -660,6 +663,9 @@ def regex_problem(pattern: str) -> tuple[str, int] | None:
     except regex.error as exc:
         pos = getattr(exc, "pos", None)  # regex's error carries `pos` and `msg` (its stubs leave them out)
         pos = pos if isinstance(pos, int) else 0
+        if first is not None and isinstance(first.pos, int):
+            # both refuse it: `re` places an unterminated `[` or `(` where it opens, `regex` at the end
+            pos = min(pos, first.pos)
         return f"invalid regular expression: {getattr(exc, 'msg', exc)}", min(pos, len(pattern))
     except (ValueError, RecursionError, OverflowError, MemoryError, IndexError, TypeError) as exc:
         return f"invalid regular expression: {exc}", 0

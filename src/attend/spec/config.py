@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 from attend.bounds import MAX_COUNT, MAX_MAGNITUDE
 from attend.errors import Diagnostic, Severity
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
-from attend.spec.loading import ParsedYaml, read_yaml_file
+from attend.spec.loading import ParsedYaml, read_source, read_yaml_file, with_excerpt
 from attend.spec.model import LayerPaths, Origin
 from attend.spec.yamltext import yaml_text
 
@@ -234,6 +234,13 @@ def _at(parsed: ParsedYaml, path: tuple[str, ...], file: str) -> tuple[str, int,
     return origin.file, origin.key_line or origin.line, origin.key_col or origin.col
 
 
+def _excerpted(diagnostic: Diagnostic, path: Path) -> Diagnostic:
+    """`diagnostic` with the caret excerpt of its key, even at 1:1, where `compile --check` shows none
+    (a position it cannot tell from a problem of the whole file)."""
+    text = read_source(path)[0]
+    return diagnostic if text is None else with_excerpt(diagnostic, text)
+
+
 def load_config(paths: LayerPaths) -> Config:
     """Read the user's config.yaml and the project's .claude/attend.yaml.
 
@@ -260,10 +267,10 @@ def load_config(paths: LayerPaths) -> Config:
             where = _at(parsed, (*prefix, key), file)
             if key == "project_sensors":
                 if layer == "project":
-                    config.diagnostics.append(Diagnostic(
+                    config.diagnostics.append(_excerpted(Diagnostic(
                         *where, "untrusted-key",
                         "project_sensors in a project file is ignored: a project cannot grant trust to itself; "
-                        f"list the project in {paths.config_file} instead", Severity.WARNING))
+                        f"list the project in {paths.config_file} instead", Severity.WARNING), path))
                     continue
                 config.project_sensors, problems = _trust_list(value, parsed, (*prefix, key), file)
                 config.diagnostics.extend(problems)
