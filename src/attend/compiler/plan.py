@@ -142,7 +142,8 @@ def _noise(trigger: CompiledTrigger) -> dict[str, Any]:
                 "undone sooner, it fires nothing; the wait is kept across restarts"}
     flap = trigger.flap
     flap_rule = "off" if not flap.limit else (
-        f"more than {flap.limit} fire{'s' if flap.limit != 1 else ''} of one key within {flap.window:g}s is flapping: one line says so, further fires "
+        f"more than {flap.limit} fire{'s' if flap.limit != 1 else ''} of one key within {flap.window:g}s is flapping: "
+        "one line says so, further fires "
         "are held until one quiet window, then one line says it settled")
     return {
         "for": hold,
