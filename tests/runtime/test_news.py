@@ -66,3 +66,31 @@ def test_every_row_of_the_backlog_is_shown_digested_or_counted_once(spec) -> Non
     assert len(shown) == len(set(shown))
     assert len(shown) + counted + digested == len(handed)
     assert all(e.sensor != AWAY_SENSOR or NOW - entries[e.id - 1].time > STALE for e in out)
+
+
+def test_a_row_a_crash_kept_from_every_session_is_counted_once_it_is_stale_never_dropped(home) -> None:
+    """The poller died between journaling and printing: a session starting an hour later is told, in one line."""
+    import io
+
+    from attend.peers.identity import Session
+    from attend.runtime.sessions.printer import SessionPrinter
+    from attend.runtime.store import Observation, open_project_store
+    from attend.spec import layer_paths
+
+    clock = {"now": NOW - 3600}
+    with open_project_store(layer_paths(home.project, home.env()), clock=lambda: clock["now"]) as store:
+        for n in (1, 2):
+            store.commit_poll("s", states=None, observations=[Observation("t", 3.0, f"line {n}", key=str(n))],
+                              status={"state": "ok"})
+            store.disclose("s", store.pending("s"), lane="event", priority="medium", time_=clock["now"])
+        clock["now"] = NOW  # nobody printed them (printed = 0); an hour later a new session starts
+        out, err = io.StringIO(), io.StringIO()
+        printer = SessionPrinter(store, Session("late", True, "flag"), stdout=out, stderr=err,
+                                 clock=lambda: clock["now"])
+        assert printer.print_new() == 1
+        assert out.getvalue() == ("[attend sensor=attend priority=medium] 2 notifications while this session was away;"
+                                  " attend sensors history\n")
+        assert printer.print_new() == 0  # handed over once: recorded with the round
+        again = SessionPrinter(store, Session("later", True, "flag"), stdout=io.StringIO(), stderr=io.StringIO(),
+                               clock=lambda: clock["now"])
+        assert again.print_new() == 0  # printed now: a later session is not told again
