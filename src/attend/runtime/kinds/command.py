@@ -19,30 +19,26 @@ Decisions:
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
 from attend.runtime.kinds import PollContext, PollOutcome
+from attend.runtime.kinds.process import DEFAULT_TIMEOUT, STDERR_TAIL, command_settings, exec_failure, signal_group
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
 __all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "OUTPUT_DRAIN_GRACE", "STDERR_TAIL", "CommandRun", "poll", "run_command"]
 
-#: Seconds a command may run when its file sets no `timeout`.
-DEFAULT_TIMEOUT = 10.0
 
 #: Seconds between SIGTERM and SIGKILL for a command that timed out.
 KILL_GRACE = 2.0
 
-#: Bytes of stderr kept for a failure message.
-STDERR_TAIL = 2048
 
 #: Seconds the pipes may stay open after the command exited (a child it left behind holding them)
 #: before the poll's process group is killed and the output read so far is taken as complete.
@@ -62,21 +58,8 @@ class CommandRun:
     message: str = ""
 
 
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already gone
 
 
-def _exec_failure(argv: list[str], cwd: Path | str | None, exc: OSError) -> str:
-    """Why the child could not start, naming the real culprit: the OS reports a missing working
-    directory as ENOENT, which would read as a missing program."""
-    if cwd is not None and not os.path.isdir(cwd):
-        return f"the working directory {cwd} does not exist (or is not a directory)"
-    if os.sep in str(argv[0]) and os.path.isdir(argv[0]):
-        return f"cannot run {str(argv[0])!r}: it is a directory"
-    return f"cannot run {str(argv[0])!r}: {exc.strerror or exc}"
 
 
 async def run_command(
@@ -114,7 +97,7 @@ async def run_command(
             start_new_session=True,
         )
     except OSError as exc:
-        return CommandRun("exec_failed", message=_exec_failure(argv, cwd, exc))
+        return CommandRun("exec_failed", message=exec_failure(argv, cwd, exc))
     stdout, stderr = proc.stdout, proc.stderr
     assert stdout is not None and stderr is not None  # both are pipes
 
@@ -131,7 +114,7 @@ async def run_command(
                 out.extend(chunk)
                 if len(out) > max_output:
                     over_cap = True
-                    _signal_group(proc.pid, signal.SIGKILL)
+                    signal_group(proc.pid, signal.SIGKILL)
                     return
         finally:
             stdout_done.set()
@@ -161,21 +144,21 @@ async def run_command(
                 with trio.move_on_after(OUTPUT_DRAIN_GRACE) as drain:
                     await pipes_closed()
                 if drain.cancelled_caught:
-                    _signal_group(proc.pid, signal.SIGKILL)
+                    signal_group(proc.pid, signal.SIGKILL)
                     with trio.move_on_after(OUTPUT_DRAIN_GRACE):
                         await pipes_closed()
                     nursery.cancel_scope.cancel()  # a leftover in another session keeps them open
         if scope.cancelled_caught:
             timed_out = True
-            _signal_group(proc.pid, signal.SIGTERM)
+            signal_group(proc.pid, signal.SIGTERM)
             with trio.move_on_after(kill_grace):
                 await proc.wait()
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
             await proc.wait()
     finally:
         # Cancelled from outside (daemon shutdown, reload): the group dies with the poll.
         if proc.returncode is None:
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
             with trio.CancelScope(shield=True):
                 await proc.wait()
         with trio.CancelScope(shield=True):
@@ -198,29 +181,8 @@ async def run_command(
     return CommandRun("ok", bytes(out), stderr_tail, 0)
 
 
-#: In a session-scoped command sensor's argv, replaced by the session id it is polled for.
-SESSION_PLACEHOLDER = "{session}"
-#: The environment variable naming that session.
-SESSION_VAR = "ATTEND_SESSION"
 
 
-def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict[str, Any]:
-    """The argv, environment, cwd, timeout and output cap of a command sensor, resolved."""
-    block = dict(compiled.sensor.data.get("command") or {})
-    env = dict(ctx.env)
-    env.update({str(k): str(v) for k, v in (block.get("env") or {}).items()})
-    argv = [str(a) for a in block.get("argv") or []]
-    if ctx.session is not None:
-        # A session-scoped poll: the session it is for, as `{session}` in argv and ATTEND_SESSION.
-        env[SESSION_VAR] = ctx.session
-        argv = [a.replace(SESSION_PLACEHOLDER, ctx.session) for a in argv]
-    return {
-        "argv": argv,
-        "env": env,
-        "cwd": Path(ctx.project_dir) / str(block.get("cwd") or "."),
-        "timeout": float(block.get("timeout") or DEFAULT_TIMEOUT),
-        "max_output": int(block.get("max_output") or ctx.stdout_cap),
-    }
 
 
 async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:

@@ -43,7 +43,7 @@ import trio
 from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
 from attend.runtime.cadence import backoff
 from attend.runtime.kinds import CRATE_STATE, NOTES, PollContext, PollOutcome
-from attend.runtime.kinds.command import STDERR_TAIL, _exec_failure, _signal_group
+from attend.runtime.kinds.process import STDERR_TAIL, exec_failure, signal_group
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
@@ -213,7 +213,7 @@ class StreamSupervisor:
     """
 
     def __init__(self, compiled: CompiledSensor, ctx: PollContext) -> None:
-        from attend.runtime.kinds.command import command_settings
+        from attend.runtime.kinds.process import command_settings
         from attend.spec.schema import DEFAULT_MAX_LINE
 
         self.compiled = compiled
@@ -256,7 +256,7 @@ class StreamSupervisor:
                 env=self.settings["env"], cwd=str(cwd), start_new_session=True,
             )
         except OSError as exc:
-            return "exec_failed", _exec_failure(argv, cwd, exc)
+            return "exec_failed", exec_failure(argv, cwd, exc)
         self.pid = proc.pid
         self.state.stderr.clear()
         if on_start is not None:
@@ -292,16 +292,16 @@ class StreamSupervisor:
                 with trio.move_on_after(0.5):
                     await stdout_done.wait()
                     await stderr_done.wait()
-                _signal_group(proc.pid, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
                 nursery.cancel_scope.cancel()
         finally:
             self.state.cut += framer.cut
             if proc.returncode is None:
-                _signal_group(proc.pid, signal.SIGTERM)
+                signal_group(proc.pid, signal.SIGTERM)
                 with trio.CancelScope(shield=True):
                     with trio.move_on_after(STOP_GRACE):
                         await proc.wait()
-                    _signal_group(proc.pid, signal.SIGKILL)
+                    signal_group(proc.pid, signal.SIGKILL)
                     await proc.wait()
             with trio.CancelScope(shield=True):
                 await stdout.aclose()

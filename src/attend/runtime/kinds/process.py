@@ -1,0 +1,68 @@
+"""A command's process, for the polled command kind (command.py) and the streamed one (stream.py) alike:
+its resolved settings (argv with `{session}`, environment, cwd, timeout, output cap), its process group's
+signals, and the words for a child that could not start."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attend.runtime.kinds import PollContext
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+
+__all__ = ["DEFAULT_TIMEOUT", "SESSION_PLACEHOLDER", "SESSION_VAR", "STDERR_TAIL", "command_settings", "exec_failure",
+           "signal_group"]
+
+#: Seconds a command may run when its file sets no `timeout`.
+DEFAULT_TIMEOUT = 10.0
+
+
+#: Bytes of stderr kept for a failure message.
+STDERR_TAIL = 2048
+
+
+def signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+
+
+def exec_failure(argv: list[str], cwd: Path | str | None, exc: OSError) -> str:
+    """Why the child could not start, naming the real culprit: the OS reports a missing working
+    directory as ENOENT, which would read as a missing program."""
+    if cwd is not None and not os.path.isdir(cwd):
+        return f"the working directory {cwd} does not exist (or is not a directory)"
+    if os.sep in str(argv[0]) and os.path.isdir(argv[0]):
+        return f"cannot run {str(argv[0])!r}: it is a directory"
+    return f"cannot run {str(argv[0])!r}: {exc.strerror or exc}"
+
+
+#: In a session-scoped command sensor's argv, replaced by the session id it is polled for.
+SESSION_PLACEHOLDER = "{session}"
+
+
+#: The environment variable naming that session.
+SESSION_VAR = "ATTEND_SESSION"
+
+
+def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict[str, Any]:
+    """The argv, environment, cwd, timeout and output cap of a command sensor, resolved."""
+    block = dict(compiled.sensor.data.get("command") or {})
+    env = dict(ctx.env)
+    env.update({str(k): str(v) for k, v in (block.get("env") or {}).items()})
+    argv = [str(a) for a in block.get("argv") or []]
+    if ctx.session is not None:
+        # A session-scoped poll: the session it is for, as `{session}` in argv and ATTEND_SESSION.
+        env[SESSION_VAR] = ctx.session
+        argv = [a.replace(SESSION_PLACEHOLDER, ctx.session) for a in argv]
+    return {
+        "argv": argv,
+        "env": env,
+        "cwd": Path(ctx.project_dir) / str(block.get("cwd") or "."),
+        "timeout": float(block.get("timeout") or DEFAULT_TIMEOUT),
+        "max_output": int(block.get("max_output") or ctx.stdout_cap),
+    }
