@@ -20,7 +20,6 @@ import os
 import sqlite3
 import stat
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,6 +108,8 @@ class StoreConnection:
         known = _read_id(self._id_path)
         said = ""
         if current is None:
+            import uuid  # only for a new store: uuid imports platform, a cost every hook would pay
+
             current = uuid.uuid4().hex
             db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES ('id', ?)", (current,))
             if known is not None:  # the file attend used before is gone: this one is new
