@@ -132,4 +132,10 @@ def test_a_resource_sensor_takes_no_tool_arguments() -> None:
 
 def test_normalising_a_resource_sensor_fills_no_tool_only_defaults() -> None:
     data = normalise({"kind": "mcp", "mcp": {"server": "github", "resource": "repo://issues"}})
-    assert data["mcp"] == {"server": "github", "resource": "repo://issues", "timeout": 30.0}
+    assert data["mcp"] == {"server": "github", "resource": "repo://issues", "subscribe": False, "timeout": 30.0}
+
+
+def test_only_a_resource_sensor_subscribes() -> None:
+    assert sensor_from(MCP_HEAD + "  resource: repo://issues\n  subscribe: true\n").diagnostics == []
+    sensor = sensor_from(MCP_HEAD + "  tool: list\n  subscribe: true\n")
+    assert [(d.code, d.line) for d in sensor.diagnostics] == [("bad-value", 7)]

@@ -317,6 +317,7 @@ class Daemon:
         from attend.runtime.kinds.mcp import McpPool
 
         pool = McpPool(self.ctx)
+        pool.on_update = lambda name: self.wakes.signal(name).set()  # a subscribed resource changed: poll now
         assert self._nursery is not None
         await self._nursery.start(pool.run)
         self.ctx.mcp_pool = pool

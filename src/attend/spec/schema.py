@@ -197,6 +197,8 @@ MCP_SCHEMA: dict[str, Any] = {
                None),
     "resource": _f("string", "the URI of a resource to read (resources/read; read-only by nature, so no "
                    "readOnlyHint is needed); exactly one of tool and resource", None, empty=False),
+    "subscribe": _f("boolean", "resource only: subscribe to the resource and read it again as soon as the server "
+                    "reports a change (no sooner than min_interval); interval stays the fallback", False),
     "args": _f("dict", "the tool call's fixed arguments (tool only)", {}, keysrules={"type": "string"}),
     "allow_unannotated": _f("boolean", "allow a tool that does not declare readOnlyHint (shown as an override)",
                             False),

@@ -444,6 +444,9 @@ def _mcp_target_rules(block: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     if "tool" not in block and "resource" not in block:
         return [loc.at_key(("mcp",), "required",
                            "missing required field `mcp.tool` or `mcp.resource`: the tool to call or the resource to read")]
+    if "tool" in block and block.get("subscribe"):
+        return [loc.at_key(("mcp", "subscribe"), "bad-value",
+                           "`mcp.subscribe` subscribes to a resource; a tool sensor has nothing to subscribe to")]
     if "resource" in block and block.get("args"):
         return [loc.at_key(("mcp", "args"), "bad-value",
                            "`mcp.args` are a tool call's arguments; a resource read takes none (put them in the URI)")]
@@ -864,6 +867,9 @@ STREAM_ONLY_FIELDS = ("stream_format", "max_line")
 #: The `mcp:` fields that only a tool call uses (a resource sensor gets no defaults for them).
 TOOL_ONLY_FIELDS = ("args", "allow_unannotated")
 
+#: The `mcp:` fields that only a resource read uses (a tool sensor gets no defaults for them).
+RESOURCE_ONLY_FIELDS = ("subscribe",)
+
 
 def normalise(data: dict[str, Any]) -> dict[str, Any]:
     """The merged sensor with defaults filled in and durations as float seconds.
@@ -886,8 +892,10 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
             if name not in data["command"]:
                 command.pop(name, None)
     mcp = out.get("mcp")
-    if isinstance(mcp, dict) and "resource" in mcp and "tool" not in mcp:
-        for name in TOOL_ONLY_FIELDS:  # a resource read has no arguments and no gate (explain lists what applies)
+    if isinstance(mcp, dict):
+        # a resource read has no arguments and no gate, a tool call no subscription (explain lists what applies)
+        unused = TOOL_ONLY_FIELDS if "resource" in mcp and "tool" not in mcp else RESOURCE_ONLY_FIELDS
+        for name in unused:
             if name not in data["mcp"]:
                 mcp.pop(name, None)
     if kind != "crate" and out.get("crate") == {}:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import trio
 from daemon_rig import wait_until
 from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml, polled_ok
 
@@ -75,3 +76,55 @@ def test_a_probed_resource_sensor_reports_a_change_behind_its_server_from_attend
     running.stop()
     (note,) = [line for line in running.stdout if line.startswith("[attend sensor=shelf")]
     assert "new item b: second" in note and "server=resources.py" in note
+
+
+async def test_a_subscribed_resource_wakes_its_user_when_it_changes(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    woken: list[str] = []
+    pool.on_update = woken.append
+    definition, _ = await call_tool(settings(behind.inline("resources"), "items://list"), ctx)
+    assert await pool.subscribe(definition, "items://list", timeout=GENEROUS, user="shelf")
+    assert woken == []
+    behind.write_items([{"id": "b", "title": "second"}])
+    with trio.fail_after(GENEROUS):
+        while not woken:
+            await trio.sleep(0.02)
+    assert woken[0] == "shelf"
+
+
+async def test_a_server_without_subscriptions_leaves_the_sensor_polling(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    server = behind.inline("resources", ATTEND_TEST_NO_SUBSCRIPTIONS="1")
+    definition, _ = await call_tool(settings(server, "items://list"), ctx)
+    assert not await pool.subscribe(definition, "items://list", timeout=GENEROUS, user="shelf")
+
+
+@pytest.mark.slow
+def test_a_subscribed_resource_update_reaches_stdout_long_before_the_interval(
+    quiet_home: Any, daemon: Any, behind: Behind
+) -> None:
+    sensor = mcp_sensor_yaml("shelf", behind.inline("resources"), tool=None, resource="items://list", subscribe=True)
+    quiet_home.write_user_sensor("shelf", sensor.replace('"interval": 1,', '"interval": "1h",'))
+    assert quiet_home.attend("sensors", "probe", "shelf", "--confirm").returncode == 0
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "shelf"), what="the baseline read")
+    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
+    running.wait_for(lambda out: any("new item b" in line for line in out))  # PATIENCE, far below 1h
+    running.stop()
+
+
+@pytest.mark.slow
+def test_a_subscribing_sensor_on_a_server_without_subscriptions_polls_at_its_interval(
+    quiet_home: Any, daemon: Any, behind: Behind
+) -> None:
+    server = behind.inline("resources", ATTEND_TEST_NO_SUBSCRIPTIONS="1")
+    quiet_home.write_user_sensor("shelf", mcp_sensor_yaml("shelf", server, tool=None, resource="items://list",
+                                                          subscribe=True))
+    assert quiet_home.attend("sensors", "probe", "shelf", "--confirm").returncode == 0
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "shelf"), what="the baseline read")
+    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
+    running.wait_for(lambda out: any("new item b" in line for line in out))
+    running.stop()

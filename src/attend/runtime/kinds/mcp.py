@@ -53,7 +53,11 @@ async def _pool_call(
     if isinstance(settings.resource, str) and settings.resource:
         if pool is None:
             raise RuntimeFailure("unavailable", "no MCP session pool is running")
-        return await pool.read(definition, settings.resource, timeout=settings.timeout, user=user)
+        read = await pool.read(definition, settings.resource, timeout=settings.timeout, user=user)
+        if settings.subscribe and user is not None:
+            # After each read, so a lost subscription is taken up again by the next (interval) poll.
+            await pool.subscribe(definition, settings.resource, timeout=settings.timeout, user=user)
+        return read
     if not isinstance(settings.tool, str) or not settings.tool:
         raise RuntimeFailure("invalid", "mcp.tool must name the tool to call (or mcp.resource the resource to read)")
     if pool is None:

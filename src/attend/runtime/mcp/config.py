@@ -292,7 +292,7 @@ class McpSettings:
     """A sensor's `mcp:` block, read once: server (as configured), tool and args or resource, gate override,
     timeout."""
 
-    __slots__ = ("allow_unannotated", "args", "resource", "server", "timeout", "tool")
+    __slots__ = ("allow_unannotated", "args", "resource", "server", "subscribe", "timeout", "tool")
 
     def __init__(self, block: Any) -> None:
         block = block if isinstance(block, dict) else {}
@@ -300,6 +300,8 @@ class McpSettings:
         self.tool: Any = block.get("tool")
         #: The URI a resource sensor reads (`resources/read`) instead of calling a tool; None for a tool sensor.
         self.resource: Any = block.get("resource")
+        #: Whether a resource sensor subscribes to its resource and reads it again on each update.
+        self.subscribe = bool(block.get("subscribe", False)) and self.resource is not None
         args = block.get("args")
         self.args: dict[str, Any] = dict(args) if isinstance(args, dict) else {}
         self.allow_unannotated = bool(block.get("allow_unannotated", False))

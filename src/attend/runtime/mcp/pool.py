@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import trio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, TextContent
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from attend.errors import RuntimeFailure, reason
 from attend.runtime.mcp.config import ServerDefinition
@@ -99,6 +101,8 @@ class _Session:
     failure: RuntimeFailure | None = None
     finished: bool = False
     used: bool = False
+    #: The resources this session holds a subscription to, each with the users (sensors) it wakes.
+    watchers: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -131,6 +135,9 @@ class McpPool:
         self._stopping: set[_Session] = set()  # the sessions waiting out UNUSED_GRACE
         #: The restart backoff after n consecutive failures; a test may shorten it.
         self.restart_delay = restart_delay
+        #: Called with a user's name when a resource it subscribed to changed or its subscription was lost
+        #: (the daemon wakes that sensor); None: updates are dropped.
+        self.on_update: Callable[[str], None] | None = None
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Host the sessions until cancelled; every server process is stopped on the way out."""
@@ -248,6 +255,75 @@ class McpPool:
         result = await self._request(session, f"resource {uri}", lambda: client.read_resource(uri), timeout)
         texts = [text for part in result.contents if isinstance(text := getattr(part, "text", None), str)]
         return ToolCall(document=result_document(None, texts), structured=None, texts=texts)
+
+    async def subscribe(self, definition: ServerDefinition, uri: str, *, timeout: float, user: str) -> bool:
+        """Make the server's open session tell `user` (through `on_update`) when the resource `uri` changes.
+
+        Uses `subscriptions/listen` (protocol 2026-07-28) with the resource's URI; one stream per resource
+        and session, shared by every user of it. The stream lives as long as the session: when it ends
+        (the server closed it, the connection broke, the session stopped) its users are woken once, so their
+        next read subscribes again (no sooner than `min_interval`); `interval` polling covers the gap.
+
+        Returns:
+            True when `user` is subscribed; False when there is no open session, the server offers no
+            resource subscriptions (or an older protocol without `subscriptions/listen`), or it did not
+            honour the URI: the sensor then polls at its `interval`.
+        """
+        session = self._sessions.get(definition)
+        client = session.client if session is not None and not session.finished else None
+        if session is None or client is None:
+            return False
+        users = session.watchers.get(uri)
+        if users is not None:
+            users.add(user)
+            return True
+        resources = client.server_capabilities.resources
+        if resources is None or not resources.subscribe or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return False
+        assert self._nursery is not None  # a session exists only while the pool runs
+        honoured = False
+        with trio.move_on_after(timeout):
+            try:
+                honoured = await self._nursery.start(self._listen, session, client, uri)
+            except Exception:  # noqa: BLE001 - a refused or broken listen: poll at `interval` instead
+                honoured = False
+        if honoured:
+            session.watchers.setdefault(uri, set()).add(user)
+        return bool(honoured)
+
+    async def _listen(self, session: _Session, client: Client, uri: str,
+                      task_status: trio.TaskStatus[bool] = trio.TASK_STATUS_IGNORED) -> None:
+        """One `subscriptions/listen` stream for `uri` on `session`, until the session stops or the stream ends."""
+        lost = True
+        try:
+            async with client.listen(resource_subscriptions=[uri]) as stream, trio.open_nursery() as nursery:
+                if uri not in (stream.honored.resource_subscriptions or []):
+                    lost = False
+                    task_status.started(False)
+                    nursery.cancel_scope.cancel()
+                    return
+                session.watchers.setdefault(uri, set())
+                task_status.started(True)
+
+                async def until_stopped() -> None:
+                    await session.stop.wait()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(until_stopped)
+                async for event in stream:
+                    if isinstance(event, ResourceUpdated) and event.uri == uri:
+                        self._wake(session.watchers.get(uri, set()))
+        except Exception:  # noqa: BLE001 - a lost stream: its users poll again and subscribe anew
+            pass
+        finally:
+            users = session.watchers.pop(uri, set())
+            if lost and not session.stop.is_set():
+                self._wake(users)
+
+    def _wake(self, users: set[str]) -> None:
+        if self.on_update is not None:
+            for user in sorted(users):
+                self.on_update(user)
 
     async def _session_for(self, definition: ServerDefinition, timeout: float, user: str | None) -> _Session:
         """The live session a request of `user` goes to (recorded for `retain`), checked alive when it served before."""

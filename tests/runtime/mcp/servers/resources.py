@@ -3,15 +3,24 @@
 `items://list` is the items as JSON text, `items://greeting` plain text that is not JSON, and
 `items://expired` fails the way a server with a stale credential does. Its only tool, `touch`, carries no
 annotations: a resource sensor on this server polls although nothing here declares `readOnlyHint`.
+
+It serves `subscriptions/listen` (protocol 2026-07-28) and publishes an update of `items://list` whenever the
+items file changes (it looks every 20 ms); with `ATTEND_TEST_NO_SUBSCRIPTIONS=1` it offers no subscriptions.
 """
 
 from __future__ import annotations
 
+import os
+
+import anyio
 from common import listing_text, record_start
 from mcp.server import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
 
-server = MCPServer("resources")
+bus = InMemorySubscriptionBus()
+server = MCPServer("resources", subscriptions=False if os.environ.get("ATTEND_TEST_NO_SUBSCRIPTIONS") else bus)
 
 
 @server.resource("items://list", mime_type="application/json")
@@ -38,6 +47,24 @@ def touch() -> str:
     return "touched"
 
 
+async def publish_changes() -> None:
+    """Publish an update of items://list each time the items file's text changes."""
+    seen = listing_text()
+    while True:
+        await anyio.sleep(0.02)
+        now = listing_text()
+        if now != seen:
+            seen = now
+            await bus.publish(ResourceUpdated(uri="items://list"))
+
+
+async def main() -> None:
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(publish_changes)
+        await server.run_stdio_async()
+        tasks.cancel_scope.cancel()
+
+
 if __name__ == "__main__":
     record_start("resources")
-    server.run()
+    anyio.run(main)
