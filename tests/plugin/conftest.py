@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -30,9 +31,13 @@ def checkout(tmp_path: Path) -> Path:
     dest = tmp_path / "attend-checkout"
     for name in filter(None, listed):
         source = REPO / name
+        target = dest / name
+        if source.is_symlink():  # plugin/'s links to the plugin's parts stay links, as git keeps them
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(source), target)
+            continue
         if not source.is_file():
             continue  # deleted in the work tree but still in the index
-        target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
     return dest

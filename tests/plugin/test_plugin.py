@@ -28,6 +28,11 @@ FIRST_RUN = 300.0
 #: Seconds to wait for something a running daemon does "within about a second" on a busy machine.
 
 
+#: What the plugin is made of (plugin/ links to each): its manifest, launcher, hooks, monitor, skill, and
+#: what the launcher's pip install reads.
+PLUGIN_PARTS = (".claude-plugin", "README.md", "bin", "hooks", "monitors", "pyproject.toml", "skills", "src")
+
+
 def manifest(name: str) -> dict:
     return json.loads((REPO / ".claude-plugin" / name).read_text())
 
@@ -48,7 +53,11 @@ def test_the_marketplace_lists_the_repository_itself_as_the_attend_plugin():
     market = manifest("marketplace.json")
     assert market["metadata"]["description"]
     (entry,) = market["plugins"]
-    assert (entry["name"], entry["source"]) == ("attend", "./")
+    assert (entry["name"], entry["source"]) == ("attend", "./plugin")
+    # plugin/ links to the parts of the repository the plugin is made of, and to nothing else: Claude Code
+    # copies a directory plugin whole (it reads no .gitignore), so a clone's .venv stays out of its cache
+    links = {p.name: os.readlink(p) for p in (REPO / "plugin").iterdir()}
+    assert links == {name: f"../{name}" for name in PLUGIN_PARTS}
 
 
 def test_every_plugin_command_calls_attend_through_the_plugin_launcher():
@@ -62,18 +71,32 @@ def test_every_plugin_command_calls_attend_through_the_plugin_launcher():
     assert os.access(REPO / "bin" / "attend", os.X_OK)
 
 
+def as_installed(root: Path, dest: Path) -> Path:
+    """The plugin of the marketplace at `root` as Claude Code installs it: plugin/ with its links followed."""
+    return Path(shutil.copytree(root / "plugin", dest, symlinks=False,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")))
+
+
 def test_claude_plugin_validate_strict_passes(claude, tmp_path):
-    done = subprocess.run([str(claude), "plugin", "validate", "--strict", str(REPO)], capture_output=True,
+    # the plugin as installed, strictly; the marketplace, whose only warnings are plugin/'s links (the
+    # validator follows none; install dereferences those that stay inside the marketplace)
+    plugin = as_installed(REPO, tmp_path / "installed")
+    done = subprocess.run([str(claude), "plugin", "validate", "--strict", str(plugin)], capture_output=True,
                           text=True, timeout=120, env=claude_env(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout
+    market = subprocess.run([str(claude), "plugin", "validate", str(REPO)], capture_output=True,
+                            text=True, timeout=120, env=claude_env(tmp_path))
+    assert market.returncode == 0, market.stdout + market.stderr
+    assert "Validation passed" in market.stdout
 
 
 def test_claude_plugin_validate_strict_refuses_a_misspelled_hook_event(claude, checkout, tmp_path):
     # The check above can fail: the same validator refuses the hooks file with an unknown event.
     hooks = checkout / "hooks" / "hooks.json"
     hooks.write_text(hooks.read_text().replace('"Stop"', '"Stopp"'))
-    done = subprocess.run([str(claude), "plugin", "validate", "--strict", str(checkout)], capture_output=True,
+    plugin = as_installed(checkout, tmp_path / "installed")
+    done = subprocess.run([str(claude), "plugin", "validate", "--strict", str(plugin)], capture_output=True,
                           text=True, timeout=120, env=claude_env(tmp_path))
     assert done.returncode == 1
     assert "Validation failed" in done.stdout + done.stderr
@@ -315,3 +338,21 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
         proc.wait(timeout=PATIENCE)
         stdout.close()
         stderr.close()
+
+
+def test_installing_from_a_clone_after_make_run_leaves_its_venv_out_of_the_plugin_cache(claude, checkout, tmp_path):
+    # `make run` makes .venv in the clone (111 MB measured); Claude Code copies a directory plugin whole,
+    # so the plugin's source is plugin/, which links to the plugin's parts only (issue 27, item 10)
+    (checkout / ".venv" / "lib").mkdir(parents=True)
+    (checkout / ".venv" / "lib" / "big.bin").write_bytes(b"\0" * 4096)
+    (checkout / "tests" / "scratch.txt").write_text("not part of the plugin")
+    env = claude_env(tmp_path)
+    for argv in readme_install_lines(checkout):
+        done = subprocess.run([str(claude), *argv], capture_output=True, text=True, timeout=120, env=env,
+                              cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+    installed = json.loads((tmp_path / ".claude" / "plugins" / "installed_plugins.json").read_text())
+    root = Path(installed["plugins"]["attend@attend"][0]["installPath"])
+    assert sorted(p.name for p in root.iterdir()) == sorted(PLUGIN_PARTS)
+    assert not (root / "bin" / "attend").is_symlink() and os.access(root / "bin" / "attend", os.X_OK)
+    assert (root / "src" / "attend" / "cli.py").is_file()
