@@ -244,12 +244,13 @@ async def test_a_low_disclosure_spends_no_budget_and_a_high_one_waits_only_the_c
     rig.observe("d", 3.0, text="d")  # medium: third slot at 30
     await trio.sleep(1)
     rig.observe("a", 3.0, text="a2")  # medium: the window (3 per 120 s) is full until 120
-    rig.observe("e", 6.0, text="e")  # high: waits for the cooldown only
+    rig.observe("e", 6.0, text="e")  # high: waits only for the cooldown after a high line (none yet)
     await trio.sleep(200)
-    # e waits the cooldown after d (32 + 15); it woke the agent, so it counts in the window a2 waits for
-    # (the third-newest of 0, 15, 32, 47 leaves it at 15 + 120).
+    # e goes at once: the medium lines before it hold it neither by their cooldown nor by the window (a high
+    # line after a high line waits its cooldown: test_governor). It woke the agent, so it counts in the
+    # window a2 waits for (the third-newest of 0, 15, 32, 33 leaves it at 15 + 120).
     assert [(e.description, round(e.time - rig.t0)) for e in rig.store.journal()] == [
-        ("a 3.0", 0), ("b 2.0", 1), ("c 3.0", 15), ("d 3.0", 32), ("e 6.0", 47), ("a2 3.0", 135)]
+        ("a 3.0", 0), ("b 2.0", 1), ("c 3.0", 15), ("d 3.0", 32), ("e 6.0", 33), ("a2 3.0", 135)]
 
 
 async def test_the_rebuilt_window_leaves_low_disclosures_out(tmp_path: Path, autojump_clock) -> None:
@@ -264,3 +265,22 @@ async def test_the_rebuilt_window_leaves_low_disclosures_out(tmp_path: Path, aut
     assert second.discloser.run_once() is None  # disclosed at once: no cooldown from the low line
     assert [e.sensor for e in second.store.journal()] == ["a", "b"]
     second.store.close()
+
+
+async def test_the_rebuilt_window_keeps_which_disclosures_were_high(tmp_path: Path, autojump_clock) -> None:
+    terms = {name: SensorTerms("event", 0.0) for name in "abc"}
+    first = Rig(tmp_path, terms)
+    first.observe("a", 3.0)  # medium
+    first.discloser.run_once()
+    first.store.close()
+    await trio.sleep(1)
+    second = Rig(tmp_path, terms)  # a restart: the window is rebuilt from the journal
+    second.observe("b", 6.0)
+    assert second.discloser.run_once() is None  # high: the medium line's cooldown does not hold it
+    second.store.close()
+    await trio.sleep(1)
+    third = Rig(tmp_path, terms)
+    third.observe("c", 6.0)
+    assert third.discloser.run_once() is not None  # high after a high one 1 s ago: the cooldown holds it
+    assert [e.sensor for e in third.store.journal()] == ["a", "b"]
+    third.store.close()

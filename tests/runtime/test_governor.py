@@ -67,3 +67,17 @@ def test_a_high_disclosure_never_waits_longer_than_a_medium_one_nor_past_the_coo
     high = next_slot(times, now, params, urgent=True)
     assert now <= high <= next_slot(times, now, params)
     assert high <= max(now, max(times, default=now) + cooldown)
+
+
+def test_a_high_disclosure_waits_only_for_the_cooldown_after_a_high_one_not_after_medium_ones() -> None:
+    """Presence lines (medium) of sessions joining and leaving never hold a high line (issue 22)."""
+    times = [0.0, 15.0, 30.0]  # medium disclosures: the window is full and the cooldown runs until 45
+    assert next_slot(times, 35.0, EVENT, urgent=True, high=[]) == 35.0
+    assert next_slot(times, 35.0, EVENT, urgent=True, high=[15.0]) == 35.0
+    assert next_slot([*times, 34.0], 35.0, EVENT, urgent=True, high=[34.0]) == 49.0
+    assert next_slot(times, 35.0, EVENT, high=[]) == 120.0  # a medium one still waits for the window
+    g = Governor(EVENT)
+    g.record(100.0)
+    assert g.next_slot(101.0, urgent=True) == 101.0 and g.next_slot(101.0) == 115.0
+    g.record(101.0, high=True)
+    assert g.next_slot(102.0, urgent=True) == 116.0

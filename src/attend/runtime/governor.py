@@ -9,7 +9,9 @@ Decision (DESIGN.md, Delivery, "Budgets are spent only by what wakes the agent")
 agent's attention, so only a disclosure that reaches the Monitor stream (high or medium) spends it. A
 low disclosure (stderr only) is never held by the governor and never counted (the discloser does not
 ask, and the journal rebuild counts only high and medium disclosures). The rate window holds medium
-disclosures; a high one waits at most the cooldown (`next_slot(..., urgent=True)`).
+disclosures; a high one waits at most the cooldown (`next_slot(..., urgent=True)`), and only the cooldown
+after an earlier high one: sessions joining and leaving (the peers sensor's medium presence lines) never
+hold a high line, which reaches the agent within its sensor's poll (issue 22's goal: one poll interval + 1 s).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def governor_params(config: Mapping[str, Any] | None) -> dict[str, GovernorParam
     return out
 
 
-def next_slot(times: Iterable[float], now: float, params: GovernorParams, *, urgent: bool = False) -> float:
+def next_slot(times: Iterable[float], now: float, params: GovernorParams, *, urgent: bool = False,
+              high: Iterable[float] | None = None) -> float:
     """The earliest moment at or after `now` when one more disclosure is allowed.
 
     Args:
@@ -67,11 +70,14 @@ def next_slot(times: Iterable[float], now: float, params: GovernorParams, *, urg
         params: the lane's limits.
         urgent: a high disclosure: it waits for the cooldown only, never for the rate window
             (`limit: 0` still mutes the lane).
+        high: the times of the earlier high disclosures among `times`: an urgent one waits only for the
+            cooldown after the last of these (None: after the last of `times`).
     """
     times = sorted(times)
     slot = now
-    if times:
-        slot = max(slot, times[-1] + params.cooldown)
+    after = times if not urgent or high is None else sorted(high)
+    if after:
+        slot = max(slot, after[-1] + params.cooldown)
     if params.limit <= 0:
         return float("inf")
     if not urgent and len(times) >= params.limit:
@@ -86,17 +92,22 @@ class Governor:
 
     params: GovernorParams
     times: list[float] = field(default_factory=list)
+    #: The times of the high disclosures among `times` (a high one waits only for their cooldown).
+    high_times: list[float] = field(default_factory=list)
 
     def next_slot(self, now: float, *, urgent: bool = False) -> float:
         """When the next disclosure may happen (`now` when it may happen now); `urgent` for a high one."""
-        return next_slot(self.times, now, self.params, urgent=urgent)
+        return next_slot(self.times, now, self.params, urgent=urgent, high=self.high_times)
 
     def allows(self, now: float, *, urgent: bool = False) -> bool:
         """True when a disclosure may happen at `now`."""
         return self.next_slot(now, urgent=urgent) <= now
 
-    def record(self, at: float) -> None:
-        """Count a disclosure made at `at`, and forget the ones that left every window."""
+    def record(self, at: float, *, high: bool = False) -> None:
+        """Count a disclosure made at `at` (`high`: a high one), and forget the ones that left every window."""
         self.times.append(at)
+        if high:
+            self.high_times.append(at)
         horizon = at - max(self.params.window, self.params.cooldown)
         self.times = [t for t in self.times if t > horizon]
+        self.high_times = [t for t in self.high_times if t > horizon]

@@ -291,7 +291,8 @@ class Discloser:
         now = self.clock()
         for lane, params in governors.items():
             since = now - max(params.window, params.cooldown)
-            self.governors[lane] = Governor(params, self.store.disclosure_times(lane, since))
+            self.governors[lane] = Governor(params, self.store.disclosure_times(lane, since),
+                                            self.store.disclosure_times(lane, since, only_high=True))
 
     def wake(self) -> None:
         """Ask the running loop for a round now (new observations were stored)."""
@@ -349,7 +350,8 @@ class Discloser:
             prios = priorities([o.magnitude for o in rows], terms.lane)
             top = highest(prios) or "low"
             # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the
-            # governor and is not counted; a high one waits for the cooldown, never the rate window.
+            # governor and is not counted; a high one waits for the cooldown after a high one, never the
+            # rate window.
             governor = self.governors.get(terms.lane) or self.governors["event"]
             if top != "low":
                 slot = governor.next_slot(now, urgent=top == "high")
@@ -363,7 +365,7 @@ class Discloser:
             )
             crash_point("disclosed")
             if top != "low":
-                governor.record(now)
+                governor.record(now, high=top == "high")
             self.store.settle_history(name, fired=True, now=now)
             # Printed after the commit: the journal holds it exactly once, the stream at least once.
             self.printer.print_new()

@@ -265,15 +265,17 @@ class JournalRows(PendingRows):
             )
         return int(cur.rowcount)
 
-    def disclosure_times(self, lane: str, since: float) -> list[float]:
+    def disclosure_times(self, lane: str, since: float, *, only_high: bool = False) -> list[float]:
         """The times of the real (non-test) disclosures on `lane` since `since` that woke the agent (a high
         or medium row: low ones went to stderr only and spent no budget), oldest first.
 
-        The governor rebuilds its window from these after a restart.
+        The governor rebuilds its window from these after a restart; `only_high`: the high ones only
+        (a high disclosure waits only for their cooldown).
         """
+        wanted = "('high')" if only_high else "('high', 'medium')"
         rows = self._db.execute(
             "SELECT DISTINCT disclosure, time FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND time >= ?"
-            " AND priority IN ('high', 'medium') ORDER BY time",
+            f" AND priority IN {wanted} ORDER BY time",
             (self.scope, lane, since),
         )
         return [float(r["time"]) for r in rows if isinstance(r["time"], float | int) and math.isfinite(r["time"])]
