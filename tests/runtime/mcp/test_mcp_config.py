@@ -134,12 +134,12 @@ def test_the_server_label_names_the_server_or_the_launched_program(server: Any, 
     assert server_label(server) == label
 
 
-@pytest.mark.parametrize("remote", [{"type": "http", "url": "https://mcp.example/"}, {"type": "sse", "url": "x"}, {"url": "https://x/"}])
-def test_a_remote_server_is_unsupported_not_a_crash(layout: dict[str, Any], remote: dict[str, Any]) -> None:
+@pytest.mark.parametrize("remote", [{"type": "sse", "url": "x"}, {"url": "https://x/"}])
+def test_a_remote_server_other_than_http_is_unsupported_not_a_crash(layout: dict[str, Any], remote: dict[str, Any]) -> None:
     write_json(layout["home"] / ".claude.json", {"mcpServers": {"remote": remote}})
     failed = refusal(layout, "remote")
     assert failed.state == "unsupported"
-    assert "stdio servers only" in failed.message
+    assert "attend runs stdio servers and `type: http`" in failed.message
 
 
 def test_an_unknown_name_is_invalid_and_says_where_attend_looked(layout: dict[str, Any]) -> None:
@@ -192,3 +192,10 @@ def test_the_fingerprint_changes_with_server_tool_or_args_only() -> None:
     assert base != fingerprint("github", "git_status", {"repo_path": "/r"})
     assert base != fingerprint("git", "git_log", {"repo_path": "/r"})
     assert base != fingerprint("git", "git_status", {"repo_path": "/s"})
+
+
+def test_an_http_server_resolves_to_its_url_and_headers_with_variables_expanded(layout: dict[str, Any]) -> None:
+    remote = {"type": "http", "url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
+    write_json(layout["home"] / ".claude.json", {"mcpServers": {"remote": remote}})
+    definition = resolve_server("remote", layout["project"], {**layout["env"], "TOKEN": "abc"})
+    assert (definition.url, definition.headers) == ("https://mcp.example/mcp", (("Authorization", "Bearer abc"),))

@@ -11,7 +11,8 @@ in the scopes Claude Code itself uses, highest first:
 `$HOME`. Both files are read tolerantly (missing, invalid JSON or wrong shapes are skipped with a note)
 and never written. `${VAR}` and `${VAR:-default}` are expanded in `command`, `args` and `env` values as
 Claude Code expands them; a variable without a value and without a default makes the server `invalid`.
-A remote server (`type: http`/`sse`, or a `url`) is `unsupported`: attend runs stdio servers only.
+A `type: http` server resolves to its `url` and its `headers` (`${VAR}` expanded; an unset one is a missing
+credential, `auth_failed`); any other remote server (`sse`, `ws`, a bare `url`) is `unsupported`.
 
 Everything here is pure apart from reading the two JSON files; no trio, no mcp.
 """
@@ -49,6 +50,9 @@ CLAUDE_JSON = ".claude.json"
 #: The project-scoped MCP configuration file, at the project directory's root.
 PROJECT_MCP_JSON = ".mcp.json"
 
+#: Transport types of a remote server attend connects to over streamable HTTP (with `url` and `headers`).
+HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http"})
+
 #: Transport types that are not stdio; attend refuses them as `unsupported` (remote servers wait for #845).
 REMOTE_TYPES = frozenset({"http", "sse", "streamable-http", "streamable_http", "ws", "websocket"})
 
@@ -73,6 +77,10 @@ class ServerDefinition:
     command: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    #: A remote server's streamable HTTP endpoint ("" for a stdio server, which has a `command`).
+    url: str = ""
+    #: A remote server's HTTP headers, `${VAR}` expanded (a bearer token, an API key).
+    headers: tuple[tuple[str, str], ...] = ()
     name: str = field(default="", compare=False)
     source: str = field(default="inline", compare=False)
     configured: Any = field(default=None, compare=False, hash=False)
@@ -251,10 +259,13 @@ def _disabled_project_servers(doc: Mapping[str, Any], project_dir: Path) -> set[
 def _definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mapping[str, str]) -> ServerDefinition:
     """Check one server entry's shape and expand it; remote entries are `unsupported`."""
     kind = entry.get("type")
+    if isinstance(kind, str) and kind.lower() in HTTP_TYPES:
+        return _remote_definition(entry, name=name, source=source, env=env)
     if (isinstance(kind, str) and kind.lower() in REMOTE_TYPES) or "url" in entry:
         raise RuntimeFailure(
             "unsupported",
-            f"MCP server {name!r} ({source}) is a remote server ({kind or 'url'}); attend runs stdio servers only",
+            f"MCP server {name!r} ({source}) is a remote server ({kind or 'url'}); attend runs stdio servers and "
+            "`type: http` (streamable HTTP) ones",
         )
     if kind not in (None, "stdio"):
         raise RuntimeFailure("unsupported", f"MCP server {name!r} ({source}) has transport type {kind!r}")
@@ -266,17 +277,48 @@ def _definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mappin
         args = []
     if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
         raise RuntimeFailure("invalid", f"MCP server {name!r} ({source}): `args` must be a list of strings")
-    extra = entry.get("env", {})
-    if extra is None:
-        extra = {}
-    if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
-        raise RuntimeFailure("invalid", f"MCP server {name!r} ({source}): `env` must be a mapping of strings")
-
     label = f"MCP server {name!r} ({source})"
+    extra = _string_map(entry, "env", label)
     return ServerDefinition(
         command=expand_vars(command, env, where=f"{label} command"),
         args=tuple(expand_vars(str(a), env, where=f"{label} args[{i}]") for i, a in enumerate(args)),
         env=tuple(sorted((k, expand_vars(str(v), env, where=f"{label} env.{k}")) for k, v in extra.items())),
+        name=name,
+        source=source,
+        configured=dict(entry),
+    )
+
+
+def _string_map(entry: Mapping[str, Any], key: str, label: str) -> Mapping[str, Any]:
+    """A server entry's `env` or `headers`: a mapping with string keys (absent or null: empty)."""
+    value = entry.get(key, {})
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise RuntimeFailure("invalid", f"{label}: `{key}` must be a mapping of strings")
+    return value
+
+
+def _remote_definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mapping[str, str]) -> ServerDefinition:
+    """A `type: http` (streamable HTTP) server: its `url` and its `headers`, `${VAR}` expanded.
+
+    A header whose variable is unset holds a missing credential: `auth_failed`, like a rejected one.
+    """
+    label = f"MCP server {name!r} ({source})"
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise RuntimeFailure("invalid", f"{label} is `type: http` but has no `url`")
+    headers = _string_map(entry, "headers", label)
+    expanded = []
+    for key, value in headers.items():
+        try:
+            expanded.append((key, expand_vars(str(value), env, where=f"{label} headers.{key}")))
+        except RuntimeFailure as missing:
+            raise RuntimeFailure("auth_failed", f"{missing.message} (a missing credential)") from None
+    return ServerDefinition(
+        command="",
+        url=expand_vars(url, env, where=f"{label} url"),
+        headers=tuple(sorted(expanded)),
         name=name,
         source=source,
         configured=dict(entry),

@@ -25,13 +25,16 @@ import math
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+import httpx2
 import trio
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
@@ -53,6 +56,9 @@ if TYPE_CHECKING:
 __all__ = ["CLIENT_LOG", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
 
 _R = TypeVar("_R")
+
+#: The most characters of a refusing server's answer an `auth_failed` message quotes.
+REFUSAL_CHARS = 300
 
 #: The folder under the state directory that holds one stderr log per server.
 LOG_DIR = "mcp"
@@ -103,6 +109,8 @@ class _Session:
     used: bool = False
     #: The resources this session holds a subscription to, each with the users (sensors) it wakes.
     watchers: dict[str, set[str]] = field(default_factory=dict)
+    #: What a remote server answered when it refused the credential (HTTP 401/403), or None.
+    refusal: str | None = None
 
 
 @dataclass(slots=True)
@@ -351,6 +359,12 @@ class McpPool:
             try:
                 return await send()
             except MCPError as exc:
+                if session.refusal is not None:
+                    # A remote server refused the credential (it expired mid-session): end the session, so
+                    # the next attempt connects anew after the restart backoff.
+                    failure = self._refused(session)
+                    self._end(session, failure)
+                    raise failure from None
                 if exc.code != CONNECTION_CLOSED:
                     # The server answered with a JSON-RPC error: the session is fine, the request failed.
                     message = f"MCP {what} on {name!r}: {exc.message} (error {exc.code})"
@@ -434,21 +448,53 @@ class McpPool:
                 "exec_failed", f"MCP server {definition.name!r} stopped: {_describe(exc)} (stderr: {log})"
             )
         finally:
+            if session.refusal is not None:
+                failure = self._refused(session)
             self._end(session, failure)
+
+    def _refused(self, session: _Session) -> RuntimeFailure:
+        """A remote server refused the credential (HTTP 401/403): `auth_failed` with its words; never a login."""
+        return RuntimeFailure("auth_failed", f"MCP server {session.definition.name!r} refused the credential: "
+                                             f"{session.refusal}")
 
     async def _hold(self, session: _Session, errlog: TextIO, timeout: float) -> RuntimeFailure | None:
         """Open the client under the connect deadline, publish it, and wait for the stop signal."""
         definition = session.definition
-        params = StdioServerParameters(
-            command=definition.command,
-            args=list(definition.args),
-            env={**self._env, **definition.env_dict},
-            cwd=self._cwd,
-        )
+        async with AsyncExitStack() as stack:
+            if definition.url:
+                transport: Any = streamable_http_client(definition.url, http_client=await stack.enter_async_context(
+                    self._http_client(session)))
+            else:
+                params = StdioServerParameters(
+                    command=definition.command,
+                    args=list(definition.args),
+                    env={**self._env, **definition.env_dict},
+                    cwd=self._cwd,
+                )
+                transport = stdio_client(params, errlog=errlog)
+            return await self._hold_client(session, transport, timeout)
+
+    def _http_client(self, session: _Session) -> httpx2.AsyncClient:
+        """The HTTP client of a remote session: its headers, and a hook that keeps a 401/403's words."""
+
+        async def on_response(response: httpx2.Response) -> None:
+            if response.status_code in (401, 403):
+                await response.aread()
+                words = " ".join(response.text.split())[:REFUSAL_CHARS]
+                challenge = response.headers.get("www-authenticate")
+                session.refusal = (f"HTTP {response.status_code} {response.reason_phrase}"
+                                   f"{f': {words}' if words else ''}{f' ({challenge})' if challenge else ''}")
+
+        client = create_mcp_http_client(headers=dict(session.definition.headers))
+        client.event_hooks = {"request": [], "response": [on_response]}
+        return client
+
+    async def _hold_client(self, session: _Session, transport: Any, timeout: float) -> RuntimeFailure | None:
+        definition = session.definition
         # One scope for the whole session: the connect deadline applies until the tools are listed and is
         # lifted then (the client's task group must be left inside the scope it was entered in).
         with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
-            async with Client(stdio_client(params, errlog=errlog), cache=None) as client:
+            async with Client(transport, cache=None) as client:
                 session.tools = await _list_tools(client)
                 scope.deadline = math.inf
                 session.client = client

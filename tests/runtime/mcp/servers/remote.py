@@ -1,0 +1,45 @@
+"""A remote server: the clean server's read-only `list_items` over streamable HTTP on 127.0.0.1, behind a bearer token.
+
+Run as `remote.py PORT TOKEN`. Every request without `Authorization: Bearer TOKEN` is answered 401 with a
+one-line reason (and a `WWW-Authenticate` challenge), as a service with a stale or missing token answers.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import uvicorn
+from common import READ_ONLY, listing_text, record_start
+from mcp.server import MCPServer
+
+server = MCPServer("remote")
+
+
+@server.tool(annotations=READ_ONLY, structured_output=False)
+def list_items() -> str:
+    """The items as JSON text."""
+    return listing_text()
+
+
+def guarded(app: Any, token: str) -> Any:
+    """`app` behind a bearer token check."""
+    expected = f"Bearer {token}".encode()
+
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            body = b"invalid_token: the bearer token is missing or wrong\n"
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"text/plain"), (b"www-authenticate", b'Bearer error="invalid_token"'),
+                (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return asgi
+
+
+if __name__ == "__main__":
+    port, token = int(sys.argv[1]), sys.argv[2]
+    record_start("remote")
+    uvicorn.run(guarded(server.streamable_http_app(), token), host="127.0.0.1", port=port, log_level="warning")
