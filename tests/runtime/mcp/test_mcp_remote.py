@@ -10,13 +10,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from mcp_rig import GENEROUS, SERVERS, Behind, mcp_sensor_yaml, polled_ok
 from daemon_rig import sensors_json
-from waiting import wait_until
+from mcp_rig import GENEROUS, SERVERS, Behind, mcp_sensor_yaml, polled_ok
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
 from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
+from waiting import wait_until
 
 TOKEN = "s3cret-token"
 

@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import httpx2
 import trio
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, TextContent
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
