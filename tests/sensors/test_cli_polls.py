@@ -10,8 +10,8 @@ import time
 from sensor_material import GitRepo, Transcripts
 
 
-def poll_json(home, name: str) -> dict:
-    done = home.attend("sensors", "poll", name, "--json")
+def poll_json(home, name: str, *session: str) -> dict:
+    done = home.attend("sensors", "poll", name, "--json", *session)
     assert done.stdout, done.stderr
     return json.loads(done.stdout)
 
@@ -39,17 +39,17 @@ def test_git_outside_a_repository_is_unavailable_with_exit_code_1(home):
 def test_context_reads_the_session_transcript_under_home(home):
     transcripts = Transcripts(home.root / ".claude" / "projects", home.project)
     transcripts.turn("s1", 40_000)
-    assert poll_json(home, "context")["result"]["percent"] == 20.0
+    assert poll_json(home, "context", "--session", "s1")["result"]["percent"] == 20.0
     transcripts.turn("s1", 110_000, minute=30)
-    assert fired(poll_json(home, "context")) == ["context 55.0% used (110000 of 200000 tokens)"]
+    assert fired(poll_json(home, "context", "--session", "s1")) == ["context 55.0% used (110000 of 200000 tokens)"]
 
 
 def test_keepwarm_fires_once_for_an_idle_session_across_cli_polls(home):
     transcripts = Transcripts(home.root / ".claude" / "projects", home.project)
     transcripts.turn("s1", 80_000)
-    assert poll_json(home, "keepwarm")["result"]["due"] is False
+    assert poll_json(home, "keepwarm", "--session", "s1")["result"]["due"] is False
     then = time.time() - 52 * 60
     os.utime(transcripts.path("s1"), (then, then))
-    report = poll_json(home, "keepwarm")
+    report = poll_json(home, "keepwarm", "--session", "s1")
     assert fired(report) == ["keepwarm: idle 52 min with 80000 tokens cached; the prompt cache lapses in 7 min"]
-    assert fired(poll_json(home, "keepwarm")) == []
+    assert fired(poll_json(home, "keepwarm", "--session", "s1")) == []
