@@ -317,11 +317,17 @@ class Daemon:
         from attend.runtime.kinds.mcp import McpPool
 
         pool = McpPool(self.ctx)
-        pool.on_update = lambda name: self.wakes.signal(name).set()  # a subscribed resource changed: poll now
+        pool.on_update = self._resource_changed
         assert self._nursery is not None
         await self._nursery.start(pool.run)
         self.ctx.mcp_pool = pool
         self._mcp_started = True
+
+    def _resource_changed(self, name: str) -> None:
+        """A resource sensor `name` subscribed to changed, or its subscription was lost: poll it now (no
+        sooner than its min_interval), unless it stopped meanwhile."""
+        if name in self.running:
+            self.wakes.signal(name).set()
 
     # -- polling -------------------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -78,18 +80,29 @@ def test_a_probed_resource_sensor_reports_a_change_behind_its_server_from_attend
     assert "new item b: second" in note and "server=resources.py" in note
 
 
-async def test_a_subscribed_resource_wakes_its_user_when_it_changes(
-    ctx: PollContext, pool: McpPool, behind: Behind
-) -> None:
+async def subscribed(ctx: PollContext, pool: McpPool, behind: Behind) -> list[str]:
+    """Read items://list as sensor `shelf` and subscribe to it; the returned list collects the pool's wakes."""
     woken: list[str] = []
     pool.on_update = woken.append
     definition, _ = await call_tool(settings(behind.inline("resources"), "items://list"), ctx)
     assert await pool.subscribe(definition, "items://list", timeout=GENEROUS, user="shelf")
-    assert woken == []
-    behind.write_items([{"id": "b", "title": "second"}])
+    return woken
+
+
+async def first_wake(woken: list[str]) -> None:
+    """Return once the pool woke a user (failing the test after GENEROUS seconds)."""
     with trio.fail_after(GENEROUS):
         while not woken:
             await trio.sleep(0.02)
+
+
+async def test_a_subscribed_resource_wakes_its_user_when_it_changes(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    woken = await subscribed(ctx, pool, behind)
+    assert woken == []
+    behind.write_items([{"id": "b", "title": "second"}])
+    await first_wake(woken)
     assert woken[0] == "shelf"
 
 
@@ -128,3 +141,13 @@ def test_a_subscribing_sensor_on_a_server_without_subscriptions_polls_at_its_int
     behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
     running.wait_for(lambda out: any("new item b" in line for line in out))
     running.stop()
+
+
+async def test_a_lost_subscription_wakes_its_user_so_the_next_read_catches_up(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    woken = await subscribed(ctx, pool, behind)
+    (started,) = behind.starts()
+    os.kill(int(started.split()[-1]), signal.SIGKILL)  # the server dies: its stream is lost
+    await first_wake(woken)
+    assert woken == ["shelf"]

@@ -325,7 +325,9 @@ class McpPool:
             pass
         finally:
             users = session.watchers.pop(uri, set())
-            if lost and not session.stop.is_set():
+            if lost:
+                # However the stream ended (the server died, its session stopped or was restarted): its
+                # users read again soon and subscribe anew. A wake after a deliberate stop is harmless.
                 self._wake(users)
 
     def _wake(self, users: set[str]) -> None:
