@@ -38,8 +38,8 @@ def test_high_and_medium_go_to_stdout_and_low_to_stderr() -> None:
     assert err.getvalue() == "[attend sensor=s priority=low] d2\n"
 
 
-def _row(i: int, disclosure: int, magnitude: float, prio: str, lane: str = "event") -> JournalEntry:
-    return JournalEntry(i, 0.0, "peers", "t", f"k{i}", lane, prio, magnitude, f"d{i}", disclosure, False, False, False, {})
+def _row(i: int, disclosure: int, magnitude: float, prio: str, lane: str = "event", sensor: str = "s") -> JournalEntry:
+    return JournalEntry(i, 0.0, sensor, "t", f"k{i}", lane, prio, magnitude, f"d{i}", disclosure, False, False, False, {})
 
 
 def test_a_row_hidden_from_the_reader_adds_nothing_to_the_priority_of_the_rows_it_is_shown() -> None:
@@ -50,3 +50,5 @@ def test_a_row_hidden_from_the_reader_adds_nothing_to_the_priority_of_the_rows_i
     assert priced_for_reader(entries, entries) == entries  # nothing hidden: the project's pricing
     messages = [_row(4, 4, 4.0, "medium", "message"), _row(5, 4, 4.0, "medium", "message")]
     assert priced_for_reader(messages[1:], messages) == messages[1:]  # each message is priced alone already
+    presence = [_row(6, 6, 3.0, "medium", sensor="peers"), _row(7, 6, 2.0, "low", sensor="peers")]
+    assert priced_for_reader(presence[1:], presence) == presence[1:]  # presence lines too (priorities)

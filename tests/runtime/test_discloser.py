@@ -284,3 +284,22 @@ async def test_the_rebuilt_window_keeps_which_disclosures_were_high(tmp_path: Pa
     assert third.discloser.run_once() is not None  # high after a high one 1 s ago: the cooldown holds it
     assert [e.sensor for e in third.store.journal()] == ["a", "b"]
     third.store.close()
+
+
+async def test_presence_lines_piled_up_are_priced_one_by_one_and_never_hold_a_high_line(
+        tmp_path: Path, autojump_clock) -> None:
+    """Sessions b, c and d came and went while the peers sensor was refractory: their lines are medium and
+    low as each is alone, not one `high` sum whose cooldown a real high line would wait for (issue 22)."""
+    rig = Rig(tmp_path, {"peers": SensorTerms("event", 2.0), "e": SensorTerms("event", 2.0)})
+    rig.t0 = trio.current_time()
+    for n, magnitude in enumerate((3.0, 2.0, 3.0, 2.0, 3.0)):  # starts (3.0) and exits (2.0), piled up
+        rig.observe("peers", magnitude, text=f"session {n}")
+    rig.observe("peers", 3.0, text="session 0")  # session 0 started again: the same line, folded
+    rig.discloser.run_once()
+    rig.observe("e", 6.0, text="urgent")
+    rig.discloser.run_once()
+    assert [(e.sensor, e.description, e.priority, round(e.time - rig.t0)) for e in rig.store.journal()] == [
+        ("peers", "session 0 3.0 (×2)", "medium", 0), ("peers", "session 1 2.0", "low", 0),
+        ("peers", "session 2 3.0", "medium", 0), ("peers", "session 3 2.0", "low", 0),
+        ("peers", "session 4 3.0", "medium", 0), ("e", "urgent 6.0", "high", 0)]
+    rig.store.close()

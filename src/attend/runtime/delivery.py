@@ -9,6 +9,10 @@ Newlines inside a description are folded to spaces so that one event is always o
 reads `[attend sensor=<name> priority=<p>] [test] <description>`. An event from an MCP sensor names
 the server and the item's key: `<description> (server=<s>, key=<k>)`.
 
+Decision (DESIGN.md, Delivery: budgets): the presence sensor's lines (`PRESENCE_SENSOR`) are priced one
+by one like messages, never summed: starts and exits piled up during its refractory are not one `high`
+line whose cooldown would hold a real `high` line of another sensor.
+
 Decision: identical observations accumulated in one disclosure (same trigger, key, description and
 meta: a `lines` command printing the same event every poll while the sensor was held) are ONE line with
 a count, `deploy finished (×12)`, journaled as one row whose magnitude is their sum (`collapse_identical`).
@@ -27,10 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TextIO
 
+from attend.peers.identity import PRESENCE_SENSOR
 from attend.text import fold_lines, printable
 
 __all__ = [
-    "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "for_other_session", "format_line", "highest",
+    "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "priced_alone", "for_other_session", "format_line", "highest",
     "is_stdout_priority", "joined", "priorities",
     "priced_for_reader", "priority", "write_entries",
 ]
@@ -52,13 +57,22 @@ def priority(total: float) -> str:
     return "low"
 
 
-def priorities(magnitudes: Sequence[float], lane: str) -> list[str]:
+def priced_alone(lane: str, sensor: str | None) -> bool:
+    """Whether each event of a disclosure is priced on its own magnitude: the message lane's, and the
+    presence sensor's lines (`priorities`)."""
+    return lane == "message" or sensor == PRESENCE_SENSOR
+
+
+def priorities(magnitudes: Sequence[float], lane: str, sensor: str | None = None) -> list[str]:
     """The priority of each event of one disclosure, in order.
 
     Event lane: every event carries the priority of the disclosure's accumulated magnitude (their sum).
-    Message lane: each event's priority is that of its own magnitude (each message is its own event).
+    Message lane, and the presence sensor's lines (`PRESENCE_SENSOR`: sessions starting and exiting):
+    each event's priority is that of its own magnitude. Presence held through a refractory piles up, and
+    five sessions coming and going are not more urgent than one: summed, they would make a `high` line
+    that spends the cooldown a real `high` line then waits for (DESIGN.md, Delivery: budgets).
     """
-    if lane == "message":
+    if priced_alone(lane, sensor):
         return [priority(m) for m in magnitudes]
     return [priority(sum(magnitudes))] * len(magnitudes)
 
@@ -67,11 +81,12 @@ def priced_for_reader(shown: Sequence[Any], entries: Sequence[Any]) -> list[Any]
     """`shown` (the journal entries a reader gets, out of `entries`) with each event-lane disclosure that
     lost rows for this reader priced again over the magnitudes of the rows it keeps.
 
-    Entries are `JournalEntry`s (frozen dataclasses). Message-lane rows (each its own priority), test
-    rows and disclosures the reader gets whole keep their stored priority.
+    Entries are `JournalEntry`s (frozen dataclasses). Message-lane and presence rows (each its own
+    priority), test rows and disclosures the reader gets whole keep their stored priority.
     """
     def group(entry: Any) -> Any:
-        return entry.disclosure if entry.lane == "event" and not entry.test and entry.disclosure is not None else None
+        summed = entry.lane == "event" and not entry.test and entry.sensor != PRESENCE_SENSOR
+        return entry.disclosure if summed and entry.disclosure is not None else None
 
     whole: dict[Any, int] = {}
     for entry in entries:
@@ -93,11 +108,13 @@ def highest(prios: Sequence[str]) -> str | None:
     return max(prios, key=_RANK.__getitem__) if prios else None
 
 
-def collapse_identical(observations: Sequence[Any]) -> list[Any]:
+def collapse_identical(observations: Sequence[Any], *, summed: bool = True) -> list[Any]:
     """`observations` with each run of identical ones (trigger, key, description, meta) as one.
 
     The one kept is the first, in its place; its description gains the count (`deploy finished (×12)`)
-    and its magnitude is the group's sum. Observations are `store.Observation`s (frozen dataclasses).
+    and its magnitude is the group's sum (`summed`), or, for events priced alone (`priced_alone`: a
+    session that started twice is no more urgent than once), the group's highest. Observations are
+    `store.Observation`s (frozen dataclasses).
     """
     groups: dict[tuple[Any, ...], list[Any]] = {}
     for obs in observations:
@@ -110,7 +127,7 @@ def collapse_identical(observations: Sequence[Any]) -> list[Any]:
             out.append(first)
             continue
         out.append(replace(first, description=f"{first.description} (×{len(group)})",
-                           magnitude=sum(o.magnitude for o in group)))
+                           magnitude=(sum if summed else max)(o.magnitude for o in group)))
     return out
 
 

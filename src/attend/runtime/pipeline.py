@@ -29,6 +29,7 @@ from attend.runtime.delivery import (
     SESSION_META,
     collapse_identical,
     highest,
+    priced_alone,
     priorities,
 )
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
@@ -346,8 +347,8 @@ class Discloser:
                 self.store.settle_history(name, fired=False, reason=ready.reason, now=now)
                 next_wake = _earliest(next_wake, ready.retry_at)
                 continue
-            rows = collapse_identical(pending)
-            prios = priorities([o.magnitude for o in rows], terms.lane)
+            rows = collapse_identical(pending, summed=not priced_alone(terms.lane, name))
+            prios = priorities([o.magnitude for o in rows], terms.lane, name)
             top = highest(prios) or "low"
             # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the
             # governor and is not counted; a high one waits for the cooldown after a high one, never the
