@@ -146,3 +146,35 @@ def test_a_stream_that_cannot_start_is_exec_failed_and_retried(daemon, quiet_hom
     assert "restarting in" in sensors_json(quiet_home)["missing"]["message"]
     assert d.stop() == 0
     assert journal_rows(quiet_home) == []
+
+
+def _stream_children(d, mode: str) -> list:
+    """The daemon's stream children running `stream_child.py MODE`."""
+    import psutil
+
+    return [p for p in psutil.Process(d.proc.pid).children() if p.cmdline()[1:3] == [CHILD, mode]]
+
+
+def test_a_stream_child_dies_with_a_sigkilled_daemon_and_a_restarted_daemon_runs_one_child(daemon, quiet_home) -> None:
+    feed = Feed(quiet_home.root / "feed.jsonl")
+    # `hang` ignores SIGTERM: the child must end even so.
+    _stream_sensor(quiet_home, "hang", [sys.executable, CHILD, "hang"])
+    _stream_sensor(quiet_home, "feed", [sys.executable, CHILD, "follow", str(feed.path), "--after={cursor}"],
+                   cursor="seq")
+    d = daemon()
+    feed.add({"seq": 1, "msg": "a"})
+    d.wait_for(lambda ls: _line("feed", 1, "a") in _records(ls))
+    wait_until(lambda: _stream_children(d, "hang"), what="the hanging stream's process")
+    children = _stream_children(d, "hang") + _stream_children(d, "follow")
+    assert len(children) == 2
+    assert d.stop(signal.SIGKILL) == -signal.SIGKILL  # no cleanup runs in the daemon
+    for child in children:
+        wait_until(lambda child=child: not alive(child.pid), timeout=PATIENCE, what=f"orphan {child.pid} to end")
+    # The next daemon runs one `follow` child, and each record reaches stdout once.
+    d2 = daemon()
+    feed.add({"seq": 2, "msg": "b"})
+    lines = d2.wait_for(lambda ls: _line("feed", 2, "b") in _records(ls))
+    assert len(_stream_children(d2, "follow")) == 1
+    assert Path(str(feed.path) + ".printed").read_text().split() == ["1", "2"]
+    assert _records(lines).count(_line("feed", 2, "b")) == 1
+    assert d2.stop() == 0

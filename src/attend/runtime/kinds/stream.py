@@ -5,6 +5,13 @@ Decisions:
 - The process is started by the daemon, run without a shell in its own session (so its own process
   group), and ended with the sensor: on cancel (daemon stop, reload, the sensor turned off) the group
   gets SIGTERM, then SIGKILL after `STOP_GRACE` seconds.
+- It dies with the daemon, even a SIGKILLed one that runs no cleanup: on Linux the child asks the
+  kernel for SIGKILL when its parent thread ends (`PR_SET_PDEATHSIG`, set between fork and exec), so
+  no orphan outlives the daemon and a restarted daemon never runs a second child beside it. The death
+  signal follows the thread that forked, so the child is spawned from the event loop's own thread
+  (`subprocess.Popen` directly, a few milliseconds), never through `trio.lowlevel.open_process`, whose
+  worker threads end after 10 s idle and would take the child with them. The child's exit is awaited
+  on a pidfd. Elsewhere (no prctl) an orphan ends at its next write to the closed pipe.
 - Framing: stdout is split on `\\n`; a line longer than `max_line` bytes is cut to its first `max_line`
   bytes and counted (`cut`), the rest of it is skipped. Blank lines are ignored. Each line is one record:
   a JSON value (`stream_format: json`) or `{"line": TEXT}` (`lines`). A line that does not read is a line
@@ -29,9 +36,11 @@ Decisions:
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
+import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -159,6 +168,64 @@ class Framer:
         self.cutting = False
 
 
+def _die_with_parent(parent: int) -> Callable[[], None] | None:
+    """The child's step between fork and exec that makes the kernel SIGKILL it when the thread that
+    forked it ends (Linux `prctl(PR_SET_PDEATHSIG)`); None where there is no prctl. Looked up before the
+    fork, so the child only calls it."""
+    import ctypes
+    import ctypes.util
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+
+    def preexec() -> None:
+        prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the daemon died before the request: no signal will come
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+def _spawn(argv: list[str], env: dict[str, str], cwd: str) -> tuple[subprocess.Popen[bytes], Any, Any]:
+    """Start a stream's process from this thread (see the module's decisions) in its own session, tied
+    to the daemon's life; returns it with trio streams on its stdout and stderr."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, env=env, cwd=cwd,
+                                start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
+    except BaseException:
+        os.close(out_r)
+        os.close(err_r)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return proc, trio.lowlevel.FdStream(out_r), trio.lowlevel.FdStream(err_r)
+
+
+async def _exited(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for `proc` to exit (a pidfd on Linux, else a slow poll) and reap it; its return code."""
+    if proc.returncode is not None:
+        return proc.returncode
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # no pidfd (older kernel, not Linux), or already reaped
+        while (code := proc.poll()) is None:
+            await trio.sleep(0.2)
+        return code
+    try:
+        await trio.lowlevel.wait_readable(pidfd)
+    finally:
+        os.close(pidfd)
+    return proc.wait()
+
+
 def stream_argv(argv: list[str], cursor: str | None) -> list[str]:
     """`argv` with `{cursor}` replaced by the cursor; an element holding it is left out while none is known."""
     if cursor is None:
@@ -251,10 +318,7 @@ class StreamSupervisor:
         if not argv:
             return "exec_failed", "empty argv"
         try:
-            proc = await trio.lowlevel.open_process(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=self.settings["env"], cwd=str(cwd), start_new_session=True,
-            )
+            proc, stdout, stderr = _spawn(argv, self.settings["env"], str(cwd))
         except OSError as exc:
             return "exec_failed", exec_failure(argv, cwd, exc)
         self.pid = proc.pid
@@ -262,8 +326,6 @@ class StreamSupervisor:
         if on_start is not None:
             on_start(proc.pid)
         framer = Framer(self.max_line, self._push)
-        assert proc.stdout is not None and proc.stderr is not None
-        stdout, stderr = proc.stdout, proc.stderr
         stdout_done, stderr_done = trio.Event(), trio.Event()
 
         async def read_stdout() -> None:
@@ -286,7 +348,7 @@ class StreamSupervisor:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read_stdout)
                 nursery.start_soon(read_stderr)
-                await proc.wait()
+                await _exited(proc)
                 # What it printed before it exited is still read; a child it left behind holding the
                 # pipes gets a short grace, then the group (the stream's own) is killed.
                 with trio.move_on_after(0.5):
@@ -300,9 +362,9 @@ class StreamSupervisor:
                 signal_group(proc.pid, signal.SIGTERM)
                 with trio.CancelScope(shield=True):
                     with trio.move_on_after(STOP_GRACE):
-                        await proc.wait()
+                        await _exited(proc)
                     signal_group(proc.pid, signal.SIGKILL)
-                    await proc.wait()
+                    await _exited(proc)
             with trio.CancelScope(shield=True):
                 await stdout.aclose()
                 await stderr.aclose()
