@@ -22,7 +22,7 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 #: Fixtures that start real daemons, build the plugin's virtualenv or install npm packages: a test using one
 #: is `heavy`, left out of `make test-fast` (the inner loop) and run by `make test` (CI, README).
-HEAVY_FIXTURES = frozenset({"daemon", "claude", "checkout", "mcp_daemon"})
+HEAVY_FIXTURES = frozenset({"daemon", "claude", "checkout", "mcp_daemon", "everything"})
 
 #: Test modules (relative to tests/) that start `attend run` or other long-lived processes themselves.
 HEAVY_MODULES = frozenset({

@@ -32,3 +32,14 @@ async def pool(ctx: PollContext) -> McpPool:
     """A running pool on `ctx` (also set as `ctx.mcp_pool`); cancelled, with its servers, after the test."""
     async with running_pool(ctx) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def everything() -> Path:
+    """The real npm server-everything package of the pinned release (installed into the test cache on first use)."""
+    from everything_rig import installed_everything
+
+    package = installed_everything()
+    if package is None:
+        pytest.skip("npm is not installed: these tests need Node.js to install @modelcontextprotocol/server-everything")
+    return package

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +15,7 @@ from typing import Any
 from daemon_rig import sensors_json
 
 from attend.spec.model import LayerPaths
+from waiting import wait_until
 
 SERVERS = Path(__file__).parent / "servers"
 
@@ -92,3 +97,29 @@ def layer_paths(root: Path, project: Path) -> LayerPaths:
         project_config_file=project / ".claude" / "attend" / "config.yaml",
         state_dir=root / "state",
     )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+@contextmanager
+def serving(argv: list[str], port: int, env: dict[str, str], output: Any = subprocess.DEVNULL) -> Iterator[int]:
+    """Run a server process that listens on 127.0.0.1:`port`; yields the port once it accepts, stops it after."""
+    proc = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: accepts(port), timeout=GENEROUS, what=f"port {port} of {Path(argv[1]).name}")
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=GENEROUS)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from daemon_rig import sensors_json
-from mcp_rig import GENEROUS, SERVERS, Behind, mcp_sensor_yaml, polled_ok
+from mcp_rig import GENEROUS, SERVERS, Behind, free_port, mcp_sensor_yaml, polled_ok, serving
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
@@ -21,33 +19,13 @@ from waiting import wait_until
 TOKEN = "s3cret-token"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def accepts(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-    except OSError:
-        return False
-    return True
-
-
 @pytest.fixture
 def remote(behind: Behind) -> Iterator[int]:
     """The remote test server on a free 127.0.0.1 port, accepting only `Bearer TOKEN`."""
     port = free_port()
     env = {**behind.env(), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.Popen([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_until(lambda: accepts(port), timeout=GENEROUS, what="the remote server's port")
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=GENEROUS)
+    with serving([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN], port, env) as served:
+        yield served
 
 
 def configure(ctx: PollContext, port: int) -> None:

@@ -33,12 +33,20 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import httpx2
 import trio
 from mcp import Client, StdioServerParameters
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, TextContent
+from mcp.types import (
+    CONNECTION_CLOSED,
+    EmptyResult,
+    ResourceUpdatedNotification,
+    SubscribeRequest,
+    SubscribeRequestParams,
+    TextContent,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from attend.errors import RuntimeFailure, reason
@@ -71,6 +79,10 @@ CLIENT_LOG = "_mcp-client.log"
 #: Seconds the liveness check before a call (a tools/list) may take; a server too busy to answer in time
 #: counts as alive (the call's own deadline then decides).
 PING_DEADLINE = 5.0
+
+#: Seconds between two checks that a session holding `resources/subscribe` subscriptions still has its server
+#: (a ping); the 2025 revisions send nothing when a subscription ends, so a server gone away is noticed here.
+SUBSCRIBED_CHECK = 2.0
 
 #: tools/list pages read at most; a server that paginates forever cannot hang a connect.
 MAX_TOOL_PAGES = 50
@@ -109,8 +121,13 @@ class _Session:
     used: bool = False
     #: The resources this session holds a subscription to, each with the users (sensors) it wakes.
     watchers: dict[str, set[str]] = field(default_factory=dict)
+    #: The watched resources subscribed with `resources/subscribe` (2025 revisions): their updates arrive as
+    #: `notifications/resources/updated` on the session itself, and they are lost with it.
+    subscribed: set[str] = field(default_factory=set)
     #: What a remote server answered when it refused the credential (HTTP 401/403), or None.
     refusal: str | None = None
+    #: Whether the watch of a subscribed session found its connection closed.
+    lost: bool = False
 
 
 @dataclass(slots=True)
@@ -146,6 +163,9 @@ class McpPool:
         #: Called with a user's name when a resource it subscribed to changed or its subscription was lost
         #: (the daemon wakes that sensor); None: updates are dropped.
         self.on_update: Callable[[str], None] | None = None
+        #: The server each subscribed user (a sensor) wants updates from: when that server's session fails,
+        #: the user is woken again once the restart backoff has passed, so its read subscribes anew.
+        self._subscribers: dict[str, ServerDefinition] = {}
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Host the sessions until cancelled; every server process is stopped on the way out."""
@@ -179,6 +199,8 @@ class McpPool:
         last is stopped after UNUSED_GRACE seconds, unless a call brings it a user again by then."""
         for name in set(self._users) - set(users):
             del self._users[name]
+        for name in set(self._subscribers) - set(users):
+            del self._subscribers[name]
         self._sweep()
 
     def _sweep(self) -> None:
@@ -267,16 +289,26 @@ class McpPool:
     async def subscribe(self, definition: ServerDefinition, uri: str, *, timeout: float, user: str) -> bool:
         """Make the server's open session tell `user` (through `on_update`) when the resource `uri` changes.
 
-        Uses `subscriptions/listen` (protocol 2026-07-28) with the resource's URI; one stream per resource
-        and session, shared by every user of it. The stream lives as long as the session: when it ends
-        (the server closed it, the connection broke, the session stopped) its users are woken once, so their
-        next read subscribes again (no sooner than `min_interval`); `interval` polling covers the gap.
+        On protocol 2026-07-28 this is a `subscriptions/listen` stream for the URI; on the 2025 revisions it is
+        `resources/subscribe`, whose `notifications/resources/updated` arrive on the session itself. Either is
+        one subscription per resource and session, shared by every user of it, and lives as long as the
+        session: when it is lost (the server closed the stream, the connection broke, the session stopped)
+        its users are woken once, so their next read subscribes again (no sooner than `min_interval`), and
+        after a failed session once more when the restart backoff has passed; `interval` polling covers the
+        gap.
 
         Returns:
             True when `user` is subscribed; False when there is no open session, the server offers no
-            resource subscriptions (or an older protocol without `subscriptions/listen`), or it did not
-            honour the URI: the sensor then polls at its `interval`.
+            resource subscriptions, or it did not honour the URI: the sensor then polls at its `interval`.
         """
+        subscribed = await self._subscribe(definition, uri, timeout=timeout, user=user)
+        if subscribed:
+            self._subscribers[user] = definition
+        else:
+            self._subscribers.pop(user, None)
+        return subscribed
+
+    async def _subscribe(self, definition: ServerDefinition, uri: str, *, timeout: float, user: str) -> bool:
         session = self._sessions.get(definition)
         client = session.client if session is not None and not session.finished else None
         if session is None or client is None:
@@ -286,18 +318,39 @@ class McpPool:
             users.add(user)
             return True
         resources = client.server_capabilities.resources
-        if resources is None or not resources.subscribe or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        if resources is None or not resources.subscribe:
             return False
-        assert self._nursery is not None  # a session exists only while the pool runs
         honoured = False
         with trio.move_on_after(timeout):
             try:
-                honoured = await self._nursery.start(self._listen, session, client, uri)
-            except Exception:  # noqa: BLE001 - a refused or broken listen: poll at `interval` instead
+                if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    assert self._nursery is not None  # a session exists only while the pool runs
+                    honoured = await self._nursery.start(self._listen, session, client, uri)
+                else:
+                    await client.session.send_request(
+                        SubscribeRequest(params=SubscribeRequestParams(uri=uri)), EmptyResult
+                    )
+                    honoured = not session.finished
+                    if honoured:
+                        session.subscribed.add(uri)
+            except Exception:  # noqa: BLE001 - a refused or broken subscription: poll at `interval` instead
                 honoured = False
         if honoured:
             session.watchers.setdefault(uri, set()).add(user)
         return bool(honoured)
+
+    def _message_handler(self, session: _Session) -> MessageHandlerFnT:
+        """The session's handler of what the server sends unasked: a `notifications/resources/updated` for a
+        resource subscribed with `resources/subscribe` wakes that resource's users; the rest is dropped."""
+
+        async def handle(message: Any) -> None:
+            if isinstance(message, ResourceUpdatedNotification):
+                uri = message.params.uri
+                if uri in session.subscribed:
+                    self._wake(session.watchers.get(uri, set()))
+            await trio.lowlevel.checkpoint()
+
+        return handle
 
     async def _listen(self, session: _Session, client: Client, uri: str,
                       task_status: trio.TaskStatus[bool] = trio.TASK_STATUS_IGNORED) -> None:
@@ -496,16 +549,41 @@ class McpPool:
         # One scope for the whole session: the connect deadline applies until the tools are listed and is
         # lifted then (the client's task group must be left inside the scope it was entered in).
         with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
-            async with Client(transport, cache=None) as client:
+            async with Client(transport, cache=None, message_handler=self._message_handler(session)) as client:
                 session.tools = await _list_tools(client)
                 scope.deadline = math.inf
                 session.client = client
                 self._history[definition] = _History()
                 session.ready.set()
-                await session.stop.wait()
+                async with trio.open_nursery() as watch:
+                    watch.start_soon(self._watch_subscribed, session, client)
+                    await session.stop.wait()
+                    watch.cancel_scope.cancel()
         if scope.cancelled_caught and session.client is None:
             return RuntimeFailure("timeout", f"MCP server {definition.name!r} did not start within {timeout:g}s")
+        if session.lost:
+            return RuntimeFailure("exec_failed", f"MCP server {definition.name!r} closed the connection "
+                                                 f"(stderr: {log_path(self._state_dir, definition.name)})")
         return None
+
+    async def _watch_subscribed(self, session: _Session, client: Client) -> None:
+        """While the session holds `resources/subscribe` subscriptions, notice a server gone away: a ping every
+        SUBSCRIBED_CHECK seconds, which fails at once on a closed connection, ends the session (its users are
+        woken and subscribe anew after the backoff). Without subscriptions the next request notices instead."""
+        while True:
+            await trio.sleep(SUBSCRIBED_CHECK)
+            if not session.subscribed:
+                continue
+            with trio.move_on_after(PING_DEADLINE):
+                try:
+                    await client.send_ping()
+                except MCPError as exc:
+                    session.lost = exc.code == CONNECTION_CLOSED
+                except Exception:  # noqa: BLE001 - the transport is gone
+                    session.lost = True
+            if session.lost:
+                session.stop.set()
+                return
 
     def _end(self, session: _Session, failure: RuntimeFailure | None) -> None:
         """Mark `session` finished; a failure counts towards its server's restart backoff."""
@@ -514,13 +592,34 @@ class McpPool:
         session.finished = True
         session.client = None
         session.stop.set()
+        # The `resources/subscribe` subscriptions end with the session: their users read again soon and
+        # subscribe anew (a `subscriptions/listen` stream wakes its own users as it ends).
+        lost: set[str] = set()
+        for uri in session.subscribed:
+            lost |= session.watchers.pop(uri, set())
+        session.subscribed.clear()
+        self._wake(lost)
         if failure is not None:
             session.failure = failure
             history = self._history.setdefault(session.definition, _History())
             history.failures += 1
             history.last = failure
             history.retry_at = trio.current_time() + self.restart_delay(history.failures)
+            self._wake_after_backoff(session.definition, history.retry_at)
         session.ready.set()
+
+    def _wake_after_backoff(self, definition: ServerDefinition, retry_at: float) -> None:
+        """Wake the subscribed users of a failed server again once its restart backoff has passed, so their
+        reads start it and subscribe anew without waiting for `interval` (each failure doubles the wait)."""
+        users = {user for user, wanted in self._subscribers.items() if wanted == definition}
+        if not users or self._nursery is None:
+            return
+
+        async def wake_later() -> None:
+            await trio.sleep_until(retry_at)
+            self._wake({user for user in users if self._subscribers.get(user) == definition})
+
+        self._nursery.start_soon(wake_later)
 
 
 async def _list_tools(client: Client) -> dict[str, dict[str, Any] | None]:

@@ -1,0 +1,130 @@
+"""The real npm @modelcontextprotocol/server-everything (issue 26): resource subscriptions on the 2025
+revisions (`resources/subscribe` + `notifications/resources/updated`) and streamable HTTP, from the pool and
+from real `attend run` processes. The package is installed into the tests' npm cache (everything_rig.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from everything_rig import TEXT_RESOURCE, everything_stdio, node, text_sensor_yaml
+from mcp_rig import GENEROUS, Behind, free_port, polled_ok, serving
+
+from attend.runtime.kinds import PollContext
+from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
+from waiting import wait_until
+
+
+def settings(server: Any) -> McpSettings:
+    return McpSettings({"server": server, "resource": TEXT_RESOURCE, "subscribe": True, "timeout": GENEROUS})
+
+
+async def wakes(woken: list[str], count: int) -> None:
+    """Return once the pool woke users `count` times (failing the test after GENEROUS seconds)."""
+    with trio.fail_after(GENEROUS):
+        while len(woken) < count:
+            await trio.sleep(0.02)
+
+
+async def test_a_2025_server_wakes_a_subscribed_user_through_resources_subscribe(
+    ctx: PollContext, pool: McpPool, behind: Behind, everything: Path
+) -> None:
+    woken: list[str] = []
+    pool.on_update = woken.append
+    definition, read = await call_tool(settings(everything_stdio(everything, updates=True, **behind.env())), ctx)
+    assert read.document["text"].startswith("Resource 1: This is a plaintext resource")
+    assert await pool.subscribe(definition, TEXT_RESOURCE, timeout=GENEROUS, user="clock")
+    await wakes(woken, 1)  # the server's next simulated update (every 5 s)
+    assert set(woken) == {"clock"}
+
+
+async def test_a_lost_2025_session_wakes_its_user_at_once_and_again_after_the_backoff_to_subscribe_anew(
+    ctx: PollContext, pool: McpPool, behind: Behind, everything: Path
+) -> None:
+    pool.restart_delay = lambda failures: 1.0
+    woken: list[str] = []
+    pool.on_update = woken.append
+    server = everything_stdio(everything, updates=False, **behind.env())
+    server["args"] = [str(Path(__file__).parent / "servers" / "everything_updates.mjs"), str(everything)]
+    definition, _ = await call_tool(settings(server), ctx)
+    assert await pool.subscribe(definition, TEXT_RESOURCE, timeout=GENEROUS, user="clock")
+    woken.clear()  # an update may have come already
+    (started,) = behind.starts()
+    os.kill(int(started.split()[-1]), signal.SIGKILL)  # the server dies: the subscription is lost with it
+    await wakes(woken, 2)  # at once, and once the restart backoff has passed
+    assert woken[:2] == ["clock", "clock"]
+    _, read = await call_tool(settings(server), ctx)  # the woken read starts the server again ...
+    assert await pool.subscribe(definition, TEXT_RESOURCE, timeout=GENEROUS, user="clock")  # ... and subscribes
+    assert len(behind.starts()) == 2
+
+
+def probe(home: Any, name: str) -> None:
+    """Probe and confirm `name`; the resource's text names the second it was read, so two immediate reads may
+    straddle a second and differ (the probe then rightly refuses): probe again. In a process of its own: over
+    HTTP the mcp SDK leaves the everything server's event streams to the garbage collector, a ResourceWarning
+    that this test process turns into an error."""
+    for _ in range(3):
+        probed = home.attend_process("sensors", "probe", name, "--confirm")
+        if probed.returncode == 0:
+            return
+    raise AssertionError(probed.stdout + probed.stderr)
+
+
+@pytest.mark.slow
+def test_attend_run_reads_a_subscribed_resource_of_the_everything_server_on_its_update_not_its_interval(
+    quiet_home: Any, daemon: Any, everything: Path
+) -> None:
+    server = everything_stdio(everything, updates=True)
+    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval="1h", subscribe=True))
+    probe(quiet_home, "clock")
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "clock"), what="the baseline read")
+    # an hour's interval: only the server's update (every 5 s) can bring the read that sees the new text
+    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
+    running.stop()
+    (note, *_) = [line for line in running.stdout if line.startswith("[attend sensor=clock")]
+    assert "server=everything_updates.mjs" in note  # an inline server is named after its program
+
+
+@pytest.mark.slow
+def test_attend_run_polls_a_subscribed_resource_at_its_interval_when_no_update_comes(
+    quiet_home: Any, daemon: Any, everything: Path
+) -> None:
+    # the everything server as its README starts it: it accepts the subscription but sends no update
+    server = everything_stdio(everything, updates=False)
+    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval=2, subscribe=True))
+    probe(quiet_home, "clock")
+    running = daemon()
+    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
+    running.stop()
+
+
+@pytest.fixture
+def everything_http(everything: Path, tmp_path: Path) -> Iterator[int]:
+    """The everything server over streamable HTTP (`node dist/index.js streamableHttp`, on $PORT)."""
+    port = free_port()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PORT": str(port)}
+    with (tmp_path / "everything-http.log").open("w") as log, \
+            serving([node(), str(everything / "dist" / "index.js"), "streamableHttp"], port, env, log) as served:
+        yield served
+
+
+@pytest.mark.slow
+def test_attend_run_polls_the_everything_server_over_streamable_http(
+    quiet_home: Any, daemon: Any, everything_http: int
+) -> None:
+    servers = {"everything": {"type": "http", "url": f"http://127.0.0.1:{everything_http}/mcp"}}
+    (quiet_home.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", "everything", interval=2, subscribe=False))
+    probe(quiet_home, "clock")
+    running = daemon()
+    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
+    running.stop()
+    (note, *_) = [line for line in running.stdout if line.startswith("[attend sensor=clock")]
+    assert "server=everything" in note
