@@ -136,25 +136,41 @@ class DaemonProcess:
         return code
 
 
+def _missing_table(error: sqlite3.OperationalError) -> bool:
+    """True when `error` says a table is not there yet (the daemon creates the file before its tables)."""
+    return str(error).startswith("no such table")
+
+
 def query(home, sql: str, *params) -> list[tuple]:
-    """Rows of `sql` on the home's store, read with a plain sqlite3 connection (none before it exists)."""
+    """Rows of `sql` on the home's store, read with a plain sqlite3 connection.
+
+    No rows before the store is whole: the daemon creates the file first and its tables next, so a test
+    reading a store being created sees no file, or a file without the table, and both read as no rows.
+    """
     db = home.state / "attend" / "attend.db"
     if not db.exists():
         return []
     conn = sqlite3.connect(db)
     try:
         return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as error:
+        if _missing_table(error):
+            return []
+        raise
     finally:
         conn.close()
 
 
 def recorded_state(home, sensor: str) -> tuple[str, str] | None:
     """`sensor`'s stored (state, state_source), or None before the daemon wrote it (or created the store)."""
-    try:
-        rows = query(home, "SELECT state, state_source FROM sensor_status WHERE sensor = ?", sensor)
-    except sqlite3.OperationalError:  # the daemon is still creating the tables
-        return None
+    rows = query(home, "SELECT state, state_source FROM sensor_status WHERE sensor = ?", sensor)
     return rows[0] if rows else None
+
+
+def scalar(home, sql: str, *params, default=0):
+    """The first column of the first row of `sql` (an aggregate: a count, a largest id), or `default`."""
+    rows = query(home, sql, *params)
+    return rows[0][0] if rows else default
 
 
 def journal_rows(home, **where) -> list[dict]:
@@ -168,6 +184,10 @@ def journal_rows(home, **where) -> list[dict]:
         clauses = " AND ".join(f"{k} = ?" for k in where) or "1"
         rows = conn.execute(f"SELECT * FROM journal WHERE {clauses} ORDER BY id", tuple(where.values()))
         return [dict(r) for r in rows]
+    except sqlite3.OperationalError as error:
+        if _missing_table(error):
+            return []
+        raise
     finally:
         conn.close()
 
@@ -181,11 +201,7 @@ def sensors_json(home) -> dict[str, dict]:
 
 def last_poll(home) -> int:
     """The id of the newest poll trace in the home's store (ids only grow: a later poll has a larger id)."""
-    try:
-        rows = query(home, "SELECT COALESCE(MAX(id), 0) FROM poll_history")
-    except sqlite3.OperationalError:  # the daemon is still creating the tables
-        return 0
-    return rows[0][0] if rows else 0
+    return scalar(home, "SELECT COALESCE(MAX(id), 0) FROM poll_history")
 
 
 def caught_up(home, *sessions: str, timeout: float = PATIENCE) -> None:
@@ -197,7 +213,7 @@ def caught_up(home, *sessions: str, timeout: float = PATIENCE) -> None:
     """
     start = last_poll(home)
     wait_until(lambda: last_poll(home) > start, timeout, what="one more poll")
-    end = query(home, "SELECT COALESCE(MAX(id), 0) FROM journal")[0][0]
+    end = scalar(home, "SELECT COALESCE(MAX(id), 0) FROM journal")
 
     def printed_to_end() -> bool:
         rows = dict(query(home, "SELECT session, printed_upto FROM sessions"))

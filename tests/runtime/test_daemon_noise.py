@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import time
 
 import pytest
@@ -21,10 +20,7 @@ ADDED_FOR = {"path": "$.items[*]", "key": "id", "on": "added", "for": f"{HOLD:g}
 
 
 def _states(home) -> list[tuple]:
-    try:
-        return query(home, "SELECT state FROM trigger_state")
-    except sqlite3.OperationalError:  # the daemon is still creating the tables
-        return []
+    return query(home, "SELECT state FROM trigger_state")
 
 
 def _pending_since(home) -> float | None:
@@ -82,15 +78,9 @@ def test_a_failing_sensor_with_an_overdue_for_is_not_polled_back_to_back(items_s
 
 
 def _status(home) -> dict | None:
-    try:
-        rows = query(home, "SELECT failures, last_poll, next_poll FROM sensor_status WHERE sensor = 'items'")
-    except sqlite3.OperationalError:
-        return None
+    rows = query(home, "SELECT failures, last_poll, next_poll FROM sensor_status WHERE sensor = 'items'")
     return dict(zip(("failures", "last_poll", "next_poll"), rows[0], strict=True)) if rows and rows[0][1] else None
 
 
 def _poll_counts(home) -> list[tuple]:
-    try:
-        return query(home, "SELECT COUNT(*) FROM poll_history")
-    except sqlite3.OperationalError:
-        return []
+    return query(home, "SELECT COUNT(*) FROM poll_history")

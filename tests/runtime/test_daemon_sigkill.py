@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import random
 import signal
-import sqlite3
 import threading
 import time
 
 import pytest
-from daemon_rig import PATIENCE, caught_up, journal_rows, query, wait_until
+from daemon_rig import PATIENCE, caught_up, journal_rows, last_poll, wait_until
 
 from attend.runtime.faults import STAGES
 
@@ -79,8 +78,8 @@ def test_the_journal_holds_every_notification_exactly_once_across_sigkills(items
     # journal row (that poll would have made it) or a row printed again (only rows not yet recorded as
     # printed are printed), so after this nothing more can show.
     wait_until(lambda: all(r["printed"] == 1 for r in journal_rows(quiet_home)), what="every row recorded as printed")
-    polls = _last_poll(quiet_home)
-    wait_until(lambda: _last_poll(quiet_home) > polls, what="one more poll")
+    polls = last_poll(quiet_home)
+    wait_until(lambda: last_poll(quiet_home) > polls, what="one more poll")
     assert final.stop() == 0
     shown.extend(final.stdout)
 
@@ -89,14 +88,6 @@ def test_the_journal_holds_every_notification_exactly_once_across_sigkills(items
     assert set(keys) == expected
     assert all(r["printed"] == 1 for r in journal_rows(quiet_home))
     assert _printed_ids(shown) == expected
-
-
-def _last_poll(home) -> int:
-    """The id of the newest poll trace (ids only grow: a new poll is a larger id)."""
-    try:
-        return query(home, "SELECT COALESCE(MAX(id), 0) FROM poll_history")[0][0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def _printed_ids(lines: list[str]) -> set[str]:

@@ -8,13 +8,12 @@ one more poll, then the session's `printed_upto` in the store reached the journa
 from __future__ import annotations
 
 import re
-import sqlite3
 import subprocess
 import sys
 import time
 
 import pytest
-from daemon_rig import caught_up, journal_rows, query, wait_until
+from daemon_rig import caught_up, journal_rows, query, scalar, wait_until
 from tests.sensors.sensor_material import Transcripts
 
 pytestmark = pytest.mark.slow
@@ -34,13 +33,7 @@ def polling(d) -> None:
 
 def polled(home, sensor: str) -> None:
     """Wait for `sensor`'s first poll (its baseline: what it reports then never fires)."""
-    def done() -> bool:
-        try:
-            return bool(query(home, "SELECT 1 FROM poll_history WHERE sensor = ?", sensor))
-        except sqlite3.OperationalError:  # the daemon is still creating the tables
-            return False
-
-    wait_until(done, what=f"{sensor}'s baseline")
+    wait_until(lambda: query(home, "SELECT 1 FROM poll_history WHERE sensor = ?", sensor), what=f"{sensor}'s baseline")
 
 
 def config(home, text: str) -> None:
@@ -97,10 +90,7 @@ def context_lines(lines: list[str]) -> list[str]:
 def baseline(home) -> None:
     """Wait for the context sensor's first poll (its trigger state: per session, or the project's)."""
     def polls() -> int:
-        try:
-            return query(home, "SELECT COUNT(*) FROM poll_history WHERE sensor LIKE 'context%'")[0][0]
-        except sqlite3.OperationalError:  # the daemon is still creating the tables
-            return 0
+        return scalar(home, "SELECT COUNT(*) FROM poll_history WHERE sensor LIKE 'context%'")
 
     before = polls()
     wait_until(lambda: polls() >= before + 2, what="two more polls of the context sensor (a round for each session)")
