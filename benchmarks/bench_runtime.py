@@ -140,6 +140,29 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
 
 
+#: One reading of a process's CPU: utime + stime (seconds, at the clock tick's 10 ms) and each thread's time
+#: on a CPU (/proc/<pid>/task/<tid>/schedstat, nanoseconds).
+CpuReading = tuple[float, dict[str, int]]
+
+
+def _cpu_reading(pid: int) -> CpuReading:
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            threads[tid] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended meanwhile
+    return _cpu_seconds(pid), threads
+
+
+def _cpu_between(before: CpuReading, after: CpuReading) -> float:
+    """CPU seconds between two readings: the threads' nanoseconds when every thread of the first lived through
+    the window (a thread that ended takes its time with it), else the ticks."""
+    if set(before[1]) <= set(after[1]):
+        return sum(ns - before[1].get(tid, 0) for tid, ns in after[1].items()) / 1e9
+    return after[0] - before[0]
+
+
 def _rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):

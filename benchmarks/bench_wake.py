@@ -13,11 +13,13 @@ branch switch comes after its min_interval and is timed until its line (on stder
 
 Idle: the same 200 command sensors at a 1 h interval, without and with `wake_on` (50 of them each
 watch a file in its own folder: 50 watched paths), after every sensor has polled once; the daemon's
-CPU over `IDLE_WINDOW` seconds from /proc/<pid>/stat, and the ratio of the two.
+CPU over the same `IDLE_WINDOW` seconds (both daemons side by side) from /proc/<pid>/task/*/schedstat (ns), and
+the ratio.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -27,10 +29,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_runtime import IDLE_SENSORS, _cpu_seconds, _env, _quiet_shipped
+from benchmarks.bench_runtime import IDLE_SENSORS, _cpu_between, _cpu_reading, _env, _quiet_shipped
 from benchmarks.timing import report
 
 #: Changes timed per set-up.
@@ -41,6 +44,8 @@ POLL_INTERVAL = 1.0
 WATCHED = 50
 #: Seconds over which each idle daemon's CPU is measured (the clock ticks at 10 ms: a long window resolves it).
 IDLE_WINDOW = 30.0
+#: Seconds an idle daemon settles before its window (trio's idle worker threads end after 10 s).
+SETTLE = 12.0
 
 #: Branch switches timed for the shipped git sensor, and its shipped min_interval (seconds).
 GIT_SWITCHES = 5
@@ -135,22 +140,27 @@ def _latencies(wake: bool) -> list[float]:
         daemon = _Daemon(root)
         try:
             _wait_polled(root, 1)  # the first poll is the baseline: an empty list
-            out = []
-            for n in range(CHANGES):
-                # Spacings that do not divide the polling interval, so changes land at every phase of it.
-                time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)
-                changed = time.monotonic()
-                _write_items(data, n + 1)
-                out.append(daemon.line_with(f"new item {n}") - changed)
-            return out
+            return _time_changes(daemon, lambda n: _write_items(data, n + 1), lambda n: f"new item {n}")
         finally:
             daemon.stop()
+
+
+def _time_changes(daemon: _Daemon, change: Callable[[int], None], line: Callable[[int], str]) -> list[float]:
+    """Make change n (0 .. CHANGES-1) and time it until the daemon prints a line ending with `line(n)`."""
+    out = []
+    for n in range(CHANGES):
+        # Spacings that do not divide the polling interval, so changes land at every phase of it.
+        time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)
+        changed = time.monotonic()
+        change(n)
+        out.append(daemon.line_with(line(n)) - changed)
+    return out
 
 
 def _latency() -> None:
     woken = _latencies(wake=True)
     polled = _latencies(wake=False)
-    for label, values in ((f"wake_on (interval 1h)", woken), (f"interval polling every {POLL_INTERVAL:g} s", polled)):
+    for label, values in (("wake_on (interval 1h)", woken), (f"interval polling every {POLL_INTERVAL:g} s", polled)):
         report(f"change-to-line, {label}: median of {len(values)}", statistics.median(values) * 1000, "ms",
                note=f"worst {max(values) * 1000:.0f} ms")
     report("wake_on median vs interval polling median", statistics.median(woken) / statistics.median(polled), "x")
@@ -198,30 +208,43 @@ def _git_switches() -> list[float]:
         return out
 
 
-def _idle_cpu(watched: int) -> float:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        _quiet_shipped(root)
-        for i in range(IDLE_SENSORS):
-            data = root / "data" / f"d{i:03d}" / "feed.json"
-            data.parent.mkdir(parents=True)
-            _write_items(data, 1)
-            extra = {"wake_on": [str(data)]} if i < watched else {}
-            _sensor(root, f"idle-{i:03d}", data, interval="1h", min_interval="1h", **extra)
-        daemon = _Daemon(root)
-        try:
-            _wait_polled(root, IDLE_SENSORS)
-            time.sleep(2.0)  # the last commits and the watchers' first rounds
-            cpu0, t0 = _cpu_seconds(daemon.proc.pid), time.monotonic()
-            time.sleep(IDLE_WINDOW)
-            return (_cpu_seconds(daemon.proc.pid) - cpu0) / (time.monotonic() - t0)
-        finally:
-            daemon.stop()
+#: One idle set-up: how many of the 200 sensors watch a path, and a function that writes more sensors into the
+#: home (returning how many of them poll) or None.
+IdleSetup = tuple[int, Callable[[Path], int] | None]
+
+
+def _idle_cpus(setups: list[IdleSetup], window: float = IDLE_WINDOW) -> list[float]:
+    """Each set-up's idle daemon's CPU (share of a core) with the 200 sensors, measured over the same
+    window: the daemons run side by side, so the machine's load moves every figure the same way."""
+    with contextlib.ExitStack() as stack:
+        daemons = []
+        for watched, also in setups:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            _quiet_shipped(root)
+            for i in range(IDLE_SENSORS):
+                data = root / "data" / f"d{i:03d}" / "feed.json"
+                data.parent.mkdir(parents=True)
+                _write_items(data, 1)
+                extra = {"wake_on": [str(data)]} if i < watched else {}
+                _sensor(root, f"idle-{i:03d}", data, interval="1h", min_interval="1h", **extra)
+            polled = IDLE_SENSORS + (also(root) if also is not None else 0)
+            daemon = _Daemon(root)
+            stack.callback(daemon.stop)
+            daemons.append((root, daemon, polled))
+        for root, _daemon, polled in daemons:
+            _wait_polled(root, polled)
+        # The last commits, the watchers' first rounds, and trio's worker threads of the first polls ended
+        # (10 s idle), so the threads are the same throughout the window and their nanoseconds count.
+        time.sleep(SETTLE)
+        pids = [daemon.proc.pid for _root, daemon, _polled in daemons]
+        cpu0, t0 = [_cpu_reading(pid) for pid in pids], time.monotonic()
+        time.sleep(window)
+        elapsed = time.monotonic() - t0
+        return [_cpu_between(before, _cpu_reading(pid)) / elapsed for pid, before in zip(pids, cpu0, strict=True)]
 
 
 def _idle() -> None:
-    without = _idle_cpu(0)
-    with_wake = _idle_cpu(WATCHED)
+    without, with_wake = _idle_cpus([(0, None), (WATCHED, None)])
     report(f"idle CPU, {IDLE_SENSORS} sensors, no wake_on (baseline)", without * 100, "% of a core")
     report(f"idle CPU, {IDLE_SENSORS} sensors, {WATCHED} watched paths", with_wake * 100, "% of a core",
            note=f"{with_wake / without:.2f}x the baseline" if without else "baseline measured 0")
