@@ -29,14 +29,17 @@ lint: $(VENV)/.installed-test
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# The suite runs on both cores (pytest-xdist); every test works in its own temporary home.
+# The suite runs on both cores (pytest-xdist); every test works in its own temporary home. It starts
+# thousands of interpreters on attend's own source: they share compiled modules (__pycache__, as an
+# installed package has them) even where the caller's environment says PYTHONDONTWRITEBYTECODE.
 TEST_WORKERS ?= 2
+PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(TEST_WORKERS)
 test: lint
-	$(PY) -m pytest -q -n $(TEST_WORKERS)
+	$(PYTEST)
 
 # The inner loop: everything but the heavy tests (real daemons, the plugin's virtualenv build, npm).
 test-fast: $(VENV)/.installed-test
-	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not heavy"
+	$(PYTEST) -m "not heavy"
 
 bench: $(VENV)/.installed-test
 	$(PY) -m benchmarks

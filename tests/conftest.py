@@ -39,13 +39,31 @@ HEAVY_MODULES = frozenset({
 TESTS = Path(__file__).resolve().parent
 
 
+#: Modules whose tests take longest (the plugin's virtualenv builds, the SIGKILL rounds, the sensors tab
+#: driven by its pilot): they start first, so that no long test is left alone at the end of the run.
+LONGEST_FIRST = ("plugin/test_plugin.py", "runtime/test_daemon_sigkill.py", "runtime/test_sessions.py",
+                 "tui/test_pilot.py", "tui/test_tab_keys.py", "tui/test_snapshots.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the heavy tests (`-m "not heavy"` is `make test-fast`)."""
+    """Mark the heavy tests (`-m "not heavy"` is `make test-fast`) and run them first.
+
+    pytest-xdist hands tests out in collection order: the long and heavy ones (seconds each) first and the
+    light ones (milliseconds) after keep both workers busy to the end. The order is the same in every worker
+    (xdist requires it) and every run.
+    """
+    rank: dict[int, int] = {}
     for item in items:
         module = item.path.resolve().relative_to(TESTS).as_posix() if item.path.is_relative_to(TESTS) else ""
         fixtures = set(getattr(item, "fixturenames", ()))
-        if fixtures & HEAVY_FIXTURES or module in HEAVY_MODULES or item.get_closest_marker("slow"):
+        heavy = bool(fixtures & HEAVY_FIXTURES or module in HEAVY_MODULES or item.get_closest_marker("slow"))
+        if heavy:
             item.add_marker(pytest.mark.heavy)
+        if module in LONGEST_FIRST:
+            rank[id(item)] = LONGEST_FIRST.index(module)
+        else:
+            rank[id(item)] = len(LONGEST_FIRST) + (0 if heavy else 1)
+    items.sort(key=lambda item: rank[id(item)])  # stable: within a rank, the files' own order
 
 
 @dataclass
