@@ -94,3 +94,16 @@ def test_the_json_schema_wants_exactly_one_of_tool_and_resource_in_an_mcp_block(
 
     assert errors({"tool": "list"}) == [] and errors({"resource": "repo://issues"}) == []
     assert errors({}) != [] and errors({"tool": "list", "resource": "repo://issues"}) != []
+
+
+def test_the_json_schema_takes_an_inline_server_as_a_stdio_program_or_a_remote_endpoint(validator) -> None:
+    def errors(server: dict) -> list:
+        return list(validator.iter_errors({"spec": 1, "name": "x", "kind": "mcp",
+                                           "mcp": {"server": server, "tool": "list"}}))
+
+    assert errors({"command": "srv", "args": ["-x"], "env": {"K": "v"}}) == []
+    assert errors({"type": "http", "url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${T}"}}) == []
+    assert errors({"type": "sse", "url": "https://mcp.example/sse"}) == []
+    assert errors({"type": "sse"}) != [] and errors({"url": "https://mcp.example/mcp"}) != []
+    assert errors({"type": "http", "url": "https://mcp.example/mcp", "command": "srv"}) != []
+    assert errors({"type": "ws", "url": "ws://mcp.example"}) != [] and errors({"args": ["-x"]}) != []

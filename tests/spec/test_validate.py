@@ -139,3 +139,30 @@ def test_only_a_resource_sensor_subscribes() -> None:
     assert sensor_from(MCP_HEAD + "  resource: repo://issues\n  subscribe: true\n").diagnostics == []
     sensor = sensor_from(MCP_HEAD + "  tool: list\n  subscribe: true\n")
     assert [(d.code, d.line) for d in sensor.diagnostics] == [("bad-value", 7)]
+
+
+INLINE_HEAD = "spec: 1\nname: probe\nkind: mcp\nmcp:\n  tool: list\n  server:\n"
+
+
+def test_an_inline_server_is_a_stdio_program_or_a_remote_http_or_sse_endpoint() -> None:
+    for server in ("    command: board-server\n    args: [--ro]\n",
+                   "    type: http\n    url: https://mcp.example/mcp\n    headers: {Authorization: 'Bearer ${T}'}\n",
+                   "    type: sse\n    url: https://mcp.example/sse\n"):
+        sensor = sensor_from(INLINE_HEAD + server)
+        assert (sensor.status, sensor.diagnostics) == ("ok", []), server
+
+
+def test_an_inline_remote_server_needs_its_url_and_takes_no_program() -> None:
+    sensor = sensor_from(INLINE_HEAD + "    type: sse\n    command: board-server\n")
+    assert sorted((d.code, d.line) for d in sensor.diagnostics) == [("bad-value", 8), ("required", 6)]
+    messages = " | ".join(d.message for d in sensor.diagnostics)
+    assert "`command` belongs to a stdio server" in messages and "`mcp.server.url`" in messages
+
+
+def test_an_inline_stdio_server_needs_its_command_and_a_url_needs_a_remote_type() -> None:
+    sensor = sensor_from(INLINE_HEAD + "    url: https://mcp.example/mcp\n")
+    assert sorted((d.code, d.line) for d in sensor.diagnostics) == [("bad-value", 7), ("required", 6)]
+    messages = " | ".join(d.message for d in sensor.diagnostics)
+    assert "add `type: http` or `type: sse`" in messages and "`mcp.server.command`" in messages
+    unknown = sensor_from(INLINE_HEAD + "    type: ws\n    url: ws://mcp.example\n")
+    assert [d.code for d in unknown.diagnostics] == ["bad-value"]

@@ -10,7 +10,7 @@ rows its readers skip); the peers files readers skip (a warning naming each); ev
 which session polls this project and since when, and which are attached; the Claude Code wiring (the
 plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json); the program
 of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
-on PATH.
+on PATH (or a remote endpoint), and none refused its credential (`auth_failed`, in the server's words).
 """
 
 from __future__ import annotations
@@ -110,9 +110,10 @@ def check_peers(env: Mapping[str, str]) -> list[Check]:
                   f"remove them (every peers file is in {printable_path(mailbox.root)}); attend rewrites what it needs")]
 
 
-def _polled_invalid(paths: Any) -> dict[str, str]:
-    """The sensors whose last poll the daemon recorded as `invalid`, with its message: what the daemon's
-    own environment found (a crate source it cannot import), which compiling here cannot see."""
+def _polled(paths: Any, state: str) -> dict[str, str]:
+    """The sensors whose last poll the daemon recorded in `state`, with its message: what the daemon's own
+    environment found (`invalid`: a crate source it cannot import; `auth_failed`: a server that refused the
+    credential, in its words), which checking here cannot see."""
     from attend.runtime.store import open_project_store
     from attend.runtime.store.sensor_status import POLL_STATE
 
@@ -121,7 +122,7 @@ def _polled_invalid(paths: Any) -> dict[str, str]:
             statuses = store.statuses()
     except Exception:  # noqa: BLE001 - the store check reports a store that does not open
         return {}
-    return {name: s.message for name, s in statuses.items() if s.state == "invalid" and s.state_source == POLL_STATE}
+    return {name: s.message for name, s in statuses.items() if s.state == state and s.state_source == POLL_STATE}
 
 
 def check_sensors(sensor_set: Any, polled_invalid: dict[str, str] | None = None) -> Check:
@@ -285,25 +286,40 @@ def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -
     return Check("commands", "ok", f"the programs of all {len(sensors)} enabled command sensors are on PATH")
 
 
-def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
+def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str],
+              polled_auth_failed: dict[str, str] | None = None) -> list[Check]:
+    """Every enabled MCP sensor's server resolves (a stdio one to a program on PATH); and, a check of its own,
+    no server refused its credential (`auth_failed`: a header's variable unset here, or the daemon's last poll
+    refused, in the server's words)."""
     from attend.errors import RuntimeFailure
     from attend.runtime.mcp.config import resolve_server
 
     sensors = _enabled(sensor_set, "mcp")
-    problems = []
+    problems: list[str] = []
+    refused: list[str] = []
     for sensor in sensors:
         try:
             server = resolve_server((sensor.data.get("mcp") or {}).get("server"), project_dir, env)
         except RuntimeFailure as exc:
-            problems.append(f"{sensor.name}: {exc.message}")
+            (refused if exc.state == "auth_failed" else problems).append(f"{sensor.name}: {exc.message}")
             continue
-        if not _program_found(server.command, project_dir, {**env, **server.env_dict}.get("PATH")):
+        if server.url:
+            if sensor.name in (polled_auth_failed or {}):
+                refused.append(f"{sensor.name} (the daemon's last poll): {(polled_auth_failed or {})[sensor.name]}")
+        elif not _program_found(server.command, project_dir, {**env, **server.env_dict}.get("PATH")):
             problems.append(f"{sensor.name}: server {server.name or server.command} needs `{server.command}`, not on PATH")
+    checks = []
     if problems:
-        return Check("mcp", "fail", _names(problems),
-                     "add the server to Claude Code (`claude mcp add`) or the sensor's `mcp.server`, and install its "
-                     "program; docs/mcp.md")
-    return Check("mcp", "ok", f"the servers of all {len(sensors)} enabled MCP sensors resolve")
+        checks.append(Check("mcp", "fail", _names(problems),
+                            "add the server to Claude Code (`claude mcp add`) or the sensor's `mcp.server`, and install "
+                            "its program; docs/mcp.md"))
+    else:
+        checks.append(Check("mcp", "ok", f"the servers of all {len(sensors)} enabled MCP sensors resolve"))
+    if refused:
+        checks.append(Check("mcp auth", "fail", f"auth_failed: {_names(refused)}",
+                            "renew the credential the server's `headers` carry (set the variable they name, or "
+                            "replace the token) — attend never starts a login; docs/mcp.md"))
+    return checks
 
 
 def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
@@ -322,12 +338,12 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         ("versions", check_versions),
         ("store", lambda: check_store(paths)),
         ("peers files", lambda: check_peers(env)),
-        ("sensors", lambda: check_sensors(sensor_set(), _polled_invalid(paths))),
+        ("sensors", lambda: check_sensors(sensor_set(), _polled(paths, "invalid"))),
         ("daemon", lambda: check_sessions(project_dir, env)),
         ("recoveries", lambda: check_recoveries(project_dir, env)),
         ("claude-code", lambda: check_claude_code(project_dir, env)),
         ("commands", lambda: check_commands(sensor_set(), project_dir, env)),
-        ("mcp", lambda: check_mcp(sensor_set(), project_dir, env)),
+        ("mcp", lambda: check_mcp(sensor_set(), project_dir, env, _polled(paths, "auth_failed"))),
     ]
     out: list[Check] = []
     for name, step in steps:

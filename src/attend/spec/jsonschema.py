@@ -12,7 +12,7 @@ from typing import Any
 
 from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
 from attend.spec.durations import ACCEPTED_FORMS, json_schema_pattern
-from attend.spec.schema import SENSOR_SCHEMA, SPEC_VERSION
+from attend.spec.schema import MCP_REMOTE_FIELDS, MCP_STDIO_FIELDS, MCP_TRANSPORTS, SENSOR_SCHEMA, SPEC_VERSION
 
 __all__ = ["DURATION_PATTERN", "json_schema"]
 
@@ -101,6 +101,18 @@ def json_schema() -> dict[str, Any]:
     mcp = schema["properties"]["mcp"]
     mcp["oneOf"] = [{"required": ["tool"], "not": {"required": ["resource"]}},
                     {"required": ["resource"], "not": {"required": ["tool"]}}]
+    # an inline server: a stdio program (`command`, no `url`), or a remote endpoint (`type: http|sse` and `url`,
+    # no `command`, `args` or `env`); a name is a string
+    remote = [kind for kind in MCP_TRANSPORTS if kind != "stdio"]
+    mcp["properties"]["server"]["anyOf"] = [
+        {"type": "string"},
+        {"type": "object", "required": ["command"],
+         "not": {"anyOf": [{"required": [name]} for name in MCP_REMOTE_FIELDS]},
+         "properties": {"type": {"const": "stdio"}}},
+        {"type": "object", "required": ["type", "url"],
+         "not": {"anyOf": [{"required": [name]} for name in MCP_STDIO_FIELDS]},
+         "properties": {"type": {"enum": remote}}},
+    ]
     schema["allOf"] = [
         {"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]}, "then": {"required": [kind]}}
         for kind in ("command", "mcp")

@@ -184,15 +184,28 @@ COMMAND_SCHEMA: dict[str, Any] = {
                  "left out while none is known)"),
 }
 
+#: An inline server's transport types: a program attend starts (stdio, the default), or a remote server at a
+#: url, over streamable HTTP (`http`, also spelled `streamable-http`) or HTTP with server-sent events (`sse`).
+MCP_TRANSPORTS = ("stdio", "http", "streamable-http", "sse")
+#: The inline server fields of a stdio server, and those of a remote one (`type` is either's).
+MCP_STDIO_FIELDS = ("command", "args", "env")
+MCP_REMOTE_FIELDS = ("url", "headers")
+
 MCP_SERVER_SCHEMA: dict[str, Any] = {
-    "command": _f("string", "the server's program", None, required=True),
-    "args": _f("list", "the server's arguments", [], schema=_STR_LIST),
-    "env": _f("dict", "environment variables for the server", {}, **_STR_MAP),
+    "type": _f("string", "the transport: stdio (attend starts `command`; the default), http (streamable HTTP at "
+               "`url`) or sse (HTTP with server-sent events at `url`)", None, allowed=list(MCP_TRANSPORTS)),
+    "command": _f("string", "a stdio server's program (required for stdio)", None),
+    "args": _f("list", "a stdio server's arguments", [], schema=_STR_LIST),
+    "env": _f("dict", "environment variables for a stdio server", {}, **_STR_MAP),
+    "url": _f("string", "a remote server's endpoint (required for http and sse)", None, empty=False),
+    "headers": _f("dict", "a remote server's HTTP headers, ${VAR} expanded from the environment (a bearer token); "
+                  "a missing, rejected or expired credential is auth_failed, never a login", {}, **_STR_MAP),
 }
 
 MCP_SCHEMA: dict[str, Any] = {
-    "server": _f(["string", "dict"], "a server name from Claude Code's MCP config, or an inline "
-                 "{command, args, env}", None, required=True, schema=MCP_SERVER_SCHEMA),
+    "server": _f(["string", "dict"], "a server name from Claude Code's MCP config (.mcp.json, ~/.claude.json), or an "
+                 "inline {command, args, env} or remote {type: http|sse, url, headers}", None, required=True,
+                 schema=MCP_SERVER_SCHEMA),
     "tool": _f("string", "the tool to call (it must declare readOnlyHint: true); exactly one of tool and resource",
                None),
     "resource": _f("string", "the URI of a resource to read (resources/read; read-only by nature, so no "

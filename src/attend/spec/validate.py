@@ -35,7 +35,10 @@ from attend.spec.schema import (
     DEFAULT_MIN_INTERVAL,
     DURATION_FIELDS,
     KINDS,
+    MCP_REMOTE_FIELDS,
     MCP_SCHEMA,
+    MCP_STDIO_FIELDS,
+    MCP_TRANSPORTS,
     NAME_PATTERN,
     ON_VALUES,
     SENSOR_SCHEMA,
@@ -421,7 +424,8 @@ def _kind_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     kind = data.get("kind")
     block = data.get("mcp")
     # an mcp block is checked unless the sensor is of another kind (then it is misplaced, said below)
-    out = _mcp_target_rules(block, loc) if isinstance(block, dict) and kind not in ("command", "crate") else []
+    out = (_mcp_target_rules(block, loc) + _mcp_server_rules(block, loc)
+           if isinstance(block, dict) and kind not in ("command", "crate") else [])
     if kind not in KINDS:
         return out
     if kind in ("command", "mcp") and kind not in data:
@@ -451,6 +455,33 @@ def _mcp_target_rules(block: dict[str, Any], loc: Locator) -> list[Diagnostic]:
         return [loc.at_key(("mcp", "args"), "bad-value",
                            "`mcp.args` are a tool call's arguments; a resource read takes none (put them in the URI)")]
     return []
+
+
+def _mcp_server_rules(block: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """An inline server is a stdio one (`command`, with `args` and `env`) or a remote one (`type: http` or `sse`,
+    with `url` and `headers`), never a mix."""
+    server = block.get("server")
+    if not isinstance(server, dict) or not isinstance(server.get("type", "stdio"), str):
+        return []
+    kind = server.get("type", "stdio")
+    if kind not in MCP_TRANSPORTS:
+        return []  # the schema reports the value
+    here = ("mcp", "server")
+    if kind == "stdio":
+        out = [loc.at_key((*here, name), "bad-value",
+                          f"`{name}` belongs to a remote server: add `type: http` or `type: sse` (and drop `command`)")
+               for name in MCP_REMOTE_FIELDS if name in server]
+        if "command" not in server:
+            out.append(loc.at_key(here, "required", "missing required field `mcp.server.command`: the program of a "
+                                                     "stdio server (or `type: http` or `sse` with `url` for a remote one)"))
+        return out
+    out = [loc.at_key((*here, name), "bad-value", f"`{name}` belongs to a stdio server; a `type: {kind}` server is "
+                                                  "reached at its `url`")
+           for name in MCP_STDIO_FIELDS if name in server]
+    if "url" not in server:
+        out.append(loc.at_key(here, "required", f"missing required field `mcp.server.url`: the endpoint of the "
+                                                 f"`type: {kind}` server"))
+    return out
 
 
 def _a(word: str) -> str:

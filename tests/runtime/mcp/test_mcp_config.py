@@ -128,18 +128,29 @@ def test_an_inline_server_is_expanded_and_named_after_its_program(layout: dict[s
         ({"command": "uvx", "args": ["mcp-server-git"]}, "mcp-server-git"),
         ({"command": "uv", "args": ["run", "tracker.py"]}, "tracker.py"),
         ({"args": []}, "inline"),
+        ({"type": "sse", "url": "https://mcp.example/sse"}, "mcp.example"),
+        ({"type": "http", "url": "http://127.0.0.1:8123/mcp"}, "127.0.0.1:8123"),
     ],
 )
 def test_the_server_label_names_the_server_or_the_launched_program(server: Any, label: str) -> None:
     assert server_label(server) == label
 
 
-@pytest.mark.parametrize("remote", [{"type": "sse", "url": "x"}, {"url": "https://x/"}])
-def test_a_remote_server_other_than_http_is_unsupported_not_a_crash(layout: dict[str, Any], remote: dict[str, Any]) -> None:
+@pytest.mark.parametrize("remote", [{"type": "ws", "url": "x"}, {"url": "https://x/"}])
+def test_a_remote_server_other_than_http_or_sse_is_unsupported_not_a_crash(layout: dict[str, Any],
+                                                                           remote: dict[str, Any]) -> None:
     write_json(layout["home"] / ".claude.json", {"mcpServers": {"remote": remote}})
     failed = refusal(layout, "remote")
     assert failed.state == "unsupported"
-    assert "attend runs stdio servers and `type: http`" in failed.message
+    assert "attend runs stdio servers, `type: http` (streamable HTTP) and `type: sse` ones" in failed.message
+
+
+def test_an_sse_server_resolves_to_its_url_and_expanded_headers(layout: dict[str, Any]) -> None:
+    write_json(layout["home"] / ".claude.json", {"mcpServers": {"board": {
+        "type": "sse", "url": "https://mcp.example/sse", "headers": {"Authorization": "Bearer ${BOARD_TOKEN}"}}}})
+    resolved = resolve(layout, "board", BOARD_TOKEN="t0k")
+    assert (resolved.transport, resolved.url, resolved.headers) == (
+        "sse", "https://mcp.example/sse", (("Authorization", "Bearer t0k"),))
 
 
 def test_an_unknown_name_is_invalid_and_says_where_attend_looked(layout: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""Remote MCP servers (issue 26, part 3): `type: http` over streamable HTTP, headers with ${VAR}, auth_failed."""
+"""Remote MCP servers (issue 26, part 3): `type: http` over streamable HTTP and `type: sse`, named or inline,
+headers with ${VAR}, auth_failed."""
 
 from __future__ import annotations
 
@@ -19,12 +20,23 @@ from waiting import wait_until
 TOKEN = "s3cret-token"
 
 
-@pytest.fixture
-def remote(behind: Behind) -> Iterator[int]:
-    """The remote test server on a free 127.0.0.1 port, accepting only `Bearer TOKEN`."""
+def remote_server(behind: Behind, transport: str) -> Any:
     port = free_port()
     env = {**behind.env(), "PATH": "/usr/bin:/bin"}
-    with serving([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN], port, env) as served:
+    return serving([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN, transport], port, env)
+
+
+@pytest.fixture
+def remote(behind: Behind) -> Iterator[int]:
+    """The remote test server over streamable HTTP on a free 127.0.0.1 port, accepting only `Bearer TOKEN`."""
+    with remote_server(behind, "http") as served:
+        yield served
+
+
+@pytest.fixture
+def remote_sse(behind: Behind) -> Iterator[int]:
+    """The same server speaking HTTP with server-sent events (/sse), accepting only `Bearer TOKEN`."""
+    with remote_server(behind, "sse") as served:
         yield served
 
 
@@ -75,9 +87,39 @@ async def test_a_missing_token_variable_is_auth_failed_before_any_request(ctx: P
 def test_a_remote_server_of_another_transport_stays_unsupported(ctx: PollContext) -> None:
     from attend.runtime.mcp.config import resolve_server
 
-    with pytest.raises(RuntimeFailure) as sse:
-        resolve_server({"type": "sse", "url": "http://127.0.0.1:9/sse"}, ctx.project_dir, ctx.env)
-    assert sse.value.state == "unsupported"
+    for server in ({"type": "ws", "url": "ws://127.0.0.1:9/mcp"}, {"url": "http://127.0.0.1:9/mcp"}):
+        with pytest.raises(RuntimeFailure) as other:
+            resolve_server(server, ctx.project_dir, ctx.env)
+        assert other.value.state == "unsupported"
+
+
+def sse_settings(port: int, token: str) -> McpSettings:
+    """A sensor naming the SSE server inline, its token from ${REMOTE_TOKEN} (set to `token`)."""
+    server = {"type": "sse", "url": f"http://127.0.0.1:{port}/sse", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
+    return McpSettings({"server": server, "tool": "list_items", "timeout": GENEROUS})
+
+
+async def test_an_inline_sse_server_is_called_with_the_expanded_header(
+    ctx: PollContext, pool: McpPool, remote_sse: int
+) -> None:
+    ctx.env["REMOTE_TOKEN"] = TOKEN
+    definition, call = await call_tool(sse_settings(remote_sse, TOKEN), ctx)
+    assert call.document == {"items": [{"id": "a", "title": "first"}]}
+    assert (definition.transport, definition.name) == ("sse", f"127.0.0.1:{remote_sse}")
+
+
+async def test_a_wrong_token_on_an_sse_server_is_auth_failed_with_its_words_and_backs_off(
+    ctx: PollContext, pool: McpPool, remote_sse: int
+) -> None:
+    ctx.env["REMOTE_TOKEN"] = "wrong"
+    with pytest.raises(RuntimeFailure) as refused:
+        await call_tool(sse_settings(remote_sse, "wrong"), ctx)
+    assert refused.value.state == "auth_failed"
+    assert "HTTP 401" in refused.value.message and "the bearer token is missing or wrong" in refused.value.message
+    assert 'Bearer error="invalid_token"' in refused.value.message
+    with pytest.raises(RuntimeFailure) as waiting:
+        await call_tool(sse_settings(remote_sse, "wrong"), ctx)
+    assert waiting.value.state == "unavailable" and "refused the credential" in waiting.value.message
 
 
 @pytest.mark.slow
@@ -105,3 +147,33 @@ def test_attend_run_polls_a_remote_server_and_a_token_gone_stale_is_auth_failed_
     running.stop()
     message = sensors_json(quiet_home)["tracker"]["message"]
     assert "HTTP 401" in message and "the bearer token is missing or wrong" in message
+
+
+@pytest.mark.slow
+def test_attend_run_polls_an_inline_sse_server_and_doctor_shows_its_auth_failed_in_the_servers_words(
+    quiet_home: Any, daemon: Any, behind: Behind, remote_sse: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMOTE_TOKEN", TOKEN)
+    server = {"type": "sse", "url": f"http://127.0.0.1:{remote_sse}/sse", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
+    quiet_home.write_user_sensor("board", mcp_sensor_yaml("board", server))
+    probed = quiet_home.attend("sensors", "probe", "board", "--confirm")
+    assert probed.returncode == 0, probed.stderr
+
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "board"), what="the baseline poll of the sse server")
+    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
+    running.wait_for(lambda out: any("new item b" in line for line in out))
+    running.stop()
+    (note,) = [line for line in running.stdout if line.startswith("[attend sensor=board")]
+    assert f"server=127.0.0.1:{remote_sse}" in note  # an inline remote server is named after its host and port
+
+    monkeypatch.setenv("REMOTE_TOKEN", "expired")  # the token in the environment went stale (the probe still holds)
+    running = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["board"].get("state") == "auth_failed", what="auth_failed")
+    running.stop()
+    doctor = quiet_home.attend("doctor", "--json")
+    assert doctor.returncode == 1
+    (auth,) = [check for check in json.loads(doctor.stdout)["checks"] if check["check"] == "mcp auth"]
+    assert auth["status"] == "fail" and auth["message"].startswith("auth_failed: board (the daemon's last poll): ")
+    assert "HTTP 401" in auth["message"] and "the bearer token is missing or wrong" in auth["message"]
+    assert "never starts a login" in auth["fix"]

@@ -11,8 +11,9 @@ in the scopes Claude Code itself uses, highest first:
 `$HOME`. Both files are read tolerantly (missing, invalid JSON or wrong shapes are skipped with a note)
 and never written. `${VAR}` and `${VAR:-default}` are expanded in `command`, `args` and `env` values as
 Claude Code expands them; a variable without a value and without a default makes the server `invalid`.
-A `type: http` server resolves to its `url` and its `headers` (`${VAR}` expanded; an unset one is a missing
-credential, `auth_failed`); any other remote server (`sse`, `ws`, a bare `url`) is `unsupported`.
+A remote server, `type: http` (streamable HTTP) or `type: sse` (HTTP with server-sent events), named or inline,
+resolves to its `url` and its `headers` (`${VAR}` expanded; an unset one is a missing credential,
+`auth_failed`); any other remote server (`ws`, a bare `url` without `type`) is `unsupported`.
 
 Everything here is pure apart from reading the two JSON files; no trio, no mcp.
 """
@@ -27,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from attend.errors import RuntimeFailure, reason
 
@@ -36,6 +38,7 @@ __all__ = [
     "McpSettings",
     "PROJECT_MCP_JSON",
     "REMOTE_TYPES",
+    "SSE_TYPES",
     "ServerDefinition",
     "claude_json_path",
     "expand_vars",
@@ -53,7 +56,11 @@ PROJECT_MCP_JSON = ".mcp.json"
 #: Transport types of a remote server attend connects to over streamable HTTP (with `url` and `headers`).
 HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http"})
 
-#: Transport types that are not stdio; attend refuses them as `unsupported` (remote servers wait for #845).
+#: Transport types of a remote server attend connects to over HTTP with server-sent events (the 2024-11-05
+#: transport, still served by many hosted servers), with `url` and `headers`.
+SSE_TYPES = frozenset({"sse"})
+
+#: Transport types that are not stdio; those neither in HTTP_TYPES nor SSE_TYPES are `unsupported`.
 REMOTE_TYPES = frozenset({"http", "sse", "streamable-http", "streamable_http", "ws", "websocket"})
 
 #: Commands that start another program named in their arguments (an inline server is named after that).
@@ -77,8 +84,10 @@ class ServerDefinition:
     command: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    #: A remote server's streamable HTTP endpoint ("" for a stdio server, which has a `command`).
+    #: A remote server's endpoint ("" for a stdio server, which has a `command`).
     url: str = ""
+    #: A remote server's transport: "http" (streamable HTTP) or "sse"; "" for a stdio server.
+    transport: str = ""
     #: A remote server's HTTP headers, `${VAR}` expanded (a bearer token, an API key).
     headers: tuple[tuple[str, str], ...] = ()
     name: str = field(default="", compare=False)
@@ -129,12 +138,23 @@ def server_label(server: Any) -> str:
 
     A named server is its name. An inline one is named after its command, or, when the command is a
     launcher (`python`, `node`, `npx`, `uvx`, …), after the first argument that is not an option
-    (`python -m mcp_server_git` → `mcp_server_git`, `npx -y @scope/server-x` → `server-x`).
+    (`python -m mcp_server_git` → `mcp_server_git`, `npx -y @scope/server-x` → `server-x`); an inline
+    remote one after its url's host and port (`http://127.0.0.1:8123/mcp` → `127.0.0.1:8123`).
     """
     if isinstance(server, str):
         return server
     if not isinstance(server, Mapping):
         return "inline"
+    url = server.get("url")
+    if isinstance(url, str) and not server.get("command"):
+        # an inline remote server is named after its host (and port): `https://mcp.example/mcp` → mcp.example
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname
+            port = parts.port
+        except ValueError:
+            return "inline"
+        return (f"{host}:{port}" if port else host) if host else "inline"
     command = server.get("command")
     if not isinstance(command, str) or not command:
         return "inline"
@@ -259,13 +279,14 @@ def _disabled_project_servers(doc: Mapping[str, Any], project_dir: Path) -> set[
 def _definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mapping[str, str]) -> ServerDefinition:
     """Check one server entry's shape and expand it; remote entries are `unsupported`."""
     kind = entry.get("type")
-    if isinstance(kind, str) and kind.lower() in HTTP_TYPES:
-        return _remote_definition(entry, name=name, source=source, env=env)
+    if isinstance(kind, str) and kind.lower() in HTTP_TYPES | SSE_TYPES:
+        transport = "sse" if kind.lower() in SSE_TYPES else "http"
+        return _remote_definition(entry, name=name, source=source, env=env, transport=transport)
     if (isinstance(kind, str) and kind.lower() in REMOTE_TYPES) or "url" in entry:
         raise RuntimeFailure(
             "unsupported",
-            f"MCP server {name!r} ({source}) is a remote server ({kind or 'url'}); attend runs stdio servers and "
-            "`type: http` (streamable HTTP) ones",
+            f"MCP server {name!r} ({source}) is a remote server ({kind or 'url'}); attend runs stdio servers, "
+            "`type: http` (streamable HTTP) and `type: sse` ones",
         )
     if kind not in (None, "stdio"):
         raise RuntimeFailure("unsupported", f"MCP server {name!r} ({source}) has transport type {kind!r}")
@@ -299,15 +320,16 @@ def _string_map(entry: Mapping[str, Any], key: str, label: str) -> Mapping[str, 
     return value
 
 
-def _remote_definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mapping[str, str]) -> ServerDefinition:
-    """A `type: http` (streamable HTTP) server: its `url` and its `headers`, `${VAR}` expanded.
+def _remote_definition(entry: Mapping[str, Any], *, name: str, source: str, env: Mapping[str, str],
+                       transport: str) -> ServerDefinition:
+    """A `type: http` (streamable HTTP) or `type: sse` server: its `url` and its `headers`, `${VAR}` expanded.
 
     A header whose variable is unset holds a missing credential: `auth_failed`, like a rejected one.
     """
     label = f"MCP server {name!r} ({source})"
     url = entry.get("url")
     if not isinstance(url, str) or not url.strip():
-        raise RuntimeFailure("invalid", f"{label} is `type: http` but has no `url`")
+        raise RuntimeFailure("invalid", f"{label} is `type: {entry.get('type')}` but has no `url`")
     headers = _string_map(entry, "headers", label)
     expanded = []
     for key, value in headers.items():
@@ -318,6 +340,7 @@ def _remote_definition(entry: Mapping[str, Any], *, name: str, source: str, env:
     return ServerDefinition(
         command="",
         url=expand_vars(url, env, where=f"{label} url"),
+        transport=transport,
         headers=tuple(sorted(expanded)),
         name=name,
         source=source,

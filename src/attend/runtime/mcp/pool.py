@@ -34,10 +34,11 @@ import httpx2
 import trio
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import McpHttpClientFactory, create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CONNECTION_CLOSED,
@@ -516,9 +517,12 @@ class McpPool:
         """Open the client under the connect deadline, publish it, and wait for the stop signal."""
         definition = session.definition
         async with AsyncExitStack() as stack:
-            if definition.url:
-                transport: Any = streamable_http_client(definition.url, http_client=await stack.enter_async_context(
-                    self._http_client(session)))
+            if definition.transport == "sse":
+                transport: Any = sse_client(definition.url, headers=dict(definition.headers),
+                                            httpx_client_factory=self._http_client_factory(session))
+            elif definition.url:
+                transport = streamable_http_client(definition.url, http_client=await stack.enter_async_context(
+                    self._http_client_factory(session)(headers=dict(definition.headers))))
             else:
                 params = StdioServerParameters(
                     command=definition.command,
@@ -529,8 +533,8 @@ class McpPool:
                 transport = stdio_client(params, errlog=errlog)
             return await self._hold_client(session, transport, timeout)
 
-    def _http_client(self, session: _Session) -> httpx2.AsyncClient:
-        """The HTTP client of a remote session: its headers, and a hook that keeps a 401/403's words."""
+    def _http_client_factory(self, session: _Session) -> McpHttpClientFactory:
+        """How a remote session's HTTP client is made: the SDK's, with a hook that keeps a 401/403's words."""
 
         async def on_response(response: httpx2.Response) -> None:
             if response.status_code in (401, 403):
@@ -540,9 +544,13 @@ class McpPool:
                 session.refusal = (f"HTTP {response.status_code} {response.reason_phrase}"
                                    f"{f': {words}' if words else ''}{f' ({challenge})' if challenge else ''}")
 
-        client = create_mcp_http_client(headers=dict(session.definition.headers))
-        client.event_hooks = {"request": [], "response": [on_response]}
-        return client
+        def factory(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                    auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+            client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+            client.event_hooks = {"request": [], "response": [on_response]}
+            return client
+
+        return factory
 
     async def _hold_client(self, session: _Session, transport: Any, timeout: float) -> RuntimeFailure | None:
         definition = session.definition
@@ -638,7 +646,10 @@ async def _list_tools(client: Client) -> dict[str, dict[str, Any] | None]:
 
 def _log_start(errlog: TextIO, definition: ServerDefinition) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    errlog.write(f"--- {stamp} attend starts {definition.command} {' '.join(definition.args)}\n")
+    if definition.url:
+        errlog.write(f"--- {stamp} attend connects to {definition.url} ({definition.transport})\n")
+    else:
+        errlog.write(f"--- {stamp} attend starts {definition.command} {' '.join(definition.args)}\n")
     errlog.flush()
 
 

@@ -1,6 +1,7 @@
-"""A remote server: the clean server's read-only `list_items` over streamable HTTP on 127.0.0.1, behind a bearer token.
+"""A remote server: the clean server's read-only `list_items` over HTTP on 127.0.0.1, behind a bearer token.
 
-Run as `remote.py PORT TOKEN`. Every request without `Authorization: Bearer TOKEN` is answered 401 with a
+Run as `remote.py PORT TOKEN [http|sse]`: streamable HTTP at /mcp (the default), or HTTP with server-sent
+events at /sse (the 2024-11-05 transport). Every request without `Authorization: Bearer TOKEN` is answered 401 with a
 one-line reason (and a `WWW-Authenticate` challenge), as a service with a stale or missing token answers.
 """
 
@@ -41,5 +42,6 @@ def guarded(app: Any, token: str) -> Any:
 
 if __name__ == "__main__":
     port, token = int(sys.argv[1]), sys.argv[2]
+    app = server.sse_app() if sys.argv[3:] == ["sse"] else server.streamable_http_app()
     record_start("remote")
-    uvicorn.run(guarded(server.streamable_http_app(), token), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(guarded(app, token), host="127.0.0.1", port=port, log_level="warning")
