@@ -232,7 +232,8 @@ def sensors_poll(args: Any) -> int:
 
 
 def _poll_text(report: dict[str, Any]) -> str:
-    lines = [f"sensor {report['sensor']}: {report['state']} ({report['seconds']:.3f} s)"]
+    collected = f"; a stream, collected for {report['collected_for']:g} s" if "collected_for" in report else ""
+    lines = [f"sensor {report['sensor']}: {report['state']} ({report['seconds']:.3f} s{collected})"]
     if report["message"]:
         lines.append(f"  message: {report['message']}")
     if report["state"] != "ok":

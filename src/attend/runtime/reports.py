@@ -276,4 +276,6 @@ def poll_report(
     }
     if outcome.meta.get("server"):
         report["server"] = outcome.meta["server"]
+    if "collected_for" in outcome.meta:  # a streaming command: how long its records were collected
+        report["collected_for"] = outcome.meta["collected_for"]
     return report
