@@ -8,6 +8,7 @@ installs it on the first run and every later run (and every xdist worker) reuses
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -31,6 +32,12 @@ def claude_env(home: Path, **extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+def as_installed(root: Path, dest: Path) -> Path:
+    """The plugin of the marketplace at `root` as Claude Code installs it: plugin/ with its links followed."""
+    return Path(shutil.copytree(root / "plugin", dest, symlinks=False,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")))
 
 
 def installed_claude() -> Path | None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from claude_rig import REPO, installed_claude
+from claude_rig import REPO, as_installed, installed_claude
+from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, wheelhouse
 
 
 @pytest.fixture(scope="session")
@@ -41,3 +46,51 @@ def checkout(tmp_path: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
     return dest
+
+
+@pytest.fixture(scope="session")
+def wheels() -> Path:
+    """The local wheelhouse every launcher build in these tests installs from (pip_rig.py)."""
+    return wheelhouse()
+
+
+@dataclass(frozen=True)
+class PluginBuild:
+    """The plugin's first run, done once per test run: `bin/attend --version` of the plugin as installed,
+    with no virtualenv yet and extra-packages.txt listing EXTRA, so the launcher built `venv` with pip."""
+
+    root: Path
+    venv: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def copy_to(self, data: Path) -> Path:
+        """This build's virtualenv as data/venv (hard links: the launcher and Python replace files, never
+        write into one), as if the launcher had built it there."""
+        data.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copytree(self.venv, data / "venv", symlinks=True, copy_function=os.link))
+
+
+@pytest.fixture(scope="session")
+def plugin_build(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> PluginBuild:
+    """The one real build of the plugin's virtualenv in a test run, shared by the tests that need an
+    installed attend (the build is the slowest step of the plugin tests: ~20 s of pip even from wheels).
+    Under xdist the workers share it through the run's common temporary folder, behind a file lock."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "plugin-build"
+    with open(shared / "plugin-build.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result = folder / "result.json"
+        if not result.exists():
+            root = as_installed(REPO, folder / "plugin")
+            data = folder / "data"
+            data.mkdir()
+            (data / "extra-packages.txt").write_text(f"{EXTRA}=={EXTRA_VERSION}\n")  # a wheel in `wheels`
+            (folder / "home").mkdir()
+            done = subprocess.run([sys.executable, str(root / "bin" / "attend"), "--version"], capture_output=True,
+                                  text=True, timeout=900, env=launcher_env(folder / "home", data, **pip_env(wheels)))
+            result.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}))
+        outcome = json.loads(result.read_text())
+    return PluginBuild(root=folder / "plugin", venv=folder / "data" / "venv", **outcome)

@@ -19,14 +19,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from claude_rig import REPO, claude_env
+from claude_rig import REPO, as_installed, claude_env
+from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, tiny_package
 
-from waiting import PATIENCE
-
-#: Seconds to wait for the first run of bin/attend (it builds its virtualenv) plus the daemon's start.
-FIRST_RUN = 300.0
-#: Seconds to wait for something a running daemon does "within about a second" on a busy machine.
-
+from waiting import PATIENCE, wait_until
 
 #: What the plugin is made of (plugin/ links to each): its manifest, launcher, hooks, monitor, skill, and
 #: what the launcher's pip install reads.
@@ -71,12 +67,6 @@ def test_every_plugin_command_calls_attend_through_the_plugin_launcher():
     assert os.access(REPO / "bin" / "attend", os.X_OK)
 
 
-def as_installed(root: Path, dest: Path) -> Path:
-    """The plugin of the marketplace at `root` as Claude Code installs it: plugin/ with its links followed."""
-    return Path(shutil.copytree(root / "plugin", dest, symlinks=False,
-                                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")))
-
-
 def test_claude_plugin_validate_strict_passes(claude, tmp_path):
     # the plugin as installed, strictly; the marketplace, whose only warnings are plugin/'s links (the
     # validator follows none; install dereferences those that stay inside the marketplace)
@@ -112,10 +102,8 @@ def launcher_root(tmp_path: Path, pyproject: str) -> Path:
 
 
 def run_launcher(root: Path, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "XDG_", "ATTEND_"))}
-    base.update(HOME=str(tmp_path), CLAUDE_PLUGIN_DATA=str(tmp_path / "data"), **env)
     return subprocess.run([sys.executable, str(root / "bin" / "attend"), "--version"], capture_output=True,
-                          text=True, timeout=120, env=base)
+                          text=True, timeout=120, env=launcher_env(tmp_path, tmp_path / "data", **env))
 
 
 def test_the_launcher_refuses_a_python_older_than_3_11_in_one_line(tmp_path):
@@ -150,46 +138,40 @@ def test_the_launcher_reports_a_failed_install_in_one_line_and_keeps_no_half_bui
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["venv.install.log", "venv.lock"]
 
 
-MINI = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n' \
-       '[project]\nname = "{name}"\nversion = "{version}"\n'
+@pytest.mark.slow
+def test_the_first_run_builds_the_virtualenv_from_the_plugins_source_and_runs_attend_in_it(plugin_build):
+    # the plugin as installed, no virtualenv yet: `bin/attend --version` sets one up with pip, then runs in it
+    version = package()["version"]
+    assert (plugin_build.returncode, plugin_build.stdout) == (0, f"attend {version}\n"), plugin_build.stderr
+    venv = plugin_build.venv
+    assert re.fullmatch(rf"attend: setting up attend {re.escape(version)} \(Python 3\.\d+\) in {re.escape(str(venv))}; "
+                        rf"the first run takes a minute\nattend: attend {re.escape(version)} is ready\n", plugin_build.stderr)
+    assert (venv / ".attend-plugin-version").read_text() == f"{version}\n"
+    assert sorted(p.name for p in venv.parent.iterdir()) == ["extra-packages.txt", "venv", "venv.install.log", "venv.lock"]
 
 
-def test_a_hook_never_waits_for_the_first_build_and_says_setting_up(tmp_path):
-    root = launcher_root(tmp_path, 'version = "0.1.0"\n[project\n')  # the build fails, in the background
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "XDG_", "ATTEND_"))}
-    base.update(HOME=str(tmp_path), CLAUDE_PLUGIN_DATA=str(tmp_path / "data"))
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, str(root / "bin" / "attend"), "drain", "--format", "hook"],
-                          input="{}", capture_output=True, text=True, timeout=60, env=base)
-    assert time.monotonic() - started < 10  # a first build takes 40-50 s; the hook's timeout is 30-60 s
-    assert done.returncode == 0 and done.stdout == ""
-    assert done.stderr == (f"attend: setting up attend 0.1.0 in {tmp_path / 'data' / 'venv'}; "
-                           "notifications start once it is ready\n")
-    log = tmp_path / "data" / "venv.install.log"
-    deadline = time.monotonic() + 60
-    while not log.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert log.exists()  # the build runs in the background
+def installed(venv: Path, name: str, version: str) -> bool:
+    """Whether pip installed distribution `name` `version` into `venv` (its .dist-info, as pip show reads it)."""
+    dist = name.replace("-", "_")
+    return any(venv.glob(f"lib/python3.*/site-packages/{dist}-{version}.dist-info/INSTALLER"))
 
 
 @pytest.mark.slow
-def test_the_extra_packages_list_is_installed_by_every_build(tmp_path):
-    extra = tmp_path / "extra-pkg"
-    extra.mkdir()
-    (extra / "pyproject.toml").write_text(MINI.format(name="attend-extra-mini", version="1.0"))
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "extra-packages.txt").write_text(f"{extra}\n")
-    for version in ("0.1.0", "0.2.0"):  # the first build, then a new plugin version's rebuild
-        root = tmp_path / version
-        (root / "bin").mkdir(parents=True)
-        shutil.copy2(REPO / "bin" / "attend", root / "bin" / "attend")
-        (root / "pyproject.toml").write_text(MINI.format(name="attend-mini", version=version))
-        run_launcher(root, tmp_path)  # --version then fails (the mini package is no attend): the venv is built
-        venv = tmp_path / "data" / "venv"
-        assert (venv / ".attend-plugin-version").read_text() == f"{version}\n"
-        shown = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "show", "attend-extra-mini"],
-                               capture_output=True, text=True, timeout=60)
-        assert shown.returncode == 0, (version, shown.stderr)
+def test_the_extra_packages_list_is_installed_by_every_build(plugin_build, wheels, tmp_path):
+    # the first build (the shared one) installed the package its extra-packages.txt lists
+    assert installed(plugin_build.venv, EXTRA, EXTRA_VERSION)
+    # a new plugin version's rebuild, over that virtualenv, installs the list again
+    data = tmp_path / "data"
+    plugin_build.copy_to(data)
+    (data / "extra-packages.txt").write_text(f"{EXTRA}=={EXTRA_VERSION}\n")
+    root = tiny_package(tmp_path / "0.2.0", "attend-mini", "0.2.0")  # a plugin root whose version changed
+    (root / "bin").mkdir()
+    shutil.copy2(REPO / "bin" / "attend", root / "bin" / "attend")
+    run_launcher(root, tmp_path, **pip_env(wheels))  # --version then fails (the mini package is no attend)
+    venv = data / "venv"
+    assert (venv / ".attend-plugin-version").read_text() == "0.2.0\n"
+    assert installed(venv, "attend-mini", "0.2.0")  # the new version's build, not the old virtualenv
+    assert installed(venv, EXTRA, EXTRA_VERSION)
 
 
 class Stream:
@@ -246,18 +228,15 @@ def readme_install_lines(checkout: Path) -> list[list[str]]:
     return [["plugin", *[str(checkout) if w == "/path/to/attend" else w for w in words[1:]]] for words in lines]
 
 
-def wait_for_polls(home, names: set[str], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        listed = json.loads(home.attend("sensors", "list", "--json").stdout or "[]")
-        if {s["name"] for s in listed if s.get("last_poll")} >= names:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"{names} were not polled within {timeout} s")
+def polled(home) -> set[str]:
+    """The sensors `attend sensors list` shows a last poll for."""
+    listed = json.loads(home.attend("sensors", "list", "--json").stdout or "[]")
+    return {s["name"] for s in listed if s.get("last_poll")}
 
 
 @pytest.mark.slow
-def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_path(claude, checkout, quiet_home):
+def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_path(claude, checkout, quiet_home,
+                                                                                   plugin_build):
     home = quiet_home
     env = claude_env(home.root)
     for argv in readme_install_lines(checkout):  # the README's two lines, as `claude plugin ...` runs them
@@ -279,7 +258,8 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
     path = path_without_attend()
     assert shutil.which("attend", path=path) is None
     run_env = home.env(PATH=path, **variables)
-    run_env.setdefault("PIP_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "pip"))
+    # the plugin's first run built its virtualenv (test_the_first_run_builds_...): the same build, in place
+    plugin_build.copy_to(Path(variables["CLAUDE_PLUGIN_DATA"]))
 
     # Two sensors of the user's: one loud on the event lane, one quiet on the message lane.
     (home.project / "items.json").write_text("[]")
@@ -298,7 +278,7 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
                             start_new_session=True)
     stdout, stderr = Stream(proc.stdout), Stream(proc.stderr)  # stderr drained: the daemon never blocks on it
     try:
-        wait_for_polls(home, {"items", "chat"}, FIRST_RUN)
+        wait_until(lambda: polled(home) >= {"items", "chat"}, what="both sensors polled")
         (home.project / "items.json").write_text('[{"id": 1, "text": "deploy finished"}]')
         line = stdout.wait_for("deploy finished", PATIENCE)
         assert line == "[attend sensor=items priority=medium] deploy finished"

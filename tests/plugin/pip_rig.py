@@ -1,0 +1,93 @@
+"""A local wheelhouse for the plugin launcher's builds, filled once into the test cache (npm_cache.cache_root).
+
+The launcher builds its virtualenv with real pip (`pip install <plugin root>`, then the extra packages).
+From PyPI that is a minute of index pages and downloads per build; the tests instead hand the launcher
+pip's own switches, `PIP_NO_INDEX=1` and `PIP_FIND_LINKS=<wheelhouse>`, so the same pip resolves the same
+requirements from wheels on disk. The wheelhouse holds attend's dependencies and build backend (hatchling),
+setuptools (the tests' tiny packages build with it) and the wheel of the tiny EXTRA package (the extra
+package the builds install, by name); it is filled by `pip wheel` on first use (the only time the network
+is needed) and kept under a name hashed from what it holds, so a dependency change fills a new one.
+Filling is serialised by a file lock (xdist workers, concurrent runs).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from claude_rig import REPO
+
+from npm_cache import cache_root
+
+#: The tiny extra package the shared plugin build's extra-packages.txt lists (tests/plugin/conftest.py),
+#: by name: its wheel is in the wheelhouse.
+EXTRA = "attend-extra-mini"
+EXTRA_VERSION = "1.0"
+
+#: A package with nothing in it but its name and version, built by setuptools (from the wheelhouse).
+TINY = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n' \
+       '[project]\nname = "{name}"\nversion = "{version}"\n'
+
+
+def tiny_package(folder: Path, name: str, version: str) -> Path:
+    """A source folder of TINY named `name` at `version` (pip installs it from the folder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text(TINY.format(name=name, version=version))
+    return folder
+
+
+def requirements() -> list[str]:
+    """What a launcher build installs from an index: attend's dependencies, its build backend, setuptools."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    return [*project["project"]["dependencies"], *project["build-system"]["requires"], "setuptools"]
+
+
+def pip_env(wheels: Path) -> dict[str, str]:
+    """pip's own switches that make every pip the launcher starts install from `wheels` and nothing else."""
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def wheelhouse() -> Path:
+    """The folder of wheels for `requirements()` on this Python, filled with `pip wheel` when missing."""
+    wanted = "\n".join(requirements())
+    tiny_text = TINY.format(name=EXTRA, version=EXTRA_VERSION)
+    tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    digest = hashlib.sha256(f"{tag}\n{wanted}\n{tiny_text}".encode()).hexdigest()[:16]
+    folder = cache_root() / f"wheelhouse-{tag}-{digest}"
+    done_mark = folder / ".complete"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{folder.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done_mark.exists():
+            folder.mkdir(exist_ok=True)
+            (folder / "requirements.txt").write_text(wanted + "\n")
+            env = {k: v for k, v in os.environ.items() if k not in ("PIP_NO_INDEX", "PIP_REQUIRE_VIRTUALENV")}
+            done = subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
+                 "--wheel-dir", str(folder), "-r", str(folder / "requirements.txt")],
+                capture_output=True, text=True, timeout=900, env=env,
+            )
+            if done.returncode == 0:
+                tiny = tiny_package(folder / "tiny-source", EXTRA, EXTRA_VERSION)
+                done = subprocess.run(
+                    [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
+                     "--find-links", str(folder), "--no-index", "--wheel-dir", str(folder), str(tiny)],
+                    capture_output=True, text=True, timeout=900, env=env,
+                )
+            if done.returncode != 0:
+                raise RuntimeError(f"pip wheel into {folder} failed:\n{done.stdout}{done.stderr}")
+            done_mark.write_text(wanted + "\n")
+    return folder
+
+
+def launcher_env(home: Path, data: Path, **extra: str) -> dict[str, str]:
+    """The environment a launcher runs with in a test: this one without Claude's, XDG or attend variables,
+    a throwaway HOME and CLAUDE_PLUGIN_DATA=`data` (the launcher's virtualenv is data/venv)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "XDG_", "ATTEND_"))}
+    env.update(HOME=str(home), CLAUDE_PLUGIN_DATA=str(data), **extra)
+    return env
