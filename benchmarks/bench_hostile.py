@@ -1,4 +1,5 @@
-"""Hostile sensor files: worst-case seconds and MB of `compile --check` per file, against a valid file.
+"""Hostile sensor files: worst-case seconds and MB of `compile --check` per file, against a valid file;
+and large poll outputs: seconds and MB of `sensors poll` per output shape, against the output cap.
 
 Each file of tests/hostile_files.py (the cases of issues 14 and 17), plus scaled-up variants of the
 floods (more unknown fields, longer argv lists, more operators on one line, more costly triggers),
@@ -9,6 +10,7 @@ should keep each ratio small and flat as the hostile input grows.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -55,6 +57,64 @@ def _check(path: Path, env: dict[str, str]) -> tuple[float, float]:
     return best
 
 
+#: The output cap of the poll figures: outputs of several MB, each poll a real `attend sensors poll`.
+POLL_CAP = 8 << 20
+
+#: Output shapes under POLL_CAP, each polled by a sensor with one keyed trigger (docs/runtime.md, Memory
+#: per poll): the densest output the value cap lets in, ordinary issue items, and `[{},{},…]` filling
+#: the byte cap (past the value cap: refused before it is parsed).
+POLL_OUTPUTS: dict[str, str] = {
+    "dense keyed items": '{"items":[' + ",".join(f'{{"id":{i}}}' for i in range(POLL_CAP // 16 // 3 - 8)) + "]}",
+    "ordinary issue items": '{"items":[' + ",".join(
+        f'{{"id":{i},"title":"issue title number {i} with some words","url":"https://example.com/o/r/issues/{i}",'
+        f'"state":"open"}}' for i in range(POLL_CAP // 170)) + "]}",  # 14 bytes a value: within the value cap
+    "empty mappings past the value cap": "[" + ",".join(["{}"] * ((POLL_CAP - 2) // 3)) + "]",
+}
+
+
+def _poll(folder: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Seconds, peak MB and the state of `attend sensors poll big`."""
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", MEASURE, sys.executable, "-m",
+                          "attend", "sensors", "poll", "big"], cwd=folder, env=env, capture_output=True, text=True,
+                         timeout=600)
+    seconds = time.perf_counter() - started
+    first = subprocess.run([sys.executable, "-m", "attend", "sensors", "--json"], cwd=folder, env=env,
+                           capture_output=True, text=True, timeout=600)
+    state = next((row["state"] for row in json.loads(first.stdout) if row["name"] == "big"), "?")
+    return seconds, int(out.stdout.split()[0]) / 1024, state
+
+
+def poll_figures(folder: Path, env: dict[str, str]) -> None:
+    """Seconds and peak MB of a first and a steady poll of each POLL_OUTPUTS shape, over a tiny output's."""
+    sensors = folder / "config" / "attend" / "sensors"
+    sensors.mkdir(parents=True, exist_ok=True)
+    shipped = Path(__file__).resolve().parents[1] / "src" / "attend" / "sensors.d"
+    for path in shipped.glob("*.yaml"):
+        if not path.name.endswith(".test.yaml"):
+            (sensors / path.name).write_text("spec: 1\nenabled: false\n")
+    env = {**env, "XDG_STATE_HOME": str(folder / "state"), "XDG_CACHE_HOME": str(folder / "cache"),
+           "XDG_DATA_HOME": str(folder / "data")}
+    cap_mb = POLL_CAP / 2**20
+    base_mb = 0.0
+    for name, text in {"tiny output (baseline)": '{"items":[{"id":1}]}', **POLL_OUTPUTS}.items():
+        output = folder / "output.json"
+        output.write_text(text)
+        (folder / "state").mkdir(exist_ok=True)
+        for db in (folder / "state").rglob("attend.db*"):
+            db.unlink()
+        (sensors / "big.yaml").write_text(
+            f"spec: 1\nname: big\nkind: command\ncommand:\n  argv: [cat, {output}]\n  timeout: 600s\n"
+            f"  max_output: {POLL_CAP}\ntriggers:\n  t: {{path: '$.items[*]', key: id, on: changed}}\n")
+        for which in ("first", "steady"):
+            seconds, mb, state = _poll(folder, env)
+            if not base_mb and which == "steady":
+                base_mb = mb
+            report(f"poll {name}, {len(text) / 2**20:.1f} MB, {which}", seconds, "s",
+                   note=f"{state}; {mb:.0f} MB, {(mb - base_mb) / cap_mb:.1f} x max_output {cap_mb:.0f} MiB over the "
+                        "baseline" if base_mb else f"{state}; {mb:.0f} MB")
+
+
 def main() -> None:
     """Print each hostile file's seconds and MB, the worst case, and the ratios against a valid file."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,6 +142,7 @@ def main() -> None:
         report("  vs the valid file", figures[worst_time][0] / base_seconds, "x")
         report(f"worst peak memory per file ({worst_mb})", figures[worst_mb][1], "MB")
         report("  vs the valid file", figures[worst_mb][1] / base_mb, "x")
+        poll_figures(folder, env)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 from attend import lazyre
 
 __all__ = [
+    "DATA_BYTES_PER_VALUE",
     "EXCERPT_WIDTH",
     "MAX_COUNT",
     "MAX_DATA_DEPTH",
@@ -108,6 +109,11 @@ MAX_DATA_DEPTH = 256
 #: The most digits an integer in a poll result may have (Python's own conversion limit); more is
 #: `malformed`.
 MAX_DATA_INTEGER_DIGITS = 4300
+#: Bytes of a command's `max_output` per JSON value or key its output may hold (issue 28, item 20): a
+#: 1 MiB cap reads at most 65,536, the 64 MiB maximum 4,194,304; more is `malformed`. A parsed value
+#: costs up to ~65 bytes (`[{"a":1}, ...]` is 24 times its text), so this bounds the parsed result and the
+#: trigger state kept from it, whatever their shape (docs/runtime.md, "Memory per poll").
+DATA_BYTES_PER_VALUE = 16
 #: The largest `sensors fire --input` or test-file `result_file` read (the default command output cap).
 MAX_INPUT_BYTES = 1 << 20
 #: The longest rendered description: longer is cut with "…", and each reference renders at most this

@@ -211,3 +211,23 @@ def test_a_flap_limit_of_one_reads_more_than_1_fire(home) -> None:
     run = home.attend("explain", "weather/high-wind")
     assert run.returncode == 0, run.stderr
     assert "more than 1 fire of one key within 60s is flapping" in run.stdout
+
+
+#: A subscribed resource sensor on an inline sse server with a literal token in a header.
+BOARD = (Path(__file__).parents[1] / "data" / "mcp" / "board.yaml").read_text()
+
+
+def test_explain_says_how_an_mcp_sensor_polls_a_remote_server_and_never_shows_a_literal_token(home) -> None:
+    home.write_user_sensor("board", BOARD)
+    run = home.attend("explain", "board")
+    assert run.returncode == 0, run.stderr
+    assert "s3cret" not in run.stdout
+    assert 'mcp.server.headers.Authorization  "Bearer <hidden: 14 characters>"' in run.stdout
+    assert 'mcp.server.headers.X-Team         "${BOARD_TEAM}"' in run.stdout  # a reference is shown as written
+    section = run.stdout.split("  mcp (kind: mcp):\n")[1]
+    assert section.startswith("    server: mcp.example: sse at https://mcp.example/sse; headers: Authorization, X-Team")
+    assert "    reads: resource board://issues (resources/read: read-only by nature" in section
+    assert "    subscribe: yes: read again as soon as the server reports the resource updated" in section
+    data = json.loads(home.attend("explain", "board", "--json").stdout)
+    assert "s3cret" not in json.dumps(data)
+    assert data["mcp"]["subscribe"].startswith("yes:") and data["mcp"]["reads"].startswith("resource board://issues")

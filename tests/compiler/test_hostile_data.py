@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import attend
-from attend.bounds import MAX_DATA_DEPTH, MAX_DESCRIPTION_CHARS
+from attend.bounds import DATA_BYTES_PER_VALUE, MAX_DATA_DEPTH, MAX_DESCRIPTION_CHARS
 from attend.compiler import ops
 from attend.compiler.results import MalformedResult, admit, read_json
 
@@ -72,6 +72,36 @@ def test_nan_infinity_and_integers_past_the_limit_make_a_result_malformed() -> N
             admit(value)
     big = int("9" * 4000)
     assert read_json(str(big)) == big  # long but within the limit: kept exactly
+
+
+def test_a_number_past_float_range_makes_a_result_malformed_however_small_the_document() -> None:
+    # json.loads reads `1e999` as inf; only a document deep enough to be walked used to refuse it.
+    for text in ("[1e999]", '{"a": -1e999}', "9" * 400 + ".5"):
+        with pytest.raises(MalformedResult, match="past a float's range"):
+            read_json(text)
+    assert read_json("[1e308, 2.5e-400]") == [1e308, 0.0]
+
+
+# ------------------------------------------------------------- 2b: values per byte of the output cap
+
+def test_an_output_with_more_values_than_its_cap_allows_is_malformed_naming_the_cap() -> None:
+    cap = 50 * DATA_BYTES_PER_VALUE  # 50 values and keys
+    text = "[" + ",".join(["{}"] * 30) + "]"  # 1 + [ + 30 { + 29 , = 61 counted (31 values, 30 of them empty)
+    assert len(text) < cap
+    with pytest.raises(MalformedResult, match=f"holds 61 JSON values and keys: a max_output of {cap:,} bytes reads "
+                                              f"at most 50 \\(one per {DATA_BYTES_PER_VALUE} bytes"):
+        read_json(text, cap=cap)
+    assert len(read_json("[" + ",".join(["{}"] * 20) + "]", cap=cap)) == 20
+    assert len(read_json(text)) == 30  # no cap (a store row, a peers file): no count
+
+
+@pytest.mark.parametrize("text", [
+    '{"log": "' + "a,b:[c{d," * 100 + '"}',
+    '["' + '\\",:[{' * 100 + '"]',  # an escaped quote inside a string does not end it
+    '["' + "\\\\" * 50 + '", "' + ",:" * 100 + '"]',  # nor does an escaped backslash start one
+])
+def test_punctuation_inside_strings_does_not_count_against_the_cap(text: str) -> None:
+    assert read_json(text, cap=10 * DATA_BYTES_PER_VALUE) == json.loads(text)
 
 
 def test_a_5000_digit_index_in_a_path_or_a_template_field_is_an_error_or_missing_never_a_crash() -> None:

@@ -97,6 +97,9 @@ class DaemonProcess:
             stderr=subprocess.PIPE,
             text=True,
         )
+        #: The session it serves (`--session`, else `ATTEND_SESSION`, else `pid-PID`), for `caught_up`.
+        self.session = (args[args.index("--session") + 1] if "--session" in args
+                        else (env or {}).get("ATTEND_SESSION") or f"pid-{self.proc.pid}")
         self.stdout: list[str] = []
         self.stderr: list[str] = []
         self._lines: queue.Queue[str] = queue.Queue()

@@ -5,10 +5,20 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import time
 
 import pytest
-from daemon_rig import NEW_ITEM, alive, journal_rows, query, recorded_state, sensor_yaml, sensors_json, wait_until
+from daemon_rig import (
+    NEW_ITEM,
+    alive,
+    caught_up,
+    journal_rows,
+    last_poll,
+    query,
+    recorded_state,
+    sensor_yaml,
+    sensors_json,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -97,7 +107,7 @@ def test_state_survives_a_restart(items_sensor, daemon, quiet_home) -> None:
     items.set([{"id": 1}, {"id": 2}])
     second = daemon()
     second.wait_for(lambda ls: len(ls) >= 1)
-    time.sleep(1.5)
+    caught_up(quiet_home, second.session)  # a repeat, or item 1 again, would show by now
     assert second.stdout == ["[attend sensor=items priority=medium] new item 2"]
     assert second.stop() == 0
 
@@ -145,10 +155,20 @@ def test_hot_reload_adds_changes_and_removes_sensors(items_sensor, daemon, quiet
     # Removed: the sensor stops polling.
     (quiet_home.user_sensors / "other.yaml").unlink()
     wait_until(lambda: not status_rows(quiet_home, "other"), what="the removed sensor to stop")
+    mark = last_poll(quiet_home)
     other.set([{"id": "x"}, {"id": "y"}])
-    time.sleep(3)
+    # Caught up: two more polls of items (other's interval is the same, so it would have polled between)
+    # and the session printed the journal to its end.
+    wait_until(lambda: len(polls_after(quiet_home, "items", mark)) >= 2, what="two more polls of items")
+    caught_up(quiet_home, d.session)
+    assert polls_after(quiet_home, "other", mark) == [], "the removed sensor still polls"
     assert not any("new item y" in line for line in d.stdout)
     assert "other" not in sensors_json(quiet_home)
+
+
+def polls_after(home, sensor: str, mark: int) -> list:
+    """The poll traces of `sensor` newer than the trace id `mark`."""
+    return query(home, "SELECT id FROM poll_history WHERE sensor = ? AND id > ?", sensor, mark)
 
 
 def _trigger_hashes(home) -> set[str]:

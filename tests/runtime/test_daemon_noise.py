@@ -9,7 +9,7 @@ import signal
 import time
 
 import pytest
-from daemon_rig import PATIENCE, journal_rows, query, wait_until
+from daemon_rig import journal_rows, last_poll, query, wait_until
 
 from attend.compiler.ops import key_text
 
@@ -54,26 +54,50 @@ def test_a_pending_for_survives_a_restart_and_fires_on_its_original_schedule(ite
     second.stop()
 
 
+#: The items script (daemon_rig.ITEMS_SCRIPT) failing on its second run that reports items: the poll that
+#: makes the `for:` pending reports item 1, and the poll when it falls due fails, with no race between the
+#: test breaking the sensor and the daemon's due poll.
+FAILS_ONCE_ITEMS_WERE_SEEN = """
+import json, pathlib, sys
+p = pathlib.Path(sys.argv[1])
+items = json.loads(p.read_text()) if p.exists() else []
+seen = pathlib.Path(str(p) + ".seen")
+if items and seen.exists():
+    print("failing on purpose", file=sys.stderr)
+    sys.exit(1)
+if items:
+    seen.write_text("seen")
+print(json.dumps({"items": items}))
+"""
+
+
 def test_a_failing_sensor_with_an_overdue_for_is_not_polled_back_to_back(items_sensor, daemon, quiet_home) -> None:
-    # `for: 20s` leaves the daemon 20 s to start and take its first poll (still pending) before the
-    # transition falls due: a start slower than that is a failure of its own, never a reason to skip.
-    items = items_sensor(trigger={**ADDED_FOR, "for": "20s"}, interval="30s", min_interval="30s")
-    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # the baseline
+    # The sensor polls at start, then on a change to its items file (wake_on) or every 30 s: the item's
+    # poll makes the `for:` pending (due 3 s after that poll of the daemon's own), and the due poll fails.
+    items = items_sensor(trigger={**ADDED_FOR, "for": "3s"}, interval="30s", min_interval="0.2s",
+                         wake_on=[str(quiet_home.root / "items.json")])
+    script = quiet_home.root / "fails_once_items_were_seen.py"
+    script.write_text(FAILS_ONCE_ITEMS_WERE_SEEN)
+    sensor = quiet_home.user_sensors / "items.yaml"
+    doc = json.loads(sensor.read_text())
+    doc["command"]["argv"][1] = str(script)
+    sensor.write_text(json.dumps(doc))
+    d = daemon()
+    wait_until(lambda: _status(quiet_home), what="the baseline")
+    baseline = last_poll(quiet_home)
+    # The wake watcher is up once a rewrite of the (still empty) file polls the sensor again.
+    wait_until(lambda: items.set([]) or last_poll(quiet_home) > baseline, what="a poll woken by the items file")
     items.set([{"id": 1}])
-    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # pending, due in 20 s
+    wait_until(lambda: _pending_since(quiet_home) is not None, what="the item's poll: pending")
     since = _pending_since(quiet_home)
-    assert since is not None
-    d = daemon()  # polls at start (still pending), then again when it falls due
-    wait_until(lambda: any(n >= 3 for (n,) in _poll_counts(quiet_home)), what="the daemon's first poll")
-    assert time.time() < since + 20.0, "the daemon's first poll came after the for: fell due"
-    items.fail(1)
     # The due poll fails, and the daemon records its next poll: that schedule is its decision, the
     # explicit signal to check instead of watching the clock for a poll that should not come.
-    wait_until(lambda: (_status(quiet_home) or {}).get("last_poll", 0) >= since + 20.0, timeout=PATIENCE + 20.0,
+    wait_until(lambda: (_status(quiet_home) or {}).get("last_poll", 0) >= since + 3.0,
                what="the poll once the for: is due")
     status = _status(quiet_home)
-    assert status["failures"] <= 1, "a failing sensor with an overdue for: was polled back to back"
+    assert status["failures"] == 1, "the due poll did not fail, or a failing sensor was polled back to back"
     assert status["next_poll"] - status["last_poll"] >= 15.0, "the next poll does not wait for the cadence"
+    assert not journal_rows(quiet_home), "a failed poll fired the transition"
     d.stop()
 
 

@@ -205,3 +205,23 @@ def test_a_stream_child_dies_with_a_sigkilled_daemon_and_a_restarted_daemon_runs
     assert Path(str(feed.path) + ".printed").read_text().split() == ["1", "2"]
     assert _records(lines).count(_line("feed", 2, "b")) == 1
     assert d2.stop() == 0
+
+
+def test_a_restarted_daemon_ends_what_a_dead_daemons_stream_left_behind(daemon, quiet_home) -> None:
+    # The kernel's death signal reaches the process attend started, not the processes that one started:
+    # they are marked with the daemon that owns them, and the next daemon ends those of a daemon gone.
+    pid_file = quiet_home.root / "grandchild.pid"
+    _stream_sensor(quiet_home, "spawner", [sys.executable, CHILD, "spawn", str(pid_file)])
+    d = daemon()
+    wait_until(lambda: pid_file.exists() and pid_file.read_text(), what="the stream's grandchild")
+    (child,) = _stream_children(d, "spawn")
+    grandchild = int(pid_file.read_text())
+    pid_file.unlink()
+    assert d.stop(signal.SIGKILL) == -signal.SIGKILL
+    wait_until(lambda: not alive(child.pid), what="the stream's own process to end with the daemon")
+    # The grandchild, reparented and ignoring SIGTERM, is an orphan now (before the sweep it stayed forever).
+    d2 = daemon()
+    wait_until(lambda: not alive(grandchild), what="the orphan to be ended by the next daemon")
+    wait_until(lambda: pid_file.exists() and pid_file.read_text(), what="the new stream's grandchild")
+    assert alive(int(pid_file.read_text()))  # the running daemon's own are kept
+    assert d2.stop() == 0

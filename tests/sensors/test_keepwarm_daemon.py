@@ -9,10 +9,9 @@ import time
 
 import pytest
 from sensor_material import SHIPPED, Transcripts
+from tests.runtime.daemon_rig import caught_up
 
 from waiting import PATIENCE
-
-#: Seconds to wait for the daemon on a busy machine.
 
 
 @pytest.mark.slow
@@ -40,7 +39,9 @@ def test_the_daemon_wakes_an_idle_session_once_on_stdout(home):
         deadline = time.monotonic() + PATIENCE
         while not lines and time.monotonic() < deadline and daemon.poll() is None:
             time.sleep(0.05)
-        time.sleep(3)  # a few more polls of the same idle stretch: no second line
+        # Caught up: a poll of the same idle stretch after the line, and the session printed the journal
+        # to its end: a second line would be on stdout by now.
+        caught_up(home, "s1")
     finally:
         daemon.terminate()
         daemon.wait(timeout=PATIENCE)

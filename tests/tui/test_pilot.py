@@ -7,6 +7,7 @@ refusal compares the bytes of every layer file before and after.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tab_rig import (
@@ -529,3 +530,31 @@ def test_an_escape_sequence_in_a_status_message_is_shown_escaped_in_the_list_and
     for shown in (seen["row"], seen["detail"]):
         assert "\\x1b]0;PWNED\\x07\\u202eboom\\x9b2J" in shown, shown
         assert not any(c in shown for c in "\x1b\x07\u202e\x9b")
+
+
+#: A subscribed resource sensor on an inline sse server with a literal token in a header.
+BOARD = (Path(__file__).parents[1] / "data" / "mcp" / "board.yaml").read_text()
+
+
+def test_the_detail_of_a_subscribed_resource_sensor_on_a_remote_server_says_how_it_polls_and_hides_the_token(
+    tab_home,
+) -> None:
+    tab_home.write_user_sensor("board", BOARD)
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "board")
+        await pilot.pause()
+        seen["detail"] = str(pilot.app.screen.query_one("#detail", Static).render())
+        fields = _table(pilot.app, "fields")
+        seen["fields"] = {str(key.value): " ".join(str(c) for c in fields.get_row(key)) for key in fields.rows}
+
+    drive(app, scenario)
+    detail, fields = seen["detail"], seen["fields"]
+    assert "mcp server: mcp.example: sse at https://mcp.example/sse; headers: Authorization, X-Team" in detail
+    assert "mcp reads: resource board://issues" in detail and "mcp subscribe: yes: read again as soon as" in detail
+    assert "https://mcp.example/sse" in fields["mcp.server.url"] and "sse" in fields["mcp.server.type"]
+    assert "board://issues" in fields["mcp.resource"] and "true" in fields["mcp.subscribe"]
+    assert "Bearer <hidden: 14 characters>" in fields["mcp.server.headers.Authorization"]
+    assert "s3cret" not in detail + " ".join(fields.values())

@@ -58,7 +58,14 @@ def _rows(sensor: Any, data: dict[str, Any], prefix: tuple[str, ...]) -> list[di
 
 
 def _fields(sensor: Any) -> list[dict[str, Any]]:
-    return _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
+    rows = _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
+    if sensor.data.get("kind") == "mcp":
+        from attend.runtime.mcp.config import shown_header
+
+        for row in rows:  # a literal credential in a header is never shown, a ${VAR} reference is
+            if row["field"].startswith("mcp.server.headers."):
+                row["value"] = shown_header(row["value"])
+    return rows
 
 
 def _overrides(sensor: Any, lane: str, note: str) -> list[dict[str, Any]]:
@@ -204,7 +211,14 @@ def explain_data(
         "triggers": plans,
         "diagnostics": [d.to_json() for d in sorted(sensor.diagnostics, key=by_position)],
         **({"stream": stream_rows(sensor.data)} if is_stream(sensor.data) else {}),
+        **({"mcp": _mcp_rows(sensor.data)} if sensor.data.get("kind") == "mcp" else {}),
     }
+
+
+def _mcp_rows(data: dict[str, Any]) -> dict[str, str]:
+    from attend.runtime.mcp.config import describe_mcp
+
+    return describe_mcp(data.get("mcp"))
 
 
 def _supersedes(name: str, triggers: dict[str, Any]) -> dict[str, list[str]]:
@@ -321,6 +335,9 @@ def render_text(data: dict[str, Any]) -> str:
     if data.get("stream"):
         out.append("  stream (output: stream):")
         out += [f"    {name}: {text}" for name, text in data["stream"].items()]
+    if data.get("mcp"):
+        out.append("  mcp (kind: mcp):")
+        out += [f"    {name}: {text}" for name, text in data["mcp"].items()]
     if data["diagnostics"]:
         out.append("  problems:")
         out += [f"    {d['file']}:{d['line']}:{d['col']}: {d['severity']}: [{d['code']}] {d['message']}" for d in data["diagnostics"]]

@@ -223,12 +223,27 @@ def sensors_poll(args: Any) -> int:
     report = poll_report(compiled, sensor_set.paths, args.project_dir, dict(os.environ), dry_run=args.dry_run,
                          stream_for=stream_for, session=session)
     if args.json:
-        print(json.dumps(report, indent=2, default=str))
+        # Written as it is encoded: a result of max_output bytes is never held twice more as text.
+        json.dump(report, sys.stdout, indent=2, default=str)
+        print()
     else:
         print(_poll_text(report))
     return 0 if report["state"] == "ok" else EXIT_FAILED
 
 
+
+
+def _preview(result: Any) -> str:
+    """The result as indented JSON, cut after RESULT_PREVIEW characters: encoded only that far, so a large
+    result costs no time or memory to show."""
+    shown: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(indent=2, default=str).iterencode(result):
+        shown.append(chunk)
+        size += len(chunk)
+        if size > RESULT_PREVIEW:
+            return "".join(shown)[:RESULT_PREVIEW] + "\n… (more; use --json for the whole result)"
+    return "".join(shown)
 
 
 def _poll_text(report: dict[str, Any]) -> str:
@@ -239,9 +254,7 @@ def _poll_text(report: dict[str, Any]) -> str:
     if report["state"] != "ok":
         lines.append("  trigger state untouched")
         return "\n".join(printable(line) for line in lines)
-    result = json.dumps(report["result"], indent=2, default=str)
-    if len(result) > RESULT_PREVIEW:
-        result = result[:RESULT_PREVIEW] + f"\n… ({len(result) - RESULT_PREVIEW} more characters; use --json)"
+    result = _preview(report["result"])
     lines.append("result:")
     lines.extend(f"  {line}" for line in result.splitlines())
     for err in report["line_errors"]:

@@ -105,8 +105,11 @@ class CompiledSensor:
     def __repr__(self) -> str:
         return f"CompiledSensor({self.name!r}, triggers={list(self.triggers)})"
 
-    def result_from_output(self, text: str) -> tuple[Any, list[str]]:
+    def result_from_output(self, text: str, *, cap: int | None = None) -> tuple[Any, list[str]]:
         """A command's stdout as the poll result, and the lines that did not parse (for `lines`).
+
+        `cap` is the `max_output` the text was read under: a JSON output may hold one value or key per
+        `DATA_BYTES_PER_VALUE` bytes of it (`results.read_json`).
 
         Each line error is a message that starts with its line number (``line 4: ...``), the form
         `PollOutcome.line_errors` and the store keep.
@@ -120,7 +123,7 @@ class CompiledSensor:
         from attend.compiler.results import MalformedResult, read_json
 
         try:
-            return read_json(text), []
+            return read_json(text, cap=cap), []
         except MalformedResult as exc:
             raise MalformedOutput(exc.message) from None
 

@@ -93,6 +93,15 @@ def _state_text(row: dict[str, Any]) -> Text:
     return Text(state, style=STATE_STYLES.get(state, "bold red"))
 
 
+def _shown_value(row: FieldRow) -> Any:
+    """A field's value as the fields table shows it: an MCP header's literal credential hidden (as explain)."""
+    if row.path[:3] == ("mcp", "server", "headers") and len(row.path) == 4:
+        from attend.runtime.mcp.config import shown_header
+
+        return shown_header(row.value)
+    return row.value
+
+
 def _clip(text: str, width: int = VALUE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -290,7 +299,7 @@ class SensorsScreen(Screen[None]):
                          style="bold yellow")
             label_text = Text(f"{indent}{label} ●", style="bold yellow")
         else:
-            value = Text(_clip(render(row.value)), style="dim" if row.layer == "default" else "")
+            value = Text(_clip(render(_shown_value(row))), style="dim" if row.layer == "default" else "")
             label_text = Text(f"{indent}{label}")
         # The file's name and line: the detail's `files:` line above names each file in full.
         where = printable_path(Path(row.file).name) + (f":{row.line}" if row.line else "") if row.file else ""
@@ -321,6 +330,11 @@ class SensorsScreen(Screen[None]):
             text.append(f"line error: {printable(str(err), one_line=True)}\n", style="red")
         if row.get("lane_note"):
             text.append(f"{printable(row['lane_note'], one_line=True)}\n", style="yellow")
+        if sensor is not None and sensor.data.get("kind") == "mcp":
+            from attend.runtime.mcp.config import describe_mcp
+
+            for name, said in describe_mcp(sensor.data.get("mcp")).items():  # explain's `mcp` lines
+                text.append(f"mcp {name}: {printable(said, one_line=True)}\n", style="dim")
         for shelf in row.get("shelves") or []:
             what = "shelved" if shelf.get("trigger") is None else f"trigger {shelf['trigger']} shelved"
             text.append(f"{what} until {when(iso_time(shelf['until']), now)}"

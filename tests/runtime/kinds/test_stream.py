@@ -66,3 +66,29 @@ def test_a_streaming_trigger_forgets_the_oldest_keys_past_its_bound() -> None:
     assert len(state["items"]) == STREAM_KEYS_KEPT
     fires, _ = trigger.step(state, {"items": [{"id": 0}, {"id": STREAM_KEYS_KEPT + 9}]}, now=1)
     assert [f.key for f in fires] == [0]  # forgotten, so new again; the newest is still known
+
+
+def test_the_sweep_ends_processes_marked_by_a_daemon_gone_and_keeps_those_of_a_running_one(monkeypatch) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from attend.runtime.kinds import stream
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone_tag = stream._owner_tag(gone.pid)
+    gone.wait()  # exited and reaped: its tag names a daemon that no longer runs
+    assert gone_tag is not None and stream._owner_tag(gone.pid) != gone_tag
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    orphan = subprocess.Popen(sleeper, env={**os.environ, stream.OWNER_VAR: gone_tag})
+    kept = subprocess.Popen(sleeper, env={**os.environ, stream.OWNER_VAR: stream._owner_tag(os.getpid())})
+    try:
+        monkeypatch.setattr(stream, "_swept", False)
+        ended = stream.sweep_orphans()  # (any other orphan of this user on the machine goes too)
+        assert orphan.wait(timeout=30) == -9
+        assert kept.poll() is None and kept.pid not in ended
+        assert stream.sweep_orphans() == []  # once per process
+    finally:
+        for proc in (orphan, kept):
+            proc.kill()
+            proc.wait()

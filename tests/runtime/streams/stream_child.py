@@ -9,6 +9,8 @@
     stream_child.py flood N [FILE]              print N JSON lines as fast as it can, then the line
                                                 {"seq": "done"}; then hang (FILE gets "flooded" once done)
     stream_child.py hang                        ignore SIGTERM and print nothing, forever
+    stream_child.py spawn FILE                  start `hang` as a child of its own (a pipeline's member, say),
+                                                write its pid to FILE, then hang too
 """
 
 import json
@@ -63,6 +65,13 @@ def main() -> None:
         out.flush()
         if len(sys.argv) > 3:
             Path(sys.argv[3]).write_text("flooded")
+        while True:
+            time.sleep(3600)
+    elif mode == "spawn":
+        import subprocess
+
+        grandchild = subprocess.Popen([sys.executable, __file__, "hang"])
+        Path(sys.argv[2]).write_text(str(grandchild.pid))
         while True:
             time.sleep(3600)
     elif mode == "hang":

@@ -6,7 +6,9 @@ Decisions:
 - The child runs in its own session (so its own process group). On timeout the whole group gets
   SIGTERM, then SIGKILL after `KILL_GRACE` seconds, so a script's own children die with it.
 - stdout is capped (`max_output`, 1 MiB by default): more is a `malformed` failure, and the group is
-  killed as soon as the cap is passed, so a flooding command costs no more than the cap.
+  killed as soon as the cap is passed, so a flooding command costs no more than the cap. A JSON output
+  holds at most one value or key per 16 bytes of the cap (`DATA_BYTES_PER_VALUE`), so its parsed form
+  is bounded too (docs/runtime.md, "Memory per poll").
 - stderr is kept (its last `STDERR_TAIL` bytes) for the failure message.
 - The output is complete when the command exits: a child it left running that still holds its pipes
   gets `OUTPUT_DRAIN_GRACE` seconds, then the group is killed (it was the poll's, and would otherwise
@@ -192,17 +194,19 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         from attend.runtime.kinds.stream import collect
 
         return await collect(compiled, ctx, ctx.stream_for)
-    run = await run_command(**command_settings(compiled, ctx))
+    settings = command_settings(compiled, ctx)
+    run = await run_command(**settings)
     if run.state != "ok":
         return PollOutcome.failed(run.state, run.message, returncode=run.returncode, stderr=run.stderr)
     try:
         text = run.stdout.decode("utf-8")
     except UnicodeDecodeError as exc:
         return PollOutcome.failed("malformed", f"output is not valid UTF-8 (byte {exc.start})")
+    run.stdout = b""  # the bytes are not kept while the text is parsed (docs/runtime.md, Memory per poll)
     from attend.compiler import MalformedOutput
 
     try:
-        result, line_errors = compiled.result_from_output(text)
+        result, line_errors = compiled.result_from_output(text, cap=settings["max_output"])
     except MalformedOutput as exc:
         # The reason alone: the output has no source file, so `str(exc)`'s `file:line:col` prefix would
         # only be noise (`<expr>:1:1: error: [malformed] ...`) in the sensor's state message.

@@ -11,7 +11,10 @@ Decisions:
   signal follows the thread that forked, so the child is spawned from the event loop's own thread
   (`subprocess.Popen` directly, a few milliseconds), never through `trio.lowlevel.open_process`, whose
   worker threads end after 10 s idle and would take the child with them. The child's exit is awaited
-  on a pidfd. Elsewhere (no prctl) an orphan ends at its next write to the closed pipe.
+  on a pidfd. The death signal reaches that process only, not the ones it starts (a pipeline's
+  members), and there is none without prctl: so each stream's environment carries `ATTEND_STREAM_OWNER`
+  (the daemon's pid and start time), which whatever it starts inherits, and a daemon's first stream
+  ends, once, every process of this user marked with an owner that no longer runs (`sweep_orphans`).
 - Framing: stdout is split on `\\n`; a line longer than `max_line` bytes is cut to its first `max_line`
   bytes and counted (`cut`), the rest of it is skipped. Blank lines are ignored. Each line is one record:
   a JSON value (`stream_format: json`) or `{"line": TEXT}` (`lines`). A line that does not read is a line
@@ -45,6 +48,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -64,9 +68,11 @@ __all__ = [
     "RESTART_INITIAL",
     "RESTART_LIMIT",
     "LineBuffer",
+    "OWNER_VAR",
     "StreamSupervisor",
     "collect",
     "stream_argv",
+    "sweep_orphans",
 ]
 
 #: The most lines (and bytes of lines) waiting for the next evaluation; more coalesce (attend.bounds).
@@ -191,9 +197,63 @@ def _die_with_parent(parent: int) -> Callable[[], None] | None:
     return preexec
 
 
+#: The environment variable marking a stream's processes, and whatever they start, with the daemon that owns them.
+OWNER_VAR = "ATTEND_STREAM_OWNER"
+
+
+def _owner_tag(pid: int) -> str | None:
+    """`PID@START` of a running process (its start time tells a reused pid apart); None once it is gone.
+    On Linux START is the kernel's clock ticks since boot (/proc/PID/stat), never a wall time that moves
+    with the clock."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return f"{pid}@{stat.rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        pass
+    import psutil
+
+    try:
+        return f"{pid}@{psutil.Process(pid).create_time():.2f}" if not Path("/proc/self/stat").exists() else None
+    except psutil.Error:
+        return None
+
+
+_swept = False
+
+
+def sweep_orphans() -> list[int]:
+    """End (SIGKILL) every process of this user whose `ATTEND_STREAM_OWNER` names a daemon that no longer
+    runs: what a killed daemon's streams left behind. Once per process (the first stream's start); returns
+    the pids ended."""
+    global _swept
+    if _swept:
+        return []
+    _swept = True
+    import psutil
+
+    ended, owners = [], {}
+    for proc in psutil.process_iter(["uids"]):
+        try:
+            if proc.info["uids"] is None or proc.info["uids"].real != os.getuid():
+                continue
+            tag = proc.environ().get(OWNER_VAR)
+            if not tag:
+                continue
+            if tag not in owners:
+                pid = tag.partition("@")[0]
+                owners[tag] = pid.isdigit() and _owner_tag(int(pid)) == tag
+            if not owners[tag]:
+                proc.kill()
+                ended.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue  # gone meanwhile, a zombie, or not ours to read
+    return ended
+
+
 def _spawn(argv: list[str], env: dict[str, str], cwd: str) -> tuple[subprocess.Popen[bytes], Any, Any]:
     """Start a stream's process from this thread (see the module's decisions) in its own session, tied
-    to the daemon's life; returns it with trio streams on its stdout and stderr."""
+    to the daemon's life and marked with it; returns it with trio streams on its stdout and stderr."""
+    env = {**env, OWNER_VAR: _owner_tag(os.getpid()) or str(os.getpid())}
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
@@ -436,6 +496,7 @@ class StreamSupervisor:
             min_interval: the shortest gap between two evaluations, in seconds.
             clock: monotonic seconds (for the healthy-run reset).
         """
+        await trio.to_thread.run_sync(sweep_orphans)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._evaluations, evaluate, min_interval)
             failures = 0

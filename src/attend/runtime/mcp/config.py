@@ -41,10 +41,12 @@ __all__ = [
     "SSE_TYPES",
     "ServerDefinition",
     "claude_json_path",
+    "describe_mcp",
     "expand_vars",
     "fingerprint",
     "resolve_server",
     "server_label",
+    "shown_header",
 ]
 
 #: Claude Code's user configuration file, in `$CLAUDE_CONFIG_DIR` or the home directory.
@@ -165,6 +167,56 @@ def server_label(server: Any) -> str:
             if isinstance(arg, str) and arg and not arg.startswith("-") and arg not in _LAUNCHER_VERBS:
                 return arg.rstrip("/").rsplit("/", 1)[-1] or label
     return label
+
+
+#: A header value's leading scheme word (`Bearer`, `Token`), shown by `shown_header` before what it hides.
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*\s+)?(.*)$", re.DOTALL)
+
+
+def shown_header(value: Any) -> str:
+    """A header value as explain and the TUI show it: `${VAR}` references as written, a literal credential
+    hidden but for its scheme word and length (`Bearer <hidden: 12 characters>`), so a token written into a
+    sensor file never reaches a terminal or an agent's transcript."""
+    text = str(value)
+    match = _SCHEME.match(text)
+    scheme, rest = (match.group(1) or "", match.group(2)) if match else ("", text)
+    if not rest or _VAR.sub("", rest) == "":
+        return text
+    return f"{scheme}<hidden: {len(rest)} characters>"
+
+
+def describe_mcp(block: Any) -> dict[str, str]:
+    """How an mcp sensor polls, as explain and the TUI say it: its server, what it asks for, and whether it
+    subscribes (pure: nothing is resolved or started)."""
+    block = block if isinstance(block, Mapping) else {}
+    server = block.get("server")
+    label = server_label(server)
+    if isinstance(server, str):
+        where = (f"{label!r}, looked up in ~/.claude.json (projects.<dir>.mcpServers, then mcpServers) and the "
+                 "project's .mcp.json, as Claude Code does")
+    elif isinstance(server, Mapping) and server.get("type", "stdio") != "stdio":
+        headers = server.get("headers")
+        names = ", ".join(str(name) for name in headers) if isinstance(headers, Mapping) and headers else "none"
+        where = (f"{label}: {server.get('type')} at {server.get('url')}; headers: {names} (${{VAR}} expanded from the "
+                 "environment when it connects; a missing or refused credential is auth_failed, never a login)")
+    elif isinstance(server, Mapping):
+        args = server.get("args")
+        argv = [server.get("command"), *(args if isinstance(args, list) else [])]
+        where = f"{label}: attend starts `{' '.join(str(a) for a in argv)}` (stdio)"
+    else:
+        where = "(none)"
+    out = {"server": where}
+    if block.get("resource") is not None:
+        out["reads"] = f"resource {block.get('resource')} (resources/read: read-only by nature, no readOnlyHint needed)"
+        out["subscribe"] = ("yes: read again as soon as the server reports the resource updated (subscriptions/listen "
+                            "on protocol 2026-07-28, resources/subscribe on the 2025 revisions), no sooner than "
+                            "min_interval; interval is the fallback" if block.get("subscribe")
+                            else "no: polled at its cadence")
+    else:
+        gate = ("allowed without readOnlyHint (allow_unannotated)" if block.get("allow_unannotated")
+                else "it must declare readOnlyHint: true")
+        out["calls"] = f"tool {block.get('tool')} ({gate})"
+    return out
 
 
 def fingerprint(server: Any, tool: Any, args: Any, resource: Any = None) -> str:
