@@ -42,6 +42,9 @@ async def test_a_2025_server_wakes_a_subscribed_user_through_resources_subscribe
     assert await pool.subscribe(definition, TEXT_RESOURCE, timeout=GENEROUS, user="clock")
     await wakes(woken, 1)  # the server's next simulated update (every 5 s)
     assert set(woken) == {"clock"}
+    # the update comes ~5 s after the subscription, past two liveness pings (every 2 s): the session held, so
+    # the wake was the update, not a lost session's
+    assert pool.live_servers() == [definition.name] and len(behind.starts()) == 1
 
 
 async def test_a_lost_2025_session_wakes_its_user_at_once_and_again_after_the_backoff_to_subscribe_anew(

@@ -43,6 +43,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CONNECTION_CLOSED,
     EmptyResult,
+    PingRequest,
     ResourceUpdatedNotification,
     SubscribeRequest,
     SubscribeRequestParams,
@@ -584,7 +585,8 @@ class McpPool:
                 continue
             with trio.move_on_after(PING_DEADLINE):
                 try:
-                    await client.send_ping()
+                    # the 2025 revisions' ping, sent as such (the SDK's send_ping warns that 2026-07-28 dropped it)
+                    await client.session.send_request(PingRequest(), EmptyResult)
                 except MCPError as exc:
                     session.lost = exc.code == CONNECTION_CLOSED
                 except Exception:  # noqa: BLE001 - the transport is gone
