@@ -277,6 +277,8 @@ def _add_peers(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def _add_sensors(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
+    if isinstance(sub, _OnlyOne) and sub.only != "sensors":
+        return  # another command runs: not even its help's figures are imported
     from attend.spec.schema import HISTORY_KEPT
 
     p = sub.add_parser("sensors", parents=[common], help="list, poll, probe, fire and manage sensors")

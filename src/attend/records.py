@@ -13,7 +13,8 @@ annotations in order (string annotations; `ClassVar` is not supported and is ref
 `FrozenInstanceError`, an AttributeError), `kw_only`, `__slots__` always, `__eq__` over the compared
 fields (only between instances of the same class), `__hash__` for frozen records (unhashable otherwise,
 as with `eq=True`), `__repr__`, `__match_args__`, and pickling and copying of frozen records. A method
-the class body defines itself is kept. `fields(cls_or_instance)` lists a record's fields.
+the class body defines itself is kept. `fields(cls_or_instance)` lists a record's fields;
+`replace(record, **changes)` is a copy with some fields changed, as `dataclasses.replace`.
 Inheritance between records is not supported (refused): none of attend's need it.
 """
 
@@ -38,7 +39,7 @@ else:
 
         return mark
 
-__all__ = ["FrozenInstanceError", "RecordField", "field", "fields", "record"]
+__all__ = ["FrozenInstanceError", "RecordField", "field", "fields", "record", "replace"]
 
 _MISSING: Any = object()
 
@@ -78,6 +79,15 @@ def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: 
 def fields(item: Any) -> tuple[RecordField, ...]:
     """The fields of a record class or instance, in order."""
     return item.__record_fields__
+
+
+def replace(item: _T, /, **changes: Any) -> _T:
+    """A new record of `item`'s class with `changes` and `item`'s other fields, as `dataclasses.replace`
+    (a name that is no field is a TypeError)."""
+    for spec in item.__record_fields__:  # type: ignore[attr-defined]
+        if spec.name not in changes:
+            changes[spec.name] = getattr(item, spec.name)
+    return type(item)(**changes)
 
 
 if TYPE_CHECKING:  # the two ways to call it, for type checkers (typing stays unimported at run time)

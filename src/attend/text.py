@@ -20,10 +20,11 @@ project path, a sensor's description, a diagnostic) goes through this module: `a
 
 from __future__ import annotations
 
-import re
+from attend import lazyre
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 __all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "iso_time", "json_text", "one_line", "printable", "printable_path"]
@@ -31,14 +32,14 @@ __all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "iso_time", "json_text"
 #: Every character that ends a line (what `str.splitlines` breaks at; YAML's NEL, LS and PS among them).
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BREAK_RUNS = re.compile(f"[{LINE_BREAKS}]+")
-_BREAK_OR_TAB_RUNS = re.compile(f"[\t{LINE_BREAKS}]+")
-_TAB_NEWLINE = re.compile(r"[\t\n]")
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_CONTROL = lazyre.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BREAK_RUNS = lazyre.compile(f"[{LINE_BREAKS}]+")
+_BREAK_OR_TAB_RUNS = lazyre.compile(f"[\t{LINE_BREAKS}]+")
+_TAB_NEWLINE = lazyre.compile(r"[\t\n]")
+_SURROGATES = lazyre.compile("[\ud800-\udfff]")
 #: What `json.dumps(..., ensure_ascii=False)` leaves raw that a terminal acts on (it escapes the C0
 #: controls itself, not DEL).
-_JSON_RAW = re.compile("[\x7f\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_JSON_RAW = lazyre.compile("[\x7f\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def printable(text: str, *, one_line: bool = False) -> str:

@@ -120,6 +120,15 @@ def test_a_missing_table_is_created_again_and_said(items_sensor, quiet_home) -> 
     assert "had lost its table(s) shelves; they start over empty" in out.stderr
 
 
+def test_a_table_made_again_without_its_columns_after_a_check_passed_is_refused(items_sensor, quiet_home) -> None:
+    items = items_sensor()
+    _baseline(quiet_home, items)  # every open so far found the tables whole (remembered with the schema cookie)
+    _sql(quiet_home, "DROP TABLE shelves; CREATE TABLE shelves (x TEXT)")
+    out = quiet_home.attend("sensors")
+    _no_internal_error(out)
+    assert out.returncode == 1 and "its table shelves has no column" in out.stderr, out.stderr
+
+
 # -- item 6: an unusable or replaced file ------------------------------------------------------------
 
 def _garbage_pages(home, *, last: int | None = None) -> None:

@@ -31,9 +31,12 @@ import json
 import os
 import sys
 import time
-from typing import Any
 
 from attend.commands import reports_refusals
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["hook_input", "main"]
 

@@ -32,11 +32,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
 
 from attend.bounds import DATA_BYTES_PER_VALUE, MAX_DATA_DEPTH, MAX_DATA_INTEGER_DIGITS
 from attend.errors import AttendError
 from attend.spec.yamltext import yaml_text
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MalformedResult", "admit", "check_json", "read_json"]
 

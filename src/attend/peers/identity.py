@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from attend import lazyre
 from attend.errors import EXIT_USAGE, Refusal
 from attend.files import read_regular_file
+from attend.records import record
 
 __all__ = [
     "MAX_HOPS",
@@ -53,7 +53,7 @@ MAX_RECORD_BYTES = 64 * 1024
 #: shown its own: runtime/sessions/handover.py).
 PRESENCE_SENSOR = "peers"
 #: What a session id may look like: it names files, so no separators, no leading dot, bounded length.
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+SESSION_ID_RE = lazyre.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 
 
 class SessionError(Refusal, ValueError):
@@ -62,7 +62,7 @@ class SessionError(Refusal, ValueError):
     default_code = EXIT_USAGE
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Session:
     """The session an attend process serves.
 

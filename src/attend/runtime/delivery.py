@@ -28,11 +28,14 @@ reader's own start (3.0) reaches that reader as the `low` line it is alone, not 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import Any, TextIO
 
 from attend.peers.identity import PRESENCE_SENSOR
+from attend.records import replace
 from attend.text import fold_lines, printable
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = [
     "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "priced_alone", "for_other_session", "format_line", "highest",
@@ -81,7 +84,7 @@ def priced_for_reader(shown: Sequence[Any], entries: Sequence[Any]) -> list[Any]
     """`shown` (the journal entries a reader gets, out of `entries`) with each event-lane disclosure that
     lost rows for this reader priced again over the magnitudes of the rows it keeps.
 
-    Entries are `JournalEntry`s (frozen dataclasses). Message-lane and presence rows (each its own
+    Entries are `JournalEntry`s (frozen records). Message-lane and presence rows (each its own
     priority), test rows and disclosures the reader gets whole keep their stored priority.
     """
     def group(entry: Any) -> Any:
@@ -114,7 +117,7 @@ def collapse_identical(observations: Sequence[Any], *, summed: bool = True) -> l
     The one kept is the first, in its place; its description gains the count (`deploy finished (×12)`)
     and its magnitude is the group's sum (`summed`), or, for events priced alone (`priced_alone`: a
     session that started twice is no more urgent than once), the group's highest. Observations are
-    `store.Observation`s (frozen dataclasses).
+    `store.Observation`s (frozen records).
     """
     groups: dict[tuple[Any, ...], list[Any]] = {}
     for obs in observations:

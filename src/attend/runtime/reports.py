@@ -136,7 +136,7 @@ def sensor_row(
 
 def _without_load_state(status: Any) -> Any:
     """`status` with the state recorded at load dropped: the runtime facts (polls, failures) stay."""
-    from dataclasses import replace
+    from attend.records import replace
 
     return replace(status, state="ok", message="", since=None, state_source=POLL_STATE)
 

@@ -19,10 +19,11 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.spec.loading import ParsedYaml
+
 from attend.bounds import MAX_COUNT, MAX_MAGNITUDE
 from attend.errors import Diagnostic, Severity
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
-from attend.spec.loading import ParsedYaml, read_source, read_yaml_file, with_excerpt
 from attend.spec.model import LayerPaths, Origin
 from attend.spec.yamltext import yaml_text
 
@@ -224,6 +225,8 @@ def config_entries(parsed: ParsedYaml) -> list[tuple[str, Any, tuple[str, ...]]]
 def _read(path: Path, layer: str) -> ParsedYaml | None:
     if not path.is_file():
         return None
+    from attend.spec.loading import read_yaml_file  # late: with no config file (a hook's case) no YAML reader
+
     return read_yaml_file(path, layer)
 
 
@@ -237,6 +240,8 @@ def _at(parsed: ParsedYaml, path: tuple[str, ...], file: str) -> tuple[str, int,
 def _excerpted(diagnostic: Diagnostic, path: Path) -> Diagnostic:
     """`diagnostic` with the caret excerpt of its key, even at 1:1, where `compile --check` shows none
     (a position it cannot tell from a problem of the whole file)."""
+    from attend.spec.loading import read_source, with_excerpt
+
     text = read_source(path)[0]
     return diagnostic if text is None else with_excerpt(diagnostic, text)
 

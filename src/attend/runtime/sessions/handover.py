@@ -16,22 +16,21 @@ Decisions implemented here (the hooks as a second conduit, commands/drain.py ans
   medium lines (what the Monitor would have put on stdout); the Stop hook every line not yet handed
   over, low ones included (what the Monitor would have left on stderr, which nobody reads).
 - Test lines (`sensors fire`) are never handed over by a hook (a test belongs to the session that ran it).
-- This module imports neither trio nor the sensors: a hook with nothing to hand over stays cheap.
+- This module imports neither trio nor the sensors, and the pricing (runtime/delivery.py) only when there
+  are rows to price: a hook with nothing to hand over stays cheap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from attend.peers.identity import PRESENCE_SENSOR, process_runs
-from attend.runtime.delivery import (
-    for_other_session,
-    is_stdout_priority,
-    priced_for_reader,
-)
+from attend.records import field, record
 from attend.runtime.sessions.seen import for_session, items_of
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Handover", "about_itself", "hook_handover", "monitor_live", "shown_to"]
 
@@ -51,6 +50,10 @@ def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, see
     and printing): its hook never handed it over (a hook drains only after the position the session started
     from), so it is shown, never swallowed.
     """
+    if not entries:
+        return [], []  # nothing after the position (every hook with nothing to hand over): nothing to price
+    from attend.runtime.delivery import for_other_session, priced_for_reader
+
     shown = [e for e in entries if not (e.lane == "message" and not e.test and position < e.id <= drained_upto)
              and not about_itself(e, session) and not for_other_session(e, session)]
     shown, items = for_session(shown, session, seen)
@@ -63,7 +66,7 @@ def monitor_live(store: Any, session: str) -> bool:
     return row is not None and row.role != "stopped" and row.pid is not None and process_runs(int(row.pid))
 
 
-@dataclass(slots=True)
+@record
 class Handover:
     """What a hook hands a session, and what to record once it is printed (`record`)."""
 
@@ -102,6 +105,10 @@ def hook_handover(store: Any, session: str, *, everything: bool) -> Handover:
         out.upto = max(out.upto, end)
         out.drained_upto = out.upto
         return out
+    if not shown:
+        return out
+    from attend.runtime.delivery import is_stdout_priority
+
     out.entries = [e for e in shown if is_stdout_priority(e.priority)]
     handed = {n for e in out.entries for n in items_of(e)}
     out.items = [n for n in items if n in handed]

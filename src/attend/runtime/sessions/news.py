@@ -22,10 +22,13 @@ Later rounds print rows as they come: what arrives while a stream runs is news.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any
 
+from attend.records import replace
 from attend.runtime.delivery import priority
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["AWAY_SENSOR", "away_text", "news"]
 

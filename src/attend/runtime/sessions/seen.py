@@ -18,7 +18,10 @@ runtime/sessions/printer.py, and its Stop-hook drain, commands/drain.py) and by 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["authors_of", "for_session", "items_of"]
 

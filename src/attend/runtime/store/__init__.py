@@ -20,7 +20,6 @@ notification. The package is split by concern, one module per table group:
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from attend.runtime.store.integrity import BadRowReport, IntegrityChecks
 from attend.runtime.store.journal import JournalEntry
@@ -36,6 +35,10 @@ from attend.runtime.store.schema import SCHEMA_VERSION
 from attend.runtime.store.sensor_memory import ProbeRecords
 from attend.runtime.store.sensor_status import SensorStatus
 from attend.runtime.store.sessions import SessionRecord, SessionRows
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "BadRowReport",

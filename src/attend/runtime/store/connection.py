@@ -23,10 +23,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from attend.runtime.store.location import StoreUnavailable, make_state_folder, notice
 from attend.runtime.store.schema import SchemaMismatch, check_tables, migrate
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["BUSY_TIMEOUT_MS", "StoreConnection"]
 

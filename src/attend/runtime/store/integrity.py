@@ -9,8 +9,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
+from attend.records import record
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.journal import entry_from_row
 from attend.runtime.store.noise import shelf_from_row, trace_from_row
@@ -18,6 +18,10 @@ from attend.runtime.store.pending import observation_from_row
 from attend.runtime.store.rows import BadRow, json_column
 from attend.runtime.store.sensor_status import status_from_row
 from attend.runtime.store.sessions import session_from_row
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["BadRowReport", "IntegrityChecks"]
 
@@ -38,7 +42,8 @@ READERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-class BadRowReport(NamedTuple):
+@record(frozen=True)
+class BadRowReport:
     """One row the readers skip."""
 
     table: str

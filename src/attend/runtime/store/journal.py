@@ -17,16 +17,19 @@ import json
 import math
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
+from attend.records import record
 from attend.runtime.store.pending import _UNCHANGED, Observation, PendingRows
 from attend.runtime.store.rows import decoded, integer, json_column, number, text
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["JournalEntry", "JournalRows", "entry_from_row"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class JournalEntry:
     """One notification as the journal holds it."""
 

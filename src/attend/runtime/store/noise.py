@@ -13,11 +13,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
 
+from attend.records import record
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.rows import BadRow, decoded, json_column, number, text
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["QUEUED", "NoiseRows", "Shelf", "settle_outcomes"]
 
@@ -25,7 +28,7 @@ __all__ = ["QUEUED", "NoiseRows", "Shelf", "settle_outcomes"]
 QUEUED = "queued"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Shelf:
     """One shelf: a sensor, or one of its triggers, held until `until`, with why and since when."""
 

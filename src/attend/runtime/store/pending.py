@@ -10,14 +10,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
+from attend.records import field, record
 from attend.runtime.store.noise import NoiseRows
 from attend.runtime.store.rows import decoded, json_column, number, text
 from attend.runtime.store.sensor_memory import CrateStateRows
 from attend.runtime.store.sensor_status import SensorStatusRows
 from attend.runtime.store.trigger_states import TriggerStateRows
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Observation", "PendingRows"]
 
@@ -25,7 +28,7 @@ __all__ = ["Observation", "PendingRows"]
 _UNCHANGED: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Observation:
     """One fire waiting in a sensor's accumulator (a `pending` row), or about to be stored as one."""
 

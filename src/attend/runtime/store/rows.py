@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Literal, TypeVar, overload
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeVar, overload
+
+    T = TypeVar("T")
 
 __all__ = ["BadRow", "decoded", "integer", "json_column", "number", "optional_number", "text"]
-
-T = TypeVar("T")
 
 
 class BadRow(ValueError):
@@ -67,10 +70,11 @@ def optional_number(value: Any, what: str) -> float | None:
     return None if value is None else number(value, what)
 
 
-@overload
-def integer(value: Any, what: str) -> int: ...
-@overload
-def integer(value: Any, what: str, *, optional: Literal[True]) -> int | None: ...
+if TYPE_CHECKING:  # the two ways to call it, for type checkers
+    @overload
+    def integer(value: Any, what: str) -> int: ...
+    @overload
+    def integer(value: Any, what: str, *, optional: Literal[True]) -> int | None: ...
 
 
 def integer(value: Any, what: str, *, optional: bool = False) -> int | None:
@@ -82,10 +86,11 @@ def integer(value: Any, what: str, *, optional: bool = False) -> int | None:
     return value
 
 
-@overload
-def text(value: Any, what: str) -> str: ...
-@overload
-def text(value: Any, what: str, *, optional: Literal[True]) -> str | None: ...
+if TYPE_CHECKING:  # the two ways to call it, for type checkers
+    @overload
+    def text(value: Any, what: str) -> str: ...
+    @overload
+    def text(value: Any, what: str, *, optional: Literal[True]) -> str | None: ...
 
 
 def text(value: Any, what: str, *, optional: bool = False) -> str | None:

@@ -14,7 +14,10 @@ Version 9 added `sessions.claude_pid` (the Claude Code process a session id was 
 
 A database at the current version is checked at every open (`check_tables`): a table that is missing
 is created again, empty (and said); a table that lacks a column attend reads is a file that is not
-attend's store, refused (`SchemaMismatch`) rather than failing at the first query that reads it.
+attend's store, refused (`SchemaMismatch`) rather than failing at the first query that reads it. A
+check that passed is remembered with SQLite's schema cookie (`PRAGMA schema_version`, which every
+change to any table's definition moves): while the cookie is the one checked, the tables are as they
+were and the open skips the comparison (every hook opens the store: it costs more than the hook's reads).
 """
 
 from __future__ import annotations
@@ -207,6 +210,8 @@ def check_tables(db: sqlite3.Connection) -> list[str]:
     Raises:
         SchemaMismatch: a table lacks a column attend reads.
     """
+    if _checked_cookie(db) == _cookie(db):
+        return []  # no table was created, dropped or altered since a check passed
     present = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     missing = [table for table in _expected_columns() if table not in present]
     for table, columns in _expected_columns().items():
@@ -216,7 +221,22 @@ def check_tables(db: sqlite3.Connection) -> list[str]:
                 raise SchemaMismatch(f"its table {table} has no column {', '.join(lacking)}: it is not attend's store")
     if missing:
         _create_schema(db)
+    db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES ('checked', ?)", (_cookie(db),))
     return missing
+
+
+def _cookie(db: sqlite3.Connection) -> str:
+    """The schema this code checks (`SCHEMA_VERSION`) and the database's schema cookie."""
+    return f"v{SCHEMA_VERSION} schema {db.execute('PRAGMA schema_version').fetchone()[0]}"
+
+
+def _checked_cookie(db: sqlite3.Connection) -> str | None:
+    """The `_cookie` of the last check that passed, or None (never checked, or no `store_info` table)."""
+    try:
+        row = db.execute("SELECT value FROM store_info WHERE key = 'checked'").fetchone()
+    except sqlite3.OperationalError:
+        return None  # store_info itself is gone: the full check creates it again
+    return row[0] if row is not None and isinstance(row[0], str) else None
 
 
 def _create_schema(db: sqlite3.Connection) -> None:

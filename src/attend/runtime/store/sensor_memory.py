@@ -6,10 +6,13 @@ Probe records describe a server and tool, not a project, so they are the one uns
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.rows import BadRow, json_column
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CrateStateRows", "ProbeRecords"]
 

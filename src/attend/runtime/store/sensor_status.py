@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
-from typing import Any
 
+from attend.records import field, record
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.rows import (
     BadRow,
@@ -18,6 +17,10 @@ from attend.runtime.store.rows import (
     text,
 )
 
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["LOAD_STATE", "POLL_STATE", "SensorStatus", "SensorStatusRows"]
 
 #: `SensorStatus.state_source` of a state a poll recorded.
@@ -26,7 +29,7 @@ POLL_STATE = "poll"
 LOAD_STATE = "load"
 
 
-@dataclass(slots=True)
+@record
 class SensorStatus:
     """A sensor's live status row (what `attend sensors` shows)."""
 

@@ -24,9 +24,8 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from attend.runtime.delivery import for_other_session
+from attend.records import record
 from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row
 from attend.runtime.store.rows import BadRow, decoded, integer, optional_number, text
 
@@ -44,7 +43,7 @@ COLD_START = ":cold-start"
 ROLES = ("polling", "attached", "stopped")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class SessionRecord:
     """One session's row."""
 
@@ -214,6 +213,8 @@ class SessionRows(JournalRows):
         sensor's line for another session (`meta.session`). Nothing is recorded
         until `claim_drained` (or `record_handover`).
         """
+        from attend.runtime.delivery import for_other_session  # late: a prompt hook never drains
+
         row = self._session_row(session)
         end = self.journal_end()
         if row is None:

@@ -7,10 +7,13 @@ item did); a row that is not JSON reads as absent, so its trigger re-baselines i
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.rows import BadRow, json_column
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TriggerStateRows"]
 
