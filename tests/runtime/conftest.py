@@ -43,8 +43,8 @@ def daemon(quiet_home):
         quiet_home.config_file.parent.mkdir(parents=True, exist_ok=True)
         quiet_home.config_file.write_text(FAST_CONFIG)
 
-    def start(*args: str, env: dict[str, str] | None = None) -> DaemonProcess:
-        d = DaemonProcess(quiet_home, *args, env=env)
+    def start(*args: str, env: dict[str, str] | None = None, command: list[str] | None = None) -> DaemonProcess:
+        d = DaemonProcess(quiet_home, *args, env=env, command=command)
         started.append(d)
         return d
 

@@ -85,12 +85,15 @@ def pipeline_rig(home, name: str):
 
 
 class DaemonProcess:
-    """`attend run` as a real subprocess in a temporary XDG home; its stdout and stderr read by threads."""
+    """`attend run` as a real subprocess in a temporary XDG home; its stdout and stderr read by threads.
 
-    def __init__(self, home, *args: str, env: dict[str, str] | None = None) -> None:
+    `command` runs attend another way than `python -m attend` (the plugin's launcher, `bin/attend`).
+    """
+
+    def __init__(self, home, *args: str, env: dict[str, str] | None = None, command: list[str] | None = None) -> None:
         self.home = home
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "attend", "run", *args],
+            [*(command or [sys.executable, "-m", "attend"]), "run", *args],
             cwd=home.project,
             env=home.env(**(env or {})),
             stdout=subprocess.PIPE,

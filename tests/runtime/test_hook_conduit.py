@@ -14,9 +14,11 @@ import sys
 import time
 
 import pytest
-from daemon_rig import PATIENCE, alive, journal_rows, sensors_json, wait_until
+from daemon_rig import PATIENCE, alive, journal_rows, last_poll, sensors_json, wait_until
 
 from attend.files import run_lock_holder, run_lock_path
+from attend.runtime.store import Observation, Store, scope_for
+from attend.runtime.store.location import default_db_path
 
 pytestmark = pytest.mark.slow
 
@@ -198,3 +200,44 @@ def test_clear_gives_the_new_session_id_the_old_ones_position(hooks_home) -> Non
     hook(hooks_home, "SessionStart", "new", source="clear")
     assert context(hook(hooks_home, "PostToolUse", "new")) == ["[attend sensor=items priority=high] new item 2"]
     assert hook(hooks_home, "PostToolUse", "new") == {}
+
+
+def conduits(home, value: str) -> None:
+    """Set `attend.delivery.conduits` in the user's config (after the `daemon` fixture's fast governor)."""
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    with home.config_file.open("a") as config:
+        config.write(f"delivery: {{conduits: {value}}}\n")
+
+
+def test_with_conduits_hooks_the_monitor_stays_up_prints_nothing_and_the_hooks_carry_the_lines(hooks_home, daemon) -> None:
+    conduits(hooks_home, "hooks")
+    monitor = daemon("--session", "s1")
+    wait_until(lambda: any("conduits is hooks" in line for line in monitor.stderr), what="the monitor says so")
+    wait_until(lambda: any("sensor(s) running" in line for line in monitor.stderr), what="the monitor polls")
+    wait_until(lambda: (sensors_json(hooks_home).get("items") or {}).get("last_poll") is not None, what="a poll")
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the monitor journals the line")
+    start = last_poll(hooks_home)
+    wait_until(lambda: last_poll(hooks_home) > start, what="one more poll")  # a printing monitor printed it by now
+    assert monitor.stdout == []
+    answer = hook(hooks_home, "PostToolUse", "s1", tool_name="Bash")
+    assert context(answer) == ["[attend sensor=items priority=high] new item 1"]
+    assert hook(hooks_home, "Stop", "s1", stop_hook_active=False) == {}
+    assert monitor.proc.poll() is None and poller(hooks_home) == monitor.proc.pid  # still up, and the poller
+    assert monitor.stdout == []
+
+
+def test_with_conduits_monitor_the_hooks_start_no_poller_and_hand_over_no_event_line(hooks_home) -> None:
+    conduits(hooks_home, "monitor")
+    status = hook(hooks_home, "SessionStart", "s1", source="startup")["hookSpecificOutput"]["additionalContext"]
+    assert "headless poller started" not in status and poller(hooks_home) is None
+    store = Store(default_db_path(run_lock_path(hooks_home.project, hooks_home.env()).parent),
+                  scope=scope_for(hooks_home.project))
+    try:  # a line some poller journaled for the project
+        store.commit_poll("items", states={}, observations=[Observation("new", 5.0, "new item 1")])
+        store.disclose("items", store.pending("items"), lane="event", priority="high")
+    finally:
+        store.close()
+    assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}
+    assert hook(hooks_home, "Stop", "s1", stop_hook_active=False) == {}  # the Monitor's line, not the hooks'
+    assert poller(hooks_home) is None

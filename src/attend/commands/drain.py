@@ -174,19 +174,12 @@ def main(args: Any) -> int:
 def _hooks_carry(store: Any, session: str, project_dir: str) -> bool:
     """Whether the hooks carry `session`'s lines now: no live Monitor for it (`conduits: auto`), or
     `conduits: hooks`; never with `conduits: monitor`."""
-    from attend.runtime.sessions.handover import monitor_live
+    from attend.runtime.sessions.handover import conduits, monitor_live
 
-    conduits = _conduits(project_dir)
-    if conduits == "monitor":
+    chosen = conduits(project_dir)
+    if chosen == "monitor":
         return False
-    return conduits == "hooks" or not monitor_live(store, session)
-
-
-def _conduits(project_dir: str) -> str:
-    """`attend.delivery.conduits` of the project's config (auto when unset or unusable)."""
-    from attend.spec import layer_paths, load_config
-
-    return load_config(layer_paths(project_dir, os.environ)).delivery.get("conduits", "auto")
+    return chosen == "hooks" or not monitor_live(store, session)
 
 
 def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None) -> int:
@@ -196,7 +189,7 @@ def _hand_over(store: Any, session: str, event: str, project_dir: str, handover:
 
     stop = event == "Stop"
     if handover is None:
-        handover = hook_handover(store, session, everything=stop)
+        handover = hook_handover(store, session, everything=stop, project_dir=project_dir)
     lines: list[str] = []
     summaries = 0
     if stop and not store.cold_start_done(session):
@@ -227,7 +220,7 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
 
     The cheap path: with nothing to hand over, it reads the store and answers nothing.
     """
-    from attend.runtime.sessions.handover import hook_handover, monitor_live
+    from attend.runtime.sessions.handover import hook_handover
     from attend.runtime.store import open_project_store
     from attend.spec.paths import layer_paths
 
@@ -236,10 +229,10 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
         return 0
     _keep_a_poller(args.project_dir)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
-        handover = hook_handover(store, session, everything=False)
+        handover = hook_handover(store, session, everything=False, project_dir=args.project_dir)
         if handover.entries and _hooks_carry(store, session, args.project_dir):
             return _hand_over(store, session, event, args.project_dir, handover)
-        if handover.considered and not handover.entries and not monitor_live(store, session):
+        if handover.considered and not handover.entries and _hooks_carry(store, session, args.project_dir):
             handover.record(store, session)  # only low lines: left for the Stop hook, passed here
             return 0
         store.hook_heartbeat(session, every=HOOK_BEAT)
@@ -290,7 +283,11 @@ def _keep_a_poller(project_dir: str) -> tuple[int | None, str]:
     """
     from attend.files import run_lock_holder, run_lock_path
 
-    if run_lock_holder(run_lock_path(project_dir)) is not None or _conduits(project_dir) == "monitor":
+    if run_lock_holder(run_lock_path(project_dir)) is not None:
+        return None, ""
+    from attend.runtime.sessions.handover import conduits
+
+    if conduits(project_dir) == "monitor":
         return None, ""
     from attend.runtime.headless import ensure_poller
 
@@ -320,7 +317,7 @@ def _status(store: Any, project_dir: str, session: str | None, started: int | No
     else:
         parts.append(sessions.describe()[0].upper() + sessions.describe()[1:] + ".")
     if session is not None:
-        waiting = len(hook_handover(store, session, everything=True).entries)
+        waiting = len(hook_handover(store, session, everything=True, project_dir=project_dir).entries)
         parts.append(f"{waiting} line{'s' if waiting != 1 else ''} wait for this session.")
     logged = read_log(log_path(project_dir), since=time.time() - LOG_RECENT)[-LOG_LINES:]
     if logged:

@@ -7,7 +7,9 @@ Decisions implemented here:
   it prints the project's journal on its own stdout and retries the lock every `TAKEOVER_CHECK`
   seconds, so when the poller exits (SIGTERM, SIGKILL, a crash: the kernel drops the flock) one of
   them takes over within that delay plus the daemon's start.
-- Every session, the poller included, prints through one `SessionPrinter` (sessions/printer.py).
+- Every session, the poller included, prints through one `SessionPrinter` (sessions/printer.py); with
+  `attend.delivery.conduits: hooks` through none (`MutePrinter`): it stays up, polls and beats, and its
+  hooks carry its lines.
 - Every session's presence for peers (peers/mailbox.py, `heartbeat/<session>`) is rewritten every
   `HEARTBEAT` seconds and removed on a clean exit. Presence and the store row are the process's that
   holds them: a second `attend run` with a session id already live warns at start-up, prints the same
@@ -44,6 +46,8 @@ from attend.files import run_lock_path
 from attend.peers.identity import Session, process_runs
 from attend.peers.mailbox import Mailbox, peers_dir
 from attend.runtime.daemon import Daemon
+from attend.runtime.headless import MutePrinter
+from attend.runtime.sessions.handover import conduits
 from attend.runtime.sessions.printer import JOURNAL_CHECK, STALE_TEST_FIRE, SessionPrinter, StreamClosed
 from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.upkeep import Reexec, Upkeep, keep_polling
@@ -139,8 +143,16 @@ async def serve_session(
         _log(stderr, f"warning: session id {session.id} is already live {other[1]} (pid {other[0]}); this process "
                      f"prints the same stream but leaves pid {other[0]}'s presence and registration alone. "
                      "Give each session its own id (--session or ATTEND_SESSION)")
-    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
-                             env=env, claim=other is None)
+    printer: SessionPrinter | MutePrinter
+    if conduits(project_dir, env) == "hooks":
+        # The hooks only (handover.py `conduits`): this process stays up, polls and beats, and prints no
+        # line; the session's hooks hand its lines over and move its position.
+        _log(stderr, f"attend.delivery.conduits is hooks: session {session.id}'s lines go through its hooks; "
+                     "this attend run polls and prints none")
+        printer = MutePrinter(stderr)
+    else:
+        printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
+                                 env=env, claim=other is None)
     role = {"now": "attached"}
     stores = [store]
     upkeep = Upkeep(project_dir, env, session, stores, lambda: role["now"] == "polling", partial(_log, stderr), lock)
@@ -160,7 +172,8 @@ async def serve_session(
             store.set_session_role(session.id, "polling", pid=os.getpid())
 
             async def poll() -> None:
-                daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
+                daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock,
+                            printer=printer)  # type: ignore[arg-type]  # a MutePrinter too, as headless.py's
                 stores.append(daemon.store)
                 try:
                     await daemon.run()

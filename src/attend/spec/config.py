@@ -75,7 +75,8 @@ class ConfigField:
 
 
 #: The conduits a session's lines go through (`delivery.conduits`; DESIGN.md, "Delivery"): auto (the hooks
-#: step in while the session's Monitor is not live), monitor (the Monitor stream only), hooks (the hooks only).
+#: step in while the session's Monitor is not live), monitor (the Monitor stream only), hooks (the hooks only:
+#: `attend run` stays up and polls but prints no line; runtime/serve.py).
 CONDUITS = ("auto", "monitor", "hooks")
 
 
@@ -116,10 +117,11 @@ CONFIG_SCHEMA: dict[tuple[str, ...], ConfigField] = {
     **_lane("message", cooldown=3.0, limit=30, window=60.0),
     ("delivery", "conduits"): ConfigField(
         "choice", "auto", "how a session's lines reach it: auto (the hooks step in while its Monitor is not "
-        "live), monitor (the Monitor stream only), hooks (the hooks only)", choices=CONDUITS),
+        "live), monitor (the Monitor stream only), hooks (the hooks only: attend run stays up and polls but "
+        "prints no line)", choices=CONDUITS),
     ("delivery", "stale_after"): ConfigField(
         "duration", 600.0, "how old an event-lane line may be and still be handed to a session whose stream "
-        "(re)starts; older ones are counted in one line (attend sensors history shows them)", 0.0),
+        "(re)starts, or by its hooks; older ones are counted in one line (attend sensors history shows them)", 0.0),
 }
 
 #: The top-level keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).

@@ -22,7 +22,9 @@ Decisions implemented here (the hooks as a second conduit, commands/drain.py ans
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
 
 from attend.peers.identity import PRESENCE_SENSOR, process_runs
 from attend.records import field, record
@@ -30,9 +32,10 @@ from attend.runtime.sessions.seen import for_session, items_of
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
-__all__ = ["Handover", "about_itself", "hook_handover", "monitor_live", "shown_to"]
+__all__ = ["Handover", "about_itself", "conduits", "hook_handover", "monitor_live", "shown_to"]
 
 def about_itself(entry: Any, session: str | None) -> bool:
     """A presence line (sensor `PRESENCE_SENSOR`, keyed by session id) about `session` itself."""
@@ -60,6 +63,16 @@ def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, see
     return priced_for_reader(shown, entries), items
 
 
+def conduits(project_dir: str | Path, env: Mapping[str, str] | None = None) -> str:
+    """`attend.delivery.conduits` of the project's config (auto when unset or unusable): auto (the hooks
+    step in while a session's Monitor is not live), monitor (the Monitor stream only: the hooks carry the
+    Stop hook's message lane and start no poller), hooks (the hooks only: `attend run` stays up, polls
+    and beats, and prints no line)."""
+    from attend.spec import layer_paths, load_config
+
+    return str(load_config(layer_paths(project_dir, os.environ if env is None else env)).delivery.get("conduits", "auto"))
+
+
 def monitor_live(store: Any, session: str) -> bool:
     """Whether `session`'s Monitor stream (`attend run`) runs now: its row is live and its process runs."""
     row = store.session(session)
@@ -84,9 +97,15 @@ class Handover:
                               drained_upto=self.drained_upto, first_left=self.first_left)
 
 
-def hook_handover(store: Any, session: str, *, everything: bool) -> Handover:
+def hook_handover(store: Any, session: str, *, everything: bool, project_dir: str,
+                  env: Mapping[str, str] | None = None, now: float | None = None) -> Handover:
     """What a hook standing in for `session`'s Monitor hands over: high and medium lines, or (`everything`,
     the Stop hook) every line not handed over yet, low ones and the Stop hook's message lane included.
+
+    As news (news.py, with the project's `stale_after` and digest rules, at `now`): event lines older than
+    `stale_after` are one summary line, more messages of one sensor than its digest allows one digest line.
+    A prompt hook shapes only the lines it hands over (the low ones it leaves are the Stop hook's, and
+    shaped there), so every row is counted once.
     """
     row = store.session(session)
     position = row.printed_upto if row is not None else store.journal_end()
@@ -95,13 +114,15 @@ def hook_handover(store: Any, session: str, *, everything: bool) -> Handover:
     seen = store.seen_items(session)
     shown, items = shown_to(session, entries, drained, seen)
     out = Handover(upto=max([position, *(e.id for e in entries)]), considered=[e.id for e in entries])
+    as_news = _as_news(project_dir, os.environ if env is None else env, time.time() if now is None else now)
     if everything:
         late, end = store.drain_backlog(session, None)
         known = {e.id for e in shown}
         extra, more = for_session([e for e in late if e.id not in known and not about_itself(e, session)],
                                   session, seen | set(items))
-        out.entries = sorted([*shown, *extra], key=lambda e: e.id)
-        out.items = [*items, *more]
+        out.entries = as_news(sorted([*shown, *extra], key=lambda e: e.id))
+        handed = {n for e in out.entries for n in items_of(e)}
+        out.items = [n for n in [*items, *more] if n in handed]
         out.upto = max(out.upto, end)
         out.drained_upto = out.upto
         return out
@@ -109,9 +130,34 @@ def hook_handover(store: Any, session: str, *, everything: bool) -> Handover:
         return out
     from attend.runtime.delivery import is_stdout_priority
 
-    out.entries = [e for e in shown if is_stdout_priority(e.priority)]
+    out.entries = as_news([e for e in shown if is_stdout_priority(e.priority)])
     handed = {n for e in out.entries for n in items_of(e)}
     out.items = [n for n in items if n in handed]
     left = [e.id for e in shown if not is_stdout_priority(e.priority)]
     out.first_left = min(left) if left and row is None else None
     return out
+
+
+def _as_news(project_dir: str, env: Mapping[str, str], now: float) -> Callable[[list[Any]], list[Any]]:
+    """`news` for a hook's lines (none shaped when there are none: a hook with nothing reads no config)."""
+    def shape(entries: list[Any]) -> list[Any]:
+        if not entries:
+            return entries
+        from attend.runtime.sessions.news import digest_rules, news, stale_after
+
+        rules: dict[str, Any] | None = None
+
+        def digest_of(sensor: str) -> Any:
+            nonlocal rules
+            if rules is None:
+                try:
+                    rules = digest_rules(project_dir, env)
+                except Exception:  # noqa: BLE001 - no digest then: every message is its own line, as in the stream
+                    rules = {}
+            return rules.get(sensor)
+
+        # started: -inf, a hook's rows hold no test line (`sensors fire`) to leave out by age
+        return news(entries, now=now, started=float("-inf"), stale_after=stale_after(project_dir, env),
+                    digest_of=digest_of)
+
+    return shape

@@ -17,11 +17,17 @@ Every row of the backlog counts as handled (summarized, digested or shown): the 
 the rest of the round, after printing, so a crash in between hands it over again and never loses it; a
 row a crash kept from every session is handed over too, counted in the summary line once it is old.
 Later rounds print rows as they come: what arrives while a stream runs is news.
+
+The hooks (handover.py `hook_handover`) apply the same rules to every handover: a hook hands over what
+the session missed since its last one, so its rows are a backlog each time (after a busy session's tool
+call, all news; at a session's first hook, or its first prompt after an hour away, the old ones are the
+summary line). `stale_after` and `digest_rules` read the project's setting and rules for both conduits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from attend.records import replace
 from attend.runtime.delivery import priority
@@ -30,7 +36,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["AWAY_SENSOR", "away_text", "news"]
+__all__ = ["AWAY_SENSOR", "away_text", "digest_rules", "news", "stale_after"]
 
 #: The sensor name the summary line of stale notifications is printed under (it stands for several).
 AWAY_SENSOR = "attend"
@@ -88,6 +94,37 @@ def news(
     summary = replace(stale[-1], sensor=AWAY_SENSOR, trigger="away", key=None, description=away_text(len(stale)),
                       priority="medium" if prio == "high" else prio, disclosure=None, meta={"count": len(stale)})
     return [summary, *kept]
+
+
+def stale_after(project_dir: Path | str | None, env: Mapping[str, str]) -> float:
+    """`attend.delivery.stale_after` of the project's config, in seconds (the default without a project,
+    or when the config cannot be read)."""
+    from attend.spec import layer_paths, load_config
+    from attend.spec.config import config_default
+    from attend.spec.durations import parse_duration
+
+    default = config_default(("delivery", "stale_after"))
+    if project_dir is None:
+        return parse_duration(default)
+    try:
+        return parse_duration(load_config(layer_paths(project_dir, env)).delivery.get("stale_after", default))
+    except (OSError, ValueError):
+        return parse_duration(default)
+
+
+def digest_rules(project_dir: Path | str, env: Mapping[str, str]) -> dict[str, Any]:
+    """The compiled digest rule (compiler/digest.py) of each sensor of the project that has one.
+
+    It loads the project's sensor set: `news` asks for it only when one sensor has several messages waiting.
+    """
+    from attend.compiler.digest import compile_digest
+    from attend.spec import load_set
+
+    rules: dict[str, Any] = {}
+    for name, loaded in load_set(project_dir, env).sensors.items():
+        if loaded.status == "ok" and isinstance(loaded.data.get("digest"), dict):
+            rules[name] = compile_digest(loaded.data["digest"])
+    return rules
 
 
 def _digested(rows: list[Any], digest: Any) -> Any:

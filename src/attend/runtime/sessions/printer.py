@@ -32,7 +32,7 @@ from attend.runtime.sessions.cold_start import (
     message_sensors,
 )
 from attend.runtime.sessions.handover import shown_to
-from attend.runtime.sessions.news import news
+from attend.runtime.sessions.news import digest_rules, news, stale_after
 from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
 
@@ -141,32 +141,17 @@ class SessionPrinter:
         return written
 
     def _stale_after(self) -> float:
-        """`attend.delivery.stale_after` of the project's config, in seconds (the default without a project)."""
-        from attend.spec import layer_paths, load_config
-        from attend.spec.config import config_default
-        from attend.spec.durations import parse_duration
-
-        default = config_default(("delivery", "stale_after"))
-        if self.project_dir is None:
-            return parse_duration(default)
-        try:
-            return parse_duration(load_config(layer_paths(self.project_dir, self.env)).delivery.get("stale_after", default))
-        except (OSError, ValueError):
-            return parse_duration(default)
+        """`attend.delivery.stale_after` of the project's config, in seconds (news.py `stale_after`)."""
+        return stale_after(self.project_dir, self.env)
 
     def _digest_of(self, sensor: str) -> Any:
         """`sensor`'s compiled digest rule (None without one, or without a project to load it from)."""
         if self.project_dir is None:
             return None
         if self._digests is None:
-            from attend.compiler.digest import compile_digest
-            from attend.spec import load_set
-
             self._digests = {}
             try:
-                for name, loaded in load_set(self.project_dir, self.env).sensors.items():
-                    if loaded.status == "ok" and isinstance(loaded.data.get("digest"), dict):
-                        self._digests[name] = compile_digest(loaded.data["digest"])
+                self._digests = digest_rules(self.project_dir, self.env)
             except Exception as exc:  # noqa: BLE001 - no digest then: every message is its own line
                 self.stderr.write(f"attend: digest rules not loaded: {exc}\n")
         return self._digests.get(sensor)
