@@ -8,8 +8,6 @@ one more poll, then the session's `printed_upto` in the store reached the journa
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import time
 
 import pytest
@@ -77,8 +75,8 @@ def test_sessions_joining_and_leaving_never_hold_a_high_line_past_the_cooldown(q
 # -- the wrong session is told ------------------------------------------------------------------------------
 
 def fast_context(home) -> Transcripts:
-    """The shipped context sensor on (polled every second), and the project's transcripts folder."""
-    home.write_user_sensor("context", "spec: 1\ninterval: 1s\nmin_interval: 0.2s\n")
+    """The shipped context sensor on (polled every 0.3 s), and the project's transcripts folder."""
+    home.write_user_sensor("context", "spec: 1\ninterval: 0.3s\nmin_interval: 0.1s\n")
     return Transcripts(home.root / ".claude" / "projects", home.project.resolve())
 
 
@@ -97,7 +95,9 @@ def baseline(home) -> None:
 
 
 def test_each_session_is_told_its_own_context_use_and_never_the_others(quiet_home, daemon):
-    config(quiet_home, "engagement: {absolute_refractory: 0}\n")
+    # The event lane's cooldown short (its default 15 s would hold b's line behind a's): this test is about
+    # who is told, the governor has tests of its own.
+    config(quiet_home, "engagement: {absolute_refractory: 0}\ngovernor:\n  event: {cooldown: 0.1}\n")
     transcripts = fast_context(quiet_home)
     for name in ("a", "b"):
         transcripts.turn(name, 20_000)  # 10 %: each session's baseline
@@ -180,9 +180,10 @@ def test_a_new_session_gets_ten_waiting_messages_as_one_digest_line(quiet_home, 
     elsewhere.mkdir()
     a = daemon("--session", "a")  # a live session of the project (`peers send --to` needs one)
     polling(a)
-    for n in range(10):
-        sent = subprocess.run([sys.executable, "-m", "attend", "peers", "send", "--to", str(here), f"note {n}"],
-                              cwd=elsewhere, env=quiet_home.env(), capture_output=True, text=True, timeout=60)
+    from tests.conftest import run_in_process
+
+    for n in range(10):  # sent from another folder, in-process (the command's boundary is not what is tested)
+        sent = run_in_process(["peers", "send", "--to", str(here), f"note {n}"], env=quiet_home.env(), cwd=elsewhere)
         assert sent.returncode == 0, sent.stderr
     c = daemon("--session", "c")
     c.wait_for(lambda lines: any(re.fullmatch(r"\[attend sensor=messages priority=high\] 10 new messages from .*; "
