@@ -174,3 +174,36 @@ def test_random_hostile_data_gives_a_result_or_a_malformed_reason_never_another_
         assert len(fire.description) <= MAX_DESCRIPTION_CHARS
     state = json.loads(json.dumps(state))
     trigger.step(state, admitted, now=1)
+
+
+def _values_and_keys(doc: Any) -> int:
+    """What the value cap counts, from the parsed document: values and keys, and one more per empty list or
+    mapping (the text's `[`/`{` and the `,`/`:` between its members)."""
+    count, stack = 0, [doc]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            count += len(node) + (not node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            count += not node
+            stack.extend(node)
+    return count
+
+
+TEXTS = st.text(st.sampled_from(['"', "\\", ",", ":", "[", "{", "a", "é", "\n", "\U0001f600"]), max_size=12)
+DOCS = st.recursive(st.none() | st.integers() | TEXTS,
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXTS, inner, max_size=4), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(DOCS, st.booleans(), st.booleans())
+def test_the_value_cap_counts_values_and_keys_exactly_whatever_the_strings_hold(doc: Any, spaced: bool,
+                                                                                ascii_only: bool) -> None:
+    text = json.dumps(doc, ensure_ascii=ascii_only, separators=(", ", ": ") if spaced else (",", ":"))
+    values = _values_and_keys(doc)
+    assert read_json(text, cap=values * DATA_BYTES_PER_VALUE) == doc
+    if values > 1:
+        with pytest.raises(MalformedResult, match=f"holds {values:,} JSON values and keys"):
+            read_json(text, cap=(values - 1) * DATA_BYTES_PER_VALUE)
