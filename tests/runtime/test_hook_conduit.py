@@ -20,7 +20,12 @@ from attend.files import run_lock_holder, run_lock_path
 from attend.runtime.store import Observation, Store, scope_for
 from attend.runtime.store.location import default_db_path
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    # A hook run in-process starts the detached headless poller as the hook's process does and never waits
+    # for it (the hook's process ends at once); the test kills it by pid at the end.
+    pytest.mark.filterwarnings("ignore:subprocess \\d+ is still running:ResourceWarning"),
+]
 
 #: The poll interval of the tests' sensor (seconds).
 INTERVAL = 1.0
@@ -28,11 +33,14 @@ HIGH_ITEM = {"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 5, "
 
 
 def hook(home, event: str, session: str, **extra) -> dict:
-    """Run the hook for `event` as Claude Code would; its JSON answer ({} for none)."""
+    """Run the hook for `event` as Claude Code would (its arguments, stdin, environment and folder); its JSON
+    answer ({} for none). In-process: the command's process boundary is pinned by
+    test_two_sessions_starting_at_the_same_moment_start_one_poller and tests/cli/test_entry_point.py."""
+    from tests.conftest import run_in_process
+
     payload = {"session_id": session, "hook_event_name": event, "cwd": str(home.project),
                "transcript_path": str(home.root / f"{session}.jsonl"), **extra}
-    done = subprocess.run([sys.executable, "-m", "attend", "drain", "--format", "hook", "--project", str(home.project)],
-                          input=json.dumps(payload), capture_output=True, text=True, timeout=PATIENCE,
+    done = run_in_process(["drain", "--format", "hook", "--project", str(home.project)], input=json.dumps(payload),
                           env=home.env(ATTEND_HEADLESS_IDLE=home.idle), cwd=home.project)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout) if done.stdout.strip() else {}
