@@ -6,6 +6,7 @@ from __future__ import annotations
 import attend
 from attend.compiler.triggers import STREAM_KEYS_KEPT, CompiledTrigger
 from attend.runtime.kinds.stream import Framer, LineBuffer, stream_argv
+from waiting import wait_until
 
 
 def test_lines_longer_than_max_line_are_cut_and_counted_and_blank_lines_skipped() -> None:
@@ -68,8 +69,18 @@ def test_a_streaming_trigger_forgets_the_oldest_keys_past_its_bound() -> None:
     assert [f.key for f in fires] == [0]  # forgotten, so new again; the newest is still known
 
 
-def test_the_sweep_ends_processes_marked_by_a_daemon_gone_and_keeps_those_of_a_running_one(monkeypatch) -> None:
+def _runs(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_the_sweep_ends_what_a_gone_daemons_stream_left_in_its_group_and_keeps_the_rest(monkeypatch) -> None:
     import os
+    import signal
     import subprocess
     import sys
 
@@ -79,16 +90,36 @@ def test_the_sweep_ends_processes_marked_by_a_daemon_gone_and_keeps_those_of_a_r
     gone_tag = stream._owner_tag(gone.pid)
     gone.wait()  # exited and reaped: its tag names a daemon that no longer runs
     assert gone_tag is not None and stream._owner_tag(gone.pid) != gone_tag
-    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
-    orphan = subprocess.Popen(sleeper, env={**os.environ, stream.OWNER_VAR: gone_tag})
-    kept = subprocess.Popen(sleeper, env={**os.environ, stream.OWNER_VAR: stream._owner_tag(os.getpid())})
+    live_tag = stream._owner_tag(os.getpid())
+    assert live_tag is not None
+
+    def stream_like(tag: str) -> tuple[subprocess.Popen, int]:
+        """A stream's session (its leader killed, as the death signal does) and the member it started."""
+        leader = subprocess.Popen(["sh", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, text=True,
+                                  start_new_session=True, env={**os.environ, stream.OWNER_VAR: tag})
+        assert leader.stdout is not None
+        member = int(leader.stdout.readline())
+        leader.stdout.close()
+        leader.kill()
+        leader.wait()
+        return leader, member
+
+    _, orphan = stream_like(gone_tag)
+    _, running = stream_like(live_tag)  # a running daemon's
+    # An agent a command started in a session of its own (as gpg-agent does): not the stream's to end.
+    agent = subprocess.Popen(["sleep", "60"], start_new_session=True, env={**os.environ, stream.OWNER_VAR: gone_tag})
     try:
         monkeypatch.setattr(stream, "_swept", False)
-        ended = stream.sweep_orphans()  # (any other orphan of this user on the machine goes too)
-        assert orphan.wait(timeout=30) == -9
-        assert kept.poll() is None and kept.pid not in ended
+        ended = stream.sweep_orphans()  # (any other such orphan of this user on the machine goes too)
+        assert running not in ended and agent.pid not in ended
+        wait_until(lambda: not _runs(orphan), what="the orphan to end")  # (ended here, or by another sweep)
+        assert agent.poll() is None and _runs(running)
         assert stream.sweep_orphans() == []  # once per process
     finally:
-        for proc in (orphan, kept):
-            proc.kill()
-            proc.wait()
+        agent.kill()
+        agent.wait()
+        for pid in (orphan, running):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -12,9 +12,10 @@ Decisions:
   (`subprocess.Popen` directly, a few milliseconds), never through `trio.lowlevel.open_process`, whose
   worker threads end after 10 s idle and would take the child with them. The child's exit is awaited
   on a pidfd. The death signal reaches that process only, not the ones it starts (a pipeline's
-  members), and there is none without prctl: so each stream's environment carries `ATTEND_STREAM_OWNER`
-  (the daemon's pid and start time), which whatever it starts inherits, and a daemon's first stream
-  ends, once, every process of this user marked with an owner that no longer runs (`sweep_orphans`).
+  members): so each stream's environment carries `ATTEND_STREAM_OWNER` (the daemon's pid and start
+  time), which whatever it starts inherits, and a daemon's first stream ends, once, every process of
+  this user marked with an owner that no longer runs and still in its stream's process group
+  (`sweep_orphans`). Without prctl the stream's own process ends at its next write to the closed pipe.
 - Framing: stdout is split on `\\n`; a line longer than `max_line` bytes is cut to its first `max_line`
   bytes and counted (`cut`), the rest of it is skipped. Blank lines are ignored. Each line is one record:
   a JSON value (`stream_format: json`) or `{"line": TEXT}` (`lines`). A line that does not read is a line
@@ -222,9 +223,12 @@ _swept = False
 
 
 def sweep_orphans() -> list[int]:
-    """End (SIGKILL) every process of this user whose `ATTEND_STREAM_OWNER` names a daemon that no longer
-    runs: what a killed daemon's streams left behind. Once per process (the first stream's start); returns
-    the pids ended."""
+    """End (SIGKILL) what a killed daemon's streams left behind: every process of this user whose
+    `ATTEND_STREAM_OWNER` names a daemon that no longer runs and that is still in its stream's process
+    group (the one a normal stop signals: a member of a session it does not lead, in the session's
+    group). One that left it on purpose (an agent a command started, which leads its own session or
+    group, as gpg-agent does) is not the stream's to end. Once per process (the first stream's start);
+    returns the pids ended."""
     global _swept
     if _swept:
         return []
@@ -242,7 +246,10 @@ def sweep_orphans() -> list[int]:
             if tag not in owners:
                 pid = tag.partition("@")[0]
                 owners[tag] = pid.isdigit() and _owner_tag(int(pid)) == tag
-            if not owners[tag]:
+            if owners[tag]:
+                continue
+            session = os.getsid(proc.pid)
+            if session != proc.pid and os.getpgid(proc.pid) == session:
                 proc.kill()
                 ended.append(proc.pid)
         except (psutil.Error, OSError):
