@@ -25,6 +25,8 @@ pytestmark = pytest.mark.slow
 #: The bound docs/runtime.md states, in multiples of max_output over the process's own memory: reading and
 #: evaluating the output, and each trigger's state (the items it keeps) read back from the store.
 READING, KEPT = 12, 8
+#: And each fire of the poll: about 1 KB and its description (here a few characters), stated with room.
+FIRE_KB = 2
 CAP = 2 << 20
 
 #: Runs argv as the only child of a fresh interpreter; prints its peak memory (KiB), exit code and output.
@@ -69,8 +71,8 @@ def baseline(quiet_home) -> float:
     return peak
 
 
-def _bound(baseline: float, triggers: int) -> float:
-    return baseline + (READING + KEPT * triggers) * CAP / 2**20
+def _bound(baseline: float, triggers: int, fires: int = 0) -> float:
+    return baseline + (READING + KEPT * triggers) * CAP / 2**20 + fires * FIRE_KB / 1024
 
 
 def test_polls_of_the_densest_output_within_the_value_budget_stay_within_the_memory_bound(quiet_home, baseline) -> None:
@@ -106,3 +108,15 @@ def test_an_output_past_the_value_budget_is_malformed_naming_the_limit_within_th
                 f"{DATA_BYTES_PER_VALUE} bytes" in stdout), stdout
         assert "trigger state untouched" in stdout
         assert peak <= _bound(baseline, 1), (extra, peak, baseline)
+
+
+def test_a_poll_where_every_item_is_new_adds_its_fires_within_the_bound(quiet_home, baseline) -> None:
+    items = 10_000
+    _sensor(quiet_home, "burst", '{"items":[]}', {"path": "$.items[*]", "key": "id", "on": "added",
+                                                  "description": "new {id}"})
+    assert _poll(quiet_home, "burst")[1] == 0  # the baseline: no items
+    (quiet_home.root / "burst.json").write_text('{"items":[' + ",".join(f'{{"id":{i}}}' for i in range(items)) + "]}")
+    peak, code, stdout = _poll(quiet_home, "burst")
+    assert code == 0, stdout
+    assert stdout.count("[attend sensor=burst priority=high] new ") == items  # every fire delivered
+    assert peak <= _bound(baseline, 1, fires=items), (peak, baseline)
