@@ -1,8 +1,9 @@
-"""Peer messages end to end: real `attend run` sessions, real `attend peers send` processes, real Stop hooks.
+"""Peer messages end to end: real `attend run` sessions, `attend peers send`, real Stop hooks.
 
 Session b's `attend run` polls project b (the home's project) with only the shipped messages sensor on;
 senders run `attend peers send --to` from another folder, as session a (ATTEND_SESSION) or from a plain
-terminal (no session). Each line must reach b's Monitor stream (stdout) once, name the sender and the
+terminal (no session), in-process (`attend.cli.main`, with the sender's environment and folder); b's own
+send and `peers inbox` are real processes. Each line must reach b's Monitor stream (stdout) once, name the sender and the
 message id, and never come again through b's Stop hook or after b restarts.
 """
 
@@ -37,10 +38,11 @@ def world(quiet_home, daemon, tmp_path):
 
         @staticmethod
         def send(text: str, *, as_: str | None = "a", to=None, channel: bool = False) -> str:
+            from tests.conftest import run_in_process
+
             env = quiet_home.env(**({"ATTEND_SESSION": as_} if as_ else {}))
             where = [] if channel else ["--to", str(to or quiet_home.project)]
-            done = subprocess.run([sys.executable, "-m", "attend", "peers", "send", *where, text], cwd=elsewhere,
-                                  env=env, capture_output=True, text=True, timeout=60)
+            done = run_in_process(["peers", "send", *where, text], env=env, cwd=elsewhere)
             assert done.returncode == 0, done.stderr
             return done.stdout.strip()
 
