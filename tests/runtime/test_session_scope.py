@@ -62,12 +62,16 @@ async def test_a_session_scoped_sensor_keeps_state_per_session_and_tells_only_th
 
 
 def _journal_for(store, session: str, lane: str, text: str) -> None:
-    """A `scope: session` sensor's line for `session`, journaled as the daemon does (`meta.session`)."""
+    """A `scope: session` sensor's line for `session`, journaled now as the daemon does (`meta.session`); a
+    line older than `attend.delivery.stale_after` would reach a hook as the summary line (news.py)."""
+    import time
+
     from attend.runtime.store import Observation
 
+    now = time.time()
     store.commit_poll("mine", states=None, observations=[
-        Observation("new", 3.0, text, key=text, meta={"session": session}, time=1000.0)], status={"state": "ok"})
-    store.disclose("mine", store.pending("mine"), lane=lane, priority="medium", time_=1000.0)
+        Observation("new", 3.0, text, key=text, meta={"session": session}, time=now)], status={"state": "ok"})
+    store.disclose("mine", store.pending("mine"), lane=lane, priority="medium", time_=now)
 
 
 def test_the_stop_hook_never_hands_a_session_another_sessions_line(quiet_home) -> None:

@@ -28,7 +28,6 @@ from collections.abc import Callable, Mapping, Sequence
 
 from attend.peers.identity import PRESENCE_SENSOR, process_runs
 from attend.records import field, record
-from attend.runtime.sessions.seen import for_session, items_of
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
@@ -56,6 +55,7 @@ def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, see
     if not entries:
         return [], []  # nothing after the position (every hook with nothing to hand over): nothing to price
     from attend.runtime.delivery import for_other_session, priced_for_reader
+    from attend.runtime.sessions.seen import for_session
 
     shown = [e for e in entries if not (e.lane == "message" and not e.test and position < e.id <= drained_upto)
              and not about_itself(e, session) and not for_other_session(e, session)]
@@ -111,11 +111,13 @@ def hook_handover(store: Any, session: str, *, everything: bool, project_dir: st
     position = row.printed_upto if row is not None else store.journal_end()
     entries, drained = store.session_backlog(session, position, stale_test_before=float("inf"))
     entries = [e for e in entries if not e.test]
-    seen = store.seen_items(session)
+    seen = store.seen_items(session) if entries or everything else set()
     shown, items = shown_to(session, entries, drained, seen)
     out = Handover(upto=max([position, *(e.id for e in entries)]), considered=[e.id for e in entries])
     as_news = _as_news(project_dir, os.environ if env is None else env, time.time() if now is None else now)
     if everything:
+        from attend.runtime.sessions.seen import for_session, items_of
+
         late, end = store.drain_backlog(session, None)
         known = {e.id for e in shown}
         extra, more = for_session([e for e in late if e.id not in known and not about_itself(e, session)],
@@ -127,8 +129,9 @@ def hook_handover(store: Any, session: str, *, everything: bool, project_dir: st
         out.drained_upto = out.upto
         return out
     if not shown:
-        return out
+        return out  # nothing to hand over (most hooks): neither the pricing nor the seen-set code is imported
     from attend.runtime.delivery import is_stdout_priority
+    from attend.runtime.sessions.seen import items_of
 
     out.entries = as_news([e for e in shown if is_stdout_priority(e.priority)])
     handed = {n for e in out.entries for n in items_of(e)}
