@@ -17,10 +17,13 @@ from daemon_rig import (
     PATIENCE,
     alive,
     journal_rows,
+    query,
     sensor_yaml,
     sensors_json,
     wait_until,
 )
+
+from attend.runtime.faults import STAGES
 
 pytestmark = pytest.mark.slow
 
@@ -225,3 +228,30 @@ def test_a_restarted_daemon_ends_what_a_dead_daemons_stream_left_behind(daemon, 
     wait_until(lambda: pid_file.exists() and pid_file.read_text(), what="the new stream's grandchild")
     assert alive(int(pid_file.read_text()))  # the running daemon's own are kept
     assert d2.stop() == 0
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_daemon_killed_at_each_stage_of_a_streams_evaluation_resumes_at_its_cursor(daemon, quiet_home, stage) -> None:
+    # The cursor is stored with the evaluation that read its record (one transaction): the next daemon's
+    # child starts right after it, so a record is evaluated once (one that was read but not evaluated when the
+    # daemon died is read again), none is skipped, and each line is journaled once.
+    feed = Feed(quiet_home.root / "feed.jsonl")
+    printed = Path(str(feed.path) + ".printed")
+    _stream_sensor(quiet_home, "feed", [sys.executable, CHILD, "follow", str(feed.path), "--after={cursor}"],
+                   cursor="seq")
+    feed.add({"seq": 1, "msg": "a"}, {"seq": 2, "msg": "b"})
+    crashed = daemon(env={"ATTEND_CRASH_AT": stage})
+    assert crashed.proc.wait(timeout=PATIENCE) == -signal.SIGKILL, crashed.stderr
+    crashed.stop()
+    (stored,) = query(quiet_home, "SELECT state FROM crate_state WHERE sensor = 'feed'")[0]
+    cursor = int(json.loads(stored)["cursor"])  # every stage comes after the evaluation's commit
+    first = printed.read_text().split()
+    feed.add({"seq": 3, "msg": "c"})
+    final = daemon()
+    expected = [_line("feed", n, m) for n, m in ((1, "a"), (2, "b"), (3, "c"))]
+    final.wait_for(lambda ls: set(_records(crashed.stdout + ls)) >= set(expected))
+    wait_until(lambda: all(r["printed"] == 1 for r in journal_rows(quiet_home)), what="every row printed")
+    assert final.stop() == 0
+    assert str(cursor) in first
+    assert printed.read_text().split()[len(first):] == [str(n) for n in (1, 2, 3) if n > cursor]
+    assert sorted(r["key"] for r in journal_rows(quiet_home)) == ["1", "2", "3"]
