@@ -42,7 +42,9 @@ def test_the_shipped_git_sensor_reports_a_branch_switch_before_its_interval(daem
 
     repo = GitRepo(quiet_home.project)
     repo.commit("initial", "README")
-    quiet_home.write_user_sensor("git", "spec: 1\nenabled: true\n")  # the shipped cadence: 30 s, min 5 s
+    # The shipped interval (30 s); min_interval 0.5 s instead of 5 s, so the wake's poll need not wait 5 s
+    # after the first one (only the wake can poll before the interval either way).
+    quiet_home.write_user_sensor("git", "spec: 1\nenabled: true\nmin_interval: 0.5s\n")
     d = daemon()
     first = _first_poll(quiet_home, "git")
     repo.git("checkout", "-q", "-b", "feature")
