@@ -126,11 +126,12 @@ def test_a_test_fire_from_another_process_shows_on_the_daemon_stdout(items_senso
 
 
 def test_hot_reload_adds_changes_and_removes_sensors(items_sensor, daemon, quiet_home) -> None:
-    items = items_sensor()
+    fast = {"interval": "0.3s", "min_interval": "0.1s"}  # both sensors: each step waits for a poll
+    items = items_sensor(**fast)
     d = daemon()
     wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
     # Added: a second sensor starts within about a second.
-    other = items_sensor("other")
+    other = items_sensor("other", **fast)
     wait_until(lambda: sensors_json(quiet_home)["other"]["last_poll"] is not None, what="the added sensor")
     other.set([{"id": "x"}])
     d.wait_for(_has("[attend sensor=other priority=medium] new item x"))
