@@ -39,6 +39,7 @@ Decisions:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -175,18 +176,25 @@ class Framer:
         self.cutting = False
 
 
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl (in the interpreter's own symbols), or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
 def _die_with_parent(parent: int) -> Callable[[], None] | None:
     """The child's step between fork and exec that makes the kernel SIGKILL it when the thread that
     forked it ends (Linux `prctl(PR_SET_PDEATHSIG)`); None where there is no prctl. Looked up before the
     fork, so the child only calls it."""
-    import ctypes
-    import ctypes.util
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
+    prctl = _prctl()
+    if prctl is None:
         return None
     pr_set_pdeathsig = 1
 
@@ -210,11 +218,12 @@ def _owner_tag(pid: int) -> str | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
         return f"{pid}@{stat.rsplit(')', 1)[1].split()[19]}"
     except (OSError, IndexError):
-        pass
+        if Path("/proc/self/stat").exists():
+            return None  # a /proc without this process: it is gone
     import psutil
 
     try:
-        return f"{pid}@{psutil.Process(pid).create_time():.2f}" if not Path("/proc/self/stat").exists() else None
+        return f"{pid}@{psutil.Process(pid).create_time():.2f}"
     except psutil.Error:
         return None
 
