@@ -12,14 +12,18 @@ notification passes them:
 
 The crash is the kernel's SIGKILL, as a killed or out-of-memory process gets: no cleanup runs. Only the
 fault tests set the variable (tests/runtime/test_daemon_sigkill.py); docs/internals.md lists it.
+
+`env_seconds` reads the other hidden knobs for tests, durations a real daemon would otherwise wait out in
+full (`ATTEND_HEADLESS_IDLE`, `ATTEND_MCP_UNUSED_GRACE`).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Mapping
 
-__all__ = ["STAGES", "crash_point"]
+__all__ = ["STAGES", "crash_point", "env_seconds"]
 
 #: Every stage a crash point names (a plan naming another stage is refused at the first point reached).
 STAGES = ("poll-committed", "disclosed", "printed", "recorded")
@@ -49,3 +53,13 @@ def crash_point(stage: str) -> None:
     _reached[stage] = _reached.get(stage, 0) + 1
     if _reached[stage] >= _plan[1]:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def env_seconds(variable: str, default: float, env: Mapping[str, str] | None = None) -> float:
+    """`variable` in `env` (default: os.environ) as seconds when it is a positive number, else `default`."""
+    value = (os.environ if env is None else env).get(variable, "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return default
+    return seconds if seconds > 0 and seconds == seconds else default

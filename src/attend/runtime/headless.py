@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from attend.runtime.faults import env_seconds
+
 __all__ = ["IDLE_LIMIT", "MutePrinter", "ensure_poller", "idle_limit", "serve_headless"]
 
 #: How long a headless poller runs without a live session of its project (seconds).
@@ -36,12 +38,7 @@ IDLE_VARIABLE = "ATTEND_HEADLESS_IDLE"
 
 def idle_limit(env: Mapping[str, str] | None = None) -> float:
     """The idle limit: `ATTEND_HEADLESS_IDLE` seconds when it is a positive number, else `IDLE_LIMIT`."""
-    value = (os.environ if env is None else env).get(IDLE_VARIABLE, "")
-    try:
-        seconds = float(value)
-    except ValueError:
-        return IDLE_LIMIT
-    return seconds if seconds > 0 and seconds == seconds else IDLE_LIMIT
+    return env_seconds(IDLE_VARIABLE, IDLE_LIMIT, env)
 
 
 def ensure_poller(project_dir: Path | str, env: Mapping[str, str] | None = None) -> int | None:

@@ -8,7 +8,7 @@ import pytest
 from daemon_rig import PATIENCE, alive, query, sensors_json, wait_until
 from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml, polled_ok
 
-from attend.runtime.mcp.pool import UNUSED_GRACE
+from attend.runtime.mcp.pool import GRACE_VARIABLE
 
 pytestmark = pytest.mark.slow
 
@@ -59,13 +59,13 @@ def test_a_server_stops_once_no_enabled_sensor_uses_it_and_not_before(
     quiet_home: Any, daemon: Any, behind: Behind
 ) -> None:
     # Two sensors share one server: turning one off keeps it; turning off the other stops the process
-    # (after UNUSED_GRACE) while the daemon runs on (issue 27, item 4).
+    # (after the grace, 1 s here instead of UNUSED_GRACE) while the daemon runs on (issue 27, item 4).
     server = behind.inline("clean")
     for name in ("tracker", "second"):
         quiet_home.write_user_sensor(name, mcp_sensor_yaml(name, server))
         assert quiet_home.attend("sensors", "probe", name, "--confirm").returncode == 0
     probes = len(behind.starts())
-    running = daemon()
+    running = daemon(env={GRACE_VARIABLE: "1"})
     wait_until(lambda: polled_ok(quiet_home, "tracker") and polled_ok(quiet_home, "second"), timeout=GENEROUS + PATIENCE,
                what="both polled")
     (started,) = behind.starts()[probes:]  # one shared session
@@ -79,7 +79,7 @@ def test_a_server_stops_once_no_enabled_sensor_uses_it_and_not_before(
     assert alive(pid) and behind.starts()[probes:] == [started]
 
     assert quiet_home.attend("settings", "set", "attend.sensors.second.enabled", "false").returncode == 0
-    wait_until(lambda: not alive(pid), timeout=UNUSED_GRACE + PATIENCE, what="the unused server's exit")
+    wait_until(lambda: not alive(pid), what="the unused server's exit")
     assert running.proc.poll() is None  # the daemon runs on
     running.stop()
     assert behind.starts()[probes:] == [started]

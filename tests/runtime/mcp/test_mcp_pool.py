@@ -214,3 +214,15 @@ async def test_a_server_that_exited_while_idle_is_started_again_without_a_failed
             await trio.sleep(0.05)
     assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
     assert len(behind.starts()) == 2
+
+
+def test_an_unused_server_is_kept_unused_grace_seconds_unless_the_environment_sets_a_positive_number(
+    ctx: PollContext,
+) -> None:
+    from attend.runtime.mcp.pool import GRACE_VARIABLE, UNUSED_GRACE
+
+    assert McpPool(ctx).unused_grace == UNUSED_GRACE == 10.0
+    for value, grace in (("1", 1.0), ("0.25", 0.25), ("0", UNUSED_GRACE), ("-3", UNUSED_GRACE), ("soon", UNUSED_GRACE),
+                         ("nan", UNUSED_GRACE)):
+        ctx.env[GRACE_VARIABLE] = value
+        assert McpPool(ctx).unused_grace == grace, value

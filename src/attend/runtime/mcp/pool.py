@@ -15,7 +15,8 @@ under the caller's deadline.
 
 Each call names its user (the sensor), and the daemon tells the pool which sensors run after every
 reload (`retain`): a server that no running sensor uses any more is stopped once UNUSED_GRACE seconds
-have passed without a user coming back (a sensor restarted with a new file keeps its name and its server).
+have passed without a user coming back (a sensor restarted with a new file keeps its name and its server);
+ATTEND_MCP_UNUSED_GRACE in the pool's environment sets another grace (a hidden knob for tests).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from mcp.types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from attend.errors import RuntimeFailure, reason
+from attend.runtime.faults import env_seconds
 from attend.runtime.mcp.config import ServerDefinition
 from attend.runtime.mcp.policy import (
     gate_refusal,
@@ -63,7 +65,7 @@ from attend.runtime.mcp.policy import (
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
 
-__all__ = ["CLIENT_LOG", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
+__all__ = ["CLIENT_LOG", "GRACE_VARIABLE", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
 
 _R = TypeVar("_R")
 
@@ -92,6 +94,9 @@ MAX_TOOL_PAGES = 50
 #: Seconds a server that no running sensor uses any more is kept before it is stopped: a sensor turned
 #: off and on again, or renamed, within it finds its server still running.
 UNUSED_GRACE = 10.0
+#: The environment variable (in the pool's context) that sets another grace, in seconds: a hidden knob for
+#: tests, so a test of the stop need not wait out the whole grace.
+GRACE_VARIABLE = "ATTEND_MCP_UNUSED_GRACE"
 
 
 def log_path(state_dir: Path, server_name: str) -> Path:
@@ -159,7 +164,9 @@ class McpPool:
         self._nursery: trio.Nursery | None = None
         #: The server each user (a sensor's name) called last; `retain` drops the users that stopped.
         self._users: dict[str, ServerDefinition] = {}
-        self._stopping: set[_Session] = set()  # the sessions waiting out UNUSED_GRACE
+        self._stopping: set[_Session] = set()  # the sessions waiting out the grace
+        #: Seconds an unused server is kept: UNUSED_GRACE, or GRACE_VARIABLE's in the context's environment.
+        self.unused_grace = env_seconds(GRACE_VARIABLE, UNUSED_GRACE, ctx.env)
         #: The restart backoff after n consecutive failures; a test may shorten it.
         self.restart_delay = restart_delay
         #: Called with a user's name when a resource it subscribed to changed or its subscription was lost
@@ -198,7 +205,7 @@ class McpPool:
 
     def retain(self, users: set[str] | frozenset[str]) -> None:
         """Only `users` (the running sensors' names) use the pool now: every server none of them called
-        last is stopped after UNUSED_GRACE seconds, unless a call brings it a user again by then."""
+        last is stopped after `unused_grace` seconds, unless a call brings it a user again by then."""
         for name in set(self._users) - set(users):
             del self._users[name]
         for name in set(self._subscribers) - set(users):
@@ -216,7 +223,7 @@ class McpPool:
 
     async def _stop_unused(self, session: _Session) -> None:
         try:
-            await trio.sleep(UNUSED_GRACE)
+            await trio.sleep(self.unused_grace)
         finally:
             self._stopping.discard(session)
         if session.definition not in set(self._users.values()):
