@@ -118,6 +118,21 @@ def everything_http(everything: Path, tmp_path: Path) -> Iterator[int]:
         yield served
 
 
+# The mcp SDK's streamable HTTP client leaves the event streams of a server that answers with them (as this one
+# does) to the garbage collector: a ResourceWarning per stream (ignored by Python's default filters, so a daemon
+# prints nothing), which this suite's warnings-as-errors would pin on the test.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_a_2025_server_over_streamable_http_takes_a_resources_subscribe_on_its_session(
+    ctx: PollContext, pool: McpPool, everything_http: int
+) -> None:
+    server = {"type": "http", "url": f"http://127.0.0.1:{everything_http}/mcp"}
+    definition, read = await call_tool(settings(server), ctx)
+    assert read.document["text"].startswith("Resource 1: This is a plaintext resource")
+    assert await pool.subscribe(definition, TEXT_RESOURCE, timeout=GENEROUS, user="clock")
+    assert await pool.subscribe(definition, TEXT_RESOURCE, timeout=GENEROUS, user="other")  # one subscription, shared
+    assert pool.live_servers() == [f"127.0.0.1:{everything_http}"]
+
+
 @pytest.mark.slow
 def test_attend_run_polls_the_everything_server_over_streamable_http(
     quiet_home: Any, daemon: Any, everything_http: int
