@@ -26,18 +26,43 @@ def remote_server(behind: Behind, transport: str) -> Any:
     return serving([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN, transport], port, env)
 
 
+@pytest.fixture(scope="module")
+def remote_behind(tmp_path_factory: pytest.TempPathFactory) -> Behind:
+    """What stands behind this module's remote servers (started once per module: they keep no state a test
+    could see, each client gets its own session)."""
+    folder = tmp_path_factory.mktemp("remote")
+    return Behind(folder / "items.json", folder / "starts.txt", folder / "crash-now")
+
+
 @pytest.fixture
-def remote(behind: Behind) -> Iterator[int]:
+def behind(remote_behind: Behind) -> Behind:
+    """The module's `remote_behind`, its items back to the one item every test starts from."""
+    remote_behind.write_items([{"id": "a", "title": "first"}])
+    return remote_behind
+
+
+@pytest.fixture(scope="module")
+def remote_http(remote_behind: Behind) -> Iterator[int]:
+    with remote_server(remote_behind, "http") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def remote_sse_server(remote_behind: Behind) -> Iterator[int]:
+    with remote_server(remote_behind, "sse") as served:
+        yield served
+
+
+@pytest.fixture
+def remote(remote_http: int, behind: Behind) -> int:
     """The remote test server over streamable HTTP on a free 127.0.0.1 port, accepting only `Bearer TOKEN`."""
-    with remote_server(behind, "http") as served:
-        yield served
+    return remote_http
 
 
 @pytest.fixture
-def remote_sse(behind: Behind) -> Iterator[int]:
+def remote_sse(remote_sse_server: int, behind: Behind) -> int:
     """The same server speaking HTTP with server-sent events (/sse), accepting only `Bearer TOKEN`."""
-    with remote_server(behind, "sse") as served:
-        yield served
+    return remote_sse_server
 
 
 def configure(ctx: PollContext, port: int) -> None:
