@@ -138,6 +138,35 @@ def test_the_launcher_reports_a_failed_install_in_one_line_and_keeps_no_half_bui
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["venv.install.log", "venv.lock"]
 
 
+def stamped_venv(data: Path, stamp: str) -> Path:
+    """A set-up plugin virtualenv stamped `stamp` whose python only says how it was run."""
+    python = data / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\necho "ran $*; $ATTEND_PLUGIN_VENV $ATTEND_PLUGIN_VERSION"\n')
+    python.chmod(0o755)
+    (data / "venv" / ".attend-plugin-version").write_text(stamp + "\n")
+    return data / "venv"
+
+
+def test_a_virtualenv_set_up_for_this_version_runs_straight_from_sh_without_a_second_python(tmp_path):
+    root = launcher_root(tmp_path, '[project]\nname = "attend"\nversion = "0.1.0"\n')
+    venv = stamped_venv(tmp_path / "data", "0.1.0")
+    # No python3 on PATH: only the launcher's sh part can run (as it does before every hook).
+    env = launcher_env(tmp_path, tmp_path / "data", PATH=str(tmp_path / "empty"))
+    done = subprocess.run([str(root / "bin" / "attend"), "drain", "--format", "hook"], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"ran -m attend drain --format hook; {venv} 0.1.0\n", "")
+
+
+def test_a_virtualenv_of_another_version_goes_to_the_launchers_python_part(tmp_path):
+    root = launcher_root(tmp_path, '[project]\nname = "attend"\nversion = "0.2.0"\n')
+    stamped_venv(tmp_path / "data", "0.1.0")
+    env = launcher_env(tmp_path, tmp_path / "data", PATH=str(tmp_path / "empty"))
+    done = subprocess.run([str(root / "bin" / "attend"), "--version"], capture_output=True, text=True, timeout=60,
+                          env=env)
+    assert done.returncode == 127 and "python3" in done.stderr and "ran " not in done.stdout  # not the old one
+
+
 @pytest.mark.slow
 def test_the_first_run_builds_the_virtualenv_from_the_plugins_source_and_runs_attend_in_it(plugin_build):
     # the plugin as installed, no virtualenv yet: `bin/attend --version` sets one up with pip, then runs in it
