@@ -8,6 +8,7 @@ import json
 import os
 import signal
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -108,13 +109,21 @@ def test_attend_run_polls_a_subscribed_resource_at_its_interval_when_no_update_c
     running.stop()
 
 
-@pytest.fixture
-def everything_http(everything: Path, tmp_path: Path) -> Iterator[int]:
-    """The everything server over streamable HTTP (`node dist/index.js streamableHttp`, on $PORT)."""
+@contextmanager
+def everything_served(everything: Path, tmp_path: Path, transport: str) -> Iterator[int]:
+    """The everything server over `transport` (`node dist/index.js streamableHttp|sse`, on $PORT), its output
+    in the test's folder; yields the port."""
     port = free_port()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PORT": str(port)}
-    with (tmp_path / "everything-http.log").open("w") as log, \
-            serving([node(), str(everything / "dist" / "index.js"), "streamableHttp"], port, env, log) as served:
+    with (tmp_path / f"everything-{transport}.log").open("w") as log, \
+            serving([node(), str(everything / "dist" / "index.js"), transport], port, env, log) as served:
+        yield served
+
+
+@pytest.fixture
+def everything_http(everything: Path, tmp_path: Path) -> Iterator[int]:
+    """The everything server over streamable HTTP, at /mcp."""
+    with everything_served(everything, tmp_path, "streamableHttp") as served:
         yield served
 
 
@@ -134,11 +143,19 @@ async def test_a_2025_server_over_streamable_http_takes_a_resources_subscribe_on
 
 
 @pytest.mark.slow
-def test_attend_run_polls_the_everything_server_over_streamable_http(
-    quiet_home: Any, daemon: Any, everything_http: int
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_attend_run_polls_the_everything_server_over_streamable_http_and_sse(
+    quiet_home: Any, daemon: Any, everything: Path, tmp_path: Path, transport: str
 ) -> None:
-    servers = {"everything": {"type": "http", "url": f"http://127.0.0.1:{everything_http}/mcp"}}
-    (quiet_home.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    with everything_served(everything, tmp_path, "sse" if transport == "sse" else "streamableHttp") as port:
+        path = "sse" if transport == "sse" else "mcp"
+        servers = {"everything": {"type": transport, "url": f"http://127.0.0.1:{port}/{path}"}}
+        (quiet_home.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        polled_through(quiet_home, daemon)
+
+
+def polled_through(quiet_home: Any, daemon: Any) -> None:
+    """A sensor on the .mcp.json server `everything` is probed, then polled by attend run into a line."""
     quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", "everything", interval=2, subscribe=False))
     probe(quiet_home, "clock")
     running = daemon()
