@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 from daemon_rig import query, sensors_json, wait_until
@@ -75,9 +73,10 @@ def test_the_peers_folder_deleted_under_a_running_daemon_comes_back_and_the_daem
                what="a's heartbeat and first peers poll")
     shutil.rmtree(root)  # every tray, channel and heartbeat at once
     wait_until(lambda: (root / "heartbeat" / "a").exists(), what="a's heartbeat written again")
-    sent = subprocess.run([sys.executable, "-m", "attend", "peers", "send", "--to", str(here), "still there?"],
-                          cwd=quiet_home.project, env=quiet_home.env(ATTEND_SESSION="x"), capture_output=True,
-                          text=True, timeout=60)
+    from tests.conftest import run_in_process
+
+    sent = run_in_process(["peers", "send", "--to", str(here), "still there?"], env=quiet_home.env(ATTEND_SESSION="x"),
+                          cwd=quiet_home.project)
     assert sent.returncode == 0, sent.stderr
     assert [p.name for p in root.glob("p-*/*.json")] == [f"{sent.stdout.strip()}.json"]  # the tray is back
     sessions("b")
@@ -89,8 +88,9 @@ def test_the_peers_folder_deleted_under_a_running_daemon_comes_back_and_the_daem
 
 def test_a_sessions_transcript_going_quiet_and_busy_again_is_a_status_line_on_the_other_session(
         sessions, quiet_home):
-    quiet_home.write_user_sensor("peers", "spec: 1\ninterval: 1s\nmin_interval: 500ms\n"
-                                          "crate:\n  working_within: 5s\n")
+    # working_within 3 s, polled every 0.3 s: a poll sees b working well inside the window (ten polls).
+    quiet_home.write_user_sensor("peers", "spec: 1\ninterval: 0.3s\nmin_interval: 0.1s\n"
+                                          "crate:\n  working_within: 3s\n")
     here = quiet_home.project.resolve()
     transcripts = Transcripts(quiet_home.root / ".claude" / "projects", here)
     a = sessions("a")
@@ -100,7 +100,7 @@ def test_a_sessions_transcript_going_quiet_and_busy_again_is_a_status_line_on_th
     a.wait_for(lambda lines: started in lines)
     transcripts.turn("b", 50_000)  # b's Claude Code session writes: from unknown to working, no line
     waiting = f"[attend sensor=peers priority=low] session b in {here} is waiting (was working)"
-    wait_until(lambda: waiting in a.stderr, what="b waiting, 5 s after its transcript's last write")
+    wait_until(lambda: waiting in a.stderr, what="b waiting, 3 s after its transcript's last write")
     assert not [line for line in a.stderr if "is working (was" in line]
     transcripts.turn("b", 64_000)
     working = f"[attend sensor=peers priority=low] session b in {here} is working (was waiting)"
