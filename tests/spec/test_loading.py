@@ -137,3 +137,15 @@ def test_a_plain_scalar_that_skips_type_resolution_by_its_first_character_is_a_s
     got = _Builder("f.yaml", "", [])._scalar(_Node("scalar", 1, 1, text))
     expected = _resolve_plain(text)
     assert got == expected or (got != got and expected != expected)  # NaN is not equal to itself
+
+
+def test_a_shipped_file_is_parsed_once_until_its_text_changes(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("spec: 1\nname: s\n")
+    first, again = read_sensor_file(path, "shipped"), read_sensor_file(path, "shipped")
+    assert first.data == {"spec": 1, "name": "s"} and again.data is first.data  # one parse, shared
+    assert read_sensor_file(path, "user").data is not first.data  # other layers parse every read
+    path.write_text("spec: 1\nname: s\ninterval: 5m\n")
+    changed = read_sensor_file(path, "shipped")
+    assert changed.data == {"spec": 1, "name": "s", "interval": "5m"}
+    assert changed.origins[("interval",)].line == 3

@@ -189,13 +189,25 @@ def parse_yaml(text: str, file: str, layer: str = "") -> ParsedYaml:
     return ParsedYaml(data, builder.origins, [with_excerpt(d, text) for d in diagnostics])
 
 
+#: The parse of each shipped sensor file read in this process, by the name it is read under: its text and
+#: the parse. Every command that loads the set reads the ~28 shipped files (the daemon at each reload, an
+#: in-process caller at each command) and parsing them was half of that; a file whose text changed is parsed
+#: again. The parse is shared, never modified: readers copy what they change (`merge_data`, `normalise`).
+_SHIPPED_PARSES: dict[str, tuple[str, ParsedYaml]] = {}
+
+
 def read_yaml_file(path: Path, layer: str = "", file: str | None = None) -> ParsedYaml:
     """Read and parse one YAML file; every problem is a positioned diagnostic."""
     name = file or str(path)
     text, problems = read_source(path, name)
     if text is None:
         return ParsedYaml(None, {}, problems)
-    return parse_yaml(text, name, layer)
+    if layer != "shipped":
+        return parse_yaml(text, name, layer)
+    known = _SHIPPED_PARSES.get(name)
+    if known is None or known[0] != text:
+        known = _SHIPPED_PARSES[name] = (text, parse_yaml(text, name, layer))
+    return known[1]
 
 
 def read_sensor_file(path: Path, layer: str, file: str | None = None) -> SensorFile:
