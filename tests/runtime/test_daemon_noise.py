@@ -54,19 +54,19 @@ def test_a_pending_for_survives_a_restart_and_fires_on_its_original_schedule(ite
     second.stop()
 
 
-#: The items script (daemon_rig.ITEMS_SCRIPT) failing on its second run that reports items: the poll that
-#: makes the `for:` pending reports item 1, and the poll when it falls due fails, with no race between the
-#: test breaking the sensor and the daemon's due poll.
-FAILS_ONCE_ITEMS_WERE_SEEN = """
-import json, pathlib, sys
+#: The items script (daemon_rig.ITEMS_SCRIPT) failing once it has reported items for 2 s: the poll that makes
+#: the `for:` (3 s) pending and any poll a wake adds soon after succeed, and the poll when it falls due
+#: fails, with no race between the test breaking the sensor and the daemon's due poll.
+FAILS_2S_AFTER_IT_SAW_ITEMS = """
+import json, pathlib, sys, time
 p = pathlib.Path(sys.argv[1])
 items = json.loads(p.read_text()) if p.exists() else []
 seen = pathlib.Path(str(p) + ".seen")
-if items and seen.exists():
+if items and not seen.exists():
+    seen.write_text(str(time.time()))
+elif items and time.time() - float(seen.read_text()) >= 2.0:
     print("failing on purpose", file=sys.stderr)
     sys.exit(1)
-if items:
-    seen.write_text("seen")
 print(json.dumps({"items": items}))
 """
 
@@ -76,8 +76,8 @@ def test_a_failing_sensor_with_an_overdue_for_is_not_polled_back_to_back(items_s
     # poll makes the `for:` pending (due 3 s after that poll of the daemon's own), and the due poll fails.
     items = items_sensor(trigger={**ADDED_FOR, "for": "3s"}, interval="30s", min_interval="0.2s",
                          wake_on=[str(quiet_home.root / "items.json")])
-    script = quiet_home.root / "fails_once_items_were_seen.py"
-    script.write_text(FAILS_ONCE_ITEMS_WERE_SEEN)
+    script = quiet_home.root / "fails_2s_after_it_saw_items.py"
+    script.write_text(FAILS_2S_AFTER_IT_SAW_ITEMS)
     sensor = quiet_home.user_sensors / "items.yaml"
     doc = json.loads(sensor.read_text())
     doc["command"]["argv"][1] = str(script)
@@ -105,6 +105,3 @@ def _status(home) -> dict | None:
     rows = query(home, "SELECT failures, last_poll, next_poll FROM sensor_status WHERE sensor = 'items'")
     return dict(zip(("failures", "last_poll", "next_poll"), rows[0], strict=True)) if rows and rows[0][1] else None
 
-
-def _poll_counts(home) -> list[tuple]:
-    return query(home, "SELECT COUNT(*) FROM poll_history")
