@@ -11,19 +11,20 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_in_process
 
 from attend.peers.mailbox import Mailbox, Message, peers_dir
 
-#: Imports attend first, then waits for the wall-clock time in argv[1], then runs `attend` with the rest:
-#: every sender is past its start-up and sends within a millisecond of the others.
+#: Imports attend first, says `ready` and waits for a line on stdin, then runs `attend` with argv: the test
+#: starts every sender past its start-up at once, so they send within a millisecond of each other.
 AT_ONCE = textwrap.dedent(
     """
-    import sys, time
+    import sys
     from attend.cli import main
     import attend.commands.peers
-    when = float(sys.argv[1])
-    time.sleep(max(0.0, when - time.time()))
-    sys.exit(main(sys.argv[2:]))
+    print("ready", flush=True)
+    sys.stdin.readline()
+    sys.exit(main(sys.argv[1:]))
     """
 )
 
@@ -43,10 +44,16 @@ WRITER = textwrap.dedent(
 
 
 def send_at_once(home, count: int) -> list[subprocess.Popen]:
-    when = time.time() + 3.0  # start-up of every process fits in 3 s even on a busy machine
-    return [subprocess.Popen([sys.executable, "-c", AT_ONCE, str(when), "peers", "send", f"message {i} " + "x" * 4000],
-                             cwd=home.project, env=home.env(ATTEND_SESSION=f"sender-{i}"),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(count)]
+    senders = [subprocess.Popen([sys.executable, "-c", AT_ONCE, "peers", "send", f"message {i} " + "x" * 4000],
+                                cwd=home.project, env=home.env(ATTEND_SESSION=f"sender-{i}"), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(count)]
+    for p in senders:  # every one past its start-up (however busy the machine) ...
+        assert p.stdout is not None and p.stdout.readline() == "ready\n", p.stderr.read() if p.stderr else ""
+    for p in senders:  # ... then all of them at once
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    return senders
 
 
 def test_processes_sending_at_the_same_moment_each_land_whole_with_distinct_ids(home, tmp_path):
@@ -105,8 +112,9 @@ def test_hostile_names_and_texts_are_refused_or_rendered_and_never_write_outside
     before = _tree(tmp_path, mailbox.root)
 
     def peers(*args: str, session: str = "a", cwd: Path = home.project) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "attend", "peers", *args], cwd=cwd,
-                              env=home.env(ATTEND_SESSION=session), capture_output=True, text=True, timeout=60)
+        # In-process (`attend.cli.main`): what is tested is the refusal and where files land, not the
+        # process boundary (the senders above and `test_peers_cli` run real processes).
+        return run_in_process(["peers", *args], env=home.env(ATTEND_SESSION=session), cwd=cwd)
 
     for name in HOSTILE_CHANNELS:
         for args in (("join", name), ("leave", name), ("send", "--channel", name, "hi")):
