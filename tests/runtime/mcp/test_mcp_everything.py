@@ -97,6 +97,24 @@ def test_attend_run_reads_a_subscribed_resource_of_the_everything_server_on_its_
 
 
 @pytest.mark.slow
+def test_attend_run_subscribes_again_after_its_server_died_and_an_update_reaches_stdout_without_the_interval(
+    quiet_home: Any, daemon: Any, everything: Path, behind: Behind
+) -> None:
+    server = everything_stdio(everything, updates=True, **behind.env())
+    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval="1h", subscribe=True))
+    probe(quiet_home, "clock")
+    probes = len(behind.starts())  # one server per probe (a probe may have to run again)
+    running = daemon()
+    wait_until(lambda: polled_ok(quiet_home, "clock") and len(behind.starts()) == probes + 1, what="the daemon's server")
+    os.kill(int(behind.starts()[-1].split()[-1]), signal.SIGKILL)  # the subscription is lost with its server
+    # the lost session wakes the sensor at once and again after the restart backoff: a read starts the server,
+    # subscribes anew, and its next update (every 5 s) brings a line, an hour before the interval would
+    wait_until(lambda: len(behind.starts()) == probes + 2, what="the server started again by a woken read")
+    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
+    running.stop()
+
+
+@pytest.mark.slow
 def test_attend_run_polls_a_subscribed_resource_at_its_interval_when_no_update_comes(
     quiet_home: Any, daemon: Any, everything: Path
 ) -> None:
