@@ -137,22 +137,21 @@ def test_every_session_prints_every_notification_exactly_once_while_the_poller_i
         while not stop.is_set():
             written.append({"id": len(written) + 1})
             items.set(list(written))
-            time.sleep(0.05)  # several items a poll (every 0.3 s), so a kill finds some in every stage
+            time.sleep(0.05)  # several items a poll (every 0.3 s): every kill leaves some in flight
 
     sessions = {}  # name -> (process, killed at: wall time or None)
     serial = 0
 
-    def start_session(*, wait: bool = True) -> None:
+    def start_session() -> None:
         nonlocal serial
         serial += 1
         name = f"s{serial}"
-        d = daemon("--session", name)
-        sessions[name] = [d, None]
-        if wait:
-            started(d, name)
+        sessions[name] = [daemon("--session", name), None]
 
     for _ in range(3):
         start_session()
+    for name, (d, _) in sessions.items():  # the three start side by side
+        started(d, name)
     rng = random.Random(1010)
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
@@ -171,7 +170,9 @@ def test_every_session_prints_every_notification_exactly_once_while_the_poller_i
             d.proc.send_signal(signal.SIGKILL)
             d.stop()
             sessions[name][1] = time.time()
-            start_session(wait=False)  # a new session keeps three alive; it starts while the others go on
+            start_session()  # a new session keeps three alive; it starts while the others go on
+        # The stream carries over 100 notifications however fast the kills went.
+        wait_until(lambda: len(written) > 100, what="over 100 items written")
     finally:
         stop.set()
         thread.join()
