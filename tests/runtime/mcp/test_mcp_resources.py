@@ -151,3 +151,29 @@ async def test_a_lost_subscription_wakes_its_user_so_the_next_read_catches_up(
     os.kill(int(started.split()[-1]), signal.SIGKILL)  # the server dies: its stream is lost
     await first_wake(woken)
     assert woken == ["shelf"]
+
+
+async def test_an_update_of_a_subscribed_resource_or_a_resource_below_it_wakes_its_users_and_no_other(
+    ctx: PollContext, pool: McpPool
+) -> None:
+    from mcp.types import ResourceUpdatedNotification, ResourceUpdatedNotificationParams
+
+    from attend.runtime.mcp.config import ServerDefinition
+    from attend.runtime.mcp.pool import _Session
+
+    woken: list[str] = []
+    pool.on_update = woken.append
+    session = _Session(ServerDefinition(command="unused"))
+    session.subscribed = {"file:///repo/docs", "board://issues"}
+    session.watchers = {"file:///repo/docs": {"docs"}, "board://issues": {"board", "triage"}}
+    handle = pool._message_handler(session)
+
+    async def updated(uri: str) -> list[str]:
+        woken.clear()
+        await handle(ResourceUpdatedNotification(params=ResourceUpdatedNotificationParams(uri=uri)))
+        return list(woken)
+
+    assert await updated("board://issues") == ["board", "triage"]
+    assert await updated("file:///repo/docs/intro.md") == ["docs"]  # a sub-resource the server names
+    assert await updated("file:///repo/docsets") == []  # not below it: a name that merely starts the same
+    assert await updated("board://issues-archive") == []

@@ -350,13 +350,17 @@ class McpPool:
 
     def _message_handler(self, session: _Session) -> MessageHandlerFnT:
         """The session's handler of what the server sends unasked: a `notifications/resources/updated` for a
-        resource subscribed with `resources/subscribe` wakes that resource's users; the rest is dropped."""
+        resource subscribed with `resources/subscribe`, or for a sub-resource of one (the URI below it after a
+        `/`, which the protocol allows a server to name), wakes that resource's users; the rest is dropped."""
 
         async def handle(message: Any) -> None:
             if isinstance(message, ResourceUpdatedNotification):
                 uri = message.params.uri
-                if uri in session.subscribed:
-                    self._wake(session.watchers.get(uri, set()))
+                users: set[str] = set()
+                for subscribed in session.subscribed:
+                    if uri == subscribed or uri.startswith(subscribed.rstrip("/") + "/"):
+                        users |= session.watchers.get(subscribed, set())
+                self._wake(users)
             await trio.lowlevel.checkpoint()
 
         return handle
