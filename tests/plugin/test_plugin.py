@@ -5,6 +5,7 @@ the installed plugin's monitor and Stop hook run exactly as Claude Code runs the
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -165,6 +166,43 @@ def test_a_virtualenv_of_another_version_goes_to_the_launchers_python_part(tmp_p
     done = subprocess.run([str(root / "bin" / "attend"), "--version"], capture_output=True, text=True, timeout=60,
                           env=env)
     assert done.returncode == 127 and "python3" in done.stderr and "ran " not in done.stdout  # not the old one
+
+
+def build_lock_held(data: Path) -> bool:
+    """Whether a launcher holds the build lock beside data/venv (a build runs)."""
+    with open(data / "venv.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return False
+
+
+def test_a_hook_never_waits_for_the_first_build_and_says_setting_up(tmp_path):
+    root = launcher_root(tmp_path, 'version = "0.1.0"\n')
+    # The build's Python: a 3.12 whose first build step (`-m venv`) runs until the test releases it, then
+    # fails; so the hook is seen returning while its build provably still runs, and no build outlives the test.
+    release = tmp_path / "release"
+    python = tmp_path / "python3.12"
+    python.write_text(f'#!/bin/sh\nif [ "$1" = -c ]; then echo 3.12; exit 0; fi\n'
+                      f'while [ ! -e "{release}" ]; do sleep 0.05; done\nexit 1\n')
+    python.chmod(0o755)
+    data = tmp_path / "data"
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(root / "bin" / "attend"), "drain", "--format", "hook"], input="{}",
+                          capture_output=True, text=True, timeout=60,
+                          env=launcher_env(tmp_path, data, ATTEND_PYTHON=str(python)))
+    assert time.monotonic() - started < 10  # a first build takes 40-50 s; the hook's timeout is 30-60 s
+    assert done.returncode == 0 and done.stdout == ""
+    assert done.stderr == (f"attend: setting up attend 0.1.0 in {data / 'venv'}; "
+                           "notifications start once it is ready\n")
+    log = data / "venv.install.log"
+    wait_until(lambda: log.exists() and " -m venv " in log.read_text(), what="the background build's first step")
+    assert build_lock_held(data) and not release.exists()  # the build runs in the background, the hook is done
+    release.touch()
+    wait_until(lambda: not build_lock_held(data), what="the background build's end")
+    assert not (data / "venv").exists()
 
 
 @pytest.mark.slow
