@@ -61,18 +61,30 @@ def near_valid(draw: st.DrawFn, rules: dict[str, Any] = RULES) -> Any:
     kinds = kinds if isinstance(kinds, list) else [kinds]
     if "dict" in kinds and isinstance(schema, dict) and all(isinstance(v, dict) for v in schema.values()):
         names = draw(st.lists(st.sampled_from(sorted(schema)), max_size=6, unique=True))
-        out = {name: draw(near_valid(schema[name])) for name in names}
+        out = {name: draw(_near_valid(schema[name])) for name in names}
         if draw(st.integers(0, 9)) == 0:
             out[draw(st.text(max_size=6))] = draw(VALUES)
         return out
     if "dict" in kinds and "valuesrules" in rules:
         keys = st.one_of(st.sampled_from(["high", "new-item", "cpu", "Bad Name", "état"]), st.text(max_size=5))
-        return draw(st.dictionaries(keys, near_valid(rules["valuesrules"]), max_size=3))
+        return draw(st.dictionaries(keys, _near_valid(rules["valuesrules"]), max_size=3))
     if "list" in kinds and isinstance(schema, dict):
-        return draw(st.lists(near_valid(schema), max_size=3))
+        return draw(st.lists(_near_valid(schema), max_size=3))
     if "allowed" in rules:
         return draw(st.sampled_from(list(rules["allowed"])))
     return draw(SCALARS)
+
+
+#: One `near_valid` strategy per rule set (by identity: the schema's own dicts, alive for the run): a new
+#: strategy at every draw made hypothesis validate and label it again, most of each example's cost.
+_STRATEGIES: dict[int, st.SearchStrategy[Any]] = {}
+
+
+def _near_valid(rules: dict[str, Any]) -> st.SearchStrategy[Any]:
+    strategy = _STRATEGIES.get(id(rules))
+    if strategy is None:
+        strategy = _STRATEGIES[id(rules)] = near_valid(rules)
+    return strategy
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
