@@ -289,9 +289,10 @@ def _peers_list(home) -> dict[str, dict]:
 
 
 def _sessions_line(home) -> str:
+    """The `sessions:` line of `attend sensors`, or "" while it shows none (no live session polls yet)."""
     shown = home.attend("sensors")
     assert shown.returncode == 0, shown.stderr
-    return next(line for line in shown.stdout.splitlines() if line.startswith("sessions:"))
+    return next((line for line in shown.stdout.splitlines() if line.startswith("sessions:")), "")
 
 
 def _two_processes_one_id(daemon, home):
