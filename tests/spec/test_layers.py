@@ -168,3 +168,19 @@ def test_a_file_in_the_shipped_projection_is_checked_as_the_shipped_sensor(home)
     sensor_set = load_paths([projection / "keepwarm.yaml"], home.project)
     keepwarm = sensor_set.sensors["keepwarm"]
     assert keepwarm.layer == "shipped" and keepwarm.diagnostics == []
+
+
+def test_loading_again_builds_only_the_sensors_whose_files_changed(home) -> None:
+    home.write_user_sensor("mine", "spec: 1\nname: mine\nkind: command\ncommand: {argv: [echo]}\ninterval: 5m\n")
+    first = load_set(home.project).sensors
+    first["mine"].diagnostics.append("a caller's own note")  # type: ignore[arg-type]
+    first["mine"].status = "invalid"
+    again = load_set(home.project).sensors
+    assert again["mine"].data is first["mine"].data and again["git"].data is first["git"].data  # built once
+    assert again["mine"].diagnostics == [] and again["mine"].status == "ok"  # a caller's changes stay its own
+    home.write_user_sensor("mine", "spec: 1\nname: mine\nkind: command\ncommand: {argv: [echo]}\ninterval: 7m\n")
+    changed = load_set(home.project).sensors
+    assert changed["mine"].data["interval"] == 420 and changed["git"].data is first["git"].data
+    home.write_user_sensor("mine", "spec: 1\nname: mine\nkind: command\ncommand: {argv: [echo]}\ninterval: soon\n")
+    broken = load_set(home.project).sensors["mine"]
+    assert broken.status == "invalid" and [d.code for d in broken.diagnostics] == ["bad-duration"]

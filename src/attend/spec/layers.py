@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config
-from attend.spec.loading import file_stem, read_sensor_file
+from attend.spec.loading import file_stem, read_sensor_source
 from attend.spec.model import (
     LAYERS,
     KeyPath,
@@ -197,28 +197,60 @@ def _build_sensor(name: str, files: tuple[SensorFile, ...], *, trusted: bool, co
     return sensor
 
 
-def _grouped(files: Iterable[SensorFile]) -> dict[str, list[SensorFile]]:
-    groups: dict[str, list[SensorFile]] = {}
-    for sensor_file in files:
-        groups.setdefault(sensor_file.name, []).append(sensor_file)
+#: A sensor file as read, and the text it was parsed from (None when it could not be read as text).
+Source = tuple[SensorFile, "str | None"]
+
+
+def _grouped(sources: Iterable[Source]) -> dict[str, list[Source]]:
+    groups: dict[str, list[Source]] = {}
+    for source in sources:
+        groups.setdefault(source[0].name, []).append(source)
     order = {layer: i for i, layer in enumerate(LAYERS)}
     for group in groups.values():
-        group.sort(key=lambda f: order.get(f.layer, -1))
+        group.sort(key=lambda source: order.get(source[0].layer, -1))
     return groups
 
 
-def _layer_files(paths: LayerPaths, names: set[str] | None = None) -> list[SensorFile]:
+def _layer_files(paths: LayerPaths, names: set[str] | None = None) -> list[Source]:
     """The sensor files of every layer (only those named `names`, when given), read and parsed."""
     return [_read_guarded(p, layer) for layer in LAYERS for p in discover(paths.folder(layer))
             if names is None or file_stem(p) in names]
 
 
-def _read_guarded(path: Path, layer: str) -> SensorFile:
-    """`read_sensor_file`, with the last-resort guard: a bug reading one file marks that file alone."""
+def _read_guarded(path: Path, layer: str) -> Source:
+    """`read_sensor_source`, with the last-resort guard: a bug reading one file marks that file alone."""
     try:
-        return read_sensor_file(path, layer)
+        return read_sensor_source(path, layer)
     except Exception as exc:  # noqa: BLE001 - this file unreadable, the rest go on
-        return SensorFile(name=file_stem(path), layer=layer, path=path, diagnostics=[unforeseen(str(path), exc)])
+        return SensorFile(name=file_stem(path), layer=layer, path=path,
+                          diagnostics=[unforeseen(str(path), exc)]), None
+
+
+#: Sensors as built, by what they were built from (name, trust, config file, and each file's layer, path and
+#: text), least recently used first. Loading the set again (the daemon's reloads, each command of an
+#: in-process caller) merges and validates only the sensors whose files changed: validating the ~28 shipped
+#: sensors was most of loading a set. Each hit is a new `MergedSensor` whose diagnostics and status the caller
+#: may change; its data, origins and files are shared and never modified (merge_data and normalise copy).
+_BUILT: dict[tuple[object, ...], MergedSensor] = {}
+_BUILT_MAX = 256  # sensors
+_BUILT_MAX_TEXT = 1 << 18  # characters of one sensor's files; a bigger sensor is built every time
+
+
+def _build_cached(name: str, sources: Sequence[Source], *, trusted: bool, config_file: Path | None) -> MergedSensor:
+    """`build_sensor`, built once for the same files' texts (see `_BUILT`)."""
+    files = [f for f, _ in sources]
+    texts = [text for _, text in sources]
+    if any(text is None for text in texts) or sum(len(t or "") for t in texts) > _BUILT_MAX_TEXT:
+        return build_sensor(name, files, trusted=trusted, config_file=config_file)
+    key = (name, trusted, str(config_file), *((f.layer, str(f.path), text) for f, text in sources))
+    built = _BUILT.pop(key, None)
+    if built is None:
+        built = build_sensor(name, files, trusted=trusted, config_file=config_file)
+        if len(_BUILT) >= _BUILT_MAX:
+            del _BUILT[next(iter(_BUILT))]
+    _BUILT[key] = built
+    return MergedSensor(name=built.name, data=built.data, origins=built.origins, files=built.files,
+                        diagnostics=list(built.diagnostics), status=built.status)
 
 
 def misnamed_files(paths: LayerPaths) -> list[Diagnostic]:
@@ -243,8 +275,8 @@ def load_set(project_dir: str | Path, env: Mapping[str, str] | None = None) -> S
     paths = layer_paths(project_dir, env)
     config = load_config(paths)
     trusted = config.trusts(paths.project_dir)
-    sensors = {name: build_sensor(name, files, trusted=trusted, config_file=paths.config_file)
-               for name, files in sorted(_grouped(_layer_files(paths)).items())}
+    sensors = {name: _build_cached(name, sources, trusted=trusted, config_file=paths.config_file)
+               for name, sources in sorted(_grouped(_layer_files(paths)).items())}
     return SensorSet(sensors=sensors, diagnostics=[*config.diagnostics, *misnamed_files(paths)], paths=paths)
 
 
@@ -302,7 +334,7 @@ def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapp
             continue
         layer = _layer_of(path, folders)
         if layer is None:
-            sensor_file = _read_guarded(path, STANDALONE_LAYER)
+            sensor_file, _ = _read_guarded(path, STANDALONE_LAYER)
             key = sensor_file.name if sensor_file.name not in sensors else str(path)
             sensors[key] = build_sensor(sensor_file.name, [sensor_file], trusted=True)
         else:
@@ -312,5 +344,5 @@ def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapp
         groups = _grouped(_layer_files(paths, layered))
         for name, group in sorted(groups.items()):
             key = name if name not in sensors else f"{name} (layers)"
-            sensors[key] = build_sensor(name, group, trusted=trusted, config_file=paths.config_file)
+            sensors[key] = _build_cached(name, group, trusted=trusted, config_file=paths.config_file)
     return SensorSet(sensors=sensors, diagnostics=set_diagnostics, paths=paths)

@@ -41,6 +41,7 @@ __all__ = [
     "file_stem",
     "parse_yaml",
     "read_sensor_file",
+    "read_sensor_source",
     "read_source",
     "read_yaml_file",
     "with_excerpt",
@@ -198,16 +199,20 @@ _SHIPPED_PARSES: dict[str, tuple[str, ParsedYaml]] = {}
 
 def read_yaml_file(path: Path, layer: str = "", file: str | None = None) -> ParsedYaml:
     """Read and parse one YAML file; every problem is a positioned diagnostic."""
-    name = file or str(path)
+    return _read_yaml(path, layer, file or str(path))[0]
+
+
+def _read_yaml(path: Path, layer: str, name: str) -> tuple[ParsedYaml, str | None]:
+    """`read_yaml_file`, and the text it parsed (None when the file could not be read as text)."""
     text, problems = read_source(path, name)
     if text is None:
-        return ParsedYaml(None, {}, problems)
+        return ParsedYaml(None, {}, problems), None
     if layer != "shipped":
-        return parse_yaml(text, name, layer)
+        return parse_yaml(text, name, layer), text
     known = _SHIPPED_PARSES.get(name)
     if known is None or known[0] != text:
         known = _SHIPPED_PARSES[name] = (text, parse_yaml(text, name, layer))
-    return known[1]
+    return known[1], text
 
 
 def read_sensor_file(path: Path, layer: str, file: str | None = None) -> SensorFile:
@@ -215,9 +220,14 @@ def read_sensor_file(path: Path, layer: str, file: str | None = None) -> SensorF
 
     The document must be a mapping; anything else is a `not-a-mapping` error and `data` stays None.
     """
+    return read_sensor_source(path, layer, file)[0]
+
+
+def read_sensor_source(path: Path, layer: str, file: str | None = None) -> tuple[SensorFile, str | None]:
+    """`read_sensor_file`, and the text it parsed (None when the file could not be read as text)."""
     path = Path(path)
     name = file or str(path)
-    parsed = read_yaml_file(path, layer, name)
+    parsed, text = _read_yaml(path, layer, name)
     sensor_file = SensorFile(name=file_stem(path), layer=layer, path=path, origins=parsed.origins,
                              diagnostics=list(parsed.diagnostics))
     if parsed.data is None and not parsed.diagnostics:
@@ -230,7 +240,7 @@ def read_sensor_file(path: Path, layer: str, file: str | None = None) -> SensorF
             f"a sensor file is a mapping of fields, not {_type_name(parsed.data)}"))
     else:
         sensor_file.data = parsed.data
-    return sensor_file
+    return sensor_file, text
 
 
 def file_stem(path: Path) -> str:
