@@ -3,10 +3,13 @@
 The documents are listed once, in doc_blocks.DOCS. Per fenced block:
 
 - commands (`console` lines after `$ `, `sh` lines, `$ ` lines of a plain block, a plain block that is a
-  single `attend ...` command) run for real with `bash -c`, in order, in one temporary XDG home per
-  document, through the real `attend` (a shim on PATH runs `python -m attend`), each expected to exit 0
-  (or the block's `<!-- docs: exit N -->`). YAML files a page shows at a path (`# ~/.config/...` first
-  line) are written there first, so the page's commands act on the page's own examples;
+  single `attend ...` command) run in order, in one temporary XDG home per document, each expected to
+  exit 0 (or the block's `<!-- docs: exit N -->`): a plain `attend WORD...` line (no quoting, expansion,
+  comment or redirection for a shell to do) runs `attend.cli.main` in-process with the same environment
+  and folder; every other line runs for real with `bash -c`, through the real `attend` (a shim on PATH
+  runs `python -m attend`). tests/cli/test_entry_point.py runs each command through the real entry point.
+  YAML files a page shows at a path (`# ~/.config/...` first line) are written there first, so the page's
+  commands act on the page's own examples;
 - a sensor file compiles clean (`attend compile --check`), a test file passes (`attend test`), a trigger
   or a `triggers:` map compiles (`attend.compile_trigger`), a config.yaml example loads without errors,
   a fragment (`command:` or `mcp:` block) validates inside a minimal sensor of its kind;
@@ -126,7 +129,15 @@ def shim(tmp_path_factory) -> Path:
     return folder
 
 
+#: What makes a line the shell's business: quoting, expansion, globs, comments, redirection, lists, escapes.
+SHELL_SYNTAX = re.compile(r"[|&;<>$`~*?()\[\]{}\\#'\"\n]")
+
+
 def run_command(command: str, home: Any, shim: Path) -> subprocess.CompletedProcess[str]:
+    if command.startswith("attend ") and not SHELL_SYNTAX.search(command):
+        from tests.conftest import run_in_process
+
+        return run_in_process(command.split()[1:], env=home.env(), cwd=home.project)
     if command.startswith("make "):
         # `make run` starts the daemon for good and `make test` is this suite: check the targets exist
         # and what they would run (make -n), from the repository.
