@@ -8,8 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from claude_rig import REPO, as_installed, installed_claude
@@ -72,18 +75,21 @@ class PluginBuild:
         return Path(shutil.copytree(self.venv, data / "venv", symlinks=True, copy_function=os.link))
 
 
-@pytest.fixture(scope="session")
-def plugin_build(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> PluginBuild:
-    """The one real build of the plugin's virtualenv in a test run, shared by the tests that need an
-    installed attend (the build is the slowest step of the plugin tests: ~20 s of pip even from wheels).
-    Under xdist the workers share it through the run's common temporary folder, behind a file lock."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+def shared_folder(factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of this test run that every xdist worker shares (the workers' common parent)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def built(shared: Path, wheels: Path) -> dict[str, Any]:
+    """The outcome of the run's one build of the plugin (in shared/plugin-build), made now unless another
+    thread or worker made it; a build in progress elsewhere is waited for (a file lock)."""
     folder = shared / "plugin-build"
     with open(shared / "plugin-build.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         result = folder / "result.json"
         if not result.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a build that died on the way left
             root = as_installed(REPO, folder / "plugin")
             data = folder / "data"
             data.mkdir()
@@ -92,5 +98,36 @@ def plugin_build(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Plug
             done = subprocess.run([sys.executable, str(root / "bin" / "attend"), "--version"], capture_output=True,
                                   text=True, timeout=900, env=launcher_env(folder / "home", data, **pip_env(wheels)))
             result.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}))
-        outcome = json.loads(result.read_text())
-    return PluginBuild(root=folder / "plugin", venv=folder / "data" / "venv", **outcome)
+        return dict(json.loads(result.read_text()))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def early_plugin_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """When a selected test needs `plugin_build`, start that build on a thread at the first plugin test, so
+    the tests before it run meanwhile instead of a worker waiting for it later; joined at the session's end."""
+    if not any("plugin_build" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        yield
+        return
+    shared, wheels = shared_folder(tmp_path_factory), request.getfixturevalue("wheels")
+
+    def build() -> None:
+        try:
+            built(shared, wheels)
+        except Exception:  # the plugin_build fixture builds again and fails with the reason
+            pass
+
+    thread = threading.Thread(target=build, name="plugin-build", daemon=True)
+    thread.start()
+    yield
+    thread.join()
+
+
+@pytest.fixture(scope="session")
+def plugin_build(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> PluginBuild:
+    """The one real build of the plugin's virtualenv in a test run, shared by the tests that need an
+    installed attend (the build is the slowest step of the plugin tests: ~20 s of pip even from wheels).
+    Started early by `early_plugin_build`; under xdist the workers share it through the run's common
+    temporary folder, behind a file lock."""
+    shared = shared_folder(tmp_path_factory)
+    folder = shared / "plugin-build"
+    return PluginBuild(root=folder / "plugin", venv=folder / "data" / "venv", **built(shared, wheels))
