@@ -7,6 +7,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -140,11 +141,28 @@ class Home:
         )
 
 
+#: The command-line grammar by the command it was built for. `main` builds it at every call (once in a real
+#: process; the per-message gettext lookups of argparse made it a quarter of an in-process command), so
+#: in-process runs reuse it: a parser keeps nothing between parses.
+_PARSERS: dict[str | None, Any] = {}
+
+
+def _reusing(build_parser: Any) -> Any:
+    """`build_parser`, building each command's parser once."""
+    def parser(only: str | None = None) -> Any:
+        built = _PARSERS.get(only)
+        if built is None:
+            built = _PARSERS[only] = build_parser(only)
+        return built
+    return parser
+
+
 def run_in_process(args: tuple[str, ...] | list[str], *, env: dict[str, str], cwd: Path,
                    input: str | None = None) -> subprocess.CompletedProcess[str]:
     """`attend.cli.main(args)` with this environment, working directory and stdin; stdout and stderr captured."""
     import io
 
+    import attend.cli
     from attend.cli import main
 
     def stream(data: bytes = b"") -> io.TextIOWrapper:
@@ -156,6 +174,8 @@ def run_in_process(args: tuple[str, ...] | list[str], *, env: dict[str, str], cw
     sys.stdin, sys.stdout, sys.stderr = stream((input or "").encode("utf-8", "surrogateescape")), out, err
     os.environ.clear()
     os.environ.update(env)
+    build_parser = attend.cli.build_parser
+    attend.cli.build_parser = _reusing(build_parser)
     try:
         os.chdir(cwd)
         try:
@@ -163,6 +183,7 @@ def run_in_process(args: tuple[str, ...] | list[str], *, env: dict[str, str], cw
         except SystemExit as exit_:  # argparse: --help, --version, usage errors
             code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 2)
     finally:
+        attend.cli.build_parser = build_parser
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         os.environ.clear()
         os.environ.update(saved_env)
