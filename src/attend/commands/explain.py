@@ -60,7 +60,7 @@ def _rows(sensor: Any, data: dict[str, Any], prefix: tuple[str, ...]) -> list[di
 def _fields(sensor: Any) -> list[dict[str, Any]]:
     rows = _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
     if sensor.data.get("kind") == "mcp":
-        from attend.runtime.mcp.config import shown_header
+        from attend.spec.headers import shown_header
 
         for row in rows:  # a literal credential in a header is never shown, a ${VAR} reference is
             if row["field"].startswith("mcp.server.headers."):

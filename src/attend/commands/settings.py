@@ -12,6 +12,7 @@ import builtins
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ from attend.settings.resolve import (
     shown_document,
 )
 from attend.spec.config import legacy_keys
+from attend.spec.headers import shown_value
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loading import read_sensor_file
 from attend.spec.model import LAYERS, LayerPaths, MergedSensor
@@ -223,8 +225,8 @@ def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
     files = SensorFiles.read(_paths(args), sensor.name)
     edit = plan_sensor_set(files, sensor, key, args.value, layer, given, as_yaml=getattr(args, "yaml", False))
     apply_edit(files, layer, edit.text)
-    return _done(args, f"{key} = {render(edit.value)}  ({layer}: {edit.path})", key, layer, edit.path,
-                 "set", edit.value)
+    shown = shown_value(key.path, edit.value)  # the report repeats no header's literal credential
+    return _done(args, f"{key} = {render(shown)}  ({layer}: {edit.path})", key, layer, edit.path, "set", shown)
 
 
 _UNSET_DONE = {
@@ -257,6 +259,7 @@ def _get(args: Any) -> int:
         res = resolve_config(key, config_layers(_paths(args)))
     else:
         res = resolve(key, _checked_sensor(args, key))
+        res = replace(res, value=shown_value(key.path, res.value))  # a header's literal credential is hidden
     if args.json:
         _print_json(res.to_json())
         return EXIT_OK
@@ -359,12 +362,13 @@ def _list(args: Any) -> int:
             refused = sensor_file in extra or (sensor.status == "refused" and sensor_file.layer == "project")
             for path, value in flatten(sensor_file.data or {}):
                 origin = sensor_file.origins.get(path)
-                stored.append({"key": format_key((*base, *path)), "segments": (*base, *path), "value": value,
+                stored.append({"key": format_key((*base, *path)), "segments": (*base, *path),
+                               "value": shown_value(path, value),
                                "layer": sensor_file.layer, "file": str(sensor_file.path),
                                "line": origin.line if origin else None, "refused": refused})
         for path, _ in flatten(shown_document(sensor)):
             res = resolve(Key("sensor", path, name), sensor)
-            effective.append({**res.to_json(), "segments": (*base, *path)})
+            effective.append({**res.to_json(), "value": shown_value(path, res.value), "segments": (*base, *path)})
     layers = config_layers(paths)
     for layer in layers.values():
         for path, value in flatten(layer.section):

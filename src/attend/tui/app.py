@@ -25,6 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from attend.settings.keys import format_key
 from attend.settings.plans import NothingToUnset, render
 from attend.settings.policy import SettingsRefusal
+from attend.spec.headers import is_header_path, shown_header
 from attend.text import iso_time, printable, printable_path
 from attend.tui.model import FieldRow, SensorsModel, when
 from attend.tui.screens import (
@@ -95,9 +96,7 @@ def _state_text(row: dict[str, Any]) -> Text:
 
 def _shown_value(row: FieldRow) -> Any:
     """A field's value as the fields table shows it: an MCP header's literal credential hidden (as explain)."""
-    if row.path[:3] == ("mcp", "server", "headers") and len(row.path) == 4:
-        from attend.runtime.mcp.config import shown_header
-
+    if is_header_path(row.path):
         return shown_header(row.value)
     return row.value
 

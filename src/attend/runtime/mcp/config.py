@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from attend.errors import RuntimeFailure, reason
+from attend.spec.headers import VAR_REFERENCE
 
 __all__ = [
     "CLAUDE_JSON",
@@ -46,7 +47,6 @@ __all__ = [
     "fingerprint",
     "resolve_server",
     "server_label",
-    "shown_header",
 ]
 
 #: Claude Code's user configuration file, in `$CLAUDE_CONFIG_DIR` or the home directory.
@@ -70,9 +70,6 @@ _LAUNCHER = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|node|npx|uvx|uv|bunx|bun|de
 
 #: Launcher arguments that are verbs, not the program (`uv run`, `pipx run`, `docker run`, `pnpm dlx`).
 _LAUNCHER_VERBS = frozenset({"run", "dlx", "exec", "tool"})
-
-#: `${NAME}` or `${NAME:-default}`; the default may be empty and runs to the first closing brace.
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +129,7 @@ def expand_vars(text: str, env: Mapping[str, str], *, where: str) -> str:
             return default
         raise RuntimeFailure("invalid", f"{where}: ${{{name}}} is not set and has no default (${{{name}:-…}})")
 
-    return _VAR.sub(replace, text)
+    return VAR_REFERENCE.sub(replace, text)
 
 
 def server_label(server: Any) -> str:
@@ -167,22 +164,6 @@ def server_label(server: Any) -> str:
             if isinstance(arg, str) and arg and not arg.startswith("-") and arg not in _LAUNCHER_VERBS:
                 return arg.rstrip("/").rsplit("/", 1)[-1] or label
     return label
-
-
-#: A header value's leading scheme word (`Bearer`, `Token`), shown by `shown_header` before what it hides.
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*\s+)?(.*)$", re.DOTALL)
-
-
-def shown_header(value: Any) -> str:
-    """A header value as explain and the TUI show it: `${VAR}` references as written, a literal credential
-    hidden but for its scheme word and length (`Bearer <hidden: 12 characters>`), so a token written into a
-    sensor file never reaches a terminal or an agent's transcript."""
-    text = str(value)
-    match = _SCHEME.match(text)
-    scheme, rest = (match.group(1) or "", match.group(2)) if match else ("", text)
-    if not rest or _VAR.sub("", rest) == "":
-        return text
-    return f"{scheme}<hidden: {len(rest)} characters>"
 
 
 def describe_mcp(block: Any) -> dict[str, str]:
