@@ -134,3 +134,20 @@ def test_attend_test_refuses_records_for_a_polled_command_at_their_position(home
     assert run.returncode != 0
     assert f"{path}:2:" in run.stdout + run.stderr
     assert "`records` is for a streaming command (output: stream); use `result` here" in run.stdout + run.stderr
+
+
+def test_attend_test_refuses_lines_for_a_stream_or_json_sensor_at_their_position(home) -> None:
+    # `lines:` was read as `magnitude|description` lines for any sensor: a stream's JSON line became a
+    # warning and the expected fire never came, with nothing saying `records` was meant
+    sensor = _stream_sensor(home, ["journalctl", "-f"])
+    path = _test_file(home, sensor, 'polls:\n  - lines: "{\\"seq\\": 1, \\"msg\\": \\"a\\"}"\n')
+    run = home.attend("test", str(path))
+    assert run.returncode == 1
+    assert (f"{path}:2:12: error: [test-file] `lines` is for an `output: lines` command; use `records` (a list, "
+            "or the stream's lines as one string) here") in run.stdout
+    polled = home.write_user_sensor("feed", STREAM.format(argv='["true"]', stream_format="json")
+                                    .replace("  output: stream\n  stream_format: json\n", ""))
+    path = _test_file(home, polled, 'polls:\n  - lines: "1|a"\n')
+    run = home.attend("test", str(path))
+    assert run.returncode == 1
+    assert f"{path}:2:12: error: [test-file] `lines` is for an `output: lines` command; use `result` here" in run.stdout

@@ -153,8 +153,10 @@ class _Reader:
         origin = self.origins.get(tuple(keypath))
         return origin.line if origin is not None else 0
 
-    def poll_input(self, poll: Any, index: int, stream_format: str | None = None) -> tuple[Any, list[str]]:
-        """One poll's result and line errors; `stream_format` is a streaming sensor's (None: not one)."""
+    def poll_input(self, poll: Any, index: int, stream_format: str | None = None,
+                   lines_output: bool = True) -> tuple[Any, list[str]]:
+        """One poll's result and line errors; `stream_format` is a streaming sensor's (None: not one);
+        `lines_output` whether the sensor is an `output: lines` command (the only one `lines:` is for)."""
         at = ("polls", str(index))
         if not isinstance(poll, dict):
             raise self.fail("a poll must be a mapping with `result`, `result_file`, `lines` or `records`", *at)
@@ -194,6 +196,9 @@ class _Reader:
             except MalformedResult as exc:
                 what = "valid JSON" if exc.syntax else "a usable poll result"
                 raise self.fail(f"result_file {name} is not {what}: {exc.message}", *at, "result_file") from None
+        if not lines_output:
+            instead = "`records` (a list, or the stream's lines as one string)" if stream_format else "`result`"
+            raise self.fail(f"`lines` is for an `output: lines` command; use {instead} here", *at, "lines")
         text = poll["lines"]
         if not isinstance(text, str):
             raise self.fail("`lines` must be a string of `magnitude|description` lines", *at, "lines")
@@ -320,7 +325,7 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
         states: dict[str, Any] | None = None
         now: float | None = None
         for index, poll in enumerate(polls):
-            poll_result, line_errors = reader.poll_input(poll, index, stream_format)
+            poll_result, line_errors = reader.poll_input(poll, index, stream_format, compiled.output == "lines")
             expected = reader.expectations(poll, index)
             now = reader.time_of(poll, index, now, interval)
             step = compiled.step(states, poll_result, now=now)
