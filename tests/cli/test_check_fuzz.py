@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -67,8 +68,14 @@ def check_bytes(folder: Path, payload: bytes) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def _fresh(tmp_path_factory, prefix: str) -> Path:
+    """A new empty folder for one example (`mkdtemp`: `tmp_path_factory.mktemp` rescans its numbered
+    folders at every call, which grew to milliseconds an example)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=tmp_path_factory.getbasetemp()))
+
+
 def _folder(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("fuzz")
+    folder = _fresh(tmp_path_factory, "fuzz")
     # A file with a known problem beside the fuzzed one: it must always be reported (nothing is lost).
     (folder / "anchor.yaml").write_text("spec: 1\nname: anchor\nkind: crate\nintervall: 5\n")
     return folder
@@ -108,7 +115,7 @@ def test_random_input_through_the_real_cli_never_prints_a_traceback(tmp_path_fac
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(user=yaml_text, project=yaml_text)
 def test_random_layer_files_merge_and_check_without_a_traceback(tmp_path_factory, user: str, project: str) -> None:
-    home = tmp_path_factory.mktemp("layers")
+    home = _fresh(tmp_path_factory, "layers")
     user_dir = home / "config" / "attend" / "sensors"
     project_dir = home / "project" / ".claude" / "attend" / "sensors"
     user_dir.mkdir(parents=True)

@@ -226,11 +226,12 @@ def _read_guarded(path: Path, layer: str) -> Source:
                           diagnostics=[unforeseen(str(path), exc)]), None
 
 
-#: Sensors as built, by what they were built from (name, trust, config file, and each file's layer, path and
-#: text), least recently used first. Loading the set again (the daemon's reloads, each command of an
-#: in-process caller) merges and validates only the sensors whose files changed: validating the ~28 shipped
-#: sensors was most of loading a set. Each hit is a new `MergedSensor` whose diagnostics and status the caller
-#: may change; its data, origins and files are shared and never modified (merge_data and normalise copy).
+#: Sensors as built, by what they were built from (name, each file's layer, path and text, and with a project
+#: file the trust and config file), least recently used first. Loading the set again (the daemon's reloads,
+#: each command of an in-process caller) merges and validates only the sensors whose files changed:
+#: validating the ~28 shipped sensors was most of loading a set. Each hit is a new `MergedSensor` whose
+#: diagnostics and status the caller may change; its data, origins and files are shared and never modified
+#: (merge_data and normalise copy).
 _BUILT: dict[tuple[object, ...], MergedSensor] = {}
 _BUILT_MAX = 256  # sensors
 _BUILT_MAX_TEXT = 1 << 18  # characters of one sensor's files; a bigger sensor is built every time
@@ -242,7 +243,9 @@ def _build_cached(name: str, sources: Sequence[Source], *, trusted: bool, config
     texts = [text for _, text in sources]
     if any(text is None for text in texts) or sum(len(t or "") for t in texts) > _BUILT_MAX_TEXT:
         return build_sensor(name, files, trusted=trusted, config_file=config_file)
-    key = (name, trusted, str(config_file), *((f.layer, str(f.path), text) for f, text in sources))
+    # Trust and the config file's name matter only to a sensor with a project file (the trust gate).
+    gate = (trusted, str(config_file)) if any(f.layer == "project" for f in files) else None
+    key = (name, gate, *((f.layer, str(f.path), text) for f, text in sources))
     built = _BUILT.pop(key, None)
     if built is None:
         built = build_sensor(name, files, trusted=trusted, config_file=config_file)
