@@ -13,8 +13,10 @@ Filling is serialised by a file lock (xdist workers, concurrent runs).
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -47,9 +49,30 @@ def requirements() -> list[str]:
     return [*project["project"]["dependencies"], *project["build-system"]["requires"], "setuptools"]
 
 
+@functools.cache
+def launcher_python() -> tuple[int, ...] | None:
+    """The version of the Python a launcher builds with when ATTEND_PYTHON is unset (bin/attend's
+    base_python: the first of python3.13 .. python3.11 and python3 on PATH that is 3.11 or newer)."""
+    for name in ("python3.13", "python3.12", "python3.11", "python3"):
+        exe = shutil.which(name)
+        if exe is None:
+            continue
+        done = subprocess.run([exe, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True,
+                              text=True, timeout=60)
+        version = tuple(int(part) for part in done.stdout.split()) if done.returncode == 0 else ()
+        if version >= (3, 11):
+            return version
+    return None
+
+
 def pip_env(wheels: Path) -> dict[str, str]:
-    """pip's own switches that make every pip the launcher starts install from `wheels` and nothing else."""
-    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    """pip's own switches that make every pip the launcher starts install from `wheels` and nothing else;
+    when the launcher builds with another Python than this one (whose wheels these are), pip may still
+    fetch from the index what the wheelhouse lacks for it."""
+    env = {"PIP_FIND_LINKS": str(wheels), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    if launcher_python() == tuple(sys.version_info[:2]):
+        env["PIP_NO_INDEX"] = "1"
+    return env
 
 
 def wheelhouse() -> Path:
