@@ -84,6 +84,18 @@ def test_a_streamed_record_reaches_stdout(daemon, quiet_home) -> None:
     assert d.stop() == 0
 
 
+def test_attend_sensors_still_says_the_stream_runs_after_its_records_are_evaluated(daemon, quiet_home) -> None:
+    # an evaluation's status used to replace the message with its notes: "" once a record came
+    feed = Feed(quiet_home.root / "feed.jsonl")
+    _stream_sensor(quiet_home, "feed", [sys.executable, CHILD, "follow", str(feed.path)])
+    d = daemon()
+    feed.add({"seq": 1, "msg": "hello"})
+    assert d.wait_for(lambda ls: _line("feed", 1, "hello") in _records(ls))
+    status = sensors_json(quiet_home)["feed"]
+    assert status["state"] == "ok" and "stream running (pid " in status["message"], status
+    assert d.stop() == 0
+
+
 def test_a_crashed_child_is_restarted_and_resumes_at_its_cursor_without_repeat_or_gap(daemon, quiet_home) -> None:
     feed = Feed(quiet_home.root / "feed.jsonl")
     _stream_sensor(quiet_home, "feed", [sys.executable, CHILD, "follow", str(feed.path), "--after={cursor}"],

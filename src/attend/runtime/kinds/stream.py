@@ -485,7 +485,9 @@ class StreamSupervisor:
                 errors.append(f"{exc.message}: {line[:80].decode('utf-8', 'replace')!r}")
         self.state.line_errors += len(errors)
         outcome = PollOutcome(result={"items": items}, line_errors=errors)
-        outcome.meta[NOTES] = self.state.notes()
+        # An evaluation's notes become the status message: a running process stays said (docs/runtime.md)
+        running = [f"stream running (pid {self.pid})"] if self.pid is not None else []
+        outcome.meta[NOTES] = [*running, *self.state.notes()]
         if self.cursor_fields is not None:
             for record in reversed(items):
                 cursor = _cursor_of(record, self.cursor_fields)
