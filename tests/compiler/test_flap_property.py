@@ -19,10 +19,13 @@ import attend
 LIMIT, WINDOW = 3, 100.0
 DEFINITION = {"path": "$.n", "on": "changed", "description": "n={value}", "flap": {"limit": LIMIT, "window": WINDOW}}
 GAPS = st.lists(st.integers(1, 80), min_size=1, max_size=30)
+#: The trigger every run starts with, compiled once: a compiled trigger keeps nothing between steps (its state
+#: is what `step` takes and returns), so sharing it across examples tests that too. A restart compiles anew.
+TRIGGER = attend.compile_trigger(DEFINITION, name="f")
 
 
 def _run(gaps: list[int], restart_at: int | None = None) -> tuple[list[tuple[float, str | None]], int]:
-    trigger = attend.compile_trigger(DEFINITION, name="f")
+    trigger = TRIGGER
     _, state = trigger.step(None, {"n": 0}, now=0)
     now, out, held = 0.0, [], 0
     for i, gap in enumerate(gaps):
@@ -65,7 +68,7 @@ ENTRY = st.fixed_dictionaries({"t": st.one_of(st.lists(TIME, max_size=4), TIME)}
 def test_any_stored_flap_map_and_any_now_give_json_state_or_a_value_error_naming_now(
     entries: dict[str, Any], now: Any, n: int
 ) -> None:
-    trigger = attend.compile_trigger(DEFINITION, name="f")
+    trigger = TRIGGER
     stored = {"v": 3, "present": True, "value": 0, "holding": True, "flap": entries}
     if not finite_seconds(now):
         with pytest.raises(ValueError, match=r"^`now` "):
