@@ -109,6 +109,21 @@ async def test_a_missing_token_variable_is_auth_failed_before_any_request(ctx: P
     assert "${REMOTE_TOKEN} is not set" in missing.value.message
 
 
+async def test_a_remote_server_nothing_listens_at_is_exec_failed_saying_it_was_not_reached(
+    ctx: PollContext, pool: McpPool
+) -> None:
+    # it said "stopped: ... (stderr: <log>)", as for a stdio server that died: nothing was started here
+    port = free_port()
+    configure(ctx, port)
+    ctx.env["REMOTE_TOKEN"] = TOKEN
+    with pytest.raises(RuntimeFailure) as unreached:
+        await call_tool(settings(), ctx)
+    assert unreached.value.state == "exec_failed"
+    message = unreached.value.message
+    assert message.startswith(f"MCP server 'remote' could not be reached at http://127.0.0.1:{port}/mcp: "), message
+    assert "(log: " in message and "stderr" not in message and "stopped" not in message
+
+
 def test_a_remote_server_of_another_transport_stays_unsupported(ctx: PollContext) -> None:
     from attend.runtime.mcp.config import resolve_server
 

@@ -512,9 +512,14 @@ class McpPool:
         except OSError as exc:
             failure = RuntimeFailure("exec_failed", f"MCP server {definition.name!r} could not start: {reason(exc)}")
         except Exception as exc:  # noqa: BLE001 - a failed start or a dying server is a state, not a crash
-            failure = RuntimeFailure(
-                "exec_failed", f"MCP server {definition.name!r} stopped: {_describe(exc)} (stderr: {log})"
-            )
+            if not definition.url:
+                what = "stopped"
+            elif session.client is None:  # a remote server: nothing was started, it was not reached
+                what = f"could not be reached at {definition.url}"
+            else:
+                what = "lost its connection"
+            failure = RuntimeFailure("exec_failed", f"MCP server {definition.name!r} {what}: {_describe(exc)} "
+                                                    f"({_log_name(definition)}: {log})")
         finally:
             if session.refusal is not None:
                 failure = self._refused(session)
@@ -583,7 +588,7 @@ class McpPool:
             return RuntimeFailure("timeout", f"MCP server {definition.name!r} did not start within {timeout:g}s")
         if session.lost:
             return RuntimeFailure("exec_failed", f"MCP server {definition.name!r} closed the connection "
-                                                 f"(stderr: {log_path(self._state_dir, definition.name)})")
+                                                 f"({_log_name(definition)}: {log_path(self._state_dir, definition.name)})")
         return None
 
     async def _watch_subscribed(self, session: _Session, client: Client) -> None:
@@ -664,6 +669,11 @@ def _log_start(errlog: TextIO, definition: ServerDefinition) -> None:
     else:
         errlog.write(f"--- {stamp} attend starts {definition.command} {' '.join(definition.args)}\n")
     errlog.flush()
+
+
+def _log_name(definition: ServerDefinition) -> str:
+    """What a server's log file holds: a stdio server's stderr, a remote server's connection log."""
+    return "log" if definition.url else "stderr"
 
 
 def _describe(exc: BaseException) -> str:
