@@ -157,13 +157,22 @@ def _reusing(build_parser: Any) -> Any:
     return parser
 
 
+def main_reusing_parsers(argv: list[str] | tuple[str, ...]) -> int:
+    """`attend.cli.main(argv)`, each command's parser built once per test process (see `_PARSERS`)."""
+    import attend.cli
+
+    build_parser = attend.cli.build_parser
+    attend.cli.build_parser = _reusing(build_parser)
+    try:
+        return attend.cli.main(list(argv))
+    finally:
+        attend.cli.build_parser = build_parser
+
+
 def run_in_process(args: tuple[str, ...] | list[str], *, env: dict[str, str], cwd: Path,
                    input: str | None = None) -> subprocess.CompletedProcess[str]:
     """`attend.cli.main(args)` with this environment, working directory and stdin; stdout and stderr captured."""
     import io
-
-    import attend.cli
-    from attend.cli import main
 
     def stream(data: bytes = b"") -> io.TextIOWrapper:
         return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape", write_through=True)
@@ -174,16 +183,13 @@ def run_in_process(args: tuple[str, ...] | list[str], *, env: dict[str, str], cw
     sys.stdin, sys.stdout, sys.stderr = stream((input or "").encode("utf-8", "surrogateescape")), out, err
     os.environ.clear()
     os.environ.update(env)
-    build_parser = attend.cli.build_parser
-    attend.cli.build_parser = _reusing(build_parser)
     try:
         os.chdir(cwd)
         try:
-            code = main(list(args))
+            code = main_reusing_parsers(args)
         except SystemExit as exit_:  # argparse: --help, --version, usage errors
             code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 2)
     finally:
-        attend.cli.build_parser = build_parser
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         os.environ.clear()
         os.environ.update(saved_env)

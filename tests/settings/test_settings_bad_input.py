@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from attend.cli import main
+from tests.conftest import main_reusing_parsers as main
 
 #: The exit codes of settings and management commands (0 done, 1 lint found, 2 usage, 3 rejected,
 #: 4 overridden, 5 write failed); 70 would be attend's internal-error code.

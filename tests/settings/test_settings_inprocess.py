@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.conftest import main_reusing_parsers as main
 
 from attend import files as storage
-from attend.cli import main
 
 
 def _get(capsys, key, *extra):
