@@ -29,10 +29,16 @@ def doctor(home) -> tuple[int, dict[str, dict]]:
     return done.returncode, {c["check"]: c for c in report["checks"]}
 
 
-def wire_stop_hook(home) -> None:
+#: The four hooks of docs/claude-code.md, section 2 (the Stop hook's command for each event).
+ALL_HOOKS = {"hooks": dict.fromkeys(("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"),
+                                    STOP_HOOK["hooks"]["Stop"])}
+
+
+def wire_stop_hook(home, settings_doc: dict = ALL_HOOKS) -> None:
+    """The hooks wired by hand as docs/claude-code.md says (all four, or `settings_doc`)."""
     settings = home.root / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps(STOP_HOOK))
+    settings.write_text(json.dumps(settings_doc))
 
 
 def test_doctor_on_a_fresh_machine_says_to_install_the_plugin_and_exits_1(home):
@@ -56,6 +62,25 @@ def test_doctor_passes_once_the_stop_hook_is_in_settings_json(home):
     assert "Stop hook running `attend drain`" in checks["claude-code"]["message"]
     assert {c["status"] for c in checks.values()} <= {"ok", "warn"}
     assert checks["store"]["message"].endswith(f"schema v{SCHEMA_VERSION} (current)")
+
+
+def test_doctor_warns_when_only_the_stop_hook_is_wired_and_names_the_missing_hooks(home):
+    # it said ok: a session without a live Monitor would hear nothing until it stopped, and no hook would
+    # start a headless poller
+    wire_stop_hook(home, STOP_HOOK)
+    code, checks = doctor(home)
+    assert code == 0, checks
+    check = checks["claude-code"]
+    assert check["status"] == "warn", check
+    assert "but none for SessionStart, UserPromptSubmit, PostToolUse" in check["message"]
+    assert check["fix"].startswith("add the SessionStart, UserPromptSubmit, PostToolUse hook(s) of docs/claude-code.md")
+
+
+def test_doctor_takes_the_stop_hook_alone_when_conduits_is_monitor(home):
+    wire_stop_hook(home, STOP_HOOK)
+    assert home.attend("settings", "set", "attend.delivery.conduits", "monitor").returncode == 0
+    code, checks = doctor(home)
+    assert checks["claude-code"]["status"] == "ok", checks["claude-code"]
 
 
 def test_doctor_fails_on_an_installed_but_disabled_plugin_with_the_enable_command(home):

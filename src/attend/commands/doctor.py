@@ -8,7 +8,8 @@ refused project sensor) is shown but passes, so a wired machine passes outside a
 Checks, in order: the Python and attend versions; the store opens and its schema is current (and the
 rows its readers skip); the peers files readers skip (a warning naming each); every sensor compiles;
 which session polls this project and since when, and which are attached; the Claude Code wiring (the
-plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json); the program
+plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json, with its three
+companion hooks unless conduits is `monitor`); the program
 of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
 on PATH (or a remote endpoint), and none refused its credential (`auth_failed`, in the server's words).
 """
@@ -220,9 +221,14 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _stop_hook_commands(settings: Any) -> Iterable[str]:
+#: The hook events `attend drain --format hook` answers (docs/claude-code.md, section 2); without a plugin
+#: all four are wired by hand unless `attend.delivery.conduits` is `monitor` (then the Stop hook alone).
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+
+
+def _stop_hook_commands(settings: Any, event: str = "Stop") -> Iterable[str]:
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
-    groups = hooks.get("Stop") if isinstance(hooks, dict) else None
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
     for group in groups if isinstance(groups, list) else []:
         for hook in (group.get("hooks") if isinstance(group, dict) else None) or []:
             if isinstance(hook, dict) and isinstance(hook.get("command"), str):
@@ -242,8 +248,22 @@ def check_claude_code(project_dir: Path, env: Mapping[str, str]) -> Check:
                       if isinstance(doc, dict) and (doc.get("enabledPlugins") or {}).get(plugin_id) is True]
         if enabled_in:
             return Check("claude-code", "ok", f"plugin {plugin_id} installed and enabled ({enabled_in[0]})")
+    def drains(doc: Any, event: str) -> bool:
+        return any("attend" in c and "drain" in c for c in _stop_hook_commands(doc, event))
+
     for path, doc in settings.items():
-        if any("attend" in c and "drain" in c for c in _stop_hook_commands(doc)):
+        if drains(doc, "Stop"):
+            missing = [e for e in HOOK_EVENTS if not any(drains(d, e) for d in settings.values())]
+            from attend.runtime.sessions.handover import conduits
+
+            if missing and conduits(project_dir, env) != "monitor":
+                return Check("claude-code", "warn",
+                             f"Stop hook running `attend drain` in {path}, but none for {', '.join(missing)}: while "
+                             "a session's Monitor stream is not live its lines wait for the agent to stop, and no "
+                             "headless poller is started",
+                             f"add the {', '.join(missing)} hook(s) of docs/claude-code.md (section 2), or "
+                             "`attend settings set attend.delivery.conduits monitor` if every session runs the "
+                             "Monitor")
             return Check("claude-code", "ok", f"Stop hook running `attend drain` in {path}")
     if ids:
         return Check("claude-code", "fail", f"plugin {ids[0]} is installed but not enabled",
