@@ -44,8 +44,9 @@ def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
     from attend.runtime.mcp.config import McpSettings
     from attend.runtime.mcp.policy import probe_problem, unprobed_message
 
-    problem = probe_problem(record, McpSettings(compiled.sensor.data.get("mcp")).fingerprint)
-    return None if problem is None else unprobed_message(compiled.name, problem)
+    settings = McpSettings(compiled.sensor.data.get("mcp"))
+    problem = probe_problem(record, settings.fingerprint)
+    return None if problem is None else unprobed_message(compiled.name, problem, settings.resource is not None)
 
 
 def sensor_row(

@@ -62,6 +62,17 @@ def test_a_resource_sensors_fingerprint_names_its_uri_and_a_tool_sensors_stays_a
 
 
 @pytest.mark.slow
+def test_an_unprobed_resource_sensor_asks_for_a_check_of_a_read_of_its_resource_not_a_tool_call(
+    quiet_home: Any, behind: Behind
+) -> None:
+    # it asked the operator to check "a call of its tool", and a resource sensor has none
+    quiet_home.write_user_sensor("shelf", mcp_sensor_yaml("shelf", behind.inline("resources"), tool=None,
+                                                          resource="items://list"))
+    for run in (quiet_home.attend("sensors", "list"), quiet_home.attend("sensors", "poll", "shelf")):
+        assert "check in another client that a read of its resource leaves the items untouched" in run.stdout, run
+    assert behind.starts() == []  # neither started its server
+
+
 def test_a_probed_resource_sensor_reports_a_change_behind_its_server_from_attend_run(
     quiet_home: Any, daemon: Any, behind: Behind
 ) -> None:

@@ -88,7 +88,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         record = ctx.store.get_probe(compiled.name) if ctx.store is not None else None
         problem = probe_problem(record, settings.fingerprint)
         if problem is not None:
-            raise RuntimeFailure("unprobed", unprobed_message(compiled.name, problem))
+            raise RuntimeFailure("unprobed", unprobed_message(compiled.name, problem, settings.resource is not None))
         call = await _pool_call(definition, settings, ctx, user=compiled.name)
     except RuntimeFailure as failure:
         return PollOutcome.failed(failure.state, failure.message, **meta)

@@ -111,9 +111,11 @@ def restart_delay(failures: int) -> float:
     return backoff(RESTART_BACKOFF_INITIAL, failures - 1, factor=RESTART_BACKOFF_FACTOR, limit=RESTART_BACKOFF_MAX)
 
 
-def unprobed_message(sensor: str, problem: str) -> str:
-    """What an `unprobed` sensor shows: why, and the command that lets it poll."""
-    return (f"{problem}; check in another client that a call of its tool leaves the items untouched, then run "
+def unprobed_message(sensor: str, problem: str, resource: bool = False) -> str:
+    """What an `unprobed` sensor shows: why, and the command that lets it poll (`resource`: a resource
+    sensor, which reads a resource instead of calling a tool)."""
+    what = "a read of its resource" if resource else "a call of its tool"
+    return (f"{problem}; check in another client that {what} leaves the items untouched, then run "
             f"`attend sensors probe {sensor} --confirm`")
 
 
