@@ -9,6 +9,7 @@ and reports the valid file clean. Before the fix a 400-digit `interval` ended th
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from pathlib import Path
@@ -76,6 +77,12 @@ scalars = st.one_of(
 
 
 def _hostile_text(kind: str, path: tuple[str, ...], raw: str) -> str:
+    return _template(kind, path).replace(PLACEHOLDER, raw)
+
+
+@functools.cache
+def _template(kind: str, path: tuple[str, ...]) -> str:
+    """The sensor of `kind` dumped with PLACEHOLDER at `path`: once per target, not once per example."""
     doc = json.loads(json.dumps(_SOURCES[kind]))
     node = doc
     for part in path[:-1]:
@@ -84,7 +91,7 @@ def _hostile_text(kind: str, path: tuple[str, ...], raw: str) -> str:
         node[int(path[-1])] = PLACEHOLDER
     else:
         node[path[-1]] = PLACEHOLDER
-    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1 << 20).replace(PLACEHOLDER, raw)
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1 << 20)
 
 
 VALID = "spec: 1\nname: calm\nkind: command\ncommand: {argv: [echo, '{}']}\ntriggers:\n  t: {on: changed}\n"
@@ -153,6 +160,7 @@ def test_an_unforeseen_error_checking_one_file_flags_that_file_and_checks_the_re
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(layers, "validate_sensor", validate_sensor)
+    monkeypatch.setattr(layers, "_BUILT", {})  # sensors an earlier test built from the same text: built anew
     code, out, err = _check(folder, _hostile_text("command", ("interval",), "5"))
     assert code == 1
     assert_checked(code, out, err, "hostile.yaml")

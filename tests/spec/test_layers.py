@@ -184,3 +184,14 @@ def test_loading_again_builds_only_the_sensors_whose_files_changed(home) -> None
     home.write_user_sensor("mine", "spec: 1\nname: mine\nkind: command\ncommand: {argv: [echo]}\ninterval: soon\n")
     broken = load_set(home.project).sensors["mine"]
     assert broken.status == "invalid" and [d.code for d in broken.diagnostics] == ["bad-duration"]
+
+
+def test_a_sensor_that_failed_to_build_by_a_bug_is_built_again_next_time(home, monkeypatch) -> None:
+    from attend.spec import layers
+
+    home.write_user_sensor("mine", "spec: 1\nname: mine\nkind: command\ncommand: {argv: [echo]}\n")
+    real = layers.validate_sensor
+    monkeypatch.setattr(layers, "validate_sensor", lambda *a, **k: 1 / 0)  # a bug, once
+    assert [d.code for d in load_set(home.project).sensors["mine"].diagnostics] == ["check-failed"]
+    monkeypatch.setattr(layers, "validate_sensor", real)
+    assert load_set(home.project).sensors["mine"].status == "ok"

@@ -251,7 +251,8 @@ def _build_cached(name: str, sources: Sequence[Source], *, trusted: bool, config
         built = build_sensor(name, files, trusted=trusted, config_file=config_file)
         if len(_BUILT) >= _BUILT_MAX:
             del _BUILT[next(iter(_BUILT))]
-    _BUILT[key] = built
+    if not any(d.code == "check-failed" for d in built.diagnostics):  # a bug's outcome may not repeat: not kept
+        _BUILT[key] = built
     return MergedSensor(name=built.name, data=built.data, origins=built.origins, files=built.files,
                         diagnostics=list(built.diagnostics), status=built.status)
 
@@ -337,9 +338,10 @@ def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapp
             continue
         layer = _layer_of(path, folders)
         if layer is None:
-            sensor_file, _ = _read_guarded(path, STANDALONE_LAYER)
-            key = sensor_file.name if sensor_file.name not in sensors else str(path)
-            sensors[key] = build_sensor(sensor_file.name, [sensor_file], trusted=True)
+            source = _read_guarded(path, STANDALONE_LAYER)
+            name = source[0].name
+            sensors[name if name not in sensors else str(path)] = _build_cached(name, [source], trusted=True,
+                                                                                config_file=None)
         else:
             layered.add(file_stem(path))
     if layered:
