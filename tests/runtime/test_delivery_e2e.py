@@ -95,9 +95,9 @@ def baseline(home) -> None:
 
 
 def test_each_session_is_told_its_own_context_use_and_never_the_others(quiet_home, daemon):
-    # The event lane's cooldown short (its default 15 s would hold b's line behind a's): this test is about
-    # who is told, the governor has tests of its own.
-    config(quiet_home, "engagement: {absolute_refractory: 0}\ngovernor:\n  event: {cooldown: 0.1}\n")
+    # The event lane's cooldown an hour: a's line wakes a's agent only, so it spends a's budget, never b's
+    # (b's line arrives at once; it waited a's full cooldown before each session had its own budget).
+    config(quiet_home, "engagement: {absolute_refractory: 0}\ngovernor:\n  event: {cooldown: 1h}\n")
     transcripts = fast_context(quiet_home)
     for name in ("a", "b"):
         transcripts.turn(name, 20_000)  # 10 %: each session's baseline
@@ -110,7 +110,7 @@ def test_each_session_is_told_its_own_context_use_and_never_the_others(quiet_hom
     a.wait_for(lambda lines: any("context 85.0% used" in line for line in context_lines(lines)))
     caught_up(quiet_home, "b")
     assert not context_lines(b.stdout + b.stderr)
-    transcripts.turn("b", 110_000, minute=2)  # b: 55 %, a low line for b alone
+    transcripts.turn("b", 110_000, minute=2)  # b: 55 % and a fast climb, a medium line for b alone
     wait_until(lambda: any("context 55.0% used" in line for line in context_lines(b.stdout + b.stderr)),
                what="b's own 55 %")
     caught_up(quiet_home, "a")

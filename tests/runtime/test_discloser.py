@@ -303,3 +303,52 @@ async def test_presence_lines_piled_up_are_priced_one_by_one_and_never_hold_a_hi
         ("peers", "session 2 3.0", "medium", 0), ("peers", "session 3 2.0", "low", 0),
         ("peers", "session 4 3.0", "medium", 0), ("e", "urgent 6.0", "high", 0)]
     rig.store.close()
+
+
+def _observe_for(rig: Rig, sensor: str, session: str, magnitude: float, text: str) -> None:
+    """A `scope: session` sensor's fire for one session (its line is shown to that session only)."""
+    rig.store.commit_poll(sensor, states={}, observations=[
+        Observation("t", magnitude, f"{text} {magnitude}", meta={"session": session})])
+    rig.discloser.wake()
+
+
+async def test_a_line_for_one_session_never_waits_for_the_budget_another_sessions_line_spent(
+        tmp_path: Path, autojump_clock) -> None:
+    """Each session's agent is woken by its own lines only: session a's context line spends a's budget,
+    not b's (DESIGN.md, Delivery: budgets are spent only by what wakes the agent). A project-wide line
+    wakes both, so it waits for both budgets, and spends both."""
+    rig = Rig(tmp_path, {"ctx": SensorTerms("event", 0.0), "items": SensorTerms("event", 0.0)},
+              engagement=EngagementParams(absolute_refractory=0.0))
+    rig.t0 = trio.current_time()
+    _observe_for(rig, "ctx", "a", 3.0, "a")  # medium for a: a's cooldown runs to 15
+    rig.discloser.run_once()
+    await trio.sleep(1)
+    _observe_for(rig, "ctx", "b", 3.0, "b")  # medium for b alone: b's agent was never woken, so at once
+    rig.discloser.run_once()
+    await trio.sleep(1)
+    rig.observe("items", 3.0, text="all")  # for every session: after b's cooldown (16), the later one
+    while rig.discloser.run_once() is not None:
+        await trio.sleep(0.5)
+    _observe_for(rig, "ctx", "a", 3.0, "a2")  # a's own line: the project-wide line at 16 woke a too
+    while rig.discloser.run_once() is not None:
+        await trio.sleep(0.5)
+    assert [(e.description, round(e.time - rig.t0)) for e in rig.store.journal()] == [
+        ("a 3.0", 0), ("b 3.0", 1), ("all 3.0", 16), ("a2 3.0", 31)]
+    rig.store.close()
+
+
+async def test_the_rebuilt_window_keeps_which_session_a_line_woke(tmp_path: Path, autojump_clock) -> None:
+    terms = {"ctx": SensorTerms("event", 0.0)}
+    quick = EngagementParams(absolute_refractory=0.0)  # the sensor's refractory is not what is tested
+    first = Rig(tmp_path, terms, engagement=quick)
+    _observe_for(first, "ctx", "a", 3.0, "a")
+    first.discloser.run_once()
+    first.store.close()
+    await trio.sleep(1)
+    second = Rig(tmp_path, terms, engagement=quick)  # a restart: the window is rebuilt from the journal
+    _observe_for(second, "ctx", "b", 3.0, "b")
+    assert second.discloser.run_once() is None  # b's first line: a's cooldown does not hold it
+    _observe_for(second, "ctx", "a", 3.0, "a2")
+    assert second.discloser.run_once() is not None  # a's second line, 1 s after a's first: held
+    assert [e.description for e in second.store.journal()] == ["a 3.0", "b 3.0"]
+    second.store.close()

@@ -81,3 +81,15 @@ def test_a_high_disclosure_waits_only_for_the_cooldown_after_a_high_one_not_afte
     assert g.next_slot(101.0, urgent=True) == 101.0 and g.next_slot(101.0) == 115.0
     g.record(101.0, high=True)
     assert g.next_slot(102.0, urgent=True) == 116.0
+
+
+def test_a_line_for_one_session_waits_only_for_the_lines_that_woke_that_session() -> None:
+    g = Governor(EVENT)
+    g.record(0.0, sessions=["a"])  # shown to session a only
+    assert g.next_slot(1.0, sessions=["b"]) == 1.0  # b was not woken
+    assert g.next_slot(1.0, sessions=["a"]) == 15.0
+    assert g.next_slot(1.0) == 15.0  # a project-wide line wakes a too
+    g.record(1.0, sessions=["b"])
+    assert g.next_slot(2.0) == 16.0  # ... and b: it waits for every session's budget
+    g.record(16.0)  # it woke both
+    assert g.next_slot(17.0, sessions=["a"]) == 31.0 and g.next_slot(17.0, sessions=["b"]) == 31.0

@@ -119,19 +119,27 @@ def test_test_fires_go_straight_to_the_journal_marked_test(store: Store) -> None
     store.journal_test("s", [Observation("t", 3.0, "synthetic")], lane="event", priority="medium")
     [entry] = store.unprinted(test=True)
     assert entry.test and entry.description == "synthetic"
-    assert store.disclosure_times("event", since=0) == []
+    assert store.woken("event", since=0) == []
 
 
-def test_disclosure_times_count_each_disclosure_once(store: Store) -> None:
+def test_woken_counts_each_disclosure_once(store: Store) -> None:
     store.commit_poll("s", states={}, observations=[Observation("t", 2, "a"), Observation("t", 2, "b")])
     store.disclose("s", store.pending("s"), lane="event", priority="medium", time_=50.0)
     store.commit_poll("s", states={}, observations=[Observation("t", 3, "c")])
     store.disclose("s", store.pending("s"), lane="event", priority="medium", time_=60.0)
     store.commit_poll("s", states={}, observations=[Observation("t", 1, "d")])
     store.disclose("s", store.pending("s"), lane="event", priority="low", time_=70.0)  # stderr only: no budget
-    assert store.disclosure_times("event", since=0) == [50.0, 60.0]
-    assert store.disclosure_times("event", since=55) == [60.0]
-    assert store.disclosure_times("message", since=0) == []
+    assert store.woken("event", since=0) == [(50.0, False, None), (60.0, False, None)]
+    assert store.woken("event", since=55) == [(60.0, False, None)]
+    assert store.woken("message", since=0) == []
+
+
+def test_woken_names_the_session_a_session_scoped_line_woke(store: Store) -> None:
+    store.commit_poll("ctx", states={}, observations=[Observation("t", 3, "for a", meta={"session": "a"})])
+    store.disclose("ctx", store.pending("ctx"), lane="event", priority="high", time_=50.0)
+    store.commit_poll("s", states={}, observations=[Observation("t", 3, "for all")])
+    store.disclose("s", store.pending("s"), lane="event", priority="medium", time_=60.0)
+    assert store.woken("event", since=0) == [(50.0, True, "a"), (60.0, False, None)]
 
 
 def test_probe_records_and_crate_state_round_trip(tmp_path: Path) -> None:

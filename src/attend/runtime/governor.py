@@ -12,6 +12,12 @@ ask, and the journal rebuild counts only high and medium disclosures). The rate 
 disclosures; a high one waits at most the cooldown (`next_slot(..., urgent=True)`), and only the cooldown
 after an earlier high one: sessions joining and leaving (the peers sensor's medium presence lines) never
 hold a high line, which reaches the agent within its sensor's poll (issue 22's goal: one poll interval + 1 s).
+
+Decision (same rule: whose agent?): each session's agent is woken by the lines it is shown, so each session
+has its own budget. A `scope: session` sensor's line (shown to its session only) waits for the lines that
+woke that session (its own and the project-wide ones) and spends that session's budget only: session a's
+context line never holds session b's. A project-wide line wakes every session: it waits for every
+session's budget and spends them all.
 """
 
 from __future__ import annotations
@@ -88,26 +94,49 @@ def next_slot(times: Iterable[float], now: float, params: GovernorParams, *, urg
 
 @dataclass(slots=True)
 class Governor:
-    """The disclosure times of one lane, and the decision whether one more is allowed now."""
+    """The disclosure times of one lane, and the decision whether one more is allowed now.
+
+    `times` and `high_times` are the project-wide disclosures (they woke every session); `own` holds,
+    per session, the disclosures shown to that session only, as `(time, high)`. A disclosure's
+    `sessions` is None for a project-wide one, else the sessions it is shown to.
+    """
 
     params: GovernorParams
     times: list[float] = field(default_factory=list)
     #: The times of the high disclosures among `times` (a high one waits only for their cooldown).
     high_times: list[float] = field(default_factory=list)
+    #: Per session, the disclosures shown to that session only: `(time, high)`.
+    own: dict[str, list[tuple[float, bool]]] = field(default_factory=dict)
 
-    def next_slot(self, now: float, *, urgent: bool = False) -> float:
-        """When the next disclosure may happen (`now` when it may happen now); `urgent` for a high one."""
-        return next_slot(self.times, now, self.params, urgent=urgent, high=self.high_times)
+    def next_slot(self, now: float, *, urgent: bool = False, sessions: Iterable[str] | None = None) -> float:
+        """When the next disclosure may happen (`now` when it may happen now); `urgent` for a high one.
 
-    def allows(self, now: float, *, urgent: bool = False) -> bool:
+        `sessions`: the sessions a disclosure is shown to (None: every session): it waits for the budget of
+        each, which holds the project-wide disclosures and that session's own.
+        """
+        whose = list(self.own) if sessions is None else list(sessions)
+        slot = next_slot(self.times, now, self.params, urgent=urgent, high=self.high_times)
+        for session in whose:
+            own = self.own.get(session, [])
+            slot = max(slot, next_slot([*self.times, *(t for t, _ in own)], now, self.params, urgent=urgent,
+                                       high=[*self.high_times, *(t for t, high in own if high)]))
+        return slot
+
+    def allows(self, now: float, *, urgent: bool = False, sessions: Iterable[str] | None = None) -> bool:
         """True when a disclosure may happen at `now`."""
-        return self.next_slot(now, urgent=urgent) <= now
+        return self.next_slot(now, urgent=urgent, sessions=sessions) <= now
 
-    def record(self, at: float, *, high: bool = False) -> None:
-        """Count a disclosure made at `at` (`high`: a high one), and forget the ones that left every window."""
-        self.times.append(at)
-        if high:
-            self.high_times.append(at)
+    def record(self, at: float, *, high: bool = False, sessions: Iterable[str] | None = None) -> None:
+        """Count a disclosure made at `at` (`high`: a high one; `sessions`: shown to these only, None: to
+        every session), and forget the ones that left every window."""
+        if sessions is None:
+            self.times.append(at)
+            if high:
+                self.high_times.append(at)
+        else:
+            for session in sessions:
+                self.own.setdefault(session, []).append((at, high))
         horizon = at - max(self.params.window, self.params.cooldown)
         self.times = [t for t in self.times if t > horizon]
         self.high_times = [t for t in self.high_times if t > horizon]
+        self.own = {s: kept for s, own in self.own.items() if (kept := [(t, h) for t, h in own if t > horizon])}

@@ -27,6 +27,7 @@ from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import (
     SESSION_META,
+    audience,
     collapse_identical,
     highest,
     priced_alone,
@@ -291,9 +292,9 @@ class Discloser:
         self.engagement = engagement
         now = self.clock()
         for lane, params in governors.items():
-            since = now - max(params.window, params.cooldown)
-            self.governors[lane] = Governor(params, self.store.disclosure_times(lane, since),
-                                            self.store.disclosure_times(lane, since, only_high=True))
+            governor = self.governors[lane] = Governor(params)
+            for at, high, session in self.store.woken(lane, now - max(params.window, params.cooldown)):
+                governor.record(at, high=high, sessions=None if session is None else [session])
 
     def wake(self) -> None:
         """Ask the running loop for a round now (new observations were stored)."""
@@ -352,10 +353,11 @@ class Discloser:
             top = highest(prios) or "low"
             # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the
             # governor and is not counted; a high one waits for the cooldown after a high one, never the
-            # rate window.
+            # rate window. Whose agent: a `scope: session` line's own session only (`audience`).
             governor = self.governors.get(terms.lane) or self.governors["event"]
+            sessions = audience(rows)
             if top != "low":
-                slot = governor.next_slot(now, urgent=top == "high")
+                slot = governor.next_slot(now, urgent=top == "high", sessions=sessions)
                 if slot > now:
                     self.store.settle_history(name, fired=False, reason="governor", now=now)
                     next_wake = _earliest(next_wake, slot)
@@ -366,7 +368,7 @@ class Discloser:
             )
             crash_point("disclosed")
             if top != "low":
-                governor.record(now, high=top == "high")
+                governor.record(now, high=top == "high", sessions=sessions)
             self.store.settle_history(name, fired=True, now=now)
             # Printed after the commit: the journal holds it exactly once, the stream at least once.
             self.printer.print_new()

@@ -268,20 +268,26 @@ class JournalRows(PendingRows):
             )
         return int(cur.rowcount)
 
-    def disclosure_times(self, lane: str, since: float, *, only_high: bool = False) -> list[float]:
-        """The times of the real (non-test) disclosures on `lane` since `since` that woke the agent (a high
-        or medium row: low ones went to stderr only and spent no budget), oldest first.
+    def woken(self, lane: str, since: float) -> list[tuple[float, bool, str | None]]:
+        """The real (non-test) disclosures on `lane` since `since` that woke an agent (a high or medium row:
+        low ones went to stderr only and spent no budget), oldest first, as `(time, high, session)`.
 
-        The governor rebuilds its window from these after a restart; `only_high`: the high ones only
-        (a high disclosure waits only for their cooldown).
+        The governor rebuilds its window from these after a restart. `high`: the disclosure had a high row
+        (a high disclosure waits only for their cooldown). `session`: the session a `scope: session`
+        line was shown to (None: a project-wide line, which woke every session); a disclosure is listed
+        once per session it woke.
         """
-        wanted = "('high')" if only_high else "('high', 'medium')"
+        from attend.runtime.delivery import SESSION_META  # late: the hooks' start-up never asks
+
+        session = f"CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{SESSION_META}') END"
         rows = self._db.execute(
-            "SELECT DISTINCT disclosure, time FROM journal WHERE scope = ? AND lane = ? AND test = 0 AND time >= ?"
-            f" AND priority IN {wanted} ORDER BY time",
+            f"SELECT disclosure, time, MAX(priority = 'high') AS high, {session} AS session FROM journal"
+            " WHERE scope = ? AND lane = ? AND test = 0 AND time >= ? AND priority IN ('high', 'medium')"
+            " GROUP BY disclosure, time, session ORDER BY time, disclosure",
             (self.scope, lane, since),
         )
-        return [float(r["time"]) for r in rows if isinstance(r["time"], float | int) and math.isfinite(r["time"])]
+        return [(float(r["time"]), bool(r["high"]), r["session"] if isinstance(r["session"], str) else None)
+                for r in rows if isinstance(r["time"], float | int) and math.isfinite(r["time"])]
 
 
 def entry_from_row(row: sqlite3.Row) -> JournalEntry:
