@@ -166,3 +166,28 @@ def test_an_inline_stdio_server_needs_its_command_and_a_url_needs_a_remote_type(
     assert "add `type: http` or `type: sse`" in messages and "`mcp.server.command`" in messages
     unknown = sensor_from(INLINE_HEAD + "    type: ws\n    url: ws://mcp.example\n")
     assert [d.code for d in unknown.diagnostics] == ["bad-value"]
+
+
+def _command(block: str) -> str:
+    return f"spec: 1\nname: probe\nkind: command\ncommand:\n{block}triggers:\n  t: {{path: $.x, on: changed}}\n"
+
+
+@pytest.mark.parametrize("field", ["cursor: id", "stream_format: lines", "max_line: 100"])
+def test_a_stream_field_on_a_polled_command_is_bad_value_at_its_key(field: str) -> None:
+    # it was accepted and ignored: a sensor meant as a stream (`output: stream` forgotten) ran as a polled command
+    sensor = sensor_from(_command(f"  argv: [cat]\n  {field}\n"))
+    (diagnostic,) = sensor.diagnostics
+    name = field.split(":")[0]
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("bad-value", 6, 3)
+    assert diagnostic.message.startswith(f"`command.{name}` is for a streaming command (`output: stream`); this "
+                                         "command is polled (output: json)")
+    assert sensor.status == "invalid"
+
+
+def test_an_argv_cursor_placeholder_without_a_cursor_field_is_bad_value_at_the_argument() -> None:
+    sensor = sensor_from(_command('  argv: [tail, "--after={cursor}"]\n  output: stream\n'))
+    (diagnostic,) = sensor.diagnostics
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("bad-value", 5, 16)
+    assert "holds {cursor} but the sensor names no `command.cursor` field" in diagnostic.message
+    assert sensor_from(_command('  argv: [tail, "--after={cursor}"]\n  output: stream\n  cursor: seq\n')).diagnostics == []
+    assert [d.code for d in sensor_from(_command('  argv: [cat]\n  output: stream\n  cursor: ""\n')).diagnostics] == ["bad-value"]

@@ -196,12 +196,12 @@ class _Reader:
             except MalformedResult as exc:
                 what = "valid JSON" if exc.syntax else "a usable poll result"
                 raise self.fail(f"result_file {name} is not {what}: {exc.message}", *at, "result_file") from None
-        if not lines_output:
-            instead = "`records` (a list, or the stream's lines as one string)" if stream_format else "`result`"
-            raise self.fail(f"`lines` is for an `output: lines` command; use {instead} here", *at, "lines")
         text = poll["lines"]
         if not isinstance(text, str):
             raise self.fail("`lines` must be a string of `magnitude|description` lines", *at, "lines")
+        if not lines_output:
+            instead = "`records` (a list, or the stream's lines as one string)" if stream_format else "`result`"
+            raise self.fail(f"`lines` is for an `output: lines` command; use {instead} here", *at, "lines")
         from attend.compiler.sensors import parse_lines
 
         items, errors = parse_lines(text)

@@ -28,6 +28,7 @@ from attend.bounds import (
 )
 
 __all__ = [
+    "CURSOR_PLACEHOLDER",
     "DEFAULT_FLAP_LIMIT",
     "DEFAULT_MAX_LINE",
     "DEFAULT_FLAP_WINDOW",
@@ -163,6 +164,9 @@ TRIGGER_SCHEMA: dict[str, Any] = {
                      "(they show in history as held: superseded by this one); none by default", None, schema=_STR_LIST),
     "enabled": _f("boolean", "whether the trigger is evaluated (false: the sensor runs without it)", True),
 }
+
+#: The placeholder an `output: stream` argv element holds for the cursor (`command.cursor`).
+CURSOR_PLACEHOLDER = "{cursor}"
 
 COMMAND_SCHEMA: dict[str, Any] = {
     "argv": _f("list", "the program and its arguments, run directly (never through a shell)", None,

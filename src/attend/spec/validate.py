@@ -32,6 +32,7 @@ from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
 from attend.spec.model import KeyPath, Origin, SensorFile
 from attend.spec.schema import (
     COMMAND_SCHEMA,
+    CURSOR_PLACEHOLDER,
     DEFAULT_MIN_INTERVAL,
     DURATION_FIELDS,
     KINDS,
@@ -174,6 +175,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_finite_numbers(data, loc))
     out.extend(_required_core(data, fallback))
     out.extend(_kind_rules(data, loc))
+    out.extend(_stream_rules(data, loc))
     out.extend(_positive_durations(data, loc))
     out.extend(_interval_order(data, loc))
     out.extend(_size_limits(data, loc))
@@ -438,6 +440,29 @@ def _kind_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                                   f"{_a(f'`{other}:`')} block in {_a(kind)} sensor: a sensor carries only its own kind's "
                                   f"block (`{kind}:`)"))
     return out
+
+
+def _stream_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """The stream fields go with `output: stream` (a polled command would ignore them, as a tool sensor would
+    `subscribe`), and an argv `{cursor}` with a `cursor` field (without one the argument is always left out)."""
+    block = data.get("command")
+    if data.get("kind") != "command" or not isinstance(block, dict):
+        return []
+    if block.get("output", "json") in ("json", "lines"):  # another value is bad-value already
+        return [loc.at_key(("command", name), "bad-value",
+                           f"`command.{name}` is for a streaming command (`output: stream`); this command is polled "
+                           f"(output: {block.get('output', 'json')}): add `output: stream` or remove it")
+                for name in (*STREAM_ONLY_FIELDS, "cursor") if name in block]
+    argv = block.get("argv")
+    if "cursor" not in block and isinstance(argv, list):
+        for index, arg in enumerate(argv):
+            if isinstance(arg, str) and CURSOR_PLACEHOLDER in arg:
+                return [loc.at_value(("command", "argv", str(index)), "bad-value",
+                                     f"`command.argv` holds {CURSOR_PLACEHOLDER} but the sensor names no `command.cursor` "
+                                     "field: the argument would always be left out")]
+    if block.get("cursor") == "":
+        return [loc.at_value(("command", "cursor"), "bad-value", "`command.cursor` names no field: it is empty")]
+    return []
 
 
 def _mcp_target_rules(block: dict[str, Any], loc: Locator) -> list[Diagnostic]:

@@ -59,6 +59,7 @@ from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
 from attend.runtime.cadence import backoff
 from attend.runtime.kinds import CRATE_STATE, NOTES, PollContext, PollOutcome
 from attend.runtime.kinds.process import STDERR_TAIL, exec_failure, signal_group
+from attend.spec.schema import CURSOR_PLACEHOLDER
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
@@ -90,8 +91,6 @@ RESTART_LIMIT = 60.0
 HEALTHY_RUN = 60.0
 #: Seconds between SIGTERM and SIGKILL when a stream's process is stopped.
 STOP_GRACE = 1.0
-#: The placeholder an argv element holds for the cursor.
-CURSOR_PLACEHOLDER = "{cursor}"
 
 
 class LineBuffer:
