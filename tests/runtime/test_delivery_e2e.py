@@ -96,8 +96,10 @@ def baseline(home) -> None:
 
 def test_each_session_is_told_its_own_context_use_and_never_the_others(quiet_home, daemon):
     # The event lane's cooldown an hour: a's line wakes a's agent only, so it spends a's budget, never b's
-    # (b's line arrives at once; it waited a's full cooldown before each session had its own budget).
-    config(quiet_home, "engagement: {absolute_refractory: 0}\ngovernor:\n  event: {cooldown: 1h}\n")
+    # (b's line arrives at once; it waited a's full cooldown before each session had its own budget). The
+    # default 60 s absolute refractory: a's fire holds a's next line only (b's waited for it before each
+    # session had its own refractory).
+    config(quiet_home, "governor:\n  event: {cooldown: 1h}\n")
     transcripts = fast_context(quiet_home)
     for name in ("a", "b"):
         transcripts.turn(name, 20_000)  # 10 %: each session's baseline

@@ -352,3 +352,40 @@ async def test_the_rebuilt_window_keeps_which_session_a_line_woke(tmp_path: Path
     assert second.discloser.run_once() is not None  # a's second line, 1 s after a's first: held
     assert [e.description for e in second.store.journal()] == ["a 3.0", "b 3.0"]
     second.store.close()
+
+
+async def test_a_line_for_one_session_is_never_held_by_the_refractory_of_another_sessions_fire(
+        tmp_path: Path, autojump_clock) -> None:
+    """A `scope: session` sensor's refractory is each session's own: session a's fire holds a's next line
+    for the absolute refractory (60 s by default), never b's; a restart reads the same fires back."""
+    terms = {"ctx": SensorTerms("event", 0.0)}
+    rig = Rig(tmp_path, terms)  # the default engagement: a 60 s absolute refractory
+    rig.t0 = trio.current_time()
+    _observe_for(rig, "ctx", "a", 1.0, "a")
+    assert rig.discloser.run_once() is None
+    await trio.sleep(1)
+    _observe_for(rig, "ctx", "b", 1.0, "b")  # b's first line: a's fire does not hold it
+    assert rig.discloser.run_once() is None
+    rig.store.close()
+    await trio.sleep(1)
+    again = Rig(tmp_path, terms)  # a restart
+    again.t0 = rig.t0
+    _observe_for(again, "ctx", "a", 1.0, "a2")  # a's own refractory still holds a's next line, to 60 s
+    assert again.discloser.run_once() == pytest.approx(rig.t0 + 60)
+    await trio.sleep(58)
+    assert again.discloser.run_once() is None
+    assert [(e.description, round(e.time - rig.t0)) for e in again.store.journal()] == [
+        ("a 1.0", 0), ("b 1.0", 1), ("a2 1.0", 60)]
+    again.store.close()
+
+
+async def test_a_project_wide_line_is_held_by_the_sensors_own_last_fire(tmp_path: Path, autojump_clock) -> None:
+    rig = Rig(tmp_path, {"items": SensorTerms("event", 0.0)})
+    rig.t0 = trio.current_time()
+    rig.observe("items", 1.0, text="x")
+    assert rig.discloser.run_once() is None
+    await trio.sleep(1)
+    rig.observe("items", 1.0, text="y")
+    assert rig.discloser.run_once() == pytest.approx(rig.t0 + 60)
+    assert rig.store.status("items").fires == [pytest.approx(rig.t0)]
+    rig.store.close()

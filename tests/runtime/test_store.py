@@ -142,6 +142,18 @@ def test_woken_names_the_session_a_session_scoped_line_woke(store: Store) -> Non
     assert store.woken("event", since=0) == [(50.0, True, "a"), (60.0, False, None)]
 
 
+def test_fire_times_are_a_session_scoped_sensors_real_event_lines_shown_to_those_sessions(store: Store) -> None:
+    for session, at in (("a", 50.0), ("b", 60.0), ("a", 70.0)):
+        store.commit_poll("ctx", states={}, observations=[Observation("t", 1, f"for {session}", meta={"session": session})])
+        store.disclose("ctx", store.pending("ctx"), lane="event", priority="low", time_=at)
+    store.journal_test("ctx", [Observation("t", 3, "synthetic", meta={"session": "a"})], lane="event", priority="high")
+    store.commit_shown_poll("ctx", states={}, status={}, observations=[Observation("t", 3, "shown", meta={"session": "a"})],
+                            lane="event", priority="high")
+    assert store.fire_times("ctx", ["a"], since=0) == [50.0, 70.0]
+    assert store.fire_times("ctx", ["b"], since=0) == [60.0]
+    assert store.fire_times("ctx", ["a", "b"], since=55) == [60.0, 70.0]
+    assert store.fire_times("other", ["a"], since=0) == []
+
 def test_probe_records_and_crate_state_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "attend.db"
     with Store(path) as store:

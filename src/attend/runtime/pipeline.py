@@ -332,8 +332,10 @@ class Discloser:
             pending = self.store.pending(name)
             if not pending:
                 continue  # only damaged rows wait (store/rows.py): nothing to disclose, no governor slot spent
-            status = self.store.status(name)
-            fires = status.fires if status is not None else []
+            # Whose refractory: a `scope: session` sensor's lines are each session's own (`audience`), so
+            # only the fires shown to those sessions hold them; a project-wide line's are the sensor's.
+            sessions = audience(pending)
+            fires = self._fires(name, sessions, now)
             total = sum(o.magnitude for o in pending)
             ready = readiness(
                 total=total,
@@ -355,14 +357,14 @@ class Discloser:
             # governor and is not counted; a high one waits for the cooldown after a high one, never the
             # rate window. Whose agent: a `scope: session` line's own session only (`audience`).
             governor = self.governors.get(terms.lane) or self.governors["event"]
-            sessions = audience(rows)
             if top != "low":
                 slot = governor.next_slot(now, urgent=top == "high", sessions=sessions)
                 if slot > now:
                     self.store.settle_history(name, fired=False, reason="governor", now=now)
                     next_wake = _earliest(next_wake, slot)
                     continue
-            new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" else None
+            # A session line's fire is its journal row (`_fires`); a project line's goes to the status row.
+            new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" and sessions is None else None
             self.store.disclose(
                 name, pending, lane=terms.lane, priority=prios, fires=new_fires, time_=now, journal_as=rows,
             )
@@ -373,6 +375,15 @@ class Discloser:
             # Printed after the commit: the journal holds it exactly once, the stream at least once.
             self.printer.print_new()
         return next_wake
+
+    def _fires(self, name: str, sessions: list[str] | None, now: float) -> list[float]:
+        """The engagement fire times that hold `name`'s line for `sessions` (None: a project-wide line):
+        a project-wide line's are the sensor's (its status row); a `scope: session` line's are those of
+        the lines shown to its sessions (the journal's), so session a's fire never holds b's line."""
+        if sessions is None:
+            status = self.store.status(name)
+            return status.fires if status is not None else []
+        return self.store.fire_times(name, sessions, now - self.engagement.live_window)
 
 
 def _earliest(a: float | None, b: float | None) -> float | None:

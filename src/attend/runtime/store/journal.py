@@ -268,6 +268,27 @@ class JournalRows(PendingRows):
             )
         return int(cur.rowcount)
 
+    def fire_times(self, sensor: str, sessions: Iterable[str], since: float) -> list[float]:
+        """The engagement fire times of `scope: session` sensor `sensor` for `sessions` since `since`, oldest
+        first: the times of its real event-lane disclosures shown to any of them (`meta.session`).
+
+        A session-scoped sensor's refractory is its session's own (session a's fire never holds b's line),
+        so its fire times are read from the journal, per session, as the governor's window is; a one-shot
+        poll's lines shown to the person who ran it (`meta.shown`) are no fire, as they are none for a
+        project sensor (whose fire times are its status row's `fires`).
+        """
+        from attend.runtime.delivery import SESSION_META  # late: the hooks' start-up never asks
+
+        wanted = sorted(set(sessions))
+        marks = ", ".join("?" for _ in wanted)
+        rows = self._db.execute(
+            "SELECT DISTINCT time FROM journal WHERE scope = ? AND sensor = ? AND lane = 'event' AND test = 0"
+            f" AND time >= ? AND json_valid(meta) AND json_extract(meta, '$.{SESSION_META}') IN ({marks})"
+            " AND json_extract(meta, '$.shown') IS NULL ORDER BY time",
+            (self.scope, sensor, since, *wanted),
+        )
+        return [float(r["time"]) for r in rows if isinstance(r["time"], float | int) and math.isfinite(r["time"])]
+
     def woken(self, lane: str, since: float) -> list[tuple[float, bool, str | None]]:
         """The real (non-test) disclosures on `lane` since `since` that woke an agent (a high or medium row:
         low ones went to stderr only and spent no budget), oldest first, as `(time, high, session)`.
