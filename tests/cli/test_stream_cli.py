@@ -77,6 +77,17 @@ def test_sensors_poll_on_a_stream_sensor_collects_for_5_s_by_default(home) -> No
     assert _followers(feed) == []
 
 
+def test_sensors_poll_says_a_stream_that_printed_records_then_exited_ended_early_and_how(home) -> None:
+    # it read "ok (0.03 s; a stream, collected for 30 s)" with no word of the exit or its code
+    script = "import json, sys; print(json.dumps({'seq': 1, 'msg': 'a'})); print('gone', file=sys.stderr); sys.exit(3)"
+    _stream_sensor(home, [sys.executable, "-c", script])
+    run = home.attend("sensors", "poll", "feed", "--for", "30s", "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    assert report["state"] == "ok" and report["result"] == {"items": [{"seq": 1, "msg": "a"}]}
+    assert report["message"] == "the process ended before 30 s: exit code 3: gone", report["message"]
+
+
 def test_a_stream_that_exits_before_printing_a_record_is_a_failed_poll(home) -> None:
     _stream_sensor(home, [sys.executable, "-c", "import sys; print('no journal here', file=sys.stderr); sys.exit(1)"])
     run = home.attend("sensors", "poll", "feed", "--for", "30s")

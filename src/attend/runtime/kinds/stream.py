@@ -558,5 +558,8 @@ async def collect(compiled: CompiledSensor, ctx: PollContext, seconds: float) ->
         state, message = ended[0]
         if state == "exec_failed" or not message.startswith("exit code 0"):
             return PollOutcome.failed(state, message, stderr=supervisor.state.stderr_tail())
+    if ended:  # it printed records, then ended before the time was up: said, with how (its code, stderr)
+        outcome.meta[NOTES] = [f"the process ended before {seconds:g} s: {ended[0][1]}",
+                               *(n for n in outcome.meta.get(NOTES, []) if not n.startswith("stderr: "))]
     outcome.meta["collected_for"] = seconds
     return outcome
