@@ -389,3 +389,25 @@ async def test_a_project_wide_line_is_held_by_the_sensors_own_last_fire(tmp_path
     assert rig.discloser.run_once() == pytest.approx(rig.t0 + 60)
     assert rig.store.status("items").fires == [pytest.approx(rig.t0)]
     rig.store.close()
+
+
+async def test_each_sessions_lines_are_priced_and_released_apart_from_another_sessions_held_line(
+        tmp_path: Path, autojump_clock) -> None:
+    """A `scope: session` sensor's pending lines are one accumulator per session: a's medium line held by
+    a's cooldown does not carry b's low line along (b's goes out at once, low, alone), nor lift it to medium."""
+    rig = Rig(tmp_path, {"ctx": SensorTerms("event", 0.0)}, engagement=EngagementParams(absolute_refractory=0.0))
+    rig.t0 = trio.current_time()
+    _observe_for(rig, "ctx", "a", 3.0, "a")  # medium for a: a's cooldown runs to 15
+    assert rig.discloser.run_once() is None
+    await trio.sleep(1)
+    _observe_for(rig, "ctx", "a", 3.0, "a2")  # a's next medium line: held by a's cooldown
+    _observe_for(rig, "ctx", "b", 1.0, "b")  # b's low line, pending beside it
+    assert rig.discloser.run_once() == pytest.approx(rig.t0 + 15)
+    assert [(e.description, e.priority, round(e.time - rig.t0)) for e in rig.store.journal()] == [
+        ("a 3.0", "medium", 0), ("b 1.0", "low", 1)]
+    await trio.sleep(14)
+    assert rig.discloser.run_once() is None
+    assert [(e.description, e.priority, round(e.time - rig.t0)) for e in rig.store.journal()][2:] == [
+        ("a2 3.0", "medium", 15)]
+    assert rig.store.pending("ctx") == []
+    rig.store.close()

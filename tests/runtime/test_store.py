@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from attend.runtime.store import SCHEMA_VERSION, Observation, Store
+from attend.runtime.store.noise import QUEUED
 
 
 @pytest.fixture
@@ -259,3 +260,16 @@ def test_a_version_5_database_gains_the_state_source_column_keeping_its_status_r
         store.update_status("git", state="invalid", message="bad file", state_source="load")
         assert store.status("git").state_source == "load"
 
+
+
+def test_a_verdict_on_one_sessions_lines_settles_only_the_polls_for_that_session(store: Store) -> None:
+    for session in ("a", "b"):
+        trace = {"time": 10.0, "session": session, "triggers": [{"outcomes": [{"outcome": QUEUED}]}]}
+        store.commit_poll("ctx", states={}, observations=[Observation("t", 3, session, meta={"session": session})],
+                          trace=trace)
+    store.settle_history("ctx", fired=False, reason="governor", now=12.0, session="a")
+    store.settle_history("ctx", fired=True, now=12.0, session="b")
+    store.settle_history("ctx", fired=True, now=13.0)  # a project-wide verdict: no poll for a session
+    outcomes = {t["session"]: t["triggers"][0]["outcomes"][0] for t in store.history("ctx")}
+    assert outcomes["a"] == {"outcome": "held", "reason": "governor", "by": "discloser"}
+    assert outcomes["b"] == {"outcome": "fired"}

@@ -1,6 +1,7 @@
 """Engagement (ADR-123): the accumulator, the threshold and the absolute and relative refractory.
 
-Decision: per sensor, observations add to an accumulator that is ready at `threshold × multiplier`.
+Decision: per sensor (a `scope: session` sensor: per session, its fire times those of the lines shown to
+that session; runtime/pipeline.py), observations add to an accumulator that is ready at `threshold × multiplier`.
 After a disclosure ("fire") the sensor is in absolute refractory for 60 s: observations keep
 accumulating, nothing fires. After that, while 3 or more recent fires are live, a relative refractory
 raises the threshold by `max(1, 1 + (2.25 − 1) · 0.5^(Δ/395 s))`, Δ the time since the last fire.

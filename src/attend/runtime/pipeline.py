@@ -6,7 +6,8 @@ Two stages, shared by the daemon and the one-shot commands (`sensors poll`, `sen
    ONE store transaction holding the new trigger states, the fires as pending observations, the
    sensor's status and cadence, and a crate sensor's exported state. A failed poll stores only its status: trigger state stays untouched
    and no observation is added, so a broken sensor never reads as "every item removed".
-2. `Discloser.run_once` — for each sensor holding pending observations: engagement (threshold and
+2. `Discloser.run_once` — for each sensor holding pending observations (a `scope: session` sensor's
+   per session: each session's lines are an accumulator of their own): engagement (threshold and
    refractory, skipped on the message lane), then the lane's governor; a ready, allowed accumulator
    moves to the journal in one transaction and is printed (stdout/stderr by priority) after the
    commit. A held accumulator stays pending and `run_once` says when to look again.
@@ -332,49 +333,58 @@ class Discloser:
             pending = self.store.pending(name)
             if not pending:
                 continue  # only damaged rows wait (store/rows.py): nothing to disclose, no governor slot spent
-            # Whose refractory: a `scope: session` sensor's lines are each session's own (`audience`), so
-            # only the fires shown to those sessions hold them; a project-wide line's are the sensor's.
-            sessions = audience(pending)
-            fires = self._fires(name, sessions, now)
-            total = sum(o.magnitude for o in pending)
-            ready = readiness(
-                total=total,
-                count=len(pending),
-                threshold=terms.threshold,
-                fires=fires,
-                now=now,
-                params=self.engagement,
-                lane=terms.lane,
-            )
-            if not ready.ready:
-                self.store.settle_history(name, fired=False, reason=ready.reason, now=now)
-                next_wake = _earliest(next_wake, ready.retry_at)
-                continue
-            rows = collapse_identical(pending, summed=not priced_alone(terms.lane, name))
-            prios = priorities([o.magnitude for o in rows], terms.lane, name)
-            top = highest(prios) or "low"
-            # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the
-            # governor and is not counted; a high one waits for the cooldown after a high one, never the
-            # rate window. Whose agent: a `scope: session` line's own session only (`audience`).
-            governor = self.governors.get(terms.lane) or self.governors["event"]
-            if top != "low":
-                slot = governor.next_slot(now, urgent=top == "high", sessions=sessions)
-                if slot > now:
-                    self.store.settle_history(name, fired=False, reason="governor", now=now)
-                    next_wake = _earliest(next_wake, slot)
-                    continue
-            # A session line's fire is its journal row (`_fires`); a project line's goes to the status row.
-            new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" and sessions is None else None
-            self.store.disclose(
-                name, pending, lane=terms.lane, priority=prios, fires=new_fires, time_=now, journal_as=rows,
-            )
-            crash_point("disclosed")
-            if top != "low":
-                governor.record(now, high=top == "high", sessions=sessions)
-            self.store.settle_history(name, fired=True, now=now)
-            # Printed after the commit: the journal holds it exactly once, the stream at least once.
-            self.printer.print_new()
+            # Each session's lines are its own accumulator: priced, held and released apart (a held line
+            # for session a never carries b's along); a project-wide sensor has the one.
+            for group in _per_session(pending):
+                next_wake = _earliest(next_wake, self._disclose(name, terms, group, now))
         return next_wake
+
+    def _disclose(self, name: str, terms: SensorTerms, pending: list[Observation], now: float) -> float | None:
+        """Disclose `pending` (one accumulator of `name`: one session's lines, or the project-wide ones) when
+        it is ready and allowed; return when it may be ready if it is held (or None)."""
+        # Whose refractory and whose budget: a `scope: session` sensor's lines are each session's own
+        # (`audience`), so only the fires shown to that session hold them; a project-wide line's are the
+        # sensor's.
+        sessions = audience(pending)
+        session = sessions[0] if sessions else None
+        fires = self._fires(name, sessions, now)
+        total = sum(o.magnitude for o in pending)
+        ready = readiness(
+            total=total,
+            count=len(pending),
+            threshold=terms.threshold,
+            fires=fires,
+            now=now,
+            params=self.engagement,
+            lane=terms.lane,
+        )
+        if not ready.ready:
+            self.store.settle_history(name, fired=False, reason=ready.reason, now=now, session=session)
+            return ready.retry_at
+        rows = collapse_identical(pending, summed=not priced_alone(terms.lane, name))
+        prios = priorities([o.magnitude for o in rows], terms.lane, name)
+        top = highest(prios) or "low"
+        # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the
+        # governor and is not counted; a high one waits for the cooldown after a high one, never the
+        # rate window. Whose agent: a `scope: session` line's own session only.
+        governor = self.governors.get(terms.lane) or self.governors["event"]
+        if top != "low":
+            slot = governor.next_slot(now, urgent=top == "high", sessions=sessions)
+            if slot > now:
+                self.store.settle_history(name, fired=False, reason="governor", now=now, session=session)
+                return slot
+        # A session line's fire is its journal row (`_fires`); a project line's goes to the status row.
+        new_fires = record_fire(fires, now, self.engagement) if terms.lane == "event" and sessions is None else None
+        self.store.disclose(
+            name, pending, lane=terms.lane, priority=prios, fires=new_fires, time_=now, journal_as=rows,
+        )
+        crash_point("disclosed")
+        if top != "low":
+            governor.record(now, high=top == "high", sessions=sessions)
+        self.store.settle_history(name, fired=True, now=now, session=session)
+        # Printed after the commit: the journal holds it exactly once, the stream at least once.
+        self.printer.print_new()
+        return None
 
     def _fires(self, name: str, sessions: list[str] | None, now: float) -> list[float]:
         """The engagement fire times that hold `name`'s line for `sessions` (None: a project-wide line):
@@ -385,6 +395,15 @@ class Discloser:
             return status.fires if status is not None else []
         return self.store.fire_times(name, sessions, now - self.engagement.live_window)
 
+
+def _per_session(pending: list[Observation]) -> list[list[Observation]]:
+    """`pending` split by the session each line is for (`meta.session`; the project-wide lines together),
+    in the order each group's first line came."""
+    groups: dict[str | None, list[Observation]] = {}
+    for obs in pending:
+        session = (obs.meta or {}).get(SESSION_META)
+        groups.setdefault(session if isinstance(session, str) else None, []).append(obs)
+    return list(groups.values())
 
 def _earliest(a: float | None, b: float | None) -> float | None:
     if a is None:

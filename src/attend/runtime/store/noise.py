@@ -138,10 +138,15 @@ class NoiseRows(StoreConnection):
         )
         return list(decoded(rows, trace_from_row))
 
-    def settle_history(self, sensor: str, *, fired: bool, reason: str = "", now: float | None = None) -> None:
+    def settle_history(self, sensor: str, *, fired: bool, reason: str = "", now: float | None = None,
+                       session: str | None = None) -> None:
         """Write the discloser's verdict on the sensor's waiting fires into their traces: `fired` when it
         disclosed them (with how long and why they were held, measured to `now`), else `held` by
-        `reason`. Writes nothing when nothing changes."""
+        `reason`. Writes nothing when nothing changes.
+
+        `session`: the verdict is on the lines of the polls for that session (a `scope: session` sensor's
+        lines are disclosed per session); None: on the polls for no session (a project-wide sensor's all).
+        """
         rows = self._db.execute(
             "SELECT id, trace FROM poll_history WHERE scope = ? AND sensor = ? AND open = 1", (self.scope, sensor)
         ).fetchall()
@@ -152,6 +157,8 @@ class NoiseRows(StoreConnection):
             except BadRow:
                 updates.append((row["trace"], 0, row["id"]))  # closed, left as it is: doctor lists it
                 continue
+            if (trace["session"] if isinstance(trace.get("session"), str) else None) != session:
+                continue  # another session's lines: their own verdict
             before = json.dumps(trace, sort_keys=True, default=str)
             still_open = settle_outcomes(trace, fired=fired, reason=reason, now=now)
             after = json.dumps(trace, sort_keys=True, default=str)
