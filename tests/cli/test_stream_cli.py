@@ -162,3 +162,22 @@ def test_attend_test_refuses_lines_for_a_stream_or_json_sensor_at_their_position
     run = home.attend("test", str(path))
     assert run.returncode == 1
     assert f"{path}:2:12: error: [test-file] `lines` is for an `output: lines` command; use `result` here" in run.stdout
+
+
+def test_attend_test_frames_a_records_string_as_the_daemon_does_cutting_a_line_past_max_line(home) -> None:
+    # a long line reached the triggers whole in `attend test` while the daemon cuts it to max_line bytes
+    sensor = home.write_user_sensor("feed", STREAM.format(argv='["tail", "-F", "x"]', stream_format="lines")
+                                    .replace("  output: stream\n", "  output: stream\n  max_line: 10\n")
+                                    .replace("key: seq", "key: line").replace("record {seq}: {msg}", "{line}"))
+    path = _test_file(home, sensor, """\
+polls:
+  - records: |
+      short
+
+      a very long line indeed
+    expect:
+      - {description: "short"}
+      - {description: "a very lon"}
+""")
+    run = home.attend("test", str(path))
+    assert run.returncode == 0, run.stdout + run.stderr

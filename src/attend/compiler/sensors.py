@@ -13,6 +13,7 @@ on the event lane and `lane_note` says why. The one exception is a shipped file 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
 
 __all__ = [
-    "LINES_TRIGGER", "CompiledSensor", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
+    "LINES_TRIGGER", "CompiledSensor", "Framer", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
     "is_stream", "parse_lines", "read_record", "sensor_flap",
 ]
 
@@ -251,6 +252,57 @@ def is_stream(data: Any) -> bool:
     """Whether a merged sensor document is a streaming command (`command.output: stream`)."""
     block = data.get("command") if isinstance(data, dict) and data.get("kind") == "command" else None
     return isinstance(block, dict) and block.get("output") == "stream"
+
+
+class Framer:
+    """Splits a byte stream into lines of at most `max_line` bytes (longer ones cut and counted)."""
+
+    def __init__(self, max_line: int, emit: Callable[[bytes], None]) -> None:
+        self.max_line = max_line
+        self.emit = emit
+        self.partial = bytearray()
+        self.cutting = False  # inside a line already cut: skip to its end
+        self.cut = 0
+
+    def _line(self, line: bytes) -> None:
+        if line.strip():
+            self.emit(line)
+
+    def feed(self, chunk: bytes | bytearray) -> None:
+        """Frame one chunk of stdout."""
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                if not self.cutting:
+                    self.partial += chunk[start:]
+                    if len(self.partial) > self.max_line:
+                        self._cut()
+                return
+            if self.cutting:
+                self.cutting = False
+            else:
+                self.partial += chunk[start:end]
+                if len(self.partial) > self.max_line:
+                    self._cut()
+                    self.cutting = False
+                else:
+                    self._line(bytes(self.partial))
+                    self.partial.clear()
+            start = end + 1
+
+    def _cut(self) -> None:
+        self.cut += 1
+        self._line(bytes(self.partial[: self.max_line]))
+        self.partial.clear()
+        self.cutting = True
+
+    def close(self) -> None:
+        """The stream ended: a last line without its newline still counts."""
+        if self.partial and not self.cutting:
+            self._line(bytes(self.partial))
+        self.partial.clear()
+        self.cutting = False
 
 
 def read_record(line: str, stream_format: str = "json") -> Any:

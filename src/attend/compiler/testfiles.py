@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import AttendError, Diagnostic, reason
-from attend.spec.schema import NAME_PATTERN
+from attend.spec.schema import DEFAULT_MAX_LINE, NAME_PATTERN
 from attend.text import printable
 
 #: A sensor name (the spec's rule): a test file's `sensor:` names a file, so nothing else is looked up.
@@ -154,7 +154,7 @@ class _Reader:
         return origin.line if origin is not None else 0
 
     def poll_input(self, poll: Any, index: int, stream_format: str | None = None,
-                   lines_output: bool = True) -> tuple[Any, list[str]]:
+                   lines_output: bool = True, max_line: int = DEFAULT_MAX_LINE) -> tuple[Any, list[str]]:
         """One poll's result and line errors; `stream_format` is a streaming sensor's (None: not one);
         `lines_output` whether the sensor is an `output: lines` command (the only one `lines:` is for)."""
         at = ("polls", str(index))
@@ -170,7 +170,7 @@ class _Reader:
         from attend.compiler.results import MalformedResult, admit, read_json
 
         if "records" in poll:
-            return self.records(poll["records"], at, stream_format)
+            return self.records(poll["records"], at, stream_format, max_line)
 
         if "result" in poll:
             try:
@@ -207,22 +207,28 @@ class _Reader:
         items, errors = parse_lines(text)
         return items, [message for _, message in errors]
 
-    def records(self, records: Any, at: tuple[str, ...], stream_format: str | None) -> tuple[Any, list[str]]:
-        """A streaming sensor's records as its poll result `{items: [...]}`, and the lines that did not read."""
+    def records(self, records: Any, at: tuple[str, ...], stream_format: str | None,
+                max_line: int = DEFAULT_MAX_LINE) -> tuple[Any, list[str]]:
+        """A streaming sensor's records as its poll result `{items: [...]}`, and the lines that did not read
+        (or were cut: a line is framed as the daemon frames it)."""
         from attend.compiler.results import MalformedResult, admit
-        from attend.compiler.sensors import MalformedOutput, read_record
+        from attend.compiler.sensors import Framer, MalformedOutput, read_record
 
         if stream_format is None:
             raise self.fail("`records` is for a streaming command (output: stream); use `result` here", *at, "records")
         if isinstance(records, str):
             items, errors = [], []
             for number, line in enumerate(records.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    items.append(read_record(line, stream_format))
-                except MalformedOutput as exc:
-                    errors.append(f"line {number}: {exc.message}")
+                framed: list[bytes] = []  # the daemon's framing: blank lines skipped, a long one cut to max_line
+                framer = Framer(max_line, framed.append)
+                framer.feed(line.encode("utf-8", "surrogatepass") + b"\n")
+                if framer.cut:
+                    errors.append(f"line {number}: longer than max_line ({max_line} bytes): cut")
+                for raw in framed:
+                    try:
+                        items.append(read_record(raw.decode("utf-8", "replace"), stream_format))
+                    except MalformedOutput as exc:
+                        errors.append(f"line {number}: {exc.message}")
             return {"items": items}, errors
         if not isinstance(records, list):
             raise self.fail("`records` must be a list of records, or the stream's lines as one string", *at, "records")
@@ -325,7 +331,8 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
         states: dict[str, Any] | None = None
         now: float | None = None
         for index, poll in enumerate(polls):
-            poll_result, line_errors = reader.poll_input(poll, index, stream_format, compiled.output == "lines")
+            poll_result, line_errors = reader.poll_input(poll, index, stream_format, compiled.output == "lines",
+                                                         int((sensor.data.get("command") or {}).get("max_line") or DEFAULT_MAX_LINE))
             expected = reader.expectations(poll, index)
             now = reader.time_of(poll, index, now, interval)
             step = compiled.step(states, poll_result, now=now)

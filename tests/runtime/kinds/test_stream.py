@@ -4,8 +4,9 @@ keyed state of a streaming trigger (the process itself is exercised by test_stre
 from __future__ import annotations
 
 import attend
+from attend.compiler.sensors import Framer
 from attend.compiler.triggers import STREAM_KEYS_KEPT, CompiledTrigger
-from attend.runtime.kinds.stream import Framer, LineBuffer, stream_argv
+from attend.runtime.kinds.stream import LineBuffer, stream_argv
 from waiting import wait_until
 
 

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
+from attend.compiler.sensors import Framer
 from attend.runtime.cadence import backoff
 from attend.runtime.kinds import CRATE_STATE, NOTES, PollContext, PollOutcome
 from attend.runtime.kinds.process import STDERR_TAIL, exec_failure, signal_group
@@ -122,57 +123,6 @@ class LineBuffer:
         self.coalesced = 0
         self.ready = trio.Event()
         return lines, coalesced
-
-
-class Framer:
-    """Splits a byte stream into lines of at most `max_line` bytes (longer ones cut and counted)."""
-
-    def __init__(self, max_line: int, emit: Callable[[bytes], None]) -> None:
-        self.max_line = max_line
-        self.emit = emit
-        self.partial = bytearray()
-        self.cutting = False  # inside a line already cut: skip to its end
-        self.cut = 0
-
-    def _line(self, line: bytes) -> None:
-        if line.strip():
-            self.emit(line)
-
-    def feed(self, chunk: bytes | bytearray) -> None:
-        """Frame one chunk of stdout."""
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                if not self.cutting:
-                    self.partial += chunk[start:]
-                    if len(self.partial) > self.max_line:
-                        self._cut()
-                return
-            if self.cutting:
-                self.cutting = False
-            else:
-                self.partial += chunk[start:end]
-                if len(self.partial) > self.max_line:
-                    self._cut()
-                    self.cutting = False
-                else:
-                    self._line(bytes(self.partial))
-                    self.partial.clear()
-            start = end + 1
-
-    def _cut(self) -> None:
-        self.cut += 1
-        self._line(bytes(self.partial[: self.max_line]))
-        self.partial.clear()
-        self.cutting = True
-
-    def close(self) -> None:
-        """The stream ended: a last line without its newline still counts."""
-        if self.partial and not self.cutting:
-            self._line(bytes(self.partial))
-        self.partial.clear()
-        self.cutting = False
 
 
 @functools.cache
