@@ -181,3 +181,15 @@ polls:
 """)
     run = home.attend("test", str(path))
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_sensors_fire_on_a_stream_sensor_takes_a_list_of_records_as_its_items(home, tmp_path: Path) -> None:
+    # a list of records (a test file's `records:`) produced nothing: the triggers see {items: [...]}
+    _stream_sensor(home, ["journalctl", "-f"])
+    records = tmp_path / "records.json"
+    records.write_text('[{"seq": 7, "msg": "x"}]')
+    run = home.attend("sensors", "fire", "feed", "--input", str(records))
+    assert run.returncode == 0, run.stderr
+    assert "[attend sensor=feed priority=medium] [test] record 7: x" in run.stdout
+    records.write_text('{"items": [{"seq": 8, "msg": "y"}]}')  # the triggers' own shape still works
+    assert "[test] record 8: y" in home.attend("sensors", "fire", "feed", "--input", str(records)).stdout

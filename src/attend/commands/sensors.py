@@ -311,6 +311,8 @@ def _parse_result(compiled: Any, text: str, name: str) -> tuple[Any, str, list[s
         result, line_errors = compiled.result_from_output(text)
         return result, "", list(line_errors)
     result, error = _parse_document(text, name)
+    if compiled.output == "stream" and isinstance(result, list):
+        result = {"items": result}  # a list of records, as a test file's `records:`: what the triggers see
     return result, error, []
 
 
