@@ -156,7 +156,39 @@ def test_a_virtualenv_set_up_for_this_version_runs_straight_from_sh_without_a_se
     env = launcher_env(tmp_path, tmp_path / "data", PATH=str(tmp_path / "empty"))
     done = subprocess.run([str(root / "bin" / "attend"), "drain", "--format", "hook"], capture_output=True,
                           text=True, timeout=60, env=env)
-    assert (done.returncode, done.stdout, done.stderr) == (0, f"ran -m attend drain --format hook; {venv} 0.1.0\n", "")
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"ran -P -m attend drain --format hook; {venv} 0.1.0\n", "")
+
+
+def this_interpreters_venv(data: Path, stamp: str) -> Path:
+    """A set-up plugin virtualenv stamped `stamp` whose python is this test run's (attend importable)."""
+    venv = data / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    for name in ("pyvenv.cfg", "lib"):
+        (venv / name).symlink_to(Path(sys.prefix) / name)
+    (venv / ".attend-plugin-version").write_text(stamp + "\n")
+    return venv
+
+
+@pytest.mark.parametrize("path", ["sh", "python"])
+def test_a_checkout_holding_an_attend_package_never_runs_in_place_of_attend(tmp_path, path):
+    # Claude Code runs the hooks and the monitor in the project folder: `python -m attend` there would import
+    # a checkout's own attend/ (sys.path[0] is the working folder) and run its code on every hook, trusted
+    # or not. The launcher runs attend with -P (no unsafe path first), from sh and from its Python part.
+    root = launcher_root(tmp_path, '[project]\nname = "attend"\nversion = "0.1.0"\n')
+    this_interpreters_venv(tmp_path / "data", "0.1.0")
+    checkout = tmp_path / "checkout"
+    (checkout / "attend").mkdir(parents=True)
+    marker = tmp_path / "planted-code-ran"
+    (checkout / "attend" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (checkout / "attend" / "__main__.py").write_text("print('attend 6.6.6')\n")
+    argv = [str(root / "bin" / "attend"), "--version"]
+    if path == "python":  # the launcher's Python part (what a link to bin/attend or an odd pyproject takes)
+        argv = [sys.executable, "-S", *argv]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=checkout,
+                          env=launcher_env(tmp_path, tmp_path / "data"))
+    assert (done.returncode, done.stdout.strip()) == (0, "attend 0.1.0"), done.stderr
+    assert not marker.exists()
 
 
 def test_a_virtualenv_of_another_version_goes_to_the_launchers_python_part(tmp_path):

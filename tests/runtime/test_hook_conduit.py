@@ -249,3 +249,15 @@ def test_with_conduits_monitor_the_hooks_start_no_poller_and_hand_over_no_event_
     assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}
     assert hook(hooks_home, "Stop", "s1", stop_hook_active=False) == {}  # the Monitor's line, not the hooks'
     assert poller(hooks_home) is None
+
+
+def test_the_headless_poller_a_hook_starts_never_imports_a_checkouts_own_attend_package(hooks_home) -> None:
+    # The poller starts in the project folder: `python -m attend` there would import the checkout's attend/
+    # (sys.path[0] is the working folder) and run a planted file's code, trusted or not. It runs with -P.
+    planted = hooks_home.project / "attend"
+    planted.mkdir()
+    marker = hooks_home.root / "planted-code-ran"
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (planted / "__main__.py").write_text("")
+    start_session(hooks_home, "s1")  # the real poller polled: its attend is imported by now
+    assert not marker.exists()

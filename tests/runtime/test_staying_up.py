@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from daemon_rig import journal_rows, query, sensors_json, wait_until
 
-from attend.runtime.sessions.upkeep import STAMP, Reexec, keep_polling
+from attend.runtime.sessions.upkeep import STAMP, Reexec, keep_polling, reexec_argv
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,3 +130,16 @@ async def test_a_failed_polling_loop_is_logged_and_started_again_but_a_reexec_en
 
     with pytest.raises(Reexec):
         await keep_polling(reexec, logged.append, ends=(Reexec,))
+
+
+def test_a_reexec_runs_attend_from_this_interpreter_without_the_working_folder_first(tmp_path) -> None:
+    # `attend run` runs in the project folder: a re-exec as `python -m attend` would import a checkout's own
+    # attend/ package from there (sys.path[0]) in place of attend. -P keeps that folder off sys.path.
+    argv = reexec_argv(["attend", "run", "--session", "s1"])
+    assert argv == [sys.executable, "-P", "-m", "attend", "run", "--session", "s1"]
+    planted = tmp_path / "attend"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("raise SystemExit('the checkout ran')\n")
+    done = subprocess.run([*argv[:3], "attend", "--version"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("attend "), done.stderr

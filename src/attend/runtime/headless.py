@@ -55,7 +55,7 @@ def ensure_poller(project_dir: Path | str, env: Mapping[str, str] | None = None)
     import subprocess
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "attend", "run", "--headless", "--project", str(project_dir)],
+        [sys.executable, "-P", "-m", "attend", "run", "--headless", "--project", str(project_dir)],
         cwd=str(project_dir), env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
     )

@@ -56,7 +56,7 @@ def reexec_argv(argv: list[str]) -> list[str]:
     """The command line that starts this `attend run` again: the same interpreter and arguments."""
     import sys
 
-    return [sys.executable, "-m", "attend", *argv[1:]]
+    return [sys.executable, "-P", "-m", "attend", *argv[1:]]
 
 
 def found(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
