@@ -191,3 +191,19 @@ def test_an_argv_cursor_placeholder_without_a_cursor_field_is_bad_value_at_the_a
     assert "holds {cursor} but the sensor names no `command.cursor` field" in diagnostic.message
     assert sensor_from(_command('  argv: [tail, "--after={cursor}"]\n  output: stream\n  cursor: seq\n')).diagnostics == []
     assert [d.code for d in sensor_from(_command('  argv: [cat]\n  output: stream\n  cursor: ""\n')).diagnostics] == ["bad-value"]
+
+
+@pytest.mark.parametrize("field", ["timeout: 5s", "max_output: 100"])
+def test_a_poll_field_on_a_streaming_command_is_bad_value_at_its_key(field: str) -> None:
+    # accepted and ignored: a stream has no run timeout and no output cap (max_line bounds it)
+    sensor = sensor_from(_command(f"  argv: [cat]\n  output: stream\n  {field}\n"))
+    (diagnostic,) = sensor.diagnostics
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("bad-value", 7, 3)
+    assert diagnostic.message.startswith(f"`command.{field.split(':')[0]}` is for a polled command; a streaming command")
+
+
+def test_a_streaming_commands_block_gets_no_poll_defaults_and_a_polled_one_no_stream_defaults() -> None:
+    stream = normalise(sensor_from(_command("  argv: [cat]\n  output: stream\n")).data)["command"]
+    assert "timeout" not in stream and "max_output" not in stream and stream["max_line"] == 65536
+    polled = normalise(sensor_from(_command("  argv: [cat]\n")).data)["command"]
+    assert polled["timeout"] == 10.0 and "max_line" not in polled

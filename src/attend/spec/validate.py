@@ -453,6 +453,13 @@ def _stream_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
                            f"`command.{name}` is for a streaming command (`output: stream`); this command is polled "
                            f"(output: {block.get('output', 'json')}): add `output: stream` or remove it")
                 for name in (*STREAM_ONLY_FIELDS, "cursor") if name in block]
+    if block.get("output") == "stream":
+        unused = [loc.at_key(("command", name), "bad-value",
+                             f"`command.{name}` is for a polled command; a streaming command runs for as long as the "
+                             "daemon runs and reads lines of at most `max_line` bytes: remove it")
+                  for name in POLL_ONLY_FIELDS if name in block]
+        if unused:
+            return unused
     argv = block.get("argv")
     if "cursor" not in block and isinstance(argv, list):
         for index, arg in enumerate(argv):
@@ -920,6 +927,10 @@ def _cycle_from(start: str, graph: Mapping[str, list[str]]) -> list[str] | None:
 #: The `command:` fields that only an `output: stream` command uses (their defaults fill only its block).
 STREAM_ONLY_FIELDS = ("stream_format", "max_line")
 
+#: The `command:` fields that only a polled command uses (a stream runs for as long as the daemon runs and
+#: reads lines of at most `max_line`): a stream's block gets no defaults for them.
+POLL_ONLY_FIELDS = ("timeout", "max_output")
+
 #: The `mcp:` fields that only a tool call uses (a resource sensor gets no defaults for them).
 TOOL_ONLY_FIELDS = ("args", "allow_unannotated")
 
@@ -943,8 +954,9 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(out.get(block), dict):
             out[block] = _with_defaults(out[block], schema)  # a copy: the durations below never touch `data`
     command = out.get("command")
-    if isinstance(command, dict) and command.get("output") != "stream":
-        for name in STREAM_ONLY_FIELDS:  # a polled command has no stream defaults (explain lists what applies)
+    if isinstance(command, dict):
+        # a polled command has no stream defaults, a stream no poll defaults (explain lists what applies)
+        for name in POLL_ONLY_FIELDS if command.get("output") == "stream" else STREAM_ONLY_FIELDS:
             if name not in data["command"]:
                 command.pop(name, None)
     mcp = out.get("mcp")
