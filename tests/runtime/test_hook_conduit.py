@@ -124,6 +124,15 @@ def test_user_prompt_submit_hands_over_and_the_stop_hook_gets_what_is_left(hooks
     assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}
 
 
+def test_session_start_counts_one_waiting_line_in_the_singular(hooks_home) -> None:
+    # it read "1 line wait for this session."
+    start_session(hooks_home, "s1")
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the poller journals the line")
+    status = hook(hooks_home, "SessionStart", "s1", source="resume")["hookSpecificOutput"]["additionalContext"]
+    assert "1 line waits for this session." in status, status
+
+
 def test_with_the_monitor_live_the_hooks_add_nothing(hooks_home, daemon) -> None:
     monitor = daemon("--session", "s1")
     wait_until(lambda: any("sensor(s) running" in line for line in monitor.stderr), what="the monitor polls")

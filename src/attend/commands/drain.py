@@ -318,7 +318,7 @@ def _status(store: Any, project_dir: str, session: str | None, started: int | No
         parts.append(sessions.describe()[0].upper() + sessions.describe()[1:] + ".")
     if session is not None:
         waiting = len(hook_handover(store, session, everything=True, project_dir=project_dir).entries)
-        parts.append(f"{waiting} line{'s' if waiting != 1 else ''} wait for this session.")
+        parts.append(f"{waiting} line{'s wait' if waiting != 1 else ' waits'} for this session.")
     logged = read_log(log_path(project_dir), since=time.time() - LOG_RECENT)[-LOG_LINES:]
     if logged:
         parts.append("attend run logged: " + "; ".join(
