@@ -4,10 +4,11 @@ The documents are listed once, in doc_blocks.DOCS. Per fenced block:
 
 - commands (`console` lines after `$ `, `sh` lines, `$ ` lines of a plain block, a plain block that is a
   single `attend ...` command) run in order, in one temporary XDG home per document, each expected to
-  exit 0 (or the block's `<!-- docs: exit N -->`): a plain `attend WORD...` line (no quoting, expansion,
-  comment or redirection for a shell to do) runs `attend.cli.main` in-process with the same environment
-  and folder; every other line runs for real with `bash -c`, through the real `attend` (a shim on PATH
-  runs `python -m attend`). tests/cli/test_entry_point.py runs each command through the real entry point.
+  exit 0 (or the block's `<!-- docs: exit N -->`): an `attend ...` line whose only shell work is
+  splitting words (quotes, a trailing comment, a leading `~/`; no expansion, glob, pipe, redirection or
+  list) runs `attend.cli.main` in-process with the words bash would give it (a test compares them with
+  bash's), the same environment and folder; every other line runs for real with `bash -c`, through the
+  real `attend` (a shim on PATH runs `python -m attend`). tests/cli/test_entry_point.py runs each command through the real entry point.
   YAML files a page shows at a path (`# ~/.config/...` first line) are written there first, so the page's
   commands act on the page's own examples;
 - a sensor file compiles clean (`attend compile --check`), a test file passes (`attend test`), a trigger
@@ -129,15 +130,57 @@ def shim(tmp_path_factory) -> Path:
     return folder
 
 
-#: What makes a line the shell's business: quoting, expansion, globs, comments, redirection, lists, escapes.
-SHELL_SYNTAX = re.compile(r"[|&;<>$`~*?()\[\]{}\\#'\"\n]")
+#: What makes an unquoted stretch of a line the shell's business beyond splitting words: expansion,
+#: globs, redirection, lists, escapes, history (`~` is allowed only as a word's `~/` prefix, see below).
+SHELL_SYNTAX = re.compile(r"[|&;<>$`*?()\[\]{}\\!\n]")
+#: A line as `plain_words` reads it: unquoted text, a '...' string, a "..." string free of expansion and
+#: escapes, or a comment (a `#` that starts a word) to the end.
+SHELL_PIECE = re.compile(r"""(?P<plain>[^'"#\s]+|\s+)|'(?P<single>[^']*)'|"(?P<double>[^"$`\\!]*)"|(?P<comment>#.*)""")
+
+
+def plain_words(command: str, home_dir: str) -> list[str] | None:
+    """The words bash would give `command`'s program, when splitting them is all bash would do: quotes
+    removed, a trailing comment dropped, an unquoted `~/` at a word's start made `home_dir/`. None for a
+    line where the shell does more (expansion, a glob, a pipe or redirection, a list, an escape)."""
+    words: list[str] = []
+    word: str | None = None
+    pos = 0
+    while pos < len(command):
+        piece = SHELL_PIECE.match(command, pos)
+        if piece is None:
+            return None  # an unterminated quote, an expansion or escape inside "...", a `#` inside a word
+        pos = piece.end()
+        if piece["comment"] is not None:
+            if word is not None:  # `a#b` is one word to bash
+                return None
+            break
+        plain = piece["plain"]
+        if plain is not None and plain.isspace():
+            if word is not None:
+                words.append(word)
+            word = None
+            continue
+        if plain is not None:
+            if SHELL_SYNTAX.search(plain) or "~" in plain[1:] or (plain.startswith("~") and (
+                    word is not None or not plain.startswith("~/"))):
+                return None
+            plain = home_dir + plain[1:] if plain.startswith("~/") else plain
+        text = plain if plain is not None else piece["single"] if piece["single"] is not None else piece["double"]
+        word = (word or "") + text
+        # a `#` right after a quote is part of the word, not a comment
+        if pos < len(command) and command[pos] == "#":
+            return None
+    if word is not None:
+        words.append(word)
+    return words
 
 
 def run_command(command: str, home: Any, shim: Path) -> subprocess.CompletedProcess[str]:
-    if command.startswith("attend ") and not SHELL_SYNTAX.search(command):
+    words = plain_words(command, home.env()["HOME"]) if command.startswith("attend ") else None
+    if words is not None:  # a line whose only shell work is splitting words (and dropping a comment)
         from tests.conftest import run_in_process
 
-        return run_in_process(command.split()[1:], env=home.env(), cwd=home.project)
+        return run_in_process(words[1:], env=home.env(), cwd=home.project)
     if command.startswith("make "):
         # `make run` starts the daemon for good and `make test` is this suite: check the targets exist
         # and what they would run (make -n), from the repository.
@@ -146,6 +189,22 @@ def run_command(command: str, home: Any, shim: Path) -> subprocess.CompletedProc
     env = home.env(PATH=f"{shim}{os.pathsep}{os.environ.get('PATH', '')}")
     return subprocess.run(["bash", "-c", command], cwd=home.project, env=env, capture_output=True, text=True,
                           timeout=120)
+
+
+def test_the_words_of_a_command_run_in_process_are_the_words_bash_gives(tmp_path):
+    """Every documented `attend` line run in-process gets the argv bash would give the real `attend`."""
+    lines = [c for b in all_blocks() if not skipped(b) for c in commands_of(b) if c.startswith("attend ")]
+    plain = [c for c in lines if plain_words(c, str(tmp_path)) is not None]
+    assert any("#" in c for c in plain) and any("'" in c for c in plain) and any("~/" in c for c in plain)
+    script = "".join(f"printf '%s\\0' {c[len('attend '):]}\nprintf '\\n\\0'\n" for c in plain)
+    done = subprocess.run(["bash", "-c", script], env={"HOME": str(tmp_path), "PATH": os.environ["PATH"]},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    by_bash = [w.split("\0")[:-1] for w in done.stdout.split("\n\0")[:-1]]
+    assert by_bash == [plain_words(c, str(tmp_path))[1:] for c in plain]  # type: ignore[index]
+    for line in ("attend x $HOME", "attend x *.yaml", "attend x | head", "attend x > f", "attend x a~/b",
+                 'attend x "$HOME"', "attend x a#b", "attend x 'unterminated", "attend x \\n", "attend x; y"):
+        assert plain_words(line, str(tmp_path)) is None, line
 
 
 @pytest.mark.parametrize("doc", DOCUMENTS, ids=_doc_ids(DOCUMENTS))
