@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from mcp_rig import Behind, layer_paths
 
 from attend.runtime.kinds import PollContext
-from attend.runtime.kinds.mcp import McpPool
-from attend.runtime.mcp.pool import running_pool
+
+if TYPE_CHECKING:  # the pool imports the mcp SDK (~1 s): only the tests that run a pool pay it, not collection
+    from attend.runtime.mcp.pool import McpPool
 
 
 @pytest.fixture
@@ -30,6 +32,8 @@ def ctx(tmp_path: Path) -> PollContext:
 @pytest.fixture
 async def pool(ctx: PollContext) -> McpPool:
     """A running pool on `ctx` (also set as `ctx.mcp_pool`); cancelled, with its servers, after the test."""
+    from attend.runtime.mcp.pool import running_pool
+
     async with running_pool(ctx) as running:
         yield running
 

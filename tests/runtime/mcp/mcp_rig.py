@@ -10,14 +10,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon_rig import sensors_json
 
 from attend.spec.model import LayerPaths
 from waiting import wait_until
 
+if TYPE_CHECKING:
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.mcp.config import McpSettings, ServerDefinition
+    from attend.runtime.mcp.pool import ToolCall
+
 SERVERS = Path(__file__).parent / "servers"
+
+
+async def call_tool(settings: McpSettings, ctx: PollContext) -> tuple[ServerDefinition, ToolCall]:
+    """attend.runtime.kinds.mcp.call_tool, imported on first call: the module imports the mcp SDK (~1 s of CPU),
+    which collecting the MCP tests (every xdist worker, every run) must not pay."""
+    from attend.runtime.kinds import mcp
+
+    return await mcp.call_tool(settings, ctx)
+
 
 #: Seconds a test server gets to start and answer (a Python interpreter importing mcp, on a busy machine).
 GENEROUS = 30.0

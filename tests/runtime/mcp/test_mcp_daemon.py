@@ -8,8 +8,6 @@ import pytest
 from daemon_rig import PATIENCE, alive, query, sensors_json, wait_until
 from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml, polled_ok
 
-from attend.runtime.mcp.pool import GRACE_VARIABLE
-
 pytestmark = pytest.mark.slow
 
 
@@ -65,6 +63,8 @@ def test_a_server_stops_once_no_enabled_sensor_uses_it_and_not_before(
         quiet_home.write_user_sensor(name, mcp_sensor_yaml(name, server))
         assert quiet_home.attend("sensors", "probe", name, "--confirm").returncode == 0
     probes = len(behind.starts())
+    from attend.runtime.mcp.pool import GRACE_VARIABLE
+
     running = daemon(env={GRACE_VARIABLE: "1"})
     wait_until(lambda: polled_ok(quiet_home, "tracker") and polled_ok(quiet_home, "second"), timeout=GENEROUS + PATIENCE,
                what="both polled")

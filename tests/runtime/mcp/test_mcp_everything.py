@@ -10,16 +10,19 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
 from everything_rig import TEXT_RESOURCE, everything_stdio, node, text_sensor_yaml
-from mcp_rig import GENEROUS, Behind, free_port, polled_ok, serving
+from mcp_rig import GENEROUS, Behind, call_tool, free_port, polled_ok, serving
 
 from attend.runtime.kinds import PollContext
-from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
+from attend.runtime.mcp.config import McpSettings
 from waiting import wait_until
+
+if TYPE_CHECKING:
+    from attend.runtime.mcp.pool import McpPool
 
 
 def settings(server: Any) -> McpSettings:

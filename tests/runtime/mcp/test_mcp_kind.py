@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 from mcp_rig import Behind, mcp_sensor_yaml
 
 from attend.compiler import CompiledSensor, compile_sensor
 from attend.runtime.kinds import PollContext, PollOutcome, poll
-from attend.runtime.kinds.mcp import McpPool, sensor_settings
 from attend.runtime.mcp.probe import compare_results, probe_record
 from attend.runtime.store import Store
 from attend.spec import load_set
+
+if TYPE_CHECKING:  # the pool imports the mcp SDK (~1 s): collection must not pay it
+    from attend.runtime.mcp.pool import McpPool
 
 
 def compiled_sensor(home: Any, name: str, text: str) -> CompiledSensor:
@@ -24,6 +26,8 @@ def compiled_sensor(home: Any, name: str, text: str) -> CompiledSensor:
 
 def record_probe(store: Store, compiled: CompiledSensor, *, confirmed: bool = True) -> None:
     """What a passed `attend sensors probe --confirm` stores (the probe itself is tested in test_mcp_probe)."""
+    from attend.runtime.kinds.mcp import sensor_settings
+
     same = {"items": []}
     verdict = compare_results(compiled.triggers, same, same)
     store.put_probe(compiled.name, probe_record(compiled.name, sensor_settings(compiled), "x", same, same, verdict, confirmed))

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
-from mcp_rig import GENEROUS, Behind
+from mcp_rig import GENEROUS, Behind, call_tool
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
-from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
-from attend.runtime.mcp.pool import CLIENT_LOG, log_path
+from attend.runtime.mcp.config import McpSettings
+
+if TYPE_CHECKING:
+    from attend.runtime.mcp.pool import McpPool
 
 
 def settings(server: Any, tool: str = "list_items", **fields: Any) -> McpSettings:
@@ -90,6 +92,8 @@ async def test_the_servers_stderr_goes_to_a_log_file_under_the_state_directory(
     config = {"mcpServers": {"tracker": behind.inline("clean")}}
     (ctx.project_dir / ".mcp.json").write_text(__import__("json").dumps(config))
     await document(ctx, "tracker")
+    from attend.runtime.mcp.pool import log_path
+
     log = log_path(ctx.paths.state_dir, "tracker")
     assert log == ctx.paths.state_dir / "mcp" / "tracker.log"
     assert "clean server starting" in log.read_text()
@@ -160,6 +164,8 @@ async def test_a_crashed_server_is_recorded_and_restarted_after_the_backoff(
 
 
 async def test_cancelling_the_pool_stops_every_server_process(ctx: PollContext, behind: Behind) -> None:
+    from attend.runtime.mcp.pool import McpPool
+
     async with trio.open_nursery() as nursery:
         pool = McpPool(ctx)
         await nursery.start(pool.run)
@@ -199,6 +205,8 @@ async def test_a_server_that_prints_junk_on_stdout_still_answers_and_the_noise_g
 ) -> None:
     assert await document(ctx, behind.inline("noisy")) == {"items": [{"id": "a", "title": "first"}]}
     assert "Traceback" not in capsys.readouterr().err
+    from attend.runtime.mcp.pool import CLIENT_LOG
+
     client_log = ctx.paths.state_dir / "mcp" / CLIENT_LOG
     assert "noisy server v1 ready" in client_log.read_text()
 
@@ -219,7 +227,7 @@ async def test_a_server_that_exited_while_idle_is_started_again_without_a_failed
 def test_an_unused_server_is_kept_unused_grace_seconds_unless_the_environment_sets_a_positive_number(
     ctx: PollContext,
 ) -> None:
-    from attend.runtime.mcp.pool import GRACE_VARIABLE, UNUSED_GRACE
+    from attend.runtime.mcp.pool import GRACE_VARIABLE, UNUSED_GRACE, McpPool
 
     assert McpPool(ctx).unused_grace == UNUSED_GRACE == 10.0
     for value, grace in (("1", 1.0), ("0.25", 0.25), ("0", UNUSED_GRACE), ("-3", UNUSED_GRACE), ("soon", UNUSED_GRACE),

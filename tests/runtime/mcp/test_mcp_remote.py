@@ -6,16 +6,19 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from daemon_rig import sensors_json
-from mcp_rig import GENEROUS, SERVERS, Behind, free_port, mcp_sensor_yaml, polled_ok, serving
+from mcp_rig import GENEROUS, SERVERS, Behind, call_tool, free_port, mcp_sensor_yaml, polled_ok, serving
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
-from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
+from attend.runtime.mcp.config import McpSettings
 from waiting import wait_until
+
+if TYPE_CHECKING:
+    from attend.runtime.mcp.pool import McpPool
 
 TOKEN = "s3cret-token"
 

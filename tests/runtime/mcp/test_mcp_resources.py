@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
 from daemon_rig import wait_until
-from mcp_rig import GENEROUS, Behind, mcp_sensor_yaml, polled_ok
+from mcp_rig import GENEROUS, Behind, call_tool, mcp_sensor_yaml, polled_ok
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
-from attend.runtime.kinds.mcp import McpPool, McpSettings, call_tool
-from attend.runtime.mcp.config import fingerprint
+from attend.runtime.mcp.config import McpSettings, fingerprint
+
+if TYPE_CHECKING:
+    from attend.runtime.mcp.pool import McpPool
 
 
 def settings(server: Any, uri: str) -> McpSettings:
