@@ -7,7 +7,8 @@ The package's README and its `package.json` scripts start it as `node dist/index
 offers `resources.subscribe` and answers `resources/subscribe`, but sends `notifications/resources/updated`
 only after its `toggle-subscriber-updates` tool was called in the same session, a tool that declares
 `readOnlyHint: false` (attend refuses to call it). servers/everything_updates.mjs starts the same server
-over stdio with those updates switched on from the start, as that tool does (one every 5 s per subscribed URI).
+over stdio with those updates switched on from the start, as that tool does, one a second per subscribed URI
+(the package's are 5 s apart; the launcher says why and how).
 """
 
 from __future__ import annotations

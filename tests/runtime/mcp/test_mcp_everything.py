@@ -44,10 +44,10 @@ async def test_a_2025_server_wakes_a_subscribed_user_through_resources_subscribe
     definition, read = await call_tool(settings(everything_stdio(everything, updates=True, **behind.env())), ctx)
     assert read.document["text"].startswith("Resource 1: This is a plaintext resource")
     assert await pool.subscribe(definition, TEXT_RESOURCE, timeout=GENEROUS, user="clock")
-    await wakes(woken, 1)  # the server's next simulated update (every 5 s)
+    await wakes(woken, 4)  # the server's simulated updates (one a second): the 4th comes 3 s or more after
     assert set(woken) == {"clock"}
-    # the update comes ~5 s after the subscription, past two liveness pings (every 2 s): the session held, so
-    # the wake was the update, not a lost session's
+    # the subscription, past a liveness ping (every 2 s): the session held, so the wakes were the updates, not a
+    # lost session's
     assert pool.live_servers() == [definition.name] and len(behind.starts()) == 1
 
 
@@ -92,7 +92,7 @@ def test_attend_run_reads_a_subscribed_resource_of_the_everything_server_on_its_
     probe(quiet_home, "clock")
     running = daemon()
     wait_until(lambda: polled_ok(quiet_home, "clock"), what="the baseline read")
-    # an hour's interval: only the server's update (every 5 s) can bring the read that sees the new text
+    # an hour's interval: only the server's update (one a second) can bring the read that sees the new text
     running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
     running.stop()
     (note, *_) = [line for line in running.stdout if line.startswith("[attend sensor=clock")]
@@ -111,7 +111,7 @@ def test_attend_run_subscribes_again_after_its_server_died_and_an_update_reaches
     wait_until(lambda: polled_ok(quiet_home, "clock") and len(behind.starts()) == probes + 1, what="the daemon's server")
     os.kill(int(behind.starts()[-1].split()[-1]), signal.SIGKILL)  # the subscription is lost with its server
     # the lost session wakes the sensor at once and again after the restart backoff: a read starts the server,
-    # subscribes anew, and its next update (every 5 s) brings a line, an hour before the interval would
+    # subscribes anew, and its next update (one a second) brings a line, an hour before the interval would
     wait_until(lambda: len(behind.starts()) == probes + 2, what="the server started again by a woken read")
     running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
     running.stop()
@@ -123,7 +123,7 @@ def test_attend_run_polls_a_subscribed_resource_at_its_interval_when_no_update_c
 ) -> None:
     # the everything server as its README starts it: it accepts the subscription but sends no update
     server = everything_stdio(everything, updates=False)
-    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval=2, subscribe=True))
+    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval=1, subscribe=True))
     probe(quiet_home, "clock")
     running = daemon()
     running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
@@ -177,7 +177,7 @@ def test_attend_run_polls_the_everything_server_over_streamable_http_and_sse(
 
 def polled_through(quiet_home: Any, daemon: Any) -> None:
     """A sensor on the .mcp.json server `everything` is probed, then polled by attend run into a line."""
-    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", "everything", interval=2, subscribe=False))
+    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", "everything", interval=1, subscribe=False))
     probe(quiet_home, "clock")
     running = daemon()
     running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
