@@ -71,13 +71,15 @@ async def test_a_lost_2025_session_wakes_its_user_at_once_and_again_after_the_ba
     assert len(behind.starts()) == 2
 
 
-def probe(home: Any, name: str) -> None:
+def probe(home: Any, name: str, *, http: bool = False) -> None:
     """Probe and confirm `name`; the resource's text names the second it was read, so two immediate reads may
-    straddle a second and differ (the probe then rightly refuses): probe again. In a process of its own: over
-    HTTP the mcp SDK leaves the everything server's event streams to the garbage collector, a ResourceWarning
-    that this test process turns into an error."""
+    straddle a second and differ (the probe then rightly refuses): probe again. Over HTTP (`http`) in a process
+    of its own: the mcp SDK leaves the everything server's event streams to the garbage collector, a
+    ResourceWarning that this test process turns into an error; over stdio in this one (no interpreter to
+    start, no mcp SDK to import again: a second of a busy core)."""
+    run = home.attend_process if http else home.attend
     for _ in range(3):
-        probed = home.attend_process("sensors", "probe", name, "--confirm")
+        probed = run("sensors", "probe", name, "--confirm")
         if probed.returncode == 0:
             return
     raise AssertionError(probed.stdout + probed.stderr)
@@ -178,7 +180,7 @@ def test_attend_run_polls_the_everything_server_over_streamable_http_and_sse(
 def polled_through(quiet_home: Any, daemon: Any) -> None:
     """A sensor on the .mcp.json server `everything` is probed, then polled by attend run into a line."""
     quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", "everything", interval=1, subscribe=False))
-    probe(quiet_home, "clock")
+    probe(quiet_home, "clock", http=True)
     running = daemon()
     running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
     running.stop()
