@@ -360,6 +360,27 @@ def test_slash_filters_the_list_and_escape_clears_the_filter(tab_home) -> None:
     assert seen["all"] > 2
 
 
+def test_a_filter_that_hides_every_sensor_then_cleared_shows_the_fields_again(tab_home) -> None:
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        seen["first"] = (_table(pilot.app).get_row_at(0)[0].plain, _table(pilot.app, "fields").row_count)
+        await pilot.press("slash", *"zz-no-such-sensor")
+        await pilot.pause()
+        seen["hidden"] = (_table(pilot.app).row_count, _table(pilot.app, "fields").row_count)
+        await pilot.press("escape")
+        await pilot.pause()
+        seen["cleared"] = (_table(pilot.app).get_row_at(0)[0].plain, _table(pilot.app, "fields").row_count)
+        seen["detail"] = str(pilot.app.screen.query_one("#detail", Static).render())
+
+    drive(app, scenario)
+    assert seen["first"][1] > 0
+    assert seen["hidden"] == (0, 0)
+    assert seen["cleared"] == seen["first"]  # the same sensor highlighted, its fields shown again
+    assert seen["detail"].startswith(seen["first"][0])
+
+
 def test_question_mark_shows_every_key(tab_home) -> None:
     from attend.tui.keys import KEYS
 

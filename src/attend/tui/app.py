@@ -219,13 +219,9 @@ class SensorsScreen(Screen[None]):
                     if table.get_cell(row["name"], key) != cell:
                         table.update_cell(row["name"], key, cell)
         self.fill_title()
-        shown = self.current_name()
-        shown_row = self.model.row(shown) if shown else None
-        pending = [p.describe() for p in self.model.pending if p.sensor == shown]
         # The fields are rebuilt only when what they show changed: a refresh every couple of seconds
         # must stay cheap while idle, and must not move the user's place in the fields.
-        detail = (shown, repr(shown_row), pending, id(self.model.sensor_set))
-        if detail != self._detail:
+        if self._detail_key(self.current_name()) != self._detail:
             self.fill_detail()
 
     def fill_title(self) -> None:
@@ -247,6 +243,12 @@ class SensorsScreen(Screen[None]):
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
+    def _detail_key(self, name: str | None) -> tuple[Any, ...]:
+        """What the detail and fields of sensor `name` show: its row, its pending changes, the loaded set."""
+        row = self.model.row(name) if name else None
+        return (name, repr(row), [p.describe() for p in self.model.pending if p.sensor == name],
+                id(self.model.sensor_set))
+
     def fill_detail(self) -> None:
         """The highlighted sensor's state, files and fields."""
         name = self.current_name()
@@ -257,9 +259,9 @@ class SensorsScreen(Screen[None]):
             detail.update(Text("no sensor selected", style="dim"))
             fields.clear()
             self._fields = {}
+            self._detail = None  # the fields are empty: the next sensor highlighted fills them
             return
-        self._detail = (name, repr(row), [p.describe() for p in self.model.pending if p.sensor == name],
-                        id(self.model.sensor_set))
+        self._detail = self._detail_key(name)
         detail.update(self._detail_text(row))
         keep = self.current_field() if self._shown_sensor == name else None
         self._shown_sensor = name
@@ -354,7 +356,9 @@ class SensorsScreen(Screen[None]):
     # --- events ------------------------------------------------------------------------------------
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id == "sensors":
+        # Textual highlights the row again after each rebuild of the list and each cursor move to the
+        # same row: the detail and fields are rebuilt only for another sensor or a change in this one.
+        if event.data_table.id == "sensors" and self._detail_key(self.current_name()) != self._detail:
             self.fill_detail()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

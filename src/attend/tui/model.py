@@ -310,7 +310,8 @@ class SensorsModel:
         if change.op == "set" and render(change.before) == render(change.after):
             return change  # the value it already has: nothing to apply, nothing pending
         self.pending.append(change)
-        self._shown.pop(change.sensor, None)
+        # the sensor as its pending changes leave it: the replay just made, not another one on the next key
+        self._shown[change.sensor] = after_sensor if after_sensor is not None else sensor
         return change
 
     def edit(self, name: str, path: tuple[str, ...], value_text: str) -> Pending:
