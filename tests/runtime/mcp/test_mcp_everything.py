@@ -166,23 +166,29 @@ async def test_a_2025_server_over_streamable_http_takes_a_resources_subscribe_on
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("transport", ["http", "sse"])
 def test_attend_run_polls_the_everything_server_over_streamable_http_and_sse(
-    quiet_home: Any, daemon: Any, everything: Path, tmp_path: Path, transport: str
+    quiet_home: Any, daemon: Any, everything: Path, tmp_path: Path
 ) -> None:
-    with everything_served(everything, tmp_path, "sse" if transport == "sse" else "streamableHttp") as port:
-        path = "sse" if transport == "sse" else "mcp"
-        servers = {"everything": {"type": transport, "url": f"http://127.0.0.1:{port}/{path}"}}
+    # one daemon, a sensor on each transport: each is probed, then polled by attend run into a line of its own
+    with (
+        everything_served(everything, tmp_path, "streamableHttp") as http,
+        everything_served(everything, tmp_path, "sse") as sse,
+    ):
+        servers = {"everything-http": {"type": "http", "url": f"http://127.0.0.1:{http}/mcp"},
+                   "everything-sse": {"type": "sse", "url": f"http://127.0.0.1:{sse}/sse"}}
         (quiet_home.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
-        polled_through(quiet_home, daemon)
+        for transport in ("http", "sse"):
+            name = f"clock-{transport}"
+            quiet_home.write_user_sensor(name, text_sensor_yaml(name, f"everything-{transport}", interval=1, subscribe=False))
+            probe(quiet_home, name, http=True)
+        running = daemon()
 
+        def notes(out: list[str], transport: str) -> list[str]:
+            return [line for line in out if line.startswith(f"[attend sensor=clock-{transport} ")]
 
-def polled_through(quiet_home: Any, daemon: Any) -> None:
-    """A sensor on the .mcp.json server `everything` is probed, then polled by attend run into a line."""
-    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", "everything", interval=1, subscribe=False))
-    probe(quiet_home, "clock", http=True)
-    running = daemon()
-    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
-    running.stop()
-    (note, *_) = [line for line in running.stdout if line.startswith("[attend sensor=clock")]
-    assert "server=everything" in note
+        running.wait_for(lambda out: all(any("read again: Resource 1" in note for note in notes(out, transport))
+                                         for transport in ("http", "sse")))
+        running.stop()
+    for transport in ("http", "sse"):
+        (note, *_) = notes(running.stdout, transport)
+        assert f"server=everything-{transport}" in note, note  # named after its .mcp.json entry
