@@ -179,3 +179,38 @@ def test_a_fifo_in_place_of_the_grammar_cache_is_no_cache_and_never_a_hang(home)
     done = home.attend_process("compile", "--check", str(sensor), timeout=30)  # lark would wait for a writer
     assert done.returncode == 1 and ":7:22: error: [path-syntax]" in done.stdout, done.stdout + done.stderr
     assert stat.S_ISFIFO(os.lstat(cache).st_mode)  # left as it was: not attend's file
+
+
+BOARD = """\
+spec: 1
+name: board
+kind: mcp
+interval: 1h
+mcp:
+  server:
+    type: sse
+    url: https://mcp.example/sse
+    headers: {Authorization: "Bearer s3cret-token-x", X-Team: "${BOARD_TEAM}", X-Retries: [1]}
+  resource: board://issues
+"""
+_FLOW = 'headers: {Authorization: "Bearer s3cret-token-x", X-Team: "${BOARD_TEAM}", X-Retries: [1]}'
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    (BOARD, '"Bearer <hidden: 14 characters>", X-Team: "${BOARD_TEAM}", X-Retries: [1]}'),
+    (BOARD.replace("X-Retries: [1]}", "X-Retries: [1}"), 'X-Team: "${BOARD_TEAM}", X-Retries: [1}'),
+    (BOARD.replace(_FLOW, "headers:\n      Authorization: Bearer s3cret-token-x: x\n      X-Team: ${BOARD_TEAM}"),
+     "Authorization: Bearer <hidden: 17 characters>"),
+], ids=["flow-wrong-type", "flow-yaml-syntax", "block-yaml-syntax"])
+def test_a_diagnostic_excerpt_of_a_header_line_masks_a_literal_credential(home, text: str, shown: str) -> None:
+    """`compile --check` shows a header value in its source excerpt as explain does (`shown_header`): a
+    literal token hidden but for its scheme and length, a `${VAR}` reference as written; the caret still
+    points where the problem is."""
+    home.write_user_sensor("board", text)
+    result = home.attend("compile", "--check")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "s3cret" not in result.stdout + result.stderr
+    source, caret = [line for line in result.stdout.splitlines() if line.startswith("    ")][:2]
+    assert shown in source, result.stdout
+    if text == BOARD:  # the caret stays under the value it is about, after the masked one before it
+        assert source[caret.index("^")] == "["

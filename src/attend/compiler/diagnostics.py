@@ -23,6 +23,7 @@ from attend.errors import (
     source_lines,
 )
 from attend.ir import default_description
+from attend.spec.headers import shown_source_line
 
 __all__ = ["EXPRESSION_CODES", "diagnose", "digest_problems", "origins_by_trigger"]
 
@@ -48,9 +49,10 @@ def _file_lines(path: str) -> list[str]:
 
 
 def _excerpt(lines: list[str], line: int, col: int) -> str:
-    """`caret_excerpt` of the file whose lines are `lines`, handing it only the line it shows."""
-    shown = lines[min(max(line, 1), len(lines)) - 1] if lines else ""
-    return caret_excerpt(shown, line, col)
+    """`caret_excerpt` of the file whose lines are `lines`, handing it only the line it shows (a header
+    value masked by `shown_source_line`)."""
+    shown, at = shown_source_line(lines, line, col)
+    return caret_excerpt(shown, line, at)
 
 
 def block_scalar_position(lines: list[str], indicator_line: int, offset: int) -> tuple[int, int] | None:

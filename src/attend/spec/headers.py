@@ -9,10 +9,13 @@ Pure: no runtime, no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-__all__ = ["VAR_REFERENCE", "is_header_path", "shown_header", "shown_value"]
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["VAR_REFERENCE", "is_header_path", "shown_header", "shown_source_line", "shown_value"]
 
 #: `${NAME}` or `${NAME:-default}`; the default may be empty and runs to the first closing brace.
 VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -49,3 +52,63 @@ def shown_value(path: tuple[str, ...], value: Any) -> Any:
     if len(path) <= len(_HEADERS) and path == _HEADERS[: len(path)] and isinstance(value, Mapping):
         return {k: shown_value((*path, str(k)), v) for k, v in value.items()}
     return value
+
+
+
+#: A block mapping line `key: value` (the key optionally quoted), split into its key part and its value.
+_BLOCK_ENTRY = re.compile(r"^(\s*(?:\"[^\"]*\"|'[^']*'|[^\s#:][^:#]*?)\s*:\s+)(\S.*?)(\s+#.*)?$")
+#: `headers:` followed by a flow mapping on the same line.
+_FLOW_HEADERS = re.compile(r"^(\s*headers\s*:\s*\{)(.*)(\}.*)$")
+#: One `key: value` entry of a flow mapping, its value quoted or running to the next `,` or `}`.
+_FLOW_ENTRY = re.compile(r"""([^,{}:\s][^,{}:]*?\s*:\s*)("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,}\s\[{][^,}]*[^,}\s]|[^,}\s\[{])""")
+#: A line holding only a `headers:` key, its entries on the lines below.
+_BLOCK_HEADERS = re.compile(r"^\s*headers\s*:\s*(#.*)?$")
+
+
+def _shown_scalar(text: str) -> str:
+    """A header value's source text (quoted or plain) with its value passed through `shown_header`."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[0] + shown_header(text[1:-1]) + text[0]
+    return shown_header(text)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _value_spans(lines: Sequence[str], index: int) -> list[tuple[int, int]]:
+    """Where the header values on line `index` of `lines` lie: `(start, end)` character spans."""
+    source = lines[index]
+    flow = _FLOW_HEADERS.match(source)
+    if flow:
+        return [(flow.start(2) + m.start(2), flow.start(2) + m.end(2)) for m in _FLOW_ENTRY.finditer(flow.group(2))]
+    entry = _BLOCK_ENTRY.match(source)
+    if entry is None or entry.group(2)[0] in "[{|>&*!":
+        return []
+    indent = _indent(source)
+    for above in reversed(lines[:index]):
+        stripped = above.strip()
+        if stripped and not stripped.startswith("#") and _indent(above) < indent:
+            return [entry.span(2)] if _BLOCK_HEADERS.match(above) else []
+    return []
+
+
+def shown_source_line(lines: Sequence[str], line: int, col: int) -> tuple[str, int]:
+    """Line `line` (1-based) of a sensor file split into `lines` as a diagnostic's excerpt shows it, and
+    column `col` of it moved to match: each header value under a `headers:` key (a block entry below it, or
+    a flow mapping on its line) passed through `shown_header`, so a literal credential never reaches a
+    terminal; any other line as written."""
+    if not lines:
+        return "", col
+    index = min(max(line, 1), len(lines)) - 1
+    source = lines[index]
+    shown, at, last = [], col, 0
+    for start, end in _value_spans(lines, index):
+        value = _shown_scalar(source[start:end])
+        shown += [source[last:start], value]
+        if col - 1 >= end:  # past the value: moved by the change in its length
+            at += len(value) - (end - start)
+        elif col - 1 > start:  # inside the value: at its start
+            at -= col - 1 - start
+        last = end
+    return "".join(shown) + source[last:], at

@@ -31,6 +31,7 @@ import yaml
 
 from attend.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER_DIGITS, MAX_NODES
 from attend.errors import Diagnostic, caret_excerpt, line_col, source_lines
+from attend.spec.headers import shown_source_line
 from attend.spec.model import KeyPath, Origin, SensorFile
 
 __all__ = [
@@ -269,11 +270,12 @@ def _type_name(value: object) -> str:
 
 
 def with_excerpt(diagnostic: Diagnostic, text: str) -> Diagnostic:
-    """`diagnostic` with a caret excerpt of its line of `text` as its detail, unless it has a detail
-    already or its line lies past the end of `text`."""
+    """`diagnostic` with a caret excerpt of its line of `text` (a header value masked by
+    `shown_source_line`) as its detail, unless it has a detail already or its line lies past the end of `text`."""
     if diagnostic.detail or diagnostic.line > len(source_lines(text)):
         return diagnostic
-    detail = caret_excerpt(text, diagnostic.line, diagnostic.col)
+    shown, col = shown_source_line(source_lines(text), diagnostic.line, diagnostic.col)
+    detail = caret_excerpt(shown, diagnostic.line, col)
     return Diagnostic(diagnostic.file, diagnostic.line, diagnostic.col, diagnostic.code, diagnostic.message,
                       diagnostic.severity, detail)
 
