@@ -124,6 +124,26 @@ def test_user_prompt_submit_hands_over_and_the_stop_hook_gets_what_is_left(hooks
     assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}
 
 
+def test_session_start_counts_a_stream_sensor_as_running_as_attend_run_does(hooks_home) -> None:
+    # it read "1 sensor polled for ...", leaving out the streaming command the poller runs
+    from pathlib import Path
+
+    child = Path(__file__).parent / "streams" / "stream_child.py"
+    feed = hooks_home.root / "feed.jsonl"
+    feed.write_text("")
+    hooks_home.write_user_sensor("feed", "spec: 1\nname: feed\nkind: command\ncommand:\n"
+                                 f"  argv: {json.dumps([sys.executable, str(child), 'follow', str(feed)])}\n"
+                                 "  output: stream\ntriggers:\n  rec: {path: '$.items[*]', key: seq, on: added}\n")
+    start_session(hooks_home, "s1")
+    expected = "attend: 2 sensors running for "
+
+    def status() -> str:
+        return hook(hooks_home, "SessionStart", "s1", source="resume")["hookSpecificOutput"]["additionalContext"]
+
+    wait_until(lambda: expected in status(), what="the status counting the stream sensor")
+    assert " (1 polled, 1 streaming)." in status().splitlines()[0]
+
+
 def test_session_start_counts_one_waiting_line_in_the_singular(hooks_home) -> None:
     # it read "1 line wait for this session."
     start_session(hooks_home, "s1")

@@ -305,9 +305,16 @@ def _status(store: Any, project_dir: str, session: str | None, started: int | No
     from attend.text import printable_path
 
     sessions = project_sessions(project_dir, store=store)
-    polled = [name for name, status in store.statuses().items() if status.next_poll is not None]
-    parts = [f"attend: {len(polled)} sensor{'s' if len(polled) != 1 else ''} polled for "
-             f"{printable_path(project_dir)}."]
+    statuses = store.statuses().values()
+    polled = sum(status.next_poll is not None for status in statuses)
+    # A streaming command never has a next poll: it is one a daemon started (its lane recorded) and
+    # that neither stopped (invalid, refused) nor was turned off. `attend run` counts both as running.
+    streaming = sum(status.next_poll is None and status.lane is not None and status.message != "disabled"
+                    and status.state not in ("invalid", "refused") for status in statuses)
+    running = polled + streaming
+    split = f" ({polled} polled, {streaming} streaming)" if streaming else ""
+    parts = [f"attend: {running} sensor{'s' if running != 1 else ''} running for "
+             f"{printable_path(project_dir)}{split}."]
     if started is not None:
         parts.append(f"No poller was running; a headless poller started (pid {started}).")
     elif problem:
