@@ -195,3 +195,22 @@ def test_doctor_quotes_the_project_path_in_the_command_it_suggests_so_it_pastes_
     (daemon,) = [line for line in done.stdout.splitlines() if " daemon: " in line]
     suggested = daemon.split("`")[-2]
     assert shlex.split(suggested) == ["attend", "run", "--project", str(project)]
+
+
+def test_doctor_warns_that_a_remote_mcp_server_that_refuses_connections_leaves_its_sensor_unprobed(home):
+    # doctor said nothing: the sensor stayed unprobed, never polled, and no check named it
+    import socket
+
+    wire_stop_hook(home)
+    with socket.socket() as closed:  # a port nothing listens on once this socket is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    home.write_user_sensor("remote", "spec: 1\nname: remote\nkind: mcp\n"
+                                     f"mcp: {{server: {{type: http, url: '{url}'}}, tool: list}}\n")
+    code, checks = doctor(home)
+    assert checks["mcp"]["status"] == "ok"
+    reach = checks["mcp reach"]
+    assert reach["status"] == "warn"
+    assert reach["message"] == f"remote: connection refused at {url}; not probed, so never polled", reach
+    assert code == 0

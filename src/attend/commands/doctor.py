@@ -306,17 +306,59 @@ def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -
     return Check("commands", "ok", f"the programs of all {len(sensors)} enabled command sensors are on PATH")
 
 
+#: Seconds `doctor` waits for a remote MCP server's host to accept a connection.
+REACH_TIMEOUT = 2.0
+
+
+def _unreachable(url: str) -> str:
+    """Why a TCP connection to `url`'s host and port fails within `REACH_TIMEOUT` ("" when it opens): a
+    bounded reachability check, no HTTP request and no MCP session."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return f"a url that does not read ({exc})"
+    if not host:
+        return "a url without a host"
+    try:
+        socket.create_connection((host, port), timeout=REACH_TIMEOUT).close()
+    except TimeoutError:
+        return f"no answer within {REACH_TIMEOUT:g} s"
+    except ConnectionRefusedError:
+        return "connection refused"
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+    return ""
+
+
+def _probed(paths: Any, names: Iterable[str]) -> set[str]:
+    """Which of `names` have an MCP probe record in the store (none when it does not open)."""
+    from attend.runtime.store import open_project_store
+
+    try:
+        with open_project_store(paths) as store:
+            return {name for name in names if store.get_probe(name) is not None}
+    except Exception:  # noqa: BLE001 - the store check reports a store that does not open
+        return set()
+
+
 def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str],
-              polled_auth_failed: dict[str, str] | None = None) -> list[Check]:
-    """Every enabled MCP sensor's server resolves (a stdio one to a program on PATH); and, a check of its own,
+              polled_auth_failed: dict[str, str] | None = None,
+              probed: Callable[[Iterable[str]], set[str]] | None = None) -> list[Check]:
+    """Every enabled MCP sensor's server resolves (a stdio one to a program on PATH); a check of its own,
     no server refused its credential (`auth_failed`: a header's variable unset here, or the daemon's last poll
-    refused, in the server's words)."""
+    refused, in the server's words); and another, every remote (http, sse) server's host accepts a connection
+    within `REACH_TIMEOUT` (a sensor whose server cannot be reached is never probed, so never polled)."""
     from attend.errors import RuntimeFailure
     from attend.runtime.mcp.config import resolve_server
 
     sensors = _enabled(sensor_set, "mcp")
     problems: list[str] = []
     refused: list[str] = []
+    remote: list[tuple[str, str]] = []
     for sensor in sensors:
         try:
             server = resolve_server((sensor.data.get("mcp") or {}).get("server"), project_dir, env)
@@ -324,6 +366,7 @@ def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str],
             (refused if exc.state == "auth_failed" else problems).append(f"{sensor.name}: {exc.message}")
             continue
         if server.url:
+            remote.append((sensor.name, server.url))
             if sensor.name in (polled_auth_failed or {}):
                 refused.append(f"{sensor.name} (the daemon's last poll): {(polled_auth_failed or {})[sensor.name]}")
         elif not _program_found(server.command, project_dir, {**env, **server.env_dict}.get("PATH")):
@@ -339,6 +382,18 @@ def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str],
         checks.append(Check("mcp auth", "fail", f"auth_failed: {_names(refused)}",
                             "renew the credential the server's `headers` carry (set the variable they name, or "
                             "replace the token) — attend never starts a login; docs/mcp.md"))
+    reasons: dict[str, str] = {}
+    for _, url in remote:
+        if url not in reasons:
+            reasons[url] = _unreachable(url)
+    down = [(name, url) for name, url in remote if reasons[url]]
+    if down:
+        with_probe = probed([name for name, _ in down]) if probed is not None else set()
+        shown = [f"{name}: {reasons[url]} at {url}; "
+                 + ("probed before; its polls fail while it does not answer" if name in with_probe else "not probed, so never polled")
+                 for name, url in down]
+        checks.append(Check("mcp reach", "warn", _names(shown),
+                            "start the server or correct its `url`; the sensor probes once it answers; docs/mcp.md"))
     return checks
 
 
@@ -363,7 +418,8 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         ("recoveries", lambda: check_recoveries(project_dir, env)),
         ("claude-code", lambda: check_claude_code(project_dir, env)),
         ("commands", lambda: check_commands(sensor_set(), project_dir, env)),
-        ("mcp", lambda: check_mcp(sensor_set(), project_dir, env, _polled(paths, "auth_failed"))),
+        ("mcp", lambda: check_mcp(sensor_set(), project_dir, env, _polled(paths, "auth_failed"),
+                                  lambda names: _probed(paths, names))),
     ]
     out: list[Check] = []
     for name, step in steps:
