@@ -5,7 +5,7 @@
                                                 cursor); the line CRASH ends the process with exit code 3
                                                 (a line on stderr first), once per CRASH line (FILE.crashed
                                                 counts the crashes seen; FILE.printed logs each seq
-                                                printed, across restarts)
+                                                just before printing it, across restarts)
     stream_child.py flood N [FILE]              print N JSON lines as fast as it can, then the line
                                                 {"seq": "done"}; then hang (FILE gets "flooded" once done)
     stream_child.py hang                        ignore SIGTERM and print nothing, forever
@@ -41,9 +41,11 @@ def follow(path: Path, after: int | None) -> None:
                 record = json.loads(line)
                 if after is not None and isinstance(record.get("seq"), int) and record["seq"] <= after:
                     continue
-                print(json.dumps(record), flush=True)
+                # Logged before it is printed: the daemon may act on the record and die at once, and its
+                # death signal ends this child right after the print (the log would miss what the daemon read).
                 with printed.open("a") as log:
                     log.write(f"{record.get('seq')}\n")
+                print(json.dumps(record), flush=True)
             offset = end
         time.sleep(0.02)
 
