@@ -143,6 +143,7 @@ import inspect  # linecache is loaded now: the source is registered at once, as 
 class Eager:
     x: int
     y: int = 2
+Eager(1)  # __init__ is compiled when the class makes its first instance
 print(inspect.getsource(Eager.__init__).splitlines())
 """
 
@@ -163,3 +164,17 @@ def test_a_generated_init_shows_its_own_lines_in_a_traceback_and_to_inspect() ->
 def test_record_is_a_dataclass_transform_with_field_as_its_field_specifier() -> None:
     options = record.__dataclass_transform__  # what typing.dataclass_transform records on the decorator
     assert options["field_specifiers"] == (field, type(field())) and options["eq_default"] is True
+
+
+def test_a_record_compiles_its_init_only_when_it_makes_its_first_instance() -> None:
+    @record(frozen=True)
+    class Point:
+        x: int
+        y: int = 0
+
+    stub = Point.__init__
+    assert Point(1) == Point(1, 0) and Point.__init__ is not stub  # the first instance put the real one in place
+    compiled = Point.__init__
+    assert Point(2, 3).y == 3 and Point.__init__ is compiled  # compiled once
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
+        Point()
