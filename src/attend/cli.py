@@ -9,6 +9,7 @@ mcp. Exit codes: 0 done, 1 problems found (check, test), 2 usage; settings add 3
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -198,7 +199,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="hook: read a Claude Code hook's JSON on stdin (SessionStart, UserPromptSubmit, PostToolUse, "
                         "Stop) and answer in that event's format")
     _add_session(p)
-    p.set_defaults(handler="attend.commands.drain:main")
+    # Brief: it runs without the cyclic garbage collector when `python -m attend` started it so (main).
+    p.set_defaults(handler="attend.commands.drain:main", brief=True)
 
     _add_peers(sub, common)
 
@@ -451,8 +453,12 @@ def _project_after_command(words: list[str]) -> list[str]:
     return [*rest[:end], *early, *rest[end:]]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse `argv`, run the chosen command and return its exit code."""
+def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -> int:
+    """Parse `argv`, run the chosen command and return its exit code.
+
+    `collector_paused`: the caller turned the cyclic garbage collector off for the start-up
+    (attend/__main__.py); it is turned back on before the command runs, unless the command is brief.
+    """
     words = _project_after_command(bind_project(sys.argv[1:] if argv is None else argv))
     command = next((w for w in words if not w.startswith("-")), None)
     try:
@@ -466,6 +472,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         layer = getattr(args, "layer", None)
         args.project_layer = layer == "project" if layer else args.project is not None
         args.project_dir = os.path.abspath(args.project or os.getcwd())
+        if collector_paused and not getattr(args, "brief", False):
+            gc.enable()  # only a brief command, whose work is small and bounded, ends without it
         code = _resolve(args.handler)(args)
         if sys.stdout is not None:  # None: attend started with its stdout closed
             sys.stdout.flush()

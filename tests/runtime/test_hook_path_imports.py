@@ -37,3 +37,44 @@ def test_a_post_tool_use_hook_with_nothing_to_hand_over_loads_no_sensor_and_impo
                                  text=True, env=home.env(), cwd=home.project, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "0 []"
+
+
+#: `python -m attend ARGS` as bin/attend runs it, telling on stderr at exit whether the collector was on.
+MAIN_PROBE = """
+import atexit, gc, runpy, sys
+atexit.register(lambda: sys.stderr.write(f"collector on: {gc.isenabled()}\\n"))
+sys.argv = ["attend", *sys.argv[1:]]
+runpy.run_module("attend", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_python_m_attend_runs_a_hook_without_the_cyclic_collector_and_any_other_command_with_it(home) -> None:
+    payload = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash"})
+    said = {}
+    path = run_lock_path(home.project, home.env())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as lock:  # a live poller: the hook has none to start
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name, argv, stdin in (("hook", ["drain", "--format", "hook", "--project", str(home.project)], payload),
+                                  ("compile", ["compile", "--check"], "")):
+            run = subprocess.run([sys.executable, "-c", MAIN_PROBE, *argv], input=stdin, capture_output=True,
+                                 text=True, env=home.env(), cwd=home.project, timeout=60)
+            assert run.returncode == 0, run.stderr
+            said[name] = run.stderr.strip().splitlines()[-1]
+    assert said == {"hook": "collector on: False", "compile": "collector on: True"}
+
+
+def test_attend_cli_main_called_in_process_leaves_the_callers_collector_as_it_was(home, monkeypatch) -> None:
+    import gc
+
+    from attend.cli import main
+
+    monkeypatch.chdir(home.project)
+    for env in home.env().items():
+        monkeypatch.setenv(*env)
+    gc.disable()
+    try:
+        assert main(["compile", "--check"]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
