@@ -49,9 +49,10 @@ LONGEST_FIRST = ("plugin/test_plugin.py", "runtime/test_daemon_sigkill.py", "run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the heavy tests (`-m "not heavy"` is `make test-fast`) and run them first.
 
-    pytest-xdist hands tests out in collection order: the long and heavy ones (seconds each) first and the
-    light ones (milliseconds) after keep both workers busy to the end. The order is the same in every worker
-    (xdist requires it) and every run.
+    pytest-xdist hands tests out in collection order, and `make test` has idle workers steal half of a busy
+    one's queue (`--dist worksteal`): the long and heavy ones (seconds each) first and the light ones
+    (milliseconds) after keep every worker busy to the end, with no long test left alone at the end. The
+    order is the same in every worker (xdist requires it) and every run.
     """
     rank: dict[int, int] = {}
     for item in items:
