@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -242,12 +241,15 @@ def scope_for(project_dir: Path | str) -> str:
 
 def project_digest(project_dir: Path | str) -> str:
     """The short hash of a project's identity that names its files (16 hex digits)."""
+    import hashlib  # here: OpenSSL's start-up (3.5 ms) only in a process that names a project's files
+
     return hashlib.sha256(scope_for(project_dir).encode()).hexdigest()[:16]
 
 
-def run_lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None) -> Path:
-    """The run lock of `project_dir`: `$XDG_STATE_HOME/attend/run-<digest>.lock`."""
-    return state_folder(os.environ if env is None else env) / f"run-{project_digest(project_dir)}.lock"
+def run_lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None, *, digest: str | None = None) -> Path:
+    """The run lock of `project_dir`: `$XDG_STATE_HOME/attend/run-<digest>.lock` (`digest`: its
+    `project_digest`, when the caller has it already)."""
+    return state_folder(os.environ if env is None else env) / f"run-{digest or project_digest(project_dir)}.lock"
 
 
 def run_lock_holder(path: Path) -> int | None:

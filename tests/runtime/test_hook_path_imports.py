@@ -18,7 +18,7 @@ import io, sys
 sys.stdin = io.StringIO(sys.argv[2])
 from attend.cli import main
 code = main(['drain', '--format', 'hook', '--project', sys.argv[1]])
-heavy = ('trio', 'yaml', 'subprocess', 'platform', 'uuid', 'typing', 'dataclasses', 'inspect', 'attend.runtime.delivery',
+heavy = ('trio', 'yaml', 'hashlib', 'subprocess', 'platform', 'uuid', 'typing', 'dataclasses', 'inspect', 'attend.runtime.delivery',
          'attend.sensors', 'attend.compiler', 'attend.grammar', 'attend.spec.loading',
          'attend.spec.config', 'attend.spec.layers', 'attend.spec.validate', 'attend.runtime.daemon',
          'attend.runtime.sessions.cold_start', 'attend.runtime.serve', 'attend.runtime.sessions.printer')
@@ -32,7 +32,9 @@ def test_a_post_tool_use_hook_with_nothing_to_hand_over_loads_no_sensor_and_impo
     with open(path, "a+") as lock:  # a live poller: the hook has none to start
         fcntl.flock(lock, fcntl.LOCK_EX)
         payload = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash"})
-        for _ in range(2):  # the first makes the store (and its id, with uuid); the second is every later hook
+        # The first makes the store (its id, with uuid; the project's digest, with hashlib, which the store
+        # remembers); the second is every later hook.
+        for _ in range(2):
             run = subprocess.run([sys.executable, "-c", PROBE, str(home.project), payload], capture_output=True,
                                  text=True, env=home.env(), cwd=home.project, timeout=60)
     assert run.returncode == 0, run.stderr

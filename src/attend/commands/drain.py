@@ -227,8 +227,8 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
     session = _session_id(args, hook)
     if session is None:
         return 0
-    _keep_a_poller(args.project_dir)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        _keep_a_poller(args.project_dir, store)
         handover = hook_handover(store, session, everything=False, project_dir=args.project_dir)
         if handover.entries and _hooks_carry(store, session, args.project_dir):
             return _hand_over(store, session, event, args.project_dir, handover)
@@ -254,7 +254,7 @@ def _session_start(args: Any, hook: dict[str, Any]) -> int:
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         if session is not None:
             _follow_clear(store, session, hook.get("source"))
-        started, problem = _keep_a_poller(args.project_dir)
+        started, problem = _keep_a_poller(args.project_dir, store)
         _context("SessionStart", _status(store, args.project_dir, session, started, problem))
         if session is not None:
             store.hook_heartbeat(session, every=0.0)
@@ -276,14 +276,14 @@ def _follow_clear(store: Any, session: str, source: Any) -> None:
     store.set_claude_pid(session, owner)
 
 
-def _keep_a_poller(project_dir: str) -> tuple[int | None, str]:
+def _keep_a_poller(project_dir: str, store: Any) -> tuple[int | None, str]:
     """Start a headless poller when none polls the project (not with `conduits: monitor`).
 
     Returns the pid started (None when one polls already) and a problem starting one ("" for none).
     """
     from attend.files import run_lock_holder, run_lock_path
 
-    if run_lock_holder(run_lock_path(project_dir)) is not None:
+    if run_lock_holder(run_lock_path(project_dir, digest=store.project_digest())) is not None:
         return None, ""
     from attend.runtime.sessions.handover import conduits
 
