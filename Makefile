@@ -40,7 +40,8 @@ PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(TEST_WORKERS) --
 test: lint
 	$(PYTEST)
 
-# The inner loop: everything but the heavy tests (real daemons, the plugin's virtualenv build, npm).
+# The inner loop: everything but the heavy tests (real daemons, real MCP servers, the plugin's virtualenv
+# build, npm; tests/conftest.py marks them).
 test-fast: $(VENV)/.installed-test
 	$(PYTEST) -m "not heavy"
 

@@ -207,7 +207,12 @@ def test_the_words_of_a_command_run_in_process_are_the_words_bash_gives(tmp_path
         assert plain_words(line, str(tmp_path)) is None, line
 
 
-@pytest.mark.parametrize("doc", DOCUMENTS, ids=_doc_ids(DOCUMENTS))
+#: A page that registers an MCP server (`<!-- docs: mcp-server NAME -->`) probes it for real: heavy (tests/conftest.py).
+RUN_DOCUMENTS = [pytest.param(d, marks=[pytest.mark.heavy] if page_directives(d, "mcp-server") else [])
+                 for d in DOCUMENTS]
+
+
+@pytest.mark.parametrize("doc", RUN_DOCUMENTS, ids=_doc_ids(DOCUMENTS))
 def test_every_command_of_the_document_runs(doc: Path, home, shim):
     if "ip -json" in doc.read_text() and shutil.which("ip") is None:
         pytest.skip("iproute2's ip is not installed (the page's example sensor runs it)")
