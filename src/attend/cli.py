@@ -145,6 +145,8 @@ def _add_session(parser: argparse.ArgumentParser) -> None:
 
 #: The top-level commands, in the order `attend --help` lists them.
 COMMANDS = ("run", "compile", "explain", "test", "sensors", "settings", "drain", "peers", "spec")
+#: The handler of `attend drain`.
+DRAIN = "attend.commands.drain:main"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -200,7 +202,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         "Stop) and answer in that event's format")
     _add_session(p)
     # Brief: it runs without the cyclic garbage collector when `python -m attend` started it so (main).
-    p.set_defaults(handler="attend.commands.drain:main", brief=True)
+    p.set_defaults(handler=DRAIN, brief=True)
 
     _add_peers(sub, common)
 
@@ -453,6 +455,21 @@ def _project_after_command(words: list[str]) -> list[str]:
     return [*rest[:end], *early, *rest[end:]]
 
 
+def _hook_args(words: list[str]) -> argparse.Namespace | None:
+    """The arguments of the one command line every hook of the plugin runs (hooks/hooks.json, after
+    `bind_project`: `drain --format hook --project=DIR`), as the parser gives them; None for any other.
+
+    A hook runs after every tool call: building the parser (argparse's gettext lookups import locale)
+    was some 3 ms of it. A test pins that the parser gives the same for every line this accepts.
+    """
+    if len(words) == 4 and words[:3] == ["drain", "--format", "hook"] and words[3].startswith("--project="):
+        project = words[3].removeprefix("--project=")
+        if project:
+            return argparse.Namespace(version=None, command="drain", project=project, format="hook", session=None,
+                                      handler=DRAIN, brief=True)
+    return None
+
+
 def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -> int:
     """Parse `argv`, run the chosen command and return its exit code.
 
@@ -462,7 +479,7 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
     words = _project_after_command(bind_project(sys.argv[1:] if argv is None else argv))
     command = next((w for w in words if not w.startswith("-")), None)
     try:
-        args = build_parser(command if command in COMMANDS else None).parse_args(words)
+        args = _hook_args(words) or build_parser(command if command in COMMANDS else None).parse_args(words)
         if args.project == "":
             return _empty_project(args)
         if args.project is not None and not os.path.isdir(args.project):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from attend.runtime.store import Observation, Store, scope_for
 
 
@@ -134,3 +136,25 @@ def test_drain_hook_with_a_closed_stdout_exits_0_and_drains_nothing(home) -> Non
     assert done.returncode == 0, done.stderr
     with _store(home) as store:  # nobody read it, so it is still to hand over
         assert [e.description for e in store.undrained("message")] == ["ann: lunch?"]
+
+
+@pytest.mark.parametrize(("argv", "quick"), [
+    (["drain", "--format", "hook", "--project", "/tmp"], True),  # hooks/hooks.json's line
+    (["drain", "--format", "hook", "--project", "/tmp/a dir with spaces/and=sign"], True),
+    (["drain", "--format", "hook", "--project", "."], True),
+    (["drain", "--format", "hook", "--project", "~/x"], True),
+    (["--project", "/tmp", "drain", "--format", "hook"], True),
+    (["drain", "--format", "hook", "--project", ""], False),  # the variable unset: main says so
+    (["drain", "--format", "hook"], False),
+    (["drain", "--format=hook", "--project", "/tmp"], False),
+    (["drain", "--format", "hook", "--project", "/tmp", "--session", "s1"], False),
+    (["drain", "--format", "plain", "--project", "/tmp"], False),
+])
+def test_the_hooks_command_line_is_read_as_the_parser_reads_it(argv, quick) -> None:
+    from attend.cli import _hook_args, _project_after_command, bind_project, build_parser
+
+    words = _project_after_command(bind_project(argv))
+    read = _hook_args(words)
+    assert (read is not None) == quick
+    if read is not None:
+        assert vars(read) == vars(build_parser("drain").parse_args(words))

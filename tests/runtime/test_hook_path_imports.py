@@ -18,7 +18,7 @@ import io, sys
 sys.stdin = io.StringIO(sys.argv[2])
 from attend.cli import main
 code = main(['drain', '--format', 'hook', '--project', sys.argv[1]])
-heavy = ('trio', 'yaml', 'hashlib', 'subprocess', 'platform', 'uuid', 'typing', 'dataclasses', 'inspect', 'attend.runtime.delivery',
+heavy = ('trio', 'yaml', 'hashlib', 'locale', 'subprocess', 'platform', 'uuid', 'typing', 'dataclasses', 'inspect', 'attend.runtime.delivery',
          'attend.sensors', 'attend.compiler', 'attend.grammar', 'attend.spec.loading',
          'attend.spec.config', 'attend.spec.layers', 'attend.spec.validate', 'attend.runtime.daemon',
          'attend.runtime.sessions.cold_start', 'attend.runtime.serve', 'attend.runtime.sessions.printer')
