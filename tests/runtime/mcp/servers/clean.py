@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 
-from common import READ_ONLY, listing_text, read_items, record_start
+from common import listing_text, read_items, record_start, sdk_read_only
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 server = MCPServer("clean")
+READ_ONLY = sdk_read_only()
 
 
 class Listing(BaseModel):

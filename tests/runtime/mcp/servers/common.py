@@ -1,7 +1,9 @@
 """What the test servers share: the items file the test writes, and a record of each start.
 
-Each server is a real stdio MCP server (the mcp package's `MCPServer`), run by `sys.executable` with its
-own folder on sys.path. The test tells it where things are through the environment:
+Each server is a real stdio MCP server run by `sys.executable` with its own folder on sys.path: the mcp
+package's `MCPServer` (clean.py, resources.py, remote.py) or, where a behaviour attend's client must handle is
+the point, wire.py's SDK-free one. Nothing here imports the SDK (a second of CPU the wire.py servers spare).
+The test tells a server where things are through the environment:
 `ATTEND_TEST_ITEMS` (a JSON file holding the current items) and `ATTEND_TEST_STARTS` (a file that gets one
 line per server start, so a test can count processes).
 """
@@ -14,10 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp.types import ToolAnnotations
+#: The annotations of a tool that declares itself read-only, as the wire carries them.
+READ_ONLY = {"readOnlyHint": True}
 
-#: The annotation of a tool that declares itself read-only.
-READ_ONLY = ToolAnnotations(read_only_hint=True)
+
+def sdk_read_only() -> Any:
+    """READ_ONLY as the SDK's `ToolAnnotations`, for the SDK servers' tools."""
+    from mcp.types import ToolAnnotations
+
+    return ToolAnnotations.model_validate(READ_ONLY)
 
 
 def record_start(name: str) -> None:

@@ -1,4 +1,4 @@
-"""A server that dies in the middle of a call while the test's crash marker file exists."""
+"""A server that dies in the middle of a call while the test's crash marker file exists (wire.py, no SDK)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,9 @@ import threading
 from pathlib import Path
 
 from common import READ_ONLY, listing_text, record_start
-from mcp.server import MCPServer
-
-server = MCPServer("crashing")
+from wire import Tool, WireServer
 
 
-@server.tool(annotations=READ_ONLY, structured_output=False)
 def list_items() -> str:
     """The items; the process exits instead while `ATTEND_TEST_CRASH` names an existing file."""
     marker = os.environ.get("ATTEND_TEST_CRASH")
@@ -21,7 +18,6 @@ def list_items() -> str:
     return listing_text()
 
 
-@server.tool(annotations=READ_ONLY, structured_output=False)
 def list_then_exit() -> str:
     """The items; the process exits a moment after answering, as a server with an idle timeout does."""
     threading.Timer(0.2, os._exit, args=(0,)).start()
@@ -30,4 +26,5 @@ def list_then_exit() -> str:
 
 if __name__ == "__main__":
     record_start("crashing")
-    server.run()
+    WireServer("crashing", {"list_items": Tool(list_items, READ_ONLY),
+                            "list_then_exit": Tool(list_then_exit, READ_ONLY)}).run()

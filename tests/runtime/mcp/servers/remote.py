@@ -11,10 +11,11 @@ import sys
 from typing import Any
 
 import uvicorn
-from common import READ_ONLY, listing_text, record_start
+from common import listing_text, record_start, sdk_read_only
 from mcp.server import MCPServer
 
 server = MCPServer("remote")
+READ_ONLY = sdk_read_only()
 
 
 @server.tool(annotations=READ_ONLY, structured_output=False)
