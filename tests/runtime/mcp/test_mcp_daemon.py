@@ -20,7 +20,7 @@ def stored_message(home: Any, name: str) -> str | None:
 def test_a_change_behind_the_server_becomes_one_notification_naming_server_and_key(
     quiet_home: Any, daemon: Any, behind: Behind
 ) -> None:
-    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     probed = quiet_home.attend("sensors", "probe", "tracker", "--confirm")
     assert probed.returncode == 0, probed.stderr
 
@@ -36,14 +36,14 @@ def test_a_change_behind_the_server_becomes_one_notification_naming_server_and_k
     assert len(notes) == 1, running.stdout
     (note,) = notes
     assert note.startswith("[attend sensor=tracker priority=high] new item b: second")
-    assert "server=clean.py" in note and "key=b" in note
+    assert "server=listing.py" in note and "key=b" in note
     assert len(behind.starts()) == 2  # one for the probe, one session for the daemon's polls
 
 
 def test_the_daemon_leaves_an_unprobed_sensor_unpolled_and_its_server_unstarted(
     quiet_home: Any, daemon: Any, behind: Behind
 ) -> None:
-    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     running = daemon()
     wait_until(lambda: sensors_json(quiet_home).get("tracker", {}).get("state") == "unprobed", what="unprobed")
     running.stop()
@@ -58,7 +58,7 @@ def test_a_server_stops_once_no_enabled_sensor_uses_it_and_not_before(
 ) -> None:
     # Two sensors share one server: turning one off keeps it; turning off the other stops the process
     # (after the grace, 1 s here instead of UNUSED_GRACE) while the daemon runs on (issue 27, item 4).
-    server = behind.inline("clean")
+    server = behind.inline("listing")
     for name in ("tracker", "second"):
         quiet_home.write_user_sensor(name, mcp_sensor_yaml(name, server))
         assert quiet_home.attend("sensors", "probe", name, "--confirm").returncode == 0

@@ -36,7 +36,7 @@ def record_probe(store: Store, compiled: CompiledSensor, *, confirmed: bool = Tr
 async def test_a_sensor_without_a_probe_record_is_unprobed_and_starts_no_server(
     home: Any, ctx: PollContext, pool: McpPool, behind: Behind, tmp_path: Any
 ) -> None:
-    compiled = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    compiled = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     with Store(tmp_path / "attend.db") as store:
         ctx.store = store
         outcome = await poll(compiled, ctx)
@@ -50,8 +50,8 @@ async def test_a_sensor_without_a_probe_record_is_unprobed_and_starts_no_server(
 async def test_a_probe_taken_with_other_args_is_void(
     home: Any, ctx: PollContext, pool: McpPool, behind: Behind, tmp_path: Any
 ) -> None:
-    before = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
-    after = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", behind.inline("clean"), args={"limit": 5}))
+    before = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
+    after = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", behind.inline("listing"), args={"limit": 5}))
     with Store(tmp_path / "attend.db") as store:
         ctx.store = store
         record_probe(store, before)
@@ -66,7 +66,7 @@ async def test_outcomes_name_the_server_for_notifications(
 ) -> None:
     import json
 
-    (ctx.project_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker-server": behind.inline("clean")}}))
+    (ctx.project_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker-server": behind.inline("listing")}}))
     compiled = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", "tracker-server"))
     with Store(tmp_path / "attend.db") as store:
         ctx.store = store

@@ -23,20 +23,20 @@ def stored_probe(home: Any, name: str) -> dict[str, Any] | None:
 
 
 def test_a_clean_tool_passes_and_confirm_records_it_with_both_results(home: Any, behind: Behind) -> None:
-    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     done = home.attend("sensors", "probe", "tracker", "--confirm")
     assert done.returncode == 0, done.stderr
     assert "holds all 1 item(s)" in done.stdout
     record = stored_probe(home, "tracker")
     assert record is not None
     assert record["ok"] is True and record["confirmed"] is True
-    assert record["tool"] == "list_items" and record["server_name"] == "clean.py"
+    assert record["tool"] == "list_items" and record["server_name"] == "listing.py"
     assert record["first"] == record["second"] == {"items": [{"id": "a", "title": "first"}]}
     assert record["time"].endswith("Z")
 
 
 def test_a_message_lane_sensor_without_author_can_be_probed_as_the_daemon_runs_it(home: Any, behind: Behind) -> None:
-    doc = json.loads(mcp_sensor_yaml("chat", behind.inline("clean")))
+    doc = json.loads(mcp_sensor_yaml("chat", behind.inline("listing")))
     doc["lane"] = "message"  # no `author`: the daemon runs it on the event lane
     home.write_user_sensor("chat", json.dumps(doc))
     done = home.attend("sensors", "probe", "chat", "--confirm")
@@ -58,7 +58,7 @@ def test_a_tool_that_advances_a_cursor_fails_the_probe(home: Any, behind: Behind
 
 
 def test_without_a_terminal_or_confirm_the_record_stays_unconfirmed_and_says_how(home: Any, behind: Behind) -> None:
-    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     done = home.attend("sensors", "probe", "tracker", input="")
     assert done.returncode == 0
     assert "attend sensors probe tracker --confirm" in done.stdout
@@ -67,7 +67,7 @@ def test_without_a_terminal_or_confirm_the_record_stays_unconfirmed_and_says_how
 
 
 def test_json_output_is_the_stored_record(home: Any, behind: Behind) -> None:
-    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     done = home.attend("sensors", "probe", "tracker", "--confirm", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == stored_probe(home, "tracker")
@@ -146,7 +146,7 @@ def probe_on_a_terminal(home: Any, name: str, answer: str) -> tuple[int, str]:
 
 
 def test_the_operator_answers_the_prompt_on_a_terminal(home: Any, behind: Behind) -> None:
-    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     code, out = probe_on_a_terminal(home, "tracker", "y")
     assert code == 0, out
     assert "still unread or otherwise untouched" in out
@@ -169,7 +169,7 @@ def _listed(home: Any, name: str) -> dict[str, Any]:
 def test_an_mcp_sensor_never_probed_lists_as_unprobed_with_the_command_that_lets_it_poll(
     quiet_home: Any, behind: Behind
 ) -> None:
-    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     row = _listed(quiet_home, "tracker")
     assert row["state"] == "unprobed"
     assert "not probed yet" in row["message"] and "`attend sensors probe tracker --confirm`" in row["message"]
@@ -177,7 +177,7 @@ def test_an_mcp_sensor_never_probed_lists_as_unprobed_with_the_command_that_lets
 
 
 def test_a_successful_probe_clears_unprobed_in_the_listing_at_once(quiet_home: Any, behind: Behind) -> None:
-    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     failed = quiet_home.attend("sensors", "poll", "tracker")  # stores the `unprobed` state, as a daemon's poll would
     assert failed.returncode == 1 and "unprobed" in failed.stdout
     assert "attend sensors probe tracker --confirm" in failed.stdout
@@ -187,7 +187,7 @@ def test_a_successful_probe_clears_unprobed_in_the_listing_at_once(quiet_home: A
 
 
 def test_a_probe_taken_with_other_args_lists_as_unprobed_again(quiet_home: Any, behind: Behind) -> None:
-    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     assert quiet_home.attend("sensors", "probe", "tracker", "--confirm").returncode == 0
     assert _listed(quiet_home, "tracker")["state"] == "ok"
     changed = quiet_home.attend("settings", "set", "attend.sensors.tracker.mcp.args", "{limit: 5}")

@@ -35,7 +35,7 @@ def _probe_in_tab(home: Any, name: str, answer: str) -> dict[str, Any]:
 
 
 def test_the_tab_probes_an_mcp_sensor_and_records_the_operators_yes(home: Any, behind: Behind) -> None:
-    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     seen = _probe_in_tab(home, "tracker", "y")
     assert "holds all 1 item(s)" in seen["question"]
     assert "Are they untouched?" in seen["question"]
@@ -45,7 +45,7 @@ def test_the_tab_probes_an_mcp_sensor_and_records_the_operators_yes(home: Any, b
 
 
 def test_the_tab_records_a_no_as_not_confirmed(home: Any, behind: Behind) -> None:
-    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean")))
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
     _probe_in_tab(home, "tracker", "n")
     record = stored_probe(home, "tracker")
     assert record is not None and record["ok"] is True and record["confirmed"] is False
