@@ -42,6 +42,9 @@ test: lint
 
 # The inner loop: everything but the heavy tests (real daemons, real MCP servers, the plugin's virtualenv
 # build, npm; tests/conftest.py marks them).
+# Property tests draw a quarter of their examples here ("fast" profile, tests/conftest.py) unless
+# HYPOTHESIS_PROFILE says otherwise; `make test` draws them all.
+test-fast: export HYPOTHESIS_PROFILE ?= fast
 test-fast: $(VENV)/.installed-test
 	$(PYTEST) -m "not heavy"
 

@@ -15,9 +15,12 @@ from hypothesis import settings as hypothesis_settings
 # Property tests: CI (`.ci/run` exports HYPOTHESIS_PROFILE=ci) draws the same examples on every run and keeps no
 # example database, so a clean checkout never fails on an old bug found by chance; local runs ("dev", the
 # default) draw new examples each time. Every counterexample found is pinned with `@example` at its test.
-# Deadlines are off in CI: a shared two-core machine makes timing a coin toss.
+# Deadlines are off in CI: a shared two-core machine makes timing a coin toss. `make test-fast` (the inner loop)
+# loads "fast": a quarter of the examples, for a test's default and for the count it states
+# (`max_examples=examples(N)`, tests/property_examples.py); `make test` and CI draw them all.
 hypothesis_settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 hypothesis_settings.register_profile("dev", print_blob=True)
+hypothesis_settings.register_profile("fast", print_blob=True, max_examples=25)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attend.commands.check import run
+from property_examples import examples
 
 #: `file:line:col: error|warning: [code] message`, as DESIGN.md prints a diagnostic.
 DIAGNOSTIC = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (error|warning): \[[a-z-]+\] .+$")
@@ -81,7 +82,7 @@ def _folder(tmp_path_factory) -> Path:
     return folder
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=yaml_text)
 def test_random_yaml_gets_positioned_diagnostics_and_never_a_traceback(tmp_path_factory, text: str) -> None:
     folder = _folder(tmp_path_factory)
@@ -90,7 +91,7 @@ def test_random_yaml_gets_positioned_diagnostics_and_never_a_traceback(tmp_path_
     assert "anchor.yaml:4:1: error: [unknown-field]" in out
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(payload=st.binary(max_size=400))
 def test_random_bytes_get_positioned_diagnostics_and_never_a_traceback(tmp_path_factory, payload: bytes) -> None:
     folder = _folder(tmp_path_factory)
@@ -99,7 +100,7 @@ def test_random_bytes_get_positioned_diagnostics_and_never_a_traceback(tmp_path_
     assert "anchor.yaml:4:1: error: [unknown-field]" in out
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(payload=st.one_of(yaml_text.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=200)))
 def test_random_input_through_the_real_cli_never_prints_a_traceback(tmp_path_factory, payload: bytes) -> None:
     folder = _folder(tmp_path_factory)
@@ -112,7 +113,7 @@ def test_random_input_through_the_real_cli_never_prints_a_traceback(tmp_path_fac
     assert "anchor.yaml:4:1: error: [unknown-field]" in result.stdout
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(user=yaml_text, project=yaml_text)
 def test_random_layer_files_merge_and_check_without_a_traceback(tmp_path_factory, user: str, project: str) -> None:
     home = _fresh(tmp_path_factory, "layers")
@@ -143,7 +144,7 @@ triggers = st.fixed_dictionaries(
               "match": st.sampled_from(["all", "any"])})
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(trigger=triggers)
 def test_random_expressions_in_a_well_formed_sensor_reach_the_compiler_check_safely(tmp_path_factory,
                                                                                     trigger: dict) -> None:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.cli.test_check_fuzz import assert_checked
 
 from attend.commands.check import run
+from property_examples import examples
 
 #: A valid sensor of each kind whose fields are all set, so every field can be replaced.
 COMMAND = {
@@ -112,7 +113,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(target=st.sampled_from(TARGETS), raw=scalars)
 @example(target=("command", ("interval",)), raw="1" + "0" * 400)
 @example(target=("command", ("triggers", "t", "magnitude")), raw="1e400")

@@ -9,6 +9,8 @@ import sys
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from property_examples import examples
+
 SENSOR = (
     "spec: 1\nname: items\nkind: command\nthreshold: 0\n"
     f"command:\n  argv: [{sys.executable!r}, -c, 'print(1)']\n"
@@ -35,7 +37,7 @@ def _text(items: list, deep: int, huge: bool) -> str:
     return "[" * deep + body + "]" * deep
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.fixed_dictionaries({"id": VALUES}), max_size=4), st.sampled_from([0, 3, 10_000]), st.booleans())
 @example([{"id": 1}, {"id": "1"}, {"id": True}], 0, False)
 @example([{"id": "\ud800"}], 10_000, True)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from attend.compiler.findings import SAME_LINE, SUPERSEDED, fold_fires, supersede
 from attend.compiler.triggers import Fire
+from property_examples import examples
 
 NOW = 1_700_000_000.0
 
@@ -55,7 +56,7 @@ _FIRES = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_FIRES)
 def test_folding_keeps_one_fire_per_line_at_its_highest_magnitude_and_accounts_for_every_fire(fires: list[Fire]) -> None:
     kept, held = fold_fires(fires)
@@ -67,7 +68,7 @@ def test_folding_keeps_one_fire_per_line_at_its_highest_magnitude_and_accounts_f
     assert all(why["reason"] == SAME_LINE for _, why in held)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_FIRES, st.dictionaries(st.sampled_from(["b", "c", "d"]), st.lists(st.sampled_from(["a", "b"]), max_size=2),
                                max_size=3))
 def test_supersede_drops_exactly_the_fires_of_triggers_a_firing_trigger_names(fires: list[Fire], relation: dict) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.hostile_times import TIME, finite_seconds
 
 import attend
+from property_examples import examples
 
 LIMIT, WINDOW = 3, 100.0
 DEFINITION = {"path": "$.n", "on": "changed", "description": "n={value}", "flap": {"limit": LIMIT, "window": WINDOW}}
@@ -40,7 +41,7 @@ def _run(gaps: list[int], restart_at: int | None = None) -> tuple[list[tuple[flo
     return out, held
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
+@settings(derandomize=True, max_examples=examples(300), deadline=None)
 @given(GAPS)
 def test_no_window_delivers_more_than_the_limit_and_every_fire_is_accounted_for(gaps: list[int]) -> None:
     out, held = _run(gaps)
@@ -52,7 +53,7 @@ def test_no_window_delivers_more_than_the_limit_and_every_fire_is_accounted_for(
     assert all(a != b for a, b in zip(notes, notes[1:])) and (not notes or notes[0] == "flapping")
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
+@settings(derandomize=True, max_examples=examples(300), deadline=None)
 @given(GAPS, st.integers(0, 29))
 def test_a_restart_changes_nothing(gaps: list[int], restart_at: int) -> None:
     assert _run(gaps, restart_at % len(gaps)) == _run(gaps)
@@ -63,7 +64,7 @@ ENTRY = st.fixed_dictionaries({"t": st.one_of(st.lists(TIME, max_size=4), TIME)}
                               optional={"since": TIME, "held": st.one_of(st.integers(-2, 5), TIME), "last": TIME})
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
+@settings(derandomize=True, max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.sampled_from(["", "\x1f1", "a"]), ENTRY, max_size=3), TIME, st.integers(0, 3))
 def test_any_stored_flap_map_and_any_now_give_json_state_or_a_value_error_naming_now(
     entries: dict[str, Any], now: Any, n: int

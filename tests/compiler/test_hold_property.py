@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.hostile_times import TIME, finite_seconds
 
 import attend
+from property_examples import examples
 
 HOLD = 60.0
 #: One poll: seconds since the previous poll, and for each of three keys whether it is hot (None: absent).
@@ -82,21 +83,21 @@ def _run(polls: list[tuple[float, list[bool | None]]], restart_at: int | None) -
     return out
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
+@settings(derandomize=True, max_examples=examples(300), deadline=None)
 @given(POLLS)
 def test_a_for_trigger_fires_exactly_when_the_condition_has_held_for_the_duration(raw) -> None:
     polls = _timeline(raw)
     assert _run(polls, None) == [sorted(f) for f in _model(polls)]
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
+@settings(derandomize=True, max_examples=examples(300), deadline=None)
 @given(POLLS, st.integers(0, 13))
 def test_a_restart_in_the_middle_changes_nothing(raw, restart_at) -> None:
     polls = _timeline(raw)
     assert _run(polls, restart_at % len(polls)) == _run(polls, None)
 
 
-@settings(derandomize=True, max_examples=300, deadline=None)
+@settings(derandomize=True, max_examples=examples(300), deadline=None)
 @given(POLLS)
 def test_no_fire_comes_before_the_duration_of_continuous_holding(raw) -> None:
     polls = _timeline(raw)
@@ -127,7 +128,7 @@ BY_ON = {on: attend.compile_trigger({**DEFINITION, "on": on}, name="hot")
          for on in ("added", "removed", "changed", "enters", "leaves")}
 
 
-@settings(derandomize=True, max_examples=400, deadline=None)
+@settings(derandomize=True, max_examples=examples(400), deadline=None)
 @given(ON, STORED, st.lists(st.sampled_from([None, False, True]), min_size=3, max_size=3), st.one_of(TIME, st.just(1e3)))
 def test_any_stored_state_and_any_now_give_json_state_or_a_value_error_naming_now(
     on: str, stored: dict[str, Any], hot: list[bool | None], now: Any

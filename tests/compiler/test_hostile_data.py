@@ -20,6 +20,7 @@ import attend
 from attend.bounds import DATA_BYTES_PER_VALUE, MAX_DATA_DEPTH, MAX_DESCRIPTION_CHARS
 from attend.compiler import ops
 from attend.compiler.results import MalformedResult, admit, read_json
+from property_examples import examples
 
 
 def _nested(depth: int, leaf: Any = None) -> Any:
@@ -148,7 +149,7 @@ PATHS = st.sampled_from(["$", "$[*]", "$..*", "$..id", "$..[0]", "$.a[*]", "$[*]
 KEYS = st.sampled_from(["id", "a.id", "id.0", "a.²", "a.1"])
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(JSON, PATHS, KEYS, st.sampled_from(["added", "removed", "changed", "enters", "leaves"]),
        st.integers(0, 3))
 def test_random_hostile_data_gives_a_result_or_a_malformed_reason_never_another_exception(
@@ -197,7 +198,7 @@ DOCS = st.recursive(st.none() | st.integers() | TEXTS,
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXTS, inner, max_size=4), max_leaves=25)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(DOCS, st.booleans(), st.booleans())
 def test_the_value_cap_counts_values_and_keys_exactly_whatever_the_strings_hold(doc: Any, spaced: bool,
                                                                                 ascii_only: bool) -> None:

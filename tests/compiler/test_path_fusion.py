@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import attend
 from attend.compiler.paths import FUSED_RUN_LIMIT, path_stages
 from attend.grammar import parse_path
+from property_examples import examples
 
 
 def _stages(expr: str) -> list[tuple[str, str]]:
@@ -64,7 +65,7 @@ LONG_PATHS = st.lists(st.one_of(CHILD, CHILD, NAMES.map(lambda n: ".." + n)), mi
     lambda segments: "$" + "".join(segments))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(DOCS, LONG_PATHS)
 def test_long_fused_paths_agree_with_python_jsonpath_in_order(doc, expr) -> None:
     assert attend.compile_path(expr)(doc) == jsonpath.compile(expr).findall(doc)

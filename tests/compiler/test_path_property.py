@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attend
+from property_examples import examples
 
 NAMES = st.sampled_from(["a", "b", "c", "x-y", "odd key", "é"])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(["", "s", "a"]))
@@ -43,7 +44,7 @@ def _canonical(values: list) -> str:
     return json.dumps(values, sort_keys=False)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(DOCUMENTS, PATHS)
 def test_compile_path_selects_what_python_jsonpath_selects(doc: object, path: str) -> None:
     ours = attend.compile_path(path)(doc)
@@ -51,7 +52,7 @@ def test_compile_path_selects_what_python_jsonpath_selects(doc: object, path: st
     assert _canonical(ours) == _canonical(theirs), path
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(PATHS)
 def test_every_generated_path_round_trips_through_its_canonical_form(path: str) -> None:
     from attend.grammar import parse_path

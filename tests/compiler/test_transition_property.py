@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attend
+from property_examples import examples
 
 SCALAR_ID = st.one_of(st.integers(0, 4), st.sampled_from([10**400, -(10**309), 2**53 + 1]), st.sampled_from([0.0, -0.0, 1.0, 1.5, 1e300]),
                       st.sampled_from(["0", "1", "2", "\x1f1", ""]), st.booleans(), st.none())
@@ -62,7 +63,7 @@ BY_ON = {on: attend.compile_trigger({"path": "$[*]", "key": "id", "on": on, "whe
          for on in ("added", "removed", "changed", "enters", "leaves")}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(["added", "removed", "changed", "enters", "leaves"]), POLLS)
 def test_each_on_fires_exactly_the_keys_of_its_set_definition(on: str, polls: list[list[dict]]) -> None:
     trigger = BY_ON[on]

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from attend.errors import AttendSyntaxError
 from attend.grammar import parse_path, parse_property, parse_template
+from property_examples import examples
 
 # text built from the characters that matter to the grammar, plus anything else
 TEXT = st.one_of(
@@ -15,7 +16,7 @@ TEXT = st.one_of(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(TEXT)
 def test_any_text_parses_or_raises_a_positioned_attend_error(text: str) -> None:
     for parse in (parse_path, parse_template, parse_property):

@@ -19,6 +19,7 @@ from attend import grammar
 from attend.errors import AttendSyntaxError, PathSyntaxError, Span
 from attend.grammar.simple import READERS
 from attend.records import fields
+from property_examples import examples
 
 HERE = Path(__file__).parent
 ERRORS = {"path": (PathSyntaxError, "path-syntax"), "template": (AttendSyntaxError, "template-syntax"),
@@ -94,7 +95,7 @@ ALPHABET = {"path": "$.[]*'\"a1-0é_ \\\ud800", "property": "a.*?[]!b é\t_", "t
 
 
 @pytest.mark.parametrize("start", sorted(ALPHABET))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_the_simple_reader_agrees_with_lark_on_random_text(start: str, data: st.DataObject) -> None:
     text = data.draw(st.text(alphabet=ALPHABET[start], max_size=14))

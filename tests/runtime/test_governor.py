@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams, governor_params, next_slot
+from property_examples import examples
 
 EVENT = DEFAULT_GOVERNORS["event"]
 
@@ -57,7 +58,7 @@ def test_a_high_disclosure_waits_for_the_cooldown_only_never_for_the_rate_window
     assert next_slot(times, 35.0, GovernorParams(cooldown=15.0, limit=0, window=120.0), urgent=True) == float("inf")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.floats(0, 1000, allow_nan=False), max_size=8), st.floats(0, 1200, allow_nan=False),
        st.floats(0, 60), st.integers(1, 5), st.floats(1, 300))
 def test_a_high_disclosure_never_waits_longer_than_a_medium_one_nor_past_the_cooldown(

@@ -6,6 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.conftest import main_reusing_parsers as main
 
+from property_examples import examples
+
 #: The exit codes of settings and management commands (0 done, 1 lint found, 2 usage, 3 rejected,
 #: 4 overridden, 5 write failed); 70 would be attend's internal-error code.
 DEFINED = {0, 2, 3, 4}
@@ -29,7 +31,7 @@ def _run(argv: list[str]) -> int:
         return int(exc.code)
 
 
-relaxed = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+relaxed = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @relaxed

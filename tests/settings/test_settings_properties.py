@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from attend.settings.document import EditableDocument
 from attend.settings.keys import format_key, split_segments
 from attend.spec.loading import parse_yaml
+from property_examples import examples
 
 segments = st.lists(st.text(min_size=0, max_size=12), min_size=1, max_size=6)
 
@@ -26,7 +27,7 @@ def test_any_segments_survive_formatting_and_parsing(parts):
     assert split_segments(format_key(parts)) == parts
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=3), values, st.booleans())
 @example(path=["0"], value={":0": None}, flow=True)  # issue 14 item 15: the writer emitted `{:0: null}`
 @example(path=[":0"], value=[":0", "a, b", "[x"], flow=True)

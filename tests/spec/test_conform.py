@@ -13,6 +13,7 @@ from attend.spec.conform import conforms
 from attend.spec.loading import read_sensor_file
 from attend.spec.schema import SENSOR_SCHEMA
 from attend.spec.validate import _cerberus
+from property_examples import examples
 
 SHIPPED = Path(__file__).resolve().parents[2] / "src" / "attend" / "sensors.d"
 RULES: dict[str, Any] = {"type": "dict", "schema": SENSOR_SCHEMA}
@@ -87,7 +88,7 @@ def _near_valid(rules: dict[str, Any]) -> st.SearchStrategy[Any]:
     return strategy
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), suppress_health_check=[HealthCheck.too_slow])
 @given(near_valid())
 @example({"spec": True})  # cerberus takes a boolean for an integer; the fast path leaves it to cerberus
 @example({"decay_threshold": 2**70})

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attend.spec.loading import MAX_FILE_BYTES, parse_yaml, read_sensor_file
+from property_examples import examples
 
 
 def codes(parsed) -> list[str]:
@@ -127,7 +128,7 @@ def test_columns_count_characters_not_bytes_and_block_styles_are_kept() -> None:
     assert [parsed.origins[(k,)].quote for k in "def"] == [0, 0, 1]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text(alphabet=st.sampled_from("~nNtTfFaeilorsuxXyY-+._0123456789 é:"), max_size=8))
 def test_a_plain_scalar_that_skips_type_resolution_by_its_first_character_is_a_string_either_way(text: str) -> None:
     # `_scalar` returns a plain scalar as a string at once when no core-schema type can start with its first
