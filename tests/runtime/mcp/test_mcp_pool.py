@@ -89,14 +89,14 @@ async def test_sensors_naming_the_same_server_share_one_process(ctx: PollContext
 async def test_the_servers_stderr_goes_to_a_log_file_under_the_state_directory(
     ctx: PollContext, pool: McpPool, behind: Behind
 ) -> None:
-    config = {"mcpServers": {"tracker": behind.inline("clean")}}
+    config = {"mcpServers": {"tracker": behind.inline("listing")}}
     (ctx.project_dir / ".mcp.json").write_text(__import__("json").dumps(config))
     await document(ctx, "tracker")
     from attend.runtime.mcp.pool import log_path
 
     log = log_path(ctx.paths.state_dir, "tracker")
     assert log == ctx.paths.state_dir / "mcp" / "tracker.log"
-    assert "clean server starting" in log.read_text()
+    assert "listing server starting" in log.read_text()
 
 
 async def test_a_tool_without_a_read_only_hint_is_refused(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
@@ -121,7 +121,7 @@ async def test_a_tool_declaring_it_writes_is_refused_even_with_the_override(
 
 
 async def test_a_tool_the_server_does_not_offer_is_refused(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
-    failed = await failure(ctx, behind.inline("clean"), "no_such_tool")
+    failed = await failure(ctx, behind.inline("listing"), "no_such_tool")
     assert failed.state == "refused"
     assert "no tool named 'no_such_tool'" in failed.message
 
@@ -170,7 +170,7 @@ async def test_cancelling_the_pool_stops_every_server_process(ctx: PollContext, 
         pool = McpPool(ctx)
         await nursery.start(pool.run)
         ctx.mcp_pool = pool
-        await document(ctx, behind.inline("clean"))
+        await document(ctx, behind.inline("listing"))
         nursery.cancel_scope.cancel()
     pid = int(behind.starts()[0].split()[1])
     with trio.fail_after(10):

@@ -23,15 +23,9 @@ if TYPE_CHECKING:
 TOKEN = "s3cret-token"
 
 
-def remote_server(behind: Behind, transport: str) -> Any:
-    port = free_port()
-    env = {**behind.env(), "PATH": "/usr/bin:/bin"}
-    return serving([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN, transport], port, env)
-
-
 @pytest.fixture(scope="module")
 def remote_behind(tmp_path_factory: pytest.TempPathFactory) -> Behind:
-    """What stands behind this module's remote servers (started once per module: they keep no state a test
+    """What stands behind this module's remote server (started once per module: it keeps no state a test
     could see, each client gets its own session)."""
     folder = tmp_path_factory.mktemp("remote")
     return Behind(folder / "items.json", folder / "starts.txt", folder / "crash-now")
@@ -45,27 +39,24 @@ def behind(remote_behind: Behind) -> Behind:
 
 
 @pytest.fixture(scope="module")
-def remote_http(remote_behind: Behind) -> Iterator[int]:
-    with remote_server(remote_behind, "http") as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def remote_sse_server(remote_behind: Behind) -> Iterator[int]:
-    with remote_server(remote_behind, "sse") as served:
+def remote_server(remote_behind: Behind) -> Iterator[int]:
+    """The port of servers/remote.py on 127.0.0.1: streamable HTTP at /mcp, SSE at /sse, one process."""
+    port = free_port()
+    env = {**remote_behind.env(), "PATH": "/usr/bin:/bin"}
+    with serving([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN], port, env) as served:
         yield served
 
 
 @pytest.fixture
-def remote(remote_http: int, behind: Behind) -> int:
+def remote(remote_server: int, behind: Behind) -> int:
     """The remote test server over streamable HTTP on a free 127.0.0.1 port, accepting only `Bearer TOKEN`."""
-    return remote_http
+    return remote_server
 
 
 @pytest.fixture
-def remote_sse(remote_sse_server: int, behind: Behind) -> int:
+def remote_sse(remote_server: int, behind: Behind) -> int:
     """The same server speaking HTTP with server-sent events (/sse), accepting only `Bearer TOKEN`."""
-    return remote_sse_server
+    return remote_server
 
 
 def configure(ctx: PollContext, port: int) -> None:

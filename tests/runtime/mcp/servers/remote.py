@@ -1,8 +1,9 @@
 """A remote server: the clean server's read-only `list_items` over HTTP on 127.0.0.1, behind a bearer token.
 
-Run as `remote.py PORT TOKEN [http|sse]`: streamable HTTP at /mcp (the default), or HTTP with server-sent
-events at /sse (the 2024-11-05 transport). Every request without `Authorization: Bearer TOKEN` is answered 401 with a
-one-line reason (and a `WWW-Authenticate` challenge), as a service with a stale or missing token answers.
+Run as `remote.py PORT TOKEN`: streamable HTTP at /mcp and, in the same process, HTTP with server-sent events
+at /sse (the 2024-11-05 transport; one process, not one per transport: each imports the SDK, a second or more
+of CPU). Every request without `Authorization: Bearer TOKEN` is answered 401 with a one-line reason (and a
+`WWW-Authenticate` challenge), as a service with a stale or missing token answers.
 """
 
 from __future__ import annotations
@@ -41,8 +42,21 @@ def guarded(app: Any, token: str) -> Any:
     return asgi
 
 
+def both_transports() -> Any:
+    """The streamable HTTP app at /mcp (its lifespan runs the session manager) and the SSE app's /sse and
+    /messages/ beside it."""
+    streamable, sse = server.streamable_http_app(), server.sse_app()
+
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith("/mcp"):
+            await sse(scope, receive, send)
+        else:
+            await streamable(scope, receive, send)
+
+    return asgi
+
+
 if __name__ == "__main__":
     port, token = int(sys.argv[1]), sys.argv[2]
-    app = server.sse_app() if sys.argv[3:] == ["sse"] else server.streamable_http_app()
     record_start("remote")
-    uvicorn.run(guarded(app, token), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(guarded(both_transports(), token), host="127.0.0.1", port=port, log_level="warning")
