@@ -17,14 +17,19 @@ from waiting import PATIENCE
 #: Seconds a step may take on a busy machine before the test fails.
 
 
+#: Seconds between two attempts at a change: one made before the watchers watch its folder is missed, so it
+#: is made again until `name`'s signal is set (each attempt is the same change; a test proves no timing).
+AGAIN = 0.1
+
+
 async def _woken(hub: WakeHub, name: str, change) -> None:
-    """Make `change` (after the watchers have had a moment to start) and wait for `name`'s signal."""
+    """Make `change` (again every `AGAIN` seconds, until the watchers have started) and wait for `name`'s signal."""
     signal = hub.signal(name)
     signal.clear()
     with trio.fail_after(PATIENCE):
         while not signal.is_set():
             change()
-            with trio.move_on_after(1.0):
+            with trio.move_on_after(AGAIN):
                 await signal.wait()
 
 
