@@ -1,4 +1,5 @@
-"""`attend peers`: messages between sessions as files under $XDG_CACHE_HOME/attend/peers, through the real CLI."""
+"""`attend peers`: messages between sessions as files under $XDG_CACHE_HOME/attend/peers, through the CLI
+(in-process, and as real processes where the process is what is tested)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_in_process
 
 from attend.peers.mailbox import Mailbox, Message, peers_dir
 
@@ -27,9 +29,11 @@ def peers(home, tmp_path):
 
         @staticmethod
         def run(*args: str, as_: str | None = "a", cwd: Path | None = None, input: str | None = None):
+            """`attend peers ARGS` in this process (`attend.cli.main`), as a process would run it: this
+            environment, working folder and stdin; the tests of the process boundary itself (argv bytes,
+            a closed pipe, two senders at once, `attend run`) start real processes."""
             env = home.env(**({"ATTEND_SESSION": as_} if as_ else {}))
-            return subprocess.run([sys.executable, "-m", "attend", "peers", *args], cwd=cwd or home.project,
-                                  env=env, capture_output=True, text=True, timeout=60, input=input)
+            return run_in_process(["peers", *args], env=env, cwd=cwd or home.project, input=input)
 
         def live(self, session: str, project: Path) -> None:
             self.mailbox.beat(session, project, pid=None, started=time.time())
