@@ -75,21 +75,37 @@ def test_an_unprobed_resource_sensor_asks_for_a_check_of_a_read_of_its_resource_
     assert behind.starts() == []  # neither started its server
 
 
-def test_a_probed_resource_sensor_reports_a_change_behind_its_server_from_attend_run(
+@pytest.mark.slow
+def test_attend_run_reports_a_change_behind_a_resource_polled_subscribed_or_subscribing_without_subscriptions(
     quiet_home: Any, daemon: Any, behind: Behind
 ) -> None:
-    sensor = mcp_sensor_yaml("shelf", behind.inline("resources"), tool=None, resource="items://list")
-    quiet_home.write_user_sensor("shelf", sensor)
-    probed = quiet_home.attend("sensors", "probe", "shelf", "--confirm")
-    assert probed.returncode == 0, probed.stderr
-    assert "read resource items://list on resources.py twice" in probed.stdout
+    # One daemon (each a test and a daemon of its own before; a daemon imports the SDK, ~2 s of CPU), three
+    # probed resource sensors on the same items: `shelf` polls every second; `watch` subscribes with an hour's
+    # interval, so only the server's update can bring the read that sees the change (long before the
+    # interval); `fallback` subscribes to a server that offers no subscriptions and polls at its interval.
+    resource = {"tool": None, "resource": "items://list"}
+    sensors = {
+        "shelf": mcp_sensor_yaml("shelf", behind.inline("resources"), **resource),
+        "watch": mcp_sensor_yaml("watch", behind.inline("resources"), **resource, subscribe=True)
+        .replace('"interval": 1,', '"interval": "1h",'),
+        "fallback": mcp_sensor_yaml("fallback", behind.inline("resources", ATTEND_TEST_NO_SUBSCRIPTIONS="1"),
+                                    **resource, subscribe=True),
+    }
+    for name, sensor in sensors.items():
+        quiet_home.write_user_sensor(name, sensor)
+        probed = quiet_home.attend("sensors", "probe", name, "--confirm")
+        assert probed.returncode == 0, probed.stderr
+        assert "read resource items://list on resources.py twice" in probed.stdout
+
+    def notes(out: list[str], name: str) -> list[str]:
+        return [line for line in out if line.startswith(f"[attend sensor={name} ")]
 
     running = daemon()
-    wait_until(lambda: polled_ok(quiet_home, "shelf"), what="the baseline read")
+    wait_until(lambda: all(polled_ok(quiet_home, name) for name in sensors), what="the baseline reads")
     behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
-    running.wait_for(lambda out: any("new item b" in line for line in out))
+    running.wait_for(lambda out: all(any("new item b" in note for note in notes(out, name)) for name in sensors))
     running.stop()
-    (note,) = [line for line in running.stdout if line.startswith("[attend sensor=shelf")]
+    (note,) = notes(running.stdout, "shelf")
     assert "new item b: second" in note and "server=resources.py" in note
 
 
@@ -125,35 +141,6 @@ async def test_a_server_without_subscriptions_leaves_the_sensor_polling(
     server = behind.inline("resources", ATTEND_TEST_NO_SUBSCRIPTIONS="1")
     definition, _ = await call_tool(settings(server, "items://list"), ctx)
     assert not await pool.subscribe(definition, "items://list", timeout=GENEROUS, user="shelf")
-
-
-@pytest.mark.slow
-def test_a_subscribed_resource_update_reaches_stdout_long_before_the_interval(
-    quiet_home: Any, daemon: Any, behind: Behind
-) -> None:
-    sensor = mcp_sensor_yaml("shelf", behind.inline("resources"), tool=None, resource="items://list", subscribe=True)
-    quiet_home.write_user_sensor("shelf", sensor.replace('"interval": 1,', '"interval": "1h",'))
-    assert quiet_home.attend("sensors", "probe", "shelf", "--confirm").returncode == 0
-    running = daemon()
-    wait_until(lambda: polled_ok(quiet_home, "shelf"), what="the baseline read")
-    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
-    running.wait_for(lambda out: any("new item b" in line for line in out))  # PATIENCE, far below 1h
-    running.stop()
-
-
-@pytest.mark.slow
-def test_a_subscribing_sensor_on_a_server_without_subscriptions_polls_at_its_interval(
-    quiet_home: Any, daemon: Any, behind: Behind
-) -> None:
-    server = behind.inline("resources", ATTEND_TEST_NO_SUBSCRIPTIONS="1")
-    quiet_home.write_user_sensor("shelf", mcp_sensor_yaml("shelf", server, tool=None, resource="items://list",
-                                                          subscribe=True))
-    assert quiet_home.attend("sensors", "probe", "shelf", "--confirm").returncode == 0
-    running = daemon()
-    wait_until(lambda: polled_ok(quiet_home, "shelf"), what="the baseline read")
-    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
-    running.wait_for(lambda out: any("new item b" in line for line in out))
-    running.stop()
 
 
 async def test_a_lost_subscription_wakes_its_user_so_the_next_read_catches_up(
