@@ -86,49 +86,34 @@ def probe(home: Any, name: str, *, http: bool = False) -> None:
 
 
 @pytest.mark.slow
-def test_attend_run_reads_a_subscribed_resource_of_the_everything_server_on_its_update_not_its_interval(
-    quiet_home: Any, daemon: Any, everything: Path
-) -> None:
-    server = everything_stdio(everything, updates=True)
-    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval="1h", subscribe=True))
-    probe(quiet_home, "clock")
-    running = daemon()
-    wait_until(lambda: polled_ok(quiet_home, "clock"), what="the baseline read")
-    # an hour's interval: only the server's update (one a second) can bring the read that sees the new text
-    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
-    running.stop()
-    (note, *_) = [line for line in running.stdout if line.startswith("[attend sensor=clock")]
-    assert "server=everything_updates.mjs" in note  # an inline server is named after its program
-
-
-@pytest.mark.slow
-def test_attend_run_subscribes_again_after_its_server_died_and_an_update_reaches_stdout_without_the_interval(
+def test_attend_run_reads_a_subscribed_resource_on_its_update_also_after_its_server_died_and_at_its_interval_without(
     quiet_home: Any, daemon: Any, everything: Path, behind: Behind
 ) -> None:
-    server = everything_stdio(everything, updates=True, **behind.env())
-    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval="1h", subscribe=True))
+    # One daemon for what were three tests, each with a daemon of its own (a daemon imports the SDK, ~2 s of CPU).
+    # `clock` subscribes with an hour's interval to the server with its updates on (one a second): only an update
+    # can bring the read that sees the new text, before its server dies and after. `tick` subscribes to the
+    # server as its README starts it, which accepts the subscription but sends no update: read at its interval.
+    clock = everything_stdio(everything, updates=True, **behind.env())
+    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", clock, interval="1h", subscribe=True))
+    tick = everything_stdio(everything, updates=False)
+    quiet_home.write_user_sensor("tick", text_sensor_yaml("tick", tick, interval=1, subscribe=True))
     probe(quiet_home, "clock")
-    probes = len(behind.starts())  # one server per probe (a probe may have to run again)
+    probe(quiet_home, "tick")
+    probes = len(behind.starts())  # one clock server per probe (a probe may have to run again)
+
+    def reads(out: list[str], name: str) -> list[str]:
+        return [line for line in out if line.startswith(f"[attend sensor={name} ") and "read again: Resource 1" in line]
+
     running = daemon()
     wait_until(lambda: polled_ok(quiet_home, "clock") and len(behind.starts()) == probes + 1, what="the daemon's server")
+    running.wait_for(lambda out: bool(reads(out, "clock") and reads(out, "tick")))
+    assert "server=everything_updates.mjs" in reads(running.stdout, "clock")[0]  # an inline server: its program
     os.kill(int(behind.starts()[-1].split()[-1]), signal.SIGKILL)  # the subscription is lost with its server
     # the lost session wakes the sensor at once and again after the restart backoff: a read starts the server,
     # subscribes anew, and its next update (one a second) brings a line, an hour before the interval would
     wait_until(lambda: len(behind.starts()) == probes + 2, what="the server started again by a woken read")
-    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
-    running.stop()
-
-
-@pytest.mark.slow
-def test_attend_run_polls_a_subscribed_resource_at_its_interval_when_no_update_comes(
-    quiet_home: Any, daemon: Any, everything: Path
-) -> None:
-    # the everything server as its README starts it: it accepts the subscription but sends no update
-    server = everything_stdio(everything, updates=False)
-    quiet_home.write_user_sensor("clock", text_sensor_yaml("clock", server, interval=1, subscribe=True))
-    probe(quiet_home, "clock")
-    running = daemon()
-    running.wait_for(lambda out: any("read again: Resource 1" in line for line in out))
+    before = len(reads(running.stdout, "clock"))
+    running.wait_for(lambda out: len(reads(out, "clock")) > before)
     running.stop()
 
 
