@@ -41,39 +41,36 @@ def alive(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
-async def test_a_clean_tool_answers_with_its_text_parsed_as_json_and_sees_changes_behind_it(
+async def test_a_tools_answer_is_its_json_text_parsed_its_structured_content_first_or_a_text_field(
     ctx: PollContext, pool: McpPool, behind: Behind
 ) -> None:
+    # three tests before, a server each (an SDK server's start is ~1.2 s of CPU); one session answers all three
     server = behind.inline("clean")
     assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
-    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
+    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])  # a change behind it
     assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}, {"id": "b", "title": "second"}]}
+    _, call = await call_tool(settings(server, "list_structured"), ctx)
+    assert call.structured == {"items": [{"id": "a", "title": "first"}, {"id": "b", "title": "second"}]}
+    assert call.document == call.structured  # structured content is preferred over the text
+    assert await document(ctx, server, "greet") == {"text": "hello there"}  # text that is not JSON
 
 
-async def test_structured_content_is_preferred_over_the_text(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
-    _, call = await call_tool(settings(behind.inline("clean"), "list_structured"), ctx)
-    assert call.structured == {"items": [{"id": "a", "title": "first"}]}
-    assert call.document == call.structured
-
-
-async def test_text_that_is_not_json_becomes_a_text_field(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
-    assert await document(ctx, behind.inline("clean"), "greet") == {"text": "hello there"}
-
-
-async def test_a_tool_error_reporting_an_expired_credential_is_auth_failed(
+async def test_a_tool_error_is_a_failed_call_auth_failed_for_a_credential_else_exit_not_a_dead_server(
     ctx: PollContext, pool: McpPool, behind: Behind
 ) -> None:
-    failed = await failure(ctx, behind.inline("clean"), "expired")
-    assert failed.state == "auth_failed"
-    assert "access token expired" in failed.message
-
-
-async def test_any_other_tool_error_is_the_exit_state_with_the_servers_message(
-    ctx: PollContext, pool: McpPool, behind: Behind
-) -> None:
-    failed = await failure(ctx, behind.inline("clean"), "broken")
-    assert failed.state == "exit"
-    assert "internal error" in failed.message
+    # three tests before, a server each (an SDK server's start is ~1.2 s of CPU); one session answers all three
+    server = behind.inline("clean")
+    expired = await failure(ctx, server, "expired")  # an error result reporting an expired credential
+    assert expired.state == "auth_failed"
+    assert "access token expired" in expired.message
+    broken = await failure(ctx, server, "broken")  # any other error result: the exit state, the server's words
+    assert broken.state == "exit"
+    assert "internal error" in broken.message
+    denied = await failure(ctx, server, "rpc_denied")  # a JSON-RPC error instead of an error result
+    assert denied.state == "auth_failed"
+    assert "please sign in again" in denied.message
+    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
+    assert len(behind.starts()) == 1
 
 
 async def test_sensors_naming_the_same_server_share_one_process(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
@@ -176,17 +173,6 @@ async def test_cancelling_the_pool_stops_every_server_process(ctx: PollContext, 
     with trio.fail_after(10):
         while alive(pid):
             await trio.sleep(0.05)
-
-
-async def test_a_json_rpc_error_from_the_tool_is_a_failed_call_not_a_dead_server(
-    ctx: PollContext, pool: McpPool, behind: Behind
-) -> None:
-    server = behind.inline("clean")
-    failed = await failure(ctx, server, "rpc_denied")
-    assert failed.state == "auth_failed"
-    assert "please sign in again" in failed.message
-    assert await document(ctx, server) == {"items": [{"id": "a", "title": "first"}]}
-    assert len(behind.starts()) == 1
 
 
 async def test_a_server_sees_attends_environment_with_its_own_env_merged_over_it(
