@@ -161,7 +161,7 @@ class SensorsScreen(Screen[None]):
         box = Input(placeholder="filter: part of a name, kind, layer or state", id="filter")
         box.can_focus = False  # reached by `/` only: Tab moves between the list and the fields
         yield box
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         table = self.query_one("#sensors", DataTable)
@@ -689,6 +689,28 @@ class SensorsScreen(Screen[None]):
             self.fill()
         except NoMatches:
             return  # a tick before the screen's widgets are mounted, or while the app closes: the next one draws
+
+
+class KeyBar(Footer):
+    """Textual's footer, composed again only when the keys it shows change.
+
+    The footer composes its keys afresh whenever the screen's bindings may have changed: at every change
+    of focus (Tab, a filter, a dialog closed), though the sensors screen shows the same keys throughout.
+    Each composition mounts and styles every key again: a fifth of the CPU of a key press in the tab.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown: tuple[Any, ...] | None = None
+
+    def bindings_changed(self, screen: Screen[Any]) -> None:
+        shown = tuple((key, binding, enabled, tooltip)
+                      for key, (_node, binding, enabled, tooltip) in screen.active_bindings.items())
+        if shown == self._shown:
+            return
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self._shown = shown  # the footer composes these keys now; one it cannot compose yet is not kept
+        super().bindings_changed(screen)
 
 
 class SensorsApp(App[None]):
