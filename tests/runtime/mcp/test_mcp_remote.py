@@ -157,49 +157,44 @@ async def test_a_wrong_token_on_an_sse_server_is_auth_failed_with_its_words_and_
 
 
 @pytest.mark.slow
-def test_attend_run_polls_a_remote_server_and_a_token_gone_stale_is_auth_failed_with_its_words(
-    quiet_home: Any, daemon: Any, behind: Behind, remote: int
+def test_attend_run_polls_remote_servers_over_http_and_sse_and_a_stale_token_is_auth_failed_in_the_servers_words(
+    quiet_home: Any, daemon: Any, behind: Behind, remote: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # One daemon for the two transports (a test and a daemon each before; a daemon imports the SDK, ~2 s of CPU):
+    # `tracker` names an http server in .mcp.json whose header holds the token; `board` names an sse server
+    # inline, its token read from ${REMOTE_TOKEN}. The same server answers both (servers/remote.py).
     def configure_token(token: str) -> None:
         servers = {"tracker": {"type": "http", "url": f"http://127.0.0.1:{remote}/mcp",
                                "headers": {"Authorization": f"Bearer {token}"}}}
         (quiet_home.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
 
     configure_token(TOKEN)
+    monkeypatch.setenv("REMOTE_TOKEN", TOKEN)
     quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", "tracker"))
-    assert quiet_home.attend("sensors", "probe", "tracker", "--confirm").returncode == 0
+    server = {"type": "sse", "url": f"http://127.0.0.1:{remote}/sse", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
+    quiet_home.write_user_sensor("board", mcp_sensor_yaml("board", server))
+    for name in ("tracker", "board"):
+        probed = quiet_home.attend("sensors", "probe", name, "--confirm")
+        assert probed.returncode == 0, probed.stderr
+
+    def notes(out: list[str], name: str) -> list[str]:
+        return [line for line in out if line.startswith(f"[attend sensor={name} ")]
 
     running = daemon()
-    wait_until(lambda: polled_ok(quiet_home, "tracker"), what="the baseline poll of the remote server")
+    wait_until(lambda: polled_ok(quiet_home, "tracker") and polled_ok(quiet_home, "board"),
+               what="the baseline polls of the http and the sse server")
     behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
-    running.wait_for(lambda out: any("new item b" in line for line in out))
-    (note,) = [line for line in running.stdout if line.startswith("[attend sensor=tracker")]
+    running.wait_for(lambda out: all(any("new item b" in note for note in notes(out, name)) for name in ("tracker", "board")))
+    (note,) = notes(running.stdout, "tracker")
     assert "server=tracker" in note
+    (note,) = notes(running.stdout, "board")
+    assert f"server=127.0.0.1:{remote}" in note  # an inline remote server is named after its host and port
 
     configure_token("expired")  # the same server, now with a credential it refuses
     wait_until(lambda: sensors_json(quiet_home)["tracker"].get("state") == "auth_failed", what="auth_failed")
     running.stop()
     message = sensors_json(quiet_home)["tracker"]["message"]
     assert "HTTP 401" in message and "the bearer token is missing or wrong" in message
-
-
-@pytest.mark.slow
-def test_attend_run_polls_an_inline_sse_server_and_doctor_shows_its_auth_failed_in_the_servers_words(
-    quiet_home: Any, daemon: Any, behind: Behind, remote_sse: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("REMOTE_TOKEN", TOKEN)
-    server = {"type": "sse", "url": f"http://127.0.0.1:{remote_sse}/sse", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
-    quiet_home.write_user_sensor("board", mcp_sensor_yaml("board", server))
-    probed = quiet_home.attend("sensors", "probe", "board", "--confirm")
-    assert probed.returncode == 0, probed.stderr
-
-    running = daemon()
-    wait_until(lambda: polled_ok(quiet_home, "board"), what="the baseline poll of the sse server")
-    behind.write_items([{"id": "a", "title": "first"}, {"id": "b", "title": "second"}])
-    running.wait_for(lambda out: any("new item b" in line for line in out))
-    running.stop()
-    (note,) = [line for line in running.stdout if line.startswith("[attend sensor=board")]
-    assert f"server=127.0.0.1:{remote_sse}" in note  # an inline remote server is named after its host and port
 
     monkeypatch.setenv("REMOTE_TOKEN", "expired")  # the token in the environment went stale (the probe still holds)
     running = daemon()
