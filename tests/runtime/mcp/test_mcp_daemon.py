@@ -20,7 +20,9 @@ def stored_message(home: Any, name: str) -> str | None:
 def test_a_change_behind_the_server_becomes_one_notification_naming_server_and_key(
     quiet_home: Any, daemon: Any, behind: Behind
 ) -> None:
-    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("listing")))
+    # the SDK's server answering with structured content: the daemon's calls of a real implementation (the
+    # other tests here run servers/listing.py, no SDK)
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", behind.inline("clean"), "list_structured"))
     probed = quiet_home.attend("sensors", "probe", "tracker", "--confirm")
     assert probed.returncode == 0, probed.stderr
 
@@ -30,13 +32,13 @@ def test_a_change_behind_the_server_becomes_one_notification_naming_server_and_k
     running.wait_for(lambda out: any("new item b" in line for line in out))
     noticed_at = sensors_json(quiet_home)["tracker"]["last_poll"]
     wait_until(lambda: sensors_json(quiet_home)["tracker"]["last_poll"] != noticed_at, what="a later, quiet poll")
-    running.stop()
+    assert running.stop() == 0
 
     notes = [line for line in running.stdout if line.startswith("[attend sensor=tracker")]
     assert len(notes) == 1, running.stdout
     (note,) = notes
-    assert note.startswith("[attend sensor=tracker priority=high] new item b: second")
-    assert "server=listing.py" in note and "key=b" in note
+    assert note.startswith("[attend sensor=tracker priority=high] new item b: second (server=clean.py")
+    assert note.endswith(", key=b)")
     assert len(behind.starts()) == 2  # one for the probe, one session for the daemon's polls
 
 
