@@ -20,6 +20,7 @@ from attend.runtime.mcp.config import (
     McpSettings,
     ServerDefinition,
     resolve_server,
+    sensor_settings,
 )
 from attend.runtime.mcp.policy import probe_problem, unprobed_message
 from attend.runtime.mcp.pool import McpPool, ToolCall
@@ -29,10 +30,6 @@ if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
 __all__ = ["DEFAULT_TIMEOUT", "McpPool", "McpSettings", "call_tool", "poll", "probe_calls", "sensor_settings"]
-
-def sensor_settings(compiled: CompiledSensor) -> McpSettings:
-    """The `mcp:` block of a compiled sensor."""
-    return McpSettings(compiled.sensor.data.get("mcp"))
 
 
 async def call_tool(settings: McpSettings, ctx: PollContext) -> tuple[ServerDefinition, ToolCall]:

@@ -46,6 +46,7 @@ __all__ = [
     "expand_vars",
     "fingerprint",
     "resolve_server",
+    "sensor_settings",
     "server_label",
 ]
 
@@ -420,3 +421,8 @@ class McpSettings:
     def target(self) -> str:
         """What a poll asks the server for, as messages show it: `tool NAME` or `resource URI`."""
         return f"resource {self.resource}" if self.resource is not None else f"tool {self.tool}"
+
+
+def sensor_settings(compiled: Any) -> McpSettings:
+    """The `mcp:` block of a compiled sensor (no MCP SDK: `sensors fire` names the server with it)."""
+    return McpSettings(compiled.sensor.data.get("mcp"))
