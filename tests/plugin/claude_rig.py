@@ -40,6 +40,27 @@ def as_installed(root: Path, dest: Path) -> Path:
                                 ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")))
 
 
+def copy_checkout(dest: Path) -> Path:
+    """The repository copied to `dest` as a clone would have it: tracked and new files, nothing git ignores
+    (no .venv, no caches); plugin/'s links stay links."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, check=True,
+    ).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        target = dest / name
+        if source.is_symlink():  # plugin/'s links to the plugin's parts stay links, as git keeps them
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(source), target)
+            continue
+        if not source.is_file():
+            continue  # deleted in the work tree but still in the index
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    return dest
+
+
 def installed_claude() -> Path | None:
     """The `claude` executable of the pinned release, installed when missing; None when npm is missing."""
     folder = npm_installed(f"claude-code-{CLAUDE_CODE_VERSION}", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",

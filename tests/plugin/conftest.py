@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_rig import REPO, as_installed, installed_claude
+from claude_rig import REPO, as_installed, copy_checkout, installed_claude
 from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, wheelhouse
 
 
@@ -32,23 +32,7 @@ def claude() -> Path:
 def checkout(tmp_path: Path) -> Path:
     """A copy of the repository as a clone would have it: tracked and new files, nothing git ignores
     (no .venv, no caches), so the plugin is tested as a user's checkout is."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, capture_output=True, check=True,
-    ).stdout.decode().split("\0")
-    dest = tmp_path / "attend-checkout"
-    for name in filter(None, listed):
-        source = REPO / name
-        target = dest / name
-        if source.is_symlink():  # plugin/'s links to the plugin's parts stay links, as git keeps them
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(os.readlink(source), target)
-            continue
-        if not source.is_file():
-            continue  # deleted in the work tree but still in the index
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-    return dest
+    return copy_checkout(tmp_path / "attend-checkout")
 
 
 @pytest.fixture(scope="session")

@@ -17,10 +17,11 @@ import sys
 import threading
 import time
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from claude_rig import REPO, as_installed, claude_env
+from claude_rig import REPO, as_installed, claude_env, copy_checkout
 from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, tiny_package
 
 from waiting import PATIENCE, wait_until
@@ -333,18 +334,49 @@ def polled(home) -> set[str]:
     return {s["name"] for s in listed if s.get("last_poll")}
 
 
-@pytest.mark.slow
-def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_path(claude, checkout, quiet_home,
-                                                                                   plugin_build):
-    home = quiet_home
-    env = claude_env(home.root)
-    for argv in readme_install_lines(checkout):  # the README's two lines, as `claude plugin ...` runs them
-        done = subprocess.run([str(claude), *argv], capture_output=True, text=True, timeout=120,
-                              env=env, cwd=home.project)
+@dataclass(frozen=True)
+class ReadmeInstall:
+    """README's plugin install (`readme_install`): the home Claude Code installed into, the installed
+    plugin's folder and what `claude plugin list --json` said afterwards."""
+
+    home: Path
+    root: Path
+    listed: list[dict]
+
+
+@pytest.fixture(scope="module")
+def readme_install(claude, tmp_path_factory) -> ReadmeInstall:
+    """README's two `/plugin` lines, as `claude plugin ...` runs them, once for this module's tests: from a
+    clone after `make run` (its .venv, 111 MB measured, and a stray file in tests/), into a home of its own;
+    then `claude plugin list --json`. Three runs of the Claude Code CLI, for the install the tests below
+    look at from two sides (what it copied; the installed monitor and Stop hook at work)."""
+    base = tmp_path_factory.mktemp("readme-install")
+    checkout = copy_checkout(base / "attend-checkout")
+    (checkout / ".venv" / "lib").mkdir(parents=True)
+    (checkout / ".venv" / "lib" / "big.bin").write_bytes(b"\0" * 4096)
+    (checkout / "tests" / "scratch.txt").write_text("not part of the plugin")
+    home = base / "home"
+    home.mkdir()
+    env = claude_env(home)
+    for argv in readme_install_lines(checkout):
+        done = subprocess.run([str(claude), *argv], capture_output=True, text=True, timeout=120, env=env, cwd=home)
         assert done.returncode == 0, done.stdout + done.stderr
     listed = subprocess.run([str(claude), "plugin", "list", "--json"], capture_output=True, text=True,
-                            timeout=120, env=env, cwd=home.project)
-    (plugin,) = [p for p in json.loads(listed.stdout) if p["id"] == "attend@attend"]
+                            timeout=120, env=env, cwd=home)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    installed = json.loads((home / ".claude" / "plugins" / "installed_plugins.json").read_text())
+    root = Path(installed["plugins"]["attend@attend"][0]["installPath"])
+    return ReadmeInstall(home=home, root=root, listed=json.loads(listed.stdout))
+
+
+@pytest.mark.slow
+def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_path(readme_install, quiet_home,
+                                                                                   plugin_build):
+    home = quiet_home
+    # The plugin as README's install left it (readme_install), in this user's home: what Claude Code wrote
+    # under ~/.claude (the installed plugins, settings.json enabling it), as the user's own.
+    shutil.copytree(readme_install.home / ".claude", home.root / ".claude", symlinks=True)
+    (plugin,) = [p for p in readme_install.listed if p["id"] == "attend@attend"]
     assert plugin["enabled"] is True and plugin["version"] == package()["version"]
 
     installed = json.loads((home.root / ".claude" / "plugins" / "installed_plugins.json").read_text())
@@ -419,19 +451,11 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
         stderr.close()
 
 
-def test_installing_from_a_clone_after_make_run_leaves_its_venv_out_of_the_plugin_cache(claude, checkout, tmp_path):
-    # `make run` makes .venv in the clone (111 MB measured); Claude Code copies a directory plugin whole,
-    # so the plugin's source is plugin/, which links to the plugin's parts only (issue 27, item 10)
-    (checkout / ".venv" / "lib").mkdir(parents=True)
-    (checkout / ".venv" / "lib" / "big.bin").write_bytes(b"\0" * 4096)
-    (checkout / "tests" / "scratch.txt").write_text("not part of the plugin")
-    env = claude_env(tmp_path)
-    for argv in readme_install_lines(checkout):
-        done = subprocess.run([str(claude), *argv], capture_output=True, text=True, timeout=120, env=env,
-                              cwd=tmp_path)
-        assert done.returncode == 0, done.stdout + done.stderr
-    installed = json.loads((tmp_path / ".claude" / "plugins" / "installed_plugins.json").read_text())
-    root = Path(installed["plugins"]["attend@attend"][0]["installPath"])
+def test_installing_from_a_clone_after_make_run_leaves_its_venv_out_of_the_plugin_cache(readme_install):
+    # `make run` makes .venv in the clone (111 MB measured; readme_install's clone has one); Claude Code copies
+    # a directory plugin whole, so the plugin's source is plugin/, which links to the plugin's parts only
+    # (issue 27, item 10)
+    root = readme_install.root
     assert sorted(p.name for p in root.iterdir()) == sorted(PLUGIN_PARTS)
     assert not (root / "bin" / "attend").is_symlink() and os.access(root / "bin" / "attend", os.X_OK)
     assert (root / "src" / "attend" / "cli.py").is_file()
