@@ -179,7 +179,7 @@ async def test_a_server_sees_attends_environment_with_its_own_env_merged_over_it
     ctx: PollContext, pool: McpPool, behind: Behind
 ) -> None:
     ctx.env.update(ATTEND_TEST_SHELL_TOKEN="from-attend", ATTEND_TEST_OVERRIDDEN="from-attend")
-    server = behind.inline("clean", ATTEND_TEST_OVERRIDDEN="from-server-env")
+    server = behind.inline("listing", ATTEND_TEST_OVERRIDDEN="from-server-env")
     seen = {}
     for name in ("ATTEND_TEST_SHELL_TOKEN", "ATTEND_TEST_OVERRIDDEN"):
         seen[name] = (await document(ctx, server, "environment", args={"name": name}))["value"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from common import listing_text, read_items, record_start, sdk_read_only
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -54,12 +52,6 @@ def broken() -> str:
 def rpc_denied() -> str:
     """Fails with a JSON-RPC error instead of an error result, as some servers report auth."""
     raise MCPError(code=-32001, message="session token expired, please sign in again")
-
-
-@server.tool(annotations=READ_ONLY)
-def environment(name: str) -> dict:
-    """The value of one environment variable of the server process (None when unset)."""
-    return {"name": name, "value": os.environ.get(name)}
 
 
 if __name__ == "__main__":
