@@ -4,9 +4,11 @@ from real `attend run` processes. The package is installed into the tests' npm c
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,15 +73,17 @@ async def test_a_lost_2025_session_wakes_its_user_at_once_and_again_after_the_ba
     assert len(behind.starts()) == 2
 
 
-def probe(home: Any, name: str, *, http: bool = False) -> None:
+def probe(home: Any, name: str) -> None:
     """Probe and confirm `name`; the resource's text names the second it was read, so two immediate reads may
-    straddle a second and differ (the probe then rightly refuses): probe again. Over HTTP (`http`) in a process
-    of its own: the mcp SDK leaves the everything server's event streams to the garbage collector, a
-    ResourceWarning that this test process turns into an error; over stdio in this one (no interpreter to
-    start, no mcp SDK to import again: a second of a busy core)."""
-    run = home.attend_process if http else home.attend
+    straddle a second and differ (the probe then rightly refuses): probe again. In this process (no interpreter
+    to start, no mcp SDK to import again: a second or two of a busy core each). Over HTTP the mcp SDK leaves the
+    everything server's event streams to the garbage collector, whose ResourceWarning this test process turns
+    into an error: they are collected here, with that warning ignored."""
     for _ in range(3):
-        probed = run("sensors", "probe", name, "--confirm")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            probed = home.attend("sensors", "probe", name, "--confirm")
+            gc.collect()
         if probed.returncode == 0:
             return
     raise AssertionError(probed.stdout + probed.stderr)
@@ -165,7 +169,7 @@ def test_attend_run_polls_the_everything_server_over_streamable_http_and_sse(
         for transport in ("http", "sse"):
             name = f"clock-{transport}"
             quiet_home.write_user_sensor(name, text_sensor_yaml(name, f"everything-{transport}", interval=1, subscribe=False))
-            probe(quiet_home, name, http=True)
+            probe(quiet_home, name)
         running = daemon()
 
         def notes(out: list[str], transport: str) -> list[str]:
