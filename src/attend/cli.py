@@ -474,7 +474,8 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
     """Parse `argv`, run the chosen command and return its exit code.
 
     `collector_paused`: the caller turned the cyclic garbage collector off for the start-up
-    (attend/__main__.py); it is turned back on before the command runs, unless the command is brief.
+    (attend/__main__.py); it is turned back on before the command runs, unless the command is brief,
+    once the command's modules are imported and with what start-up made frozen (`gc.freeze`).
     """
     words = _project_after_command(bind_project(sys.argv[1:] if argv is None else argv))
     command = next((w for w in words if not w.startswith("-")), None)
@@ -489,9 +490,14 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
         layer = getattr(args, "layer", None)
         args.project_layer = layer == "project" if layer else args.project is not None
         args.project_dir = os.path.abspath(args.project or os.getcwd())
+        handler = _resolve(args.handler)  # the command's modules: imported with the collector still paused
         if collector_paused and not getattr(args, "brief", False):
-            gc.enable()  # only a brief command, whose work is small and bounded, ends without it
-        code = _resolve(args.handler)(args)
+            # Only a brief command, whose work is small and bounded, ends without it. What start-up made
+            # (modules, classes, functions: some 40,000 objects for `attend run`, trio's included) lives
+            # until exit: frozen, no collection looks at it again.
+            gc.freeze()
+            gc.enable()
+        code = handler(args)
         if sys.stdout is not None:  # None: attend started with its stdout closed
             sys.stdout.flush()
         return int(code or 0)

@@ -41,16 +41,18 @@ def test_a_post_tool_use_hook_with_nothing_to_hand_over_loads_no_sensor_and_impo
     assert run.stdout.strip().splitlines()[-1] == "0 []"
 
 
-#: `python -m attend ARGS` as bin/attend runs it, telling on stderr at exit whether the collector was on.
+#: `python -m attend ARGS` as bin/attend runs it, telling on stderr at exit whether the collector was on and
+#: whether what start-up made was frozen (moved where no collection looks at it again).
 MAIN_PROBE = """
 import atexit, gc, runpy, sys
-atexit.register(lambda: sys.stderr.write(f"collector on: {gc.isenabled()}\\n"))
+atexit.register(lambda: sys.stderr.write(f"collector on: {gc.isenabled()}; frozen: {gc.get_freeze_count() > 0}\\n"))
 sys.argv = ["attend", *sys.argv[1:]]
 runpy.run_module("attend", run_name="__main__", alter_sys=True)
 """
 
 
-def test_python_m_attend_runs_a_hook_without_the_cyclic_collector_and_any_other_command_with_it(home) -> None:
+def test_python_m_attend_runs_a_hook_without_the_cyclic_collector_and_any_other_command_with_it_past_its_start_up(
+        home) -> None:
     payload = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash"})
     said = {}
     path = run_lock_path(home.project, home.env())
@@ -63,7 +65,7 @@ def test_python_m_attend_runs_a_hook_without_the_cyclic_collector_and_any_other_
                                  text=True, env=home.env(), cwd=home.project, timeout=60)
             assert run.returncode == 0, run.stderr
             said[name] = run.stderr.strip().splitlines()[-1]
-    assert said == {"hook": "collector on: False", "compile": "collector on: True"}
+    assert said == {"hook": "collector on: False; frozen: False", "compile": "collector on: True; frozen: True"}
 
 
 def test_attend_cli_main_called_in_process_leaves_the_callers_collector_as_it_was(home, monkeypatch) -> None:
@@ -74,9 +76,11 @@ def test_attend_cli_main_called_in_process_leaves_the_callers_collector_as_it_wa
     monkeypatch.chdir(home.project)
     for env in home.env().items():
         monkeypatch.setenv(*env)
+    frozen = gc.get_freeze_count()
     gc.disable()
     try:
         assert main(["compile", "--check"]) == 0
         assert not gc.isenabled()
+        assert gc.get_freeze_count() == frozen  # nothing of the caller's frozen
     finally:
         gc.enable()
