@@ -26,9 +26,9 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 #: Fixtures that start real daemons or real MCP servers, build the plugin's virtualenv or install npm packages:
 #: a test using one is `heavy`, left out of `make test-fast` (the inner loop) and run by `make test` (CI,
-#: README). `behind` stands behind the MCP test servers (tests/runtime/mcp/servers): each is a Python process
-#: importing the mcp SDK (~1.2 s of CPU). A test that starts such a process without one of these fixtures
-#: carries `pytest.mark.heavy` itself (tests/docs: a page registering an MCP server).
+#: README). `behind` stands behind the MCP test servers (tests/runtime/mcp/servers): a test using it starts
+#: real MCP server processes. A test that starts one without these fixtures carries `pytest.mark.heavy`
+#: itself (tests/docs: a page registering an MCP server).
 HEAVY_FIXTURES = frozenset({"daemon", "claude", "checkout", "mcp_daemon", "everything", "behind"})
 
 #: Test modules (relative to tests/) that start `attend run` or other long-lived processes themselves.
