@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon_rig import sensors_json
 
+from attend.files import write_atomically
 from attend.spec.model import LayerPaths
 from waiting import wait_until
 
@@ -46,7 +47,9 @@ class Behind:
     crash_marker: Path
 
     def write_items(self, items: list[dict[str, Any]]) -> None:
-        self.items_file.write_text(json.dumps(items), encoding="utf-8")
+        """Replace the items file whole: a server reads it whenever it likes, and a file truncated then
+        written would be empty JSON for a moment."""
+        write_atomically(self.items_file, json.dumps(items))
 
     def starts(self) -> list[str]:
         if not self.starts_file.exists():
