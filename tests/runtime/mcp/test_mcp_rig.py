@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mcp_rig import Behind
+import pytest
+import trio
+from mcp_rig import GENEROUS, Behind, call_tool
+
+from attend.errors import RuntimeFailure
+from attend.runtime.mcp.config import McpSettings
+
+if TYPE_CHECKING:
+    from attend.runtime.kinds import PollContext
+    from attend.runtime.mcp.pool import McpPool
 
 
 def test_a_server_reading_the_items_never_sees_them_half_written(tmp_path: Path) -> None:
@@ -19,3 +29,18 @@ def test_a_server_reading_the_items_never_sees_them_half_written(tmp_path: Path)
         behind.write_items([{"id": "b", "title": "second"}])
         assert json.loads(reader.read()) == [{"id": "a", "title": "first"}]
     assert json.loads(behind.items_file.read_text(encoding="utf-8")) == [{"id": "b", "title": "second"}]
+
+
+async def test_a_wire_server_tool_that_raises_answers_an_error_result_as_the_sdks_server_does(
+    ctx: PollContext, pool: McpPool, behind: Behind
+) -> None:
+    # servers/wire.py stands in for the SDK's server: a tool that raises (here: an argument it does not take)
+    # is an error result naming the tool, so the call fails at once, not at its timeout; the session lives on.
+    server = behind.inline("listing")
+    settings = McpSettings({"server": server, "tool": "environment", "args": {"nope": 1}, "timeout": GENEROUS})
+    with trio.fail_after(GENEROUS / 3), pytest.raises(RuntimeFailure) as caught:
+        await call_tool(settings, ctx)
+    assert caught.value.state == "exit" and "Error executing tool environment" in caught.value.message
+    _, call = await call_tool(McpSettings({"server": server, "tool": "list_items", "timeout": GENEROUS}), ctx)
+    assert call.document == {"items": [{"id": "a", "title": "first"}]}
+    assert len(behind.starts()) == 1

@@ -8,7 +8,8 @@ that stand for a real implementation (clean.py, resources.py, remote.py, and the
 stay the SDK's.
 
 Each call runs in a thread of its own, as the SDK's server runs each request in a task of its own: a late
-answer keeps none of the others waiting. The process ends when the client closes its stdin.
+answer keeps none of the others waiting. A tool that raises answers an error result naming it, as the SDK's
+does (not silence: the call would wait out its timeout). The process ends when the client closes its stdin.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,7 +69,7 @@ class WireServer:
         elif method == "tools/list":
             result = {"tools": [self._listed(name, tool) for name, tool in self.tools.items()], **UNCACHED}
         elif method == "tools/call" and params.get("name") in self.tools:
-            result = self._call(self.tools[params["name"]], params.get("arguments") or {})
+            result = self._call(params["name"], self.tools[params["name"]], params.get("arguments") or {})
         else:
             error = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method} {params.get('name', '')}"}
             self._send({"jsonrpc": "2.0", "id": request["id"], "error": error})
@@ -84,8 +86,12 @@ class WireServer:
         return listed
 
     @staticmethod
-    def _call(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
-        answer = tool.handler(**arguments)
+    def _call(name: str, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            answer = tool.handler(**arguments)
+        except Exception:  # noqa: BLE001 - as the SDK's server: an error result naming the tool, the trace in the log
+            traceback.print_exc()
+            return {"content": [{"type": "text", "text": f"Error executing tool {name}"}], "isError": True}
         if isinstance(answer, str):
             return _text(answer)
         return {**_text(json.dumps(answer, indent=2)), "structuredContent": answer}
