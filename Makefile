@@ -25,7 +25,7 @@ run: $(VENV)/.installed
 # The static gate (DESIGN.md, Layout; configured in pyproject.toml): ruff, mypy (strict, zero errors
 # on src/), then the import-linter contracts (layers, forbidden imports, no cycles).
 lint: $(VENV)/.installed-test
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

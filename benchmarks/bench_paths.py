@@ -60,8 +60,8 @@ def main() -> None:
         assert ours(doc) == expected, expr
         assert theirs(doc) == expected, expr
         # Interleaved rounds, best of each: the machine's load moves all three the same way.
-        rounds = [(best_of(lambda: hand(doc), repeat=1), best_of(lambda: ours(doc), repeat=1),
-                   best_of(lambda: theirs(doc), repeat=1)) for _ in range(7)]
+        rounds = [(best_of(lambda f=hand, d=doc: f(d), repeat=1), best_of(lambda f=ours, d=doc: f(d), repeat=1),
+                   best_of(lambda f=theirs, d=doc: f(d), repeat=1)) for _ in range(7)]
         base, mine, other = (min(r[i] for r in rounds) for i in range(3))
         report(f"{expr}: attend vs hand-written (goal <= 2x)", mine / base, "x",
                note=f"hand-written {base * 1000:.2f} ms")

@@ -86,7 +86,7 @@ def main() -> None:
                 start = time.time()
                 cold = _session(project, env, f"cold-{len(colds)}")
                 procs.append(cold)
-                _wait(lambda: _last_poll(db) > before, "a cold start's first poll")
+                _wait(lambda before=before: _last_poll(db) > before, "a cold start's first poll")
                 colds.append(_last_poll(db) - start)
                 cold.terminate()
                 cold.wait(timeout=PATIENCE)
@@ -100,13 +100,13 @@ def main() -> None:
                     name = f"p-{serial}"
                     successor = _session(project, env, name)
                     procs.append(successor)
-                    _wait(lambda: _attached(db, name), "an attached session")
+                    _wait(lambda name=name: _attached(db, name), "an attached session")
                     time.sleep(0.5)
                     before = _last_poll(db)
                     killed_at = time.time()
                     poller.send_signal(sig)
                     poller.wait(timeout=PATIENCE)
-                    _wait(lambda: _last_poll(db) > before, "the successor's first poll")
+                    _wait(lambda before=before: _last_poll(db) > before, "the successor's first poll")
                     delays[sig].append(_last_poll(db) - killed_at)
                     poller = successor
         finally:
