@@ -48,7 +48,8 @@ def test_a_stop_signal_ends_the_children_and_exits_0(quiet_home, daemon, sig) ->
     script = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)"
     quiet_home.write_user_sensor("hang", sensor_yaml("hang", [sys.executable, "-c", script], command={"timeout": "60s"}))
     d = daemon()
-    wait_until(pidfile.exists, what="the command to start")
+    # The file exists from the child's open() and holds its pid from its write: wait for the pid.
+    wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), what="the command to start")
     child = int(pidfile.read_text())
     assert d.stop(sig) == 0
     wait_until(lambda: not alive(child), timeout=5, what="the child to die")
