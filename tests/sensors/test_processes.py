@@ -20,12 +20,13 @@ from attend.sensors.processes import (
     stat_wait_status,
     watched_tool,
 )
+from waiting import PATIENCE
 
 #: In these tests the processes are the test's own children, so the daemon's own-children filter is off.
 OVERRIDES = {"ignore_own_descendants": False, "include_session_processes": True}
 
 
-def wait_for_zombie(pid: int, timeout: float = 10.0) -> None:
+def wait_for_zombie(pid: int, timeout: float = PATIENCE) -> None:
     """Block until child `pid` has exited but is not yet collected (state Z)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -23,6 +23,8 @@ from tab_rig import (
 )
 from textual.widgets import DataTable, Static
 
+from waiting import PATIENCE
+
 
 def _table(app: Any, table_id: str = "sensors") -> DataTable:
     return app.screen.query_one(f"#{table_id}", DataTable)
@@ -35,8 +37,8 @@ async def _edit(pilot: Any, sensor: str, path: tuple[str, ...], text: str) -> st
     return await edit_field(pilot, path, text)
 
 
-async def _until(pilot: Any, holds: Any, timeout: float = 20.0) -> bool:
-    """Let the app run until `holds()` (a real timer must fire: generous for a loaded machine)."""
+async def _until(pilot: Any, holds: Any, timeout: float = PATIENCE) -> bool:
+    """Let the app run until `holds()` (a real timer must fire: the suite's one patience, tests/waiting.py)."""
     waited = 0.0
     while not holds() and waited < timeout:
         await pilot.pause(0.05)
