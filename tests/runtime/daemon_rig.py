@@ -219,13 +219,23 @@ def caught_up(home, *sessions: str, timeout: float = PATIENCE) -> None:
     """
     start = last_poll(home)
     wait_until(lambda: last_poll(home) > start, timeout, what="one more poll")
+    printed_to_end(home, *sessions, timeout=timeout)
+
+
+def printed_to_end(home, *sessions: str, timeout: float = PATIENCE) -> None:
+    """Wait until each named session recorded its printed position at the journal's present end.
+
+    A Monitor records what it printed just after printing it (a crash in between prints it again rather
+    than never): a line read on its stdout may not be recorded yet, and a Stop hook run in that moment
+    would hand it over again. A test that asserts the hooks have nothing left waits for this first.
+    """
     end = scalar(home, "SELECT COALESCE(MAX(id), 0) FROM journal")
 
-    def printed_to_end() -> bool:
+    def recorded() -> bool:
         rows = dict(query(home, "SELECT session, printed_upto FROM sessions"))
         return all(rows.get(s, -1) >= end for s in sessions)
 
-    wait_until(printed_to_end, timeout, what=f"sessions {', '.join(sessions)} printed the journal to its end")
+    wait_until(recorded, timeout, what=f"sessions {', '.join(sessions)} printed the journal to its end")
 
 
 def alive(pid: int) -> bool:

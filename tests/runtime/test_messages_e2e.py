@@ -18,7 +18,7 @@ import time
 from collections import Counter
 
 import pytest
-from daemon_rig import query, sensors_json, wait_until
+from daemon_rig import printed_to_end, query, sensors_json, wait_until
 
 from attend.peers.mailbox import Mailbox, peers_dir, tray_name
 
@@ -79,6 +79,7 @@ def test_a_message_to_a_project_is_one_high_line_on_its_session_in_its_inbox_and
     inbox = subprocess.run([sys.executable, "-m", "attend", "peers", "inbox"], cwd=world.home.project,
                            env=world.home.env(ATTEND_SESSION="b"), capture_output=True, text=True, timeout=60)
     assert mid in inbox.stdout and "please rebase onto main" in inbox.stdout
+    printed_to_end(world.home, "b")  # the Monitor recorded what it showed (it records just after printing)
     assert world.drain("b") == ""  # the Monitor showed it: the Stop hook has nothing to hand over
 
     human = world.send("hello from a terminal", as_=None)
@@ -95,6 +96,7 @@ def test_a_message_to_a_project_is_one_high_line_on_its_session_in_its_inbox_and
     last = world.send("and one more")
     b.wait_for(lambda lines: any(last in x for x in lines))
     assert assert_once(b.stdout + b.stderr) == {mid, human, last}
+    printed_to_end(world.home, "b")
     assert world.drain("b") == ""
     assert b.stop() == 0
 
@@ -120,6 +122,7 @@ def test_a_restarted_session_gets_what_came_while_it_was_down_once_and_no_second
     again.wait_for(lambda lines: any(after in x for x in lines))
     assert assert_once(again.stdout + again.stderr) == {down, after}
     assert not [x for x in again.stdout + again.stderr if "earlier message" in x]
+    printed_to_end(world.home, "b")
     assert world.drain("b") == ""
     assert again.stop() == 0
 
