@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "priced_alone", "for_other_session", "format_line", "highest",
     "is_stdout_priority", "joined", "priorities",
-    "audience", "priced_for_reader", "priority", "write_entries",
+    "priced_for_reader", "priority", "write_entries",
 ]
 
 #: The journal meta field naming the one session a `scope: session` sensor's line is for.
@@ -141,16 +141,6 @@ def for_other_session(entry: Any, session: str | None) -> bool:
     """
     target = (entry.meta or {}).get(SESSION_META)
     return session is not None and target is not None and target != session
-
-
-def audience(rows: Sequence[Any]) -> list[str] | None:
-    """The sessions a disclosure of `rows` (observations or journal entries) is shown to: those of a
-    `scope: session` sensor's rows (`meta.session`), or None when a row is for every session of the
-    project. The governor spends only these sessions' budgets (runtime/governor.py)."""
-    sessions = [(o.meta or {}).get(SESSION_META) for o in rows]
-    if not sessions or not all(isinstance(s, str) for s in sessions):
-        return None
-    return sorted({str(s) for s in sessions})
 
 
 def joined(entries: Sequence[Any], sensor: str) -> list[Any]:

@@ -28,7 +28,6 @@ from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import (
     SESSION_META,
-    audience,
     collapse_identical,
     highest,
     priced_alone,
@@ -335,18 +334,17 @@ class Discloser:
                 continue  # only damaged rows wait (store/rows.py): nothing to disclose, no governor slot spent
             # Each session's lines are its own accumulator: priced, held and released apart (a held line
             # for session a never carries b's along); a project-wide sensor has the one.
-            for group in _per_session(pending):
-                next_wake = _earliest(next_wake, self._disclose(name, terms, group, now))
+            for session, group in _per_session(pending).items():
+                next_wake = _earliest(next_wake, self._disclose(name, terms, group, session, now))
         return next_wake
 
-    def _disclose(self, name: str, terms: SensorTerms, pending: list[Observation], now: float) -> float | None:
-        """Disclose `pending` (one accumulator of `name`: one session's lines, or the project-wide ones) when
-        it is ready and allowed; return when it may be ready if it is held (or None)."""
-        # Whose refractory and whose budget: a `scope: session` sensor's lines are each session's own
-        # (`audience`), so only the fires shown to that session hold them; a project-wide line's are the
-        # sensor's.
-        sessions = audience(pending)
-        session = sessions[0] if sessions else None
+    def _disclose(self, name: str, terms: SensorTerms, pending: list[Observation], session: str | None,
+                  now: float) -> float | None:
+        """Disclose `pending` (one accumulator of `name`: the lines for `session`, or with None the
+        project-wide ones) when it is ready and allowed; return when it may be ready if it is held (or None)."""
+        # Whose refractory and whose budget: a `scope: session` sensor's lines are their session's own, so
+        # only the fires shown to that session hold them; a project-wide line's are the sensor's.
+        sessions = None if session is None else [session]
         fires = self._fires(name, sessions, now)
         total = sum(o.magnitude for o in pending)
         ready = readiness(
@@ -396,14 +394,15 @@ class Discloser:
         return self.store.fire_times(name, sessions, now - self.engagement.live_window)
 
 
-def _per_session(pending: list[Observation]) -> list[list[Observation]]:
-    """`pending` split by the session each line is for (`meta.session`; the project-wide lines together),
-    in the order each group's first line came."""
+def _per_session(pending: list[Observation]) -> dict[str | None, list[Observation]]:
+    """`pending` split by the session each line is for (`meta.session`; None: the project-wide lines), in
+    the order each group's first line came."""
     groups: dict[str | None, list[Observation]] = {}
     for obs in pending:
         session = (obs.meta or {}).get(SESSION_META)
         groups.setdefault(session if isinstance(session, str) else None, []).append(obs)
-    return list(groups.values())
+    return groups
+
 
 def _earliest(a: float | None, b: float | None) -> float | None:
     if a is None:
