@@ -35,12 +35,13 @@ def shown_header(value: Any) -> str:
     return f"{scheme}<hidden: {len(rest)} characters>"
 
 
+#: Where a sensor document holds a remote server's headers.
+_HEADERS = ("mcp", "server", "headers")
+
+
 def is_header_path(path: tuple[str, ...]) -> bool:
     """Whether a sensor document path (without the `attend.sensors.NAME` prefix) is one header's value."""
-    return len(path) == 4 and path[:3] == ("mcp", "server", "headers")
-
-
-_HEADERS = ("mcp", "server", "headers")
+    return len(path) == len(_HEADERS) + 1 and path[: len(_HEADERS)] == _HEADERS
 
 
 def shown_value(path: tuple[str, ...], value: Any) -> Any:
@@ -52,7 +53,6 @@ def shown_value(path: tuple[str, ...], value: Any) -> Any:
     if len(path) <= len(_HEADERS) and path == _HEADERS[: len(path)] and isinstance(value, Mapping):
         return {k: shown_value((*path, str(k)), v) for k, v in value.items()}
     return value
-
 
 
 #: A block mapping line `key: value` (the key optionally quoted), split into its key part and its value.

@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from attend.settings.keys import format_key
 from attend.settings.plans import NothingToUnset, render
 from attend.settings.policy import SettingsRefusal
-from attend.spec.headers import is_header_path, shown_header
+from attend.spec.headers import shown_value
 from attend.text import iso_time, printable, printable_path
 from attend.tui.model import FieldRow, SensorsModel, when
 from attend.tui.screens import (
@@ -96,9 +96,7 @@ def _state_text(row: dict[str, Any]) -> Text:
 
 def _shown_value(row: FieldRow) -> Any:
     """A field's value as the fields table shows it: an MCP header's literal credential hidden (as explain)."""
-    if is_header_path(row.path):
-        return shown_header(row.value)
-    return row.value
+    return shown_value(row.path, row.value)
 
 
 def _clip(text: str, width: int = VALUE_WIDTH) -> str:
