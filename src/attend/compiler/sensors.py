@@ -22,6 +22,7 @@ from attend.compiler.findings import fold_fires, supersede
 from attend.compiler.templates import FOCUS_SESSION
 from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
+from attend.spec.schema import DEFAULT_MAX_LINE
 
 __all__ = [
     "LINES_TRIGGER", "CompiledSensor", "Framer", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
@@ -89,6 +90,11 @@ class CompiledSensor:
         self.declares_triggers = bool(sensor.data.get("triggers"))
         block = sensor.data.get("command") if self.kind == "command" else None
         self.output: str | None = (block or {}).get("output", "json") if self.kind == "command" else None
+        #: How a streaming command's stdout is read (the daemon's stream kind, `attend test`'s `records:`): each
+        #: line's format (None: no stream) and its longest line in bytes (the spec's default for any other sensor).
+        stream = block if self.output == "stream" and isinstance(block, dict) else None
+        self.stream_format: str | None = str(stream.get("stream_format") or "json") if stream is not None else None
+        self.max_line: int = int(stream.get("max_line") or DEFAULT_MAX_LINE) if stream is not None else DEFAULT_MAX_LINE
         self.lane, self.lane_note = effective_lane(sensor, triggers)
         #: More than `digest.over` fires in one poll become one line (compiler/digest.py); None without.
         self.digest = compile_digest(sensor.data.get("digest"))

@@ -327,12 +327,11 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
         result.layers = [f"{f.layer} {f.path}" for f in sensor.files]
         compiled = compile_sensor(sensor)
         interval = float(sensor.data.get("interval") or 60.0)
-        stream_format = str((sensor.data.get("command") or {}).get("stream_format") or "json") if compiled.output == "stream" else None
         states: dict[str, Any] | None = None
         now: float | None = None
         for index, poll in enumerate(polls):
-            poll_result, line_errors = reader.poll_input(poll, index, stream_format, compiled.output == "lines",
-                                                         int((sensor.data.get("command") or {}).get("max_line") or DEFAULT_MAX_LINE))
+            poll_result, line_errors = reader.poll_input(poll, index, compiled.stream_format, compiled.output == "lines",
+                                                         compiled.max_line)
             expected = reader.expectations(poll, index)
             now = reader.time_of(poll, index, now, interval)
             step = compiled.step(states, poll_result, now=now)

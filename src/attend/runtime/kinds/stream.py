@@ -306,13 +306,12 @@ class StreamSupervisor:
 
     def __init__(self, compiled: CompiledSensor, ctx: PollContext) -> None:
         from attend.runtime.kinds.process import command_settings
-        from attend.spec.schema import DEFAULT_MAX_LINE
 
         self.compiled = compiled
         self.settings = command_settings(compiled, ctx)
         block = compiled.sensor.data.get("command") or {}
-        self.max_line = int(block.get("max_line") or DEFAULT_MAX_LINE)
-        self.stream_format = str(block.get("stream_format") or "json")
+        self.max_line = compiled.max_line
+        self.stream_format = compiled.stream_format or "json"
         cursor_field = block.get("cursor")
         self.cursor_fields: tuple[str, ...] | None = tuple(str(cursor_field).split(".")) if cursor_field else None
         self.cursor: str | None = None
