@@ -226,7 +226,8 @@ def _read_json(path: Path) -> Any:
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
 
 
-def _stop_hook_commands(settings: Any, event: str = "Stop") -> Iterable[str]:
+def _hook_commands(settings: Any, event: str) -> Iterable[str]:
+    """The commands a settings.json document's `hooks` run on `event`."""
     hooks = settings.get("hooks") if isinstance(settings, dict) else None
     groups = hooks.get(event) if isinstance(hooks, dict) else None
     for group in groups if isinstance(groups, list) else []:
@@ -249,7 +250,7 @@ def check_claude_code(project_dir: Path, env: Mapping[str, str]) -> Check:
         if enabled_in:
             return Check("claude-code", "ok", f"plugin {plugin_id} installed and enabled ({enabled_in[0]})")
     def drains(doc: Any, event: str) -> bool:
-        return any("attend" in c and "drain" in c for c in _stop_hook_commands(doc, event))
+        return any("attend" in c and "drain" in c for c in _hook_commands(doc, event))
 
     for path, doc in settings.items():
         if drains(doc, "Stop"):
