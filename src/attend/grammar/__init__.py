@@ -117,10 +117,11 @@ def _hex4(body: str, at: int) -> int | None:
 def _unquote(token: str, offset: int, text: str) -> str:
     r"""The value of a quoted path name under RFC 9535's string-literal rules.
 
-    Escapes are JSON's (`\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\uXXXX`) plus the escaped
-    delimiter (`\'` inside single quotes, `\"` inside double quotes, never the other one). A
-    `\uXXXX` high surrogate must be followed by a `\uXXXX` low surrogate (the pair is one character);
-    control characters U+0000-U+001F and lone surrogates are refused, each with its position.
+    Escapes are JSON's (`\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u` with four hex digits, as
+    `\u00e9`) plus the escaped delimiter (`\'` inside single quotes, `\"` inside double quotes, never the
+    other one). A `\u` high surrogate (`\ud83d`) must be followed by a `\u` low surrogate (`\ude00`: the
+    pair is one character); control characters U+0000-U+001F and lone surrogates are refused, each with
+    its position.
     """
     quote, body = token[0], token[1:-1]
     out: list[str] = []
