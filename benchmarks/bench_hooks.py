@@ -63,7 +63,7 @@ def main() -> None:
         project.mkdir()
         env = _env(root)
         env["CLAUDE_PLUGIN_DATA"] = str(_plugin_data(root))
-        env["CLAUDE_PLUGIN_ROOT"] = str(REPO)
+        env["CLAUDE_PLUGIN_ROOT"] = str(REPO / "plugin")
         env["CLAUDE_PROJECT_DIR"] = str(project)
         # `python3` as a user's machine finds it: the base interpreter itself, not a version manager's shim
         # (a pyenv shim is a bash script costing more than the whole hook).
@@ -73,7 +73,7 @@ def main() -> None:
         # PYTHONDONTWRITEBYTECODE in the caller's environment would time the compiler, not the hook.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
-        hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+        hooks = json.loads((REPO / "plugin" / "hooks" / "hooks.json").read_text())["hooks"]
         command = hooks["PostToolUse"][0]["hooks"][0]["command"]
         for name in ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PROJECT_DIR"):
             command = command.replace("${" + name + "}", env[name])

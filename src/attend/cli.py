@@ -456,7 +456,7 @@ def _project_after_command(words: list[str]) -> list[str]:
 
 
 def _hook_args(words: list[str]) -> argparse.Namespace | None:
-    """The arguments of the one command line every hook of the plugin runs (hooks/hooks.json, after
+    """The arguments of the one command line every hook of the plugin runs (plugin/hooks/hooks.json, after
     `bind_project`: `drain --format hook --project=DIR`), as the parser gives them; None for any other.
 
     A hook runs after every tool call: building the parser (argparse's gettext lookups import locale)

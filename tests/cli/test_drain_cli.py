@@ -139,7 +139,7 @@ def test_drain_hook_with_a_closed_stdout_exits_0_and_drains_nothing(home) -> Non
 
 
 @pytest.mark.parametrize(("argv", "quick"), [
-    (["drain", "--format", "hook", "--project", "/tmp"], True),  # hooks/hooks.json's line
+    (["drain", "--format", "hook", "--project", "/tmp"], True),  # plugin/hooks/hooks.json's line
     (["drain", "--format", "hook", "--project", "/tmp/a dir with spaces/and=sign"], True),
     (["drain", "--format", "hook", "--project", "."], True),
     (["drain", "--format", "hook", "--project", "~/x"], True),

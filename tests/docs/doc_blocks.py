@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 #: Every document whose examples must run: add a file or a glob here and its blocks are checked.
-DOCS = ("README.md", "docs/*.md", "skills/*/SKILL.md")
+DOCS = ("README.md", "docs/*.md", "plugin/skills/*/SKILL.md")
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[ \t]*$")
 MARKER = re.compile(r"^\s*<!-- (?P<kind>docs|check): (?P<words>.*?) -->\s*$")

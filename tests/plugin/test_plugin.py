@@ -26,13 +26,18 @@ from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, tiny_package
 
 from waiting import PATIENCE, wait_until
 
-#: What the plugin is made of (plugin/ links to each): its manifest, launcher, hooks, monitor, skill, and
-#: what the launcher's pip install reads.
-PLUGIN_PARTS = (".claude-plugin", "README.md", "bin", "hooks", "monitors", "pyproject.toml", "skills", "src")
+#: What the plugin is made of: its manifest, launcher, hooks, monitor and skill (real files in plugin/, which
+#: the validator reads), and what the launcher's pip install reads (plugin/ links to these in the repository).
+PLUGIN_FILES = (".claude-plugin", "bin", "hooks", "monitors", "skills")
+PLUGIN_LINKS = ("README.md", "pyproject.toml", "src")
+PLUGIN_PARTS = PLUGIN_FILES + PLUGIN_LINKS
+PLUGIN = REPO / "plugin"
 
 
 def manifest(name: str) -> dict:
-    return json.loads((REPO / ".claude-plugin" / name).read_text())
+    """The plugin's manifest (plugin.json) or the repository's marketplace (marketplace.json)."""
+    folder = PLUGIN if name == "plugin.json" else REPO
+    return json.loads((folder / ".claude-plugin" / name).read_text())
 
 
 def package() -> dict:
@@ -52,44 +57,48 @@ def test_the_marketplace_lists_the_repository_itself_as_the_attend_plugin():
     assert market["metadata"]["description"]
     (entry,) = market["plugins"]
     assert (entry["name"], entry["source"]) == ("attend", "./plugin")
-    # plugin/ links to the parts of the repository the plugin is made of, and to nothing else: Claude Code
+    # plugin/ holds the plugin's own files and links to the package it installs, and nothing else: Claude Code
     # copies a directory plugin whole (it reads no .gitignore), so a clone's .venv stays out of its cache
-    links = {p.name: os.readlink(p) for p in (REPO / "plugin").iterdir()}
-    assert links == {name: f"../{name}" for name in PLUGIN_PARTS}
+    assert sorted(p.name for p in PLUGIN.iterdir()) == sorted(PLUGIN_PARTS)
+    assert {name: os.readlink(PLUGIN / name) for name in PLUGIN_LINKS} == {name: f"../{name}" for name in PLUGIN_LINKS}
+    for name in PLUGIN_FILES:  # real folders of real files: the validator reads no link (issue 34, item 6)
+        assert not any(p.is_symlink() for p in [PLUGIN / name, *(PLUGIN / name).rglob("*")]), name
 
 
 def test_every_plugin_command_calls_attend_through_the_plugin_launcher():
-    monitors = json.loads((REPO / "monitors" / "monitors.json").read_text())
-    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    monitors = json.loads((PLUGIN / "monitors" / "monitors.json").read_text())
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     commands = [m["command"] for m in monitors] + [h["command"] for g in hooks["Stop"] for h in g["hooks"]]
     assert len(commands) == 2
     for command in commands:
         assert command.startswith('"${CLAUDE_PLUGIN_ROOT}/bin/attend" ')
         assert '--project "${CLAUDE_PROJECT_DIR}"' in command
-    assert os.access(REPO / "bin" / "attend", os.X_OK)
+    assert os.access(PLUGIN / "bin" / "attend", os.X_OK)
 
 
-def test_claude_plugin_validate_strict_passes(claude, tmp_path):
-    # the plugin as installed, strictly; the marketplace, whose only warnings are plugin/'s links (the
-    # validator follows none; install dereferences those that stay inside the marketplace)
-    plugin = as_installed(REPO, tmp_path / "installed")
-    done = subprocess.run([str(claude), "plugin", "validate", "--strict", str(plugin)], capture_output=True,
-                          text=True, timeout=120, env=claude_env(tmp_path))
+def validate_strict(claude: Path, folder: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(claude), "plugin", "validate", "--strict", str(folder)], capture_output=True,
+                          text=True, timeout=120, env=claude_env(home))
+
+
+@pytest.mark.parametrize("folder", ["the folder the marketplace names", "the plugin as installed", "the marketplace"])
+def test_claude_plugin_validate_strict_passes(claude, tmp_path, folder):
+    # in the checkout, where the validator reads no link (issue 34, item 6); the install's copy; the
+    # marketplace, which reads the plugin it names
+    (entry,) = manifest("marketplace.json")["plugins"]
+    path = {"the folder the marketplace names": REPO / entry["source"],
+            "the plugin as installed": as_installed(REPO, tmp_path / "installed"),
+            "the marketplace": REPO}[folder]
+    done = validate_strict(claude, path, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Validation passed" in done.stdout
-    market = subprocess.run([str(claude), "plugin", "validate", str(REPO)], capture_output=True,
-                            text=True, timeout=120, env=claude_env(tmp_path))
-    assert market.returncode == 0, market.stdout + market.stderr
-    assert "Validation passed" in market.stdout
+    assert "Validation passed" in done.stdout  # --strict: a warning would have failed it
 
 
 def test_claude_plugin_validate_strict_refuses_a_misspelled_hook_event(claude, checkout, tmp_path):
     # The check above can fail: the same validator refuses the hooks file with an unknown event.
-    hooks = checkout / "hooks" / "hooks.json"
+    hooks = checkout / "plugin" / "hooks" / "hooks.json"
     hooks.write_text(hooks.read_text().replace('"Stop"', '"Stopp"'))
-    plugin = as_installed(checkout, tmp_path / "installed")
-    done = subprocess.run([str(claude), "plugin", "validate", "--strict", str(plugin)], capture_output=True,
-                          text=True, timeout=120, env=claude_env(tmp_path))
+    done = validate_strict(claude, checkout / "plugin", tmp_path)
     assert done.returncode == 1
     assert "Validation failed" in done.stdout + done.stderr
 
@@ -98,7 +107,7 @@ def launcher_root(tmp_path: Path, pyproject: str) -> Path:
     """A plugin root holding only bin/attend and the given pyproject.toml."""
     root = tmp_path / "plugin"
     (root / "bin").mkdir(parents=True)
-    shutil.copy2(REPO / "bin" / "attend", root / "bin" / "attend")
+    shutil.copy2(PLUGIN / "bin" / "attend", root / "bin" / "attend")
     (root / "pyproject.toml").write_text(pyproject)
     return root
 
@@ -266,7 +275,7 @@ def test_the_extra_packages_list_is_installed_by_every_build(wheels, tmp_path):
     (data / "extra-packages.txt").write_text(f"{EXTRA}=={EXTRA_VERSION}\n")
     root = tiny_package(tmp_path / "0.2.0", "attend-mini", "0.2.0")  # a plugin root whose version changed
     (root / "bin").mkdir()
-    shutil.copy2(REPO / "bin" / "attend", root / "bin" / "attend")
+    shutil.copy2(PLUGIN / "bin" / "attend", root / "bin" / "attend")
     run_launcher(root, tmp_path, **pip_env(wheels))  # --version then fails (the mini package is no attend)
     venv = data / "venv"
     assert (venv / ".attend-plugin-version").read_text() == "0.2.0\n"
@@ -453,7 +462,7 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
 
 def test_installing_from_a_clone_after_make_run_leaves_its_venv_out_of_the_plugin_cache(readme_install):
     # `make run` makes .venv in the clone (111 MB measured; readme_install's clone has one); Claude Code copies
-    # a directory plugin whole, so the plugin's source is plugin/, which links to the plugin's parts only
+    # a directory plugin whole, so the plugin's source is plugin/, which holds the plugin's parts only
     # (issue 27, item 10)
     root = readme_install.root
     assert sorted(p.name for p in root.iterdir()) == sorted(PLUGIN_PARTS)

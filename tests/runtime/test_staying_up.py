@@ -93,7 +93,7 @@ def test_a_plugin_version_installed_under_a_running_monitor_makes_it_start_again
     data = quiet_home.root / "plugin-data"
     plugin_venv(data / "venv", version)
     items = items_sensor(**FAST)
-    monitor = daemon("--session", "s1", command=[str(REPO / "bin" / "attend")], env={"CLAUDE_PLUGIN_DATA": str(data)})
+    monitor = daemon("--session", "s1", command=[str(REPO / "plugin" / "bin" / "attend")], env={"CLAUDE_PLUGIN_DATA": str(data)})
     polls(quiet_home, monitor)
     items.set([{"id": 1}])
     monitor.wait_for(lambda lines: "[attend sensor=items priority=medium] new item 1" in lines)

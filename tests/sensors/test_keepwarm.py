@@ -95,5 +95,5 @@ def test_the_wake_line_states_facts_and_gives_no_instruction():
     line = shipped_sensor("keepwarm", Path(".")).sensor.data["triggers"]["wake"]["description"]
     assert "{idle_minutes}" in line and "{tokens}" in line and "{lapses_in_minutes}" in line
     assert not any(word in line.lower() for word in ("reply", "use no", "please", "should"))
-    skill = (Path(__file__).parents[2] / "skills" / "attend-sensors" / "SKILL.md").read_text()
+    skill = (Path(__file__).parents[2] / "plugin" / "skills" / "attend-sensors" / "SKILL.md").read_text()
     assert "keepwarm" in skill and "one word" in skill
