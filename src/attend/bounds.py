@@ -30,6 +30,7 @@ __all__ = [
     "MAX_NODES",
     "MAX_OUTPUT_BYTES",
     "STREAM_BUFFER_BYTES",
+    "MAX_CURSOR_BYTES",
     "STREAM_BUFFER_LINES",
     "MAX_PATTERN_CHARS",
     "MAX_PATTERN_EXPANSION",
@@ -72,6 +73,10 @@ MAX_OUTPUT_BYTES = 64 << 20
 #: full buffer coalesces (the oldest lines are dropped and counted), so a flood never grows the daemon.
 STREAM_BUFFER_LINES = 1000
 STREAM_BUFFER_BYTES = 1 << 20
+#: The longest stream cursor (`command.cursor`), in UTF-8 bytes: it becomes an argument of the next start
+#: (a journald cursor is about 150), so a longer one, or one holding a NUL, which no argument can, is
+#: refused at the record and the last good cursor kept (a 200 KB one failed every start: E2BIG).
+MAX_CURSOR_BYTES = 4096
 #: The largest count a config or crate field may hold (limits, windows in polls, list sizes).
 MAX_COUNT = 1_000_000
 

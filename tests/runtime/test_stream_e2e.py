@@ -267,3 +267,39 @@ def test_a_daemon_killed_at_each_stage_of_a_streams_evaluation_resumes_at_its_cu
     assert str(cursor) in first
     assert printed.read_text().split()[len(first):] == [str(n) for n in (1, 2, 3) if n > cursor]
     assert sorted(r["key"] for r in journal_rows(quiet_home)) == ["1", "2", "3"]
+
+
+def _stored_cursor(home) -> str:
+    (stored,) = query(home, "SELECT state FROM crate_state WHERE sensor = 'feed'")[0]
+    return json.loads(stored)["cursor"]
+
+
+@pytest.mark.parametrize(("bad", "why"), [("a\u0000b", "NUL"), ("x" * 200_000, "200,000 bytes long")],
+                         ids=["nul", "200kb"])
+def test_a_record_cursor_that_cannot_be_an_argument_is_refused_and_touches_no_other_sensor(
+        daemon, quiet_home, items_sensor, bad, why) -> None:
+    # A NUL cursor made the next start raise ValueError (only OSError was caught), which ended every sensor's
+    # loop; a 200 KB one failed every start (E2BIG). Both stayed so across daemons through the stored cursor.
+    feed = Feed(quiet_home.root / "feed.jsonl")
+    _stream_sensor(quiet_home, "feed", [sys.executable, CHILD, "follow", str(feed.path), "--after={cursor}"],
+                   cursor="c", max_line=1 << 20)
+    items = items_sensor(interval="1s", min_interval="0.2s")
+    d = daemon()
+    feed.add({"seq": 1, "msg": "a", "c": 1}, {"seq": 2, "msg": "bad cursor", "c": bad})
+    d.wait_for(lambda ls: _line("feed", 2, "bad cursor") in _records(ls))
+    assert _stored_cursor(quiet_home) == "1"
+    feed.crash()  # the restart starts from the last good cursor
+    feed.add({"seq": 3, "msg": "c", "c": 3})
+    d.wait_for(lambda ls: _line("feed", 3, "c") in _records(ls))
+    items.set([{"id": 7}])
+    d.wait_for(lambda ls: "sensor=items new item 7" in _records(ls))
+    status = sensors_json(quiet_home)["feed"]
+    assert "cursor was refused" in status["message"] and why in status["message"], status
+    assert "restarted 1 time(s)" in status["message"], status
+    assert d.stop() == 0
+    assert _stored_cursor(quiet_home) == "3"
+    d2 = daemon()
+    feed.add({"seq": 4, "msg": "d", "c": 4})
+    lines = d2.wait_for(lambda ls: _line("feed", 4, "d") in _records(ls))
+    assert _records(lines) == [_line("feed", 4, "d")]
+    assert d2.stop() == 0

@@ -132,3 +132,10 @@ async def test_a_directory_given_as_the_program_is_named_as_a_directory(tmp_path
     run = await run_command([str(tmp_path)], timeout=5)
     assert run.state == "exec_failed"
     assert run.message == f"cannot run {str(tmp_path)!r}: it is a directory"
+
+
+async def test_an_argument_holding_a_nul_is_an_exec_failure_not_an_exception() -> None:
+    # Python refuses it before any exec (ValueError, not OSError): it used to escape the runner.
+    run = await run_command(["echo", "a\0b"], timeout=5)
+    assert run.state == "exec_failed"
+    assert run.message == "cannot run 'echo': embedded null byte"

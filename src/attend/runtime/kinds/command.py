@@ -98,7 +98,7 @@ async def run_command(
             cwd=str(cwd) if cwd is not None else None,
             start_new_session=True,
         )
-    except OSError as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever keeps it from starting is this sensor's failure
         return CommandRun("exec_failed", message=exec_failure(argv, cwd, exc))
     stdout, stderr = proc.stdout, proc.stderr
     assert stdout is not None and stderr is not None  # both are pipes

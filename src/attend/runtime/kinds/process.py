@@ -31,14 +31,15 @@ def signal_group(pid: int, sig: int) -> None:
         pass  # the group is already gone
 
 
-def exec_failure(argv: list[str], cwd: Path | str | None, exc: OSError) -> str:
+def exec_failure(argv: list[str], cwd: Path | str | None, exc: Exception) -> str:
     """Why the child could not start, naming the real culprit: the OS reports a missing working
-    directory as ENOENT, which would read as a missing program."""
+    directory as ENOENT, which would read as a missing program. `exc` is an OSError, or whatever else
+    kept it from starting (a NUL in an argument is Python's ValueError)."""
     if cwd is not None and not os.path.isdir(cwd):
         return f"the working directory {cwd} does not exist (or is not a directory)"
     if os.sep in str(argv[0]) and os.path.isdir(argv[0]):
         return f"cannot run {str(argv[0])!r}: it is a directory"
-    return f"cannot run {str(argv[0])!r}: {exc.strerror or exc}"
+    return f"cannot run {str(argv[0])!r}: {getattr(exc, 'strerror', None) or exc}"
 
 
 #: In a session-scoped command sensor's argv, replaced by the session id it is polled for.

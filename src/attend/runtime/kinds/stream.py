@@ -35,6 +35,9 @@ Decisions:
   FIELD of the last record evaluated is stored with that evaluation (the sensor's memory in the store,
   one transaction with its trigger states), for the next daemon. An argv element with `{cursor}` gets
   the cursor; while none is known the element is left out. So a restart neither repeats nor skips.
+  A cursor is the stream's data: one that cannot be an argument (a NUL, more than `MAX_CURSOR_BYTES`)
+  is refused at its record (`cursor_refusal`), neither kept nor stored, and said in the status; the last
+  good one stays. Anything raised starting the process is this sensor's `exec_failed`, never the daemon's.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
+from attend.bounds import MAX_CURSOR_BYTES, STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
 from attend.compiler.sensors import Framer
 from attend.runtime.cadence import backoff
 from attend.runtime.kinds import CRATE_STATE, NOTES, PollContext, PollOutcome
@@ -75,6 +78,7 @@ __all__ = [
     "OWNER_VAR",
     "StreamSupervisor",
     "collect",
+    "cursor_refusal",
     "stream_argv",
     "sweep_orphans",
 ]
@@ -267,6 +271,17 @@ def _cursor_of(record: Any, fields: tuple[str, ...]) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+def cursor_refusal(cursor: str) -> str | None:
+    """Why `cursor` cannot be the next start's argument (None when it can): a NUL, which no argument
+    holds, or more than `MAX_CURSOR_BYTES` bytes."""
+    if "\0" in cursor:
+        return "it holds a NUL byte, which no argument can"
+    size = len(cursor.encode("utf-8", "surrogatepass"))
+    if size > MAX_CURSOR_BYTES:
+        return f"it is {size:,} bytes long: at most {MAX_CURSOR_BYTES:,} are allowed"
+    return None
+
+
 @dataclass(slots=True)
 class StreamState:
     """What the supervisor knows about its process, for the status and `sensors poll`."""
@@ -277,10 +292,14 @@ class StreamState:
     line_errors: int = 0
     last_exit: str = ""
     stderr: bytearray = field(default_factory=bytearray)
+    #: The last cursor refused (`cursor_refusal`) and why, said in the status.
+    cursor_refused: str = ""
 
     def notes(self) -> list[str]:
         """The stream's facts as status notes (empty while there is nothing to say)."""
         out = []
+        if self.cursor_refused:
+            out.append(f"{self.cursor_refused}; the last good cursor is kept")
         if self.restarts:
             out.append(f"stream restarted {self.restarts} time(s); last: {self.last_exit}")
         if self.cut:
@@ -315,12 +334,12 @@ class StreamSupervisor:
         cursor_field = block.get("cursor")
         self.cursor_fields: tuple[str, ...] | None = tuple(str(cursor_field).split(".")) if cursor_field else None
         self.cursor: str | None = None
+        self.state = StreamState()
         if self.cursor_fields is not None and ctx.store is not None:
             remembered = ctx.store.get_crate_state(compiled.name)
             if isinstance(remembered, dict) and isinstance(remembered.get("cursor"), str):
-                self.cursor = remembered["cursor"]
+                self._take_cursor(remembered["cursor"], "the stored cursor")
         self.buffer = LineBuffer()
-        self.state = StreamState()
         self.last_line: bytes | None = None
         self.pid: int | None = None
 
@@ -343,7 +362,7 @@ class StreamSupervisor:
             return "exec_failed", "empty argv"
         try:
             proc, stdout, stderr = _spawn(argv, self.settings["env"], str(cwd))
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever keeps it from starting is this sensor's failure
             return "exec_failed", exec_failure(argv, cwd, exc)
         self.pid = proc.pid
         self.state.stderr.clear()
@@ -410,7 +429,17 @@ class StreamSupervisor:
         except Exception:  # noqa: BLE001 - an unreadable last line keeps the cursor known before it
             return
         if cursor is not None:
-            self.cursor = cursor
+            self._take_cursor(cursor, "the last record's cursor")
+
+    def _take_cursor(self, cursor: str, what: str) -> bool:
+        """Make `cursor` the next start's, unless it cannot be an argument: then the one known before
+        stays and the status says why. Whether it was taken."""
+        why = cursor_refusal(cursor)
+        if why is not None:
+            self.state.cursor_refused = f"{what} was refused: {why}"
+            return False
+        self.cursor = cursor
+        return True
 
     # -- the records --------------------------------------------------------------------------------
 
@@ -433,15 +462,18 @@ class StreamSupervisor:
                 errors.append(f"{exc.message}: {line[:80].decode('utf-8', 'replace')!r}")
         self.state.line_errors += len(errors)
         outcome = PollOutcome(result={"items": items}, line_errors=errors)
+        if self.cursor_fields is not None:
+            # The newest cursor that can be an argument is stored and kept for a restart; a refused one never is.
+            for record in reversed(items):
+                cursor = _cursor_of(record, self.cursor_fields)
+                if cursor is None:
+                    continue
+                if self._take_cursor(cursor, "a record's cursor"):
+                    outcome.meta[CRATE_STATE] = {"cursor": cursor}
+                    break
         # An evaluation's notes become the status message: a running process stays said (docs/runtime.md)
         running = [f"stream running (pid {self.pid})"] if self.pid is not None else []
         outcome.meta[NOTES] = [*running, *self.state.notes()]
-        if self.cursor_fields is not None:
-            for record in reversed(items):
-                cursor = _cursor_of(record, self.cursor_fields)
-                if cursor is not None:
-                    outcome.meta[CRATE_STATE] = {"cursor": cursor}
-                    break
         return outcome
 
     # -- the daemon's loop --------------------------------------------------------------------------
