@@ -31,13 +31,16 @@ from attend.records import record
 
 __all__ = [
     "MAX_HOPS",
+    "MAX_RECORDS",
     "MAX_RECORD_BYTES",
     "PRESENCE_SENSOR",
     "SESSION_ID_RE",
+    "ClaudeRecord",
     "Session",
     "SessionError",
     "ancestors",
     "claude_record",
+    "claude_records",
     "claude_sessions_dir",
     "parent_pid",
     "process_runs",
@@ -49,6 +52,11 @@ __all__ = [
 MAX_HOPS = 15
 #: The largest session record read (Claude Code's are about 200 bytes).
 MAX_RECORD_BYTES = 64 * 1024
+#: The most records `claude_records` reads (one per live Claude Code process; a folder holding more is
+#: not Claude Code's doing).
+MAX_RECORDS = 1000
+#: A `startedAt` (milliseconds) past this (the year 5138) is no time a process wrote.
+MAX_STARTED_AT = 10**14
 #: The sensor whose lines are about sessions, keyed by session id (peers/presence.py; a session is not
 #: shown its own: runtime/sessions/handover.py).
 PRESENCE_SENSOR = "peers"
@@ -144,8 +152,23 @@ def claude_sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(home) / ".claude" / "sessions"
 
 
-def _claude_record(pid: int, folder: Path) -> str | None:
-    """The session id Claude Code recorded for `pid`, or None (no record, unreadable, or not matching)."""
+@record(frozen=True)
+class ClaudeRecord:
+    """One of Claude Code's live-session records (``<sessions folder>/<pid>.json``).
+
+    Attributes:
+        pid: the Claude Code process (the file's name and its ``pid`` field agree).
+        session: the session id it names now.
+        started: when the process wrote it (``startedAt``, in seconds), or None when it gives none.
+    """
+
+    pid: int
+    session: str
+    started: float | None = None
+
+
+def _read_claude_record(pid: int, folder: Path) -> ClaudeRecord | None:
+    """Claude Code's record for `pid`, or None (no record, unreadable, or not matching)."""
     try:
         data = json.loads(read_regular_file(folder / f"{pid}.json", MAX_RECORD_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
@@ -153,9 +176,36 @@ def _claude_record(pid: int, folder: Path) -> str | None:
     if not isinstance(data, dict) or data.get("pid") != pid:
         return None
     session = data.get("sessionId")
-    if isinstance(session, str) and SESSION_ID_RE.match(session):
-        return session
-    return None
+    if not isinstance(session, str) or not SESSION_ID_RE.match(session):
+        return None
+    started = data.get("startedAt")  # milliseconds since the epoch (JavaScript's Date.now())
+    if isinstance(started, bool) or not isinstance(started, int | float) or not 0 < started < MAX_STARTED_AT:
+        return ClaudeRecord(pid, session, None)
+    return ClaudeRecord(pid, session, started / 1000)
+
+
+def _claude_record(pid: int, folder: Path) -> str | None:
+    """The session id Claude Code recorded for `pid`, or None (no record, unreadable, or not matching)."""
+    found = _read_claude_record(pid, folder)
+    return None if found is None else found.session
+
+
+def claude_records(env: Mapping[str, str] | None = None, limit: int = MAX_RECORDS) -> list[ClaudeRecord]:
+    """Every readable record in Claude Code's sessions folder (at most `limit`, the lowest pids first),
+    whether or not its process still runs: the caller checks that against what it knows of processes."""
+    folder = claude_sessions_dir(env)
+    try:
+        names = [entry.name for entry in os.scandir(folder)]
+    except OSError:
+        return []
+    pids = sorted(int(name[:-5]) for name in names
+                  if name.endswith(".json") and name[:-5].isascii() and name[:-5].isdigit() and len(name) < 20)
+    out = []
+    for pid in pids[:limit]:
+        found = _read_claude_record(pid, folder)
+        if found is not None:
+            out.append(found)
+    return out
 
 
 def claude_record(pid: int, env: Mapping[str, str] | None = None) -> str | None:
