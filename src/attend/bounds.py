@@ -217,7 +217,7 @@ def pattern_shape(pattern: str) -> PatternShape:
             close = pattern.find("}", i)
             body = pattern[i + 1 : close] if close > 0 else ""
             # An unclosed brace is a literal one (and must not send `i` back to the start).
-            numbers = [int(x) for x in _DIGITS.findall(body)] if close > 0 and _BRACE.match(body) else None
+            numbers = [int(x) for x in _DIGITS.findall(body)] if close > 0 and _BRACE.fullmatch(body) else None
             if numbers is not None:
                 if any(c.isalpha() for c in body):
                     special = True  # a fuzzy constraint

@@ -74,7 +74,7 @@ class NameSelector:
     span: Span | None = _span()
 
     def __str__(self) -> str:
-        return f".{self.name}" if _IDENT.match(self.name) else f"[{_quote_name(self.name)}]"
+        return f".{self.name}" if _IDENT.fullmatch(self.name) else f"[{_quote_name(self.name)}]"
 
 
 @record(frozen=True, kw_only=True)

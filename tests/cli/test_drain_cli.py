@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
 from attend.runtime.store import Observation, Store, scope_for
+from tests.conftest import run_in_process
 
 
 def _store(home) -> Store:
@@ -70,6 +72,19 @@ def test_the_stop_hook_drains_per_session_from_claude_codes_json_on_stdin(home) 
     assert _reasons(_hook(home, "s1")) == [line]
     assert _reasons(_hook(home, "s2")) == [line]  # each session is handed it once
     assert _reasons(_hook(home, "s1")) == []
+
+
+def test_a_session_id_with_a_trailing_newline_from_the_hook_the_flag_or_the_environment_is_refused(home) -> None:
+    # "s1\n" passed `^...$` and drained as a session of its own, apart from "s1".
+    _disclose(home, "message", "ann: lunch?")
+    assert _reasons(_hook(home, "s1")) == ["[attend sensor=chat priority=low] ann: lunch?"]
+    refused = _hook(home, "s1\n")
+    assert "the hook's session id 's1\\n' is not usable" in refused.stderr, refused.stderr
+    from_env = run_in_process(["drain"], env=home.env(ATTEND_SESSION="s1\n"), cwd=home.project)
+    for out in (home.attend("drain", "--session", "s1\n"), from_env):
+        assert "session id 's1\\n' is not usable" in out.stderr and "draining for no session" in out.stderr, out.stderr
+    with sqlite3.connect(home.state / "attend" / "attend.db") as db:
+        assert [s for (s,) in db.execute("SELECT session FROM sessions")] == ["s1"]
 
 
 def test_a_stop_hook_that_already_blocked_lets_the_agent_stop_when_nothing_is_new(home) -> None:

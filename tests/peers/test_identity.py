@@ -23,10 +23,21 @@ def test_the_environment_names_the_session_when_no_flag_is_given():
     assert (session.id, session.source) == ("env-id", "env")
 
 
-@pytest.mark.parametrize("bad", ["", "../x", "a/b", ".hidden", "x" * 200, "tab\there"])
+@pytest.mark.parametrize("bad", ["", "../x", "a/b", ".hidden", "x" * 200, "tab\there", "abc\n"])
 def test_an_unusable_session_id_is_refused_with_a_reason(bad):
     with pytest.raises(SessionError):
         resolve_session(bad, env={"HOME": "/nonexistent"})
+
+
+def test_a_session_id_with_a_trailing_newline_is_refused_from_every_source(tmp_path):
+    # `$` matched before the final newline: "abc\n" passed as a session of its own (argv, env, store).
+    with pytest.raises(SessionError):
+        resolve_session(env={"ATTEND_SESSION": "abc\n", "HOME": "/nonexistent"})
+    sessions = tmp_path / ".claude" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / f"{os.getpid()}.json").write_text(json.dumps({"pid": os.getpid(), "sessionId": "abc\n"}))
+    session = resolve_session(env={"HOME": str(tmp_path)})
+    assert (session.id, session.resolved) == (f"pid-{os.getpid()}", False)  # no record names a session
 
 
 def test_claude_codes_record_of_an_ancestor_names_the_session(tmp_path):

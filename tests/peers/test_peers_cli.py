@@ -84,7 +84,7 @@ def test_channels_take_members_and_refuse_names_that_would_leave_the_peers_folde
     assert json.loads(peers.run("channels", "--json").stdout) == {"ops": ["b", "a"]}
     assert peers.run("send", "--channel", "ops", "deploy at 5").returncode == 0
     assert "deploy at 5" in peers.run("inbox", as_="b", cwd=peers.other_project).stdout
-    for bad in ("../x", "a/b", ".hidden", "Ops"):
+    for bad in ("../x", "a/b", ".hidden", "Ops", "ops\n"):  # "ops\n": `$` matched before a final newline
         out = peers.run("join", bad)
         assert out.returncode == 1 and "not usable" in out.stderr
     assert sorted(p.name for p in home.cache.rglob("*") if p.parent == home.cache) == ["attend"]

@@ -207,3 +207,16 @@ def test_a_streaming_commands_block_gets_no_poll_defaults_and_a_polled_one_no_st
     assert "timeout" not in stream and "max_output" not in stream and stream["max_line"] == 65536
     polled = normalise(sensor_from(_command("  argv: [cat]\n")).data)["command"]
     assert polled["timeout"] == 10.0 and "max_line" not in polled
+
+
+def test_a_name_or_trigger_name_with_a_trailing_newline_breaks_its_rule() -> None:
+    # cerberus matched `pattern + "$"` from the start and `$` also matches before a final newline, so
+    # "probe\n" and "t\n" passed; so did the fast path that mirrors it (conform.py).
+    from attend.spec.conform import conforms
+    from attend.spec.schema import SENSOR_SCHEMA
+
+    sensor = sensor_from('spec: 1\nname: "probe\\n"\nkind: crate\ntriggers:\n  "t\\n": {on: changed}\n')
+    assert [(d.code, d.line) for d in sensor.diagnostics] == [("bad-name", 2), ("bad-value", 5)]
+    assert "breaks the rule" in sensor.diagnostics[1].message
+    document = {"spec": 1, "name": "probe", "kind": "crate", "triggers": {"t\n": {"on": "changed"}}}
+    assert not conforms(document, {"type": "dict", "schema": SENSOR_SCHEMA})

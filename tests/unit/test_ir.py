@@ -35,3 +35,8 @@ def test_a_template_escapes_literal_braces_and_prints_references():
         )
     )
     assert str(template) == "{{x}} {a.b} was {previous.a}{value}"
+
+
+def test_a_member_name_with_a_trailing_newline_is_shown_quoted() -> None:
+    assert str(ir.NameSelector(name="a")) == ".a"
+    assert str(ir.NameSelector(name="a\n")) != ".a\n"  # `$` matched before the final newline

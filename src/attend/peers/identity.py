@@ -61,7 +61,8 @@ MAX_STARTED_AT = 10**14
 #: shown its own: runtime/sessions/handover.py).
 PRESENCE_SENSOR = "peers"
 #: What a session id may look like: it names files, so no separators, no leading dot, bounded length.
-SESSION_ID_RE = lazyre.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+#: Matched against the whole id (`fullmatch`; `\Z`, since `$` also matches before a final newline).
+SESSION_ID_RE = lazyre.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}\Z")
 
 
 class SessionError(Refusal, ValueError):
@@ -91,7 +92,7 @@ def validate_session_id(value: str) -> str:
     """The id itself when it can name files; otherwise `SessionError` saying why."""
     if not value:
         raise SessionError("a session id is empty")
-    if not SESSION_ID_RE.match(value):
+    if not SESSION_ID_RE.fullmatch(value):
         raise SessionError(
             f"session id {value[:40]!r} is not usable: letters, digits and . _ : @ - only, "
             "not starting with a dot, at most 128 characters"
@@ -176,7 +177,7 @@ def _read_claude_record(pid: int, folder: Path) -> ClaudeRecord | None:
     if not isinstance(data, dict) or data.get("pid") != pid:
         return None
     session = data.get("sessionId")
-    if not isinstance(session, str) or not SESSION_ID_RE.match(session):
+    if not isinstance(session, str) or not SESSION_ID_RE.fullmatch(session):
         return None
     started = data.get("startedAt")  # milliseconds since the epoch (JavaScript's Date.now())
     if isinstance(started, bool) or not isinstance(started, int | float) or not 0 < started < MAX_STARTED_AT:

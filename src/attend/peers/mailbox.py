@@ -62,9 +62,9 @@ MAX_PEER_FILE_BYTES = 256 << 10
 #: The latest time a message or heartbeat may carry (seconds; the year 3000): later is a bad file.
 MAX_TIME = 32503680000.0
 #: What a message file's name looks like (`new_id`): the only files a sweep removes, with `.project`.
-MESSAGE_NAME_RE = re.compile(r"^[0-9]{13}-[0-9a-f]{6}\.json$")
+MESSAGE_NAME_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\.json\Z")
 #: What a channel name may look like: it names a folder, so no separators and no dots.
-CHANNEL_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+CHANNEL_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 #: The open channel's folder.
 OPEN = "open"
 
@@ -145,7 +145,7 @@ def check_channel(name: str) -> str:
     """`name` when it can name a channel; `PeerError` saying why otherwise."""
     if name == OPEN:
         return name
-    if not CHANNEL_RE.match(name):
+    if not CHANNEL_RE.fullmatch(name):
         raise PeerError(
             f"channel name {name[:40]!r} is not usable: lower-case letters, digits, _ and - only, "
             "starting with a letter or digit, at most 64 characters"
@@ -505,7 +505,7 @@ class Mailbox:
                 if not os.path.isabs(project) or "\0" in project or os.path.exists(project):
                     continue
                 names = [entry.name for entry in os.scandir(folder)
-                         if MESSAGE_NAME_RE.match(entry.name) and entry.is_file(follow_symlinks=False)]
+                         if MESSAGE_NAME_RE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)]
             except (OSError, ValueError):
                 continue
             for name in names:

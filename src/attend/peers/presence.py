@@ -84,7 +84,7 @@ class TranscriptReader:
 
     def state(self, presence: Presence, now: float) -> SessionState:
         """The state of the session behind `presence` at time `now`."""
-        if not SESSION_ID_RE.match(presence.session):
+        if not SESSION_ID_RE.fullmatch(presence.session):
             return SessionState(UNKNOWN, None, None)  # not a name a transcript can have
         path = session_transcript(self.settings.projects_dir, presence.project, presence.session)
         try:

@@ -57,9 +57,9 @@ _patterns: dict[str, re.Pattern[str]] = {}
 
 def _full_match(pattern: str, value: str) -> bool:
     compiled = _patterns.get(pattern)
-    if compiled is None:  # the way cerberus anchors a pattern: `$` appended, matched from the start
-        compiled = _patterns[pattern] = re.compile(pattern if pattern.endswith("$") else pattern + "$")
-    return compiled.match(value) is not None
+    if compiled is None:  # the whole value, as the spec's validator matches it (validate.py, SpecValidator)
+        compiled = _patterns[pattern] = re.compile(pattern)
+    return compiled.fullmatch(value) is not None
 
 
 def conforms(value: Any, rules: dict[str, Any]) -> bool:

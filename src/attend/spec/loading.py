@@ -505,29 +505,29 @@ def _style(node: _Node) -> str | None:
 
 def _int_digits(text: str) -> int:
     """How many digits `text` has if it is an integer literal (decimal, 0o or 0x), else 0."""
-    if _INT.match(text):
+    if _INT.fullmatch(text):
         return len(text.lstrip("+-"))
-    if _INT_OCT.match(text) or _INT_HEX.match(text):
+    if _INT_OCT.fullmatch(text) or _INT_HEX.fullmatch(text):
         return len(text) - 2
     return 0
 
 
 def _resolve_plain(text: str) -> Any:
     """The YAML 1.2 core schema for a plain scalar: null, bool, int, float, else the string itself."""
-    if _NULL.match(text):
+    if _NULL.fullmatch(text):
         return None
     if text in _BOOL:
         return _BOOL[text]
-    if _INT.match(text):
+    if _INT.fullmatch(text):
         return int(text)
-    if _INT_OCT.match(text):
+    if _INT_OCT.fullmatch(text):
         return int(text[2:], 8)
-    if _INT_HEX.match(text):
+    if _INT_HEX.fullmatch(text):
         return int(text[2:], 16)
-    if _FLOAT.match(text):
+    if _FLOAT.fullmatch(text):
         return float(text)
-    if _INF.match(text):
+    if _INF.fullmatch(text):
         return -math.inf if text.startswith("-") else math.inf
-    if _NAN.match(text):
+    if _NAN.fullmatch(text):
         return math.nan
     return text

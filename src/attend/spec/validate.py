@@ -84,6 +84,13 @@ def _cerberus() -> Any:  # the Validator class is built lazily (cerberus costs ~
                 if constraint and not is_duration(value):
                     self._error(field, _BAD_DURATION)
 
+            def _validate_regex(self, pattern: str, field: str, value: object) -> None:
+                """{'type': 'string'}"""
+                # Cerberus matches `pattern + "$"` from the start, and `$` also matches before a final
+                # newline: "t\n" passed `^[A-Za-z0-9_-]*$`. The whole value must match (conform.py alike).
+                if isinstance(value, str) and re.fullmatch(pattern, value) is None:
+                    self._error(field, cerberus.errors.REGEX_MISMATCH)
+
         _validator = SpecValidator(checked_schema())
     return _validator
 
@@ -201,14 +208,14 @@ def _file_rules(name: str, files: tuple[SensorFile, ...], data: dict[str, Any]) 
             continue
         origin = sensor_file.origins.get(("name",))
         file = origin.file if origin else str(sensor_file.path)
-        if not _NAME.match(sensor_file.name):
+        if not _NAME.fullmatch(sensor_file.name):
             out.append(Diagnostic(file, 1, 1, "bad-name",
                                   f"the file name {sensor_file.name!r} breaks the sensor-name rule {NAME_PATTERN} "
                                   "(lower-case letters, digits, _ and -)"))
         given = sensor_file.data.get("name")
         if "name" not in sensor_file.data or not isinstance(given, str) or origin is None:
             continue
-        if not _NAME.match(given):
+        if not _NAME.fullmatch(given):
             out.append(Diagnostic(file, origin.line, origin.col, "bad-name",
                                   f"name {given!r} breaks the rule {NAME_PATTERN} (lower-case letters, digits, _ and -)"))
         elif given != sensor_file.name:

@@ -210,3 +210,8 @@ def test_an_http_server_resolves_to_its_url_and_headers_with_variables_expanded(
     write_json(layout["home"] / ".claude.json", {"mcpServers": {"remote": remote}})
     definition = resolve_server("remote", layout["project"], {**layout["env"], "TOKEN": "abc"})
     assert (definition.url, definition.headers) == ("https://mcp.example/mcp", (("Authorization", "Bearer abc"),))
+
+
+def test_a_launcher_name_with_a_trailing_newline_is_not_a_launcher() -> None:
+    # `$` matched before the final newline: "npx\n" was read as npx and its first argument named the server.
+    assert server_label({"command": "npx\n", "args": ["server-x"]}) == "npx\n"

@@ -160,7 +160,7 @@ def server_label(server: Any) -> str:
         return "inline"
     label = Path(command).name
     args = server.get("args")
-    if _LAUNCHER.match(label) and isinstance(args, list):
+    if _LAUNCHER.fullmatch(label) and isinstance(args, list):
         for arg in args:
             if isinstance(arg, str) and arg and not arg.startswith("-") and arg not in _LAUNCHER_VERBS:
                 return arg.rstrip("/").rsplit("/", 1)[-1] or label
