@@ -6,9 +6,9 @@ import json
 import sqlite3
 
 import pytest
+from tests.conftest import run_in_process
 
 from attend.runtime.store import Observation, Store, scope_for
-from tests.conftest import run_in_process
 
 
 def _store(home) -> Store:
