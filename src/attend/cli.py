@@ -335,6 +335,9 @@ def _add_sensors(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     q.add_argument("--trigger", metavar="T", help="only this trigger")
     q.add_argument("--limit", metavar="N", type=int, default=HISTORY_KEPT,
                    help=f"how many polls, newest first (default {HISTORY_KEPT}, all that are kept)")
+    q.add_argument("--all", dest="everything", action="store_true",
+                   help="every poll and every trigger (default: only the polls that fired or held something, "
+                        "or failed)")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(handler="attend.commands.sensors:sensors_history")
 

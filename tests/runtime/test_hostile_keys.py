@@ -55,7 +55,7 @@ def test_a_shelved_trigger_holds_a_list_keyed_fire(items_sensor, quiet_home) -> 
 def test_history_limit_past_sqlite_integers_shows_every_kept_poll(items_sensor, quiet_home) -> None:
     items_sensor()
     assert quiet_home.attend("sensors", "poll", "items").returncode == 0
-    out = quiet_home.attend("sensors", "history", "items", "--limit", str(10**30))
+    out = quiet_home.attend("sensors", "history", "items", "--limit", str(10**30), "--all")
     assert out.returncode == 0, out.stderr
     assert "baseline" in out.stdout
 

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import time
+from typing import Any
 
 import pytest
 
@@ -216,7 +217,7 @@ def test_history_of_a_sensor_that_never_polled_says_so(home) -> None:
 def test_sensors_poll_records_its_verdict_in_the_history(home) -> None:
     home.write_user_sensor("other", OTHER.replace('argv: ["true"]', 'argv: [echo, "{\\"n\\": 1}"]'))
     assert home.attend("sensors", "poll", "other").returncode == 0
-    data = json.loads(home.attend("sensors", "history", "other", "--json").stdout)
+    data = json.loads(home.attend("sensors", "history", "other", "--json", "--all").stdout)
     assert len(data["history"]) == 1 and data["history"][0]["triggers"][0]["baseline"] is True
 
 
@@ -292,3 +293,65 @@ def test_a_relative_refractory_hold_is_in_the_history(rig) -> None:
     poll("other", 1183, n=4)
     disclose(1183)
     assert ("t", "held", "relative refractory") in _outcomes(store, "other")
+
+
+def _reading(name: str, path: Any, **triggers: str) -> str:
+    """A command sensor `name` that reads the JSON file `path`, with `triggers` (name: flow mapping)."""
+    lines = [f"spec: 1\nname: {name}\nkind: command\ncommand: {{argv: [cat, {str(path)!r}]}}\ntriggers:"]
+    return "\n".join([*lines, *(f"  {t}: {body}" for t, body in triggers.items())]) + "\n"
+
+
+def test_a_test_fire_of_a_flapping_key_is_delivered_and_leaves_the_flapping_as_it_was(home, tmp_path) -> None:
+    value = tmp_path / "v.json"
+    home.write_user_sensor("flappy", _reading("flappy", value, v='{path: $.v, on: changed, flap: {limit: 1, window: 1h}, '
+                                                              'magnitude: 3, description: "v is {value}"}'))
+    for v in (0, 1, 0, 1):  # A→B→A→B: flapping since the third poll
+        value.write_text(json.dumps({"v": v}))
+        assert home.attend("sensors", "poll", "flappy").returncode == 0
+    (flapping,) = json.loads(home.attend("sensors", "history", "flappy", "--json").stdout)["flapping"]
+    (tmp_path / "in.json").write_text('{"v": 7}')
+    done = home.attend("sensors", "fire", "flappy", "--input", str(tmp_path / "in.json"), "--commit")
+    assert done.returncode == 0, done.stderr
+    assert "held" not in done.stdout + done.stderr
+    assert "[attend sensor=flappy priority=medium] [test] v is 7" in done.stdout
+    report = json.loads(home.attend("sensors", "fire", "flappy", "--input", str(tmp_path / "in.json"), "--json",
+                                    "--dry-run").stdout)
+    assert report["held"] == [] and report["lines"] == []  # committed: 7 is no change now, and nothing held
+    value.write_text('{"v": 0}')  # the next real poll: the key still flaps, the test fire counted for nothing
+    assert "priority" not in home.attend("sensors", "poll", "flappy").stdout
+    (after,) = json.loads(home.attend("sensors", "history", "flappy", "--json").stdout)["flapping"]
+    assert (after["since"], after["held"]) == (flapping["since"], flapping["held"] + 1)
+
+
+def test_history_shows_the_polls_that_fired_or_held_and_all_shows_every_poll(home, tmp_path) -> None:
+    n = tmp_path / "n.json"
+    home.write_user_sensor("two", _reading("two", n, a='{path: $.a, on: changed, magnitude: 3, description: "a is {value}"}',
+                                           b='{path: $.b, on: changed, magnitude: 3, description: "b is {value}"}'))
+    for a in (0, 0, 0, 1, 1, 1):  # a baseline, two quiet polls, a change of a, two quiet polls
+        n.write_text(json.dumps({"a": a, "b": 0}))
+        assert home.attend("sensors", "poll", "two").returncode == 0
+    data = json.loads(home.attend("sensors", "history", "two", "--json").stdout)
+    (poll,) = data["history"]
+    assert [p["trigger"] for p in poll["triggers"]] == ["a"]  # b had nothing to say in that poll
+    assert (data["all"], data["left_out"]) == (False, 5)
+    text = home.attend("sensors", "history", "two").stdout
+    assert "a: selected 1; changed" in text and "b: selected" not in text
+    assert text.rstrip().endswith("(5 quiet polls left out: nothing fired or was held; --all shows every poll)")
+    every = json.loads(home.attend("sensors", "history", "two", "--json", "--all").stdout)
+    assert (len(every["history"]), every["all"], every["left_out"]) == (6, True, 0)
+    assert all([p["trigger"] for p in t["triggers"]] == ["a", "b"] for t in every["history"])
+    assert "b: selected 1" in home.attend("sensors", "history", "two", "--all").stdout
+    quiet = json.loads(home.attend("sensors", "history", "two", "--trigger", "b", "--json").stdout)
+    assert (quiet["history"], quiet["left_out"]) == ([], 6)
+    assert "no poll of two fired or held anything (of its last 6); --all shows every poll" in home.attend(
+        "sensors", "history", "two", "--trigger", "b").stdout
+
+
+def test_history_shows_a_failed_poll_as_something_that_happened(rig) -> None:
+    home, store, poll, _, _ = rig
+    poll("other", 1000, n=0)
+    poll("other", 1001, n=0)
+    compiled = compile_sensor(load_set(home.project, os.environ).sensors["other"])
+    record_poll(store, compiled, PollOutcome.failed("timeout", "took too long"), now=1002)
+    data = sensor_noise(store, "other")
+    assert [t["state"] for t in data["history"]] == ["timeout"] and data["left_out"] == 2

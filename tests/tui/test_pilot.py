@@ -466,7 +466,12 @@ def test_s_shelves_the_sensor_through_sensors_shelve_and_capital_s_takes_it_down
 
 
 def test_h_shows_the_sensors_recent_polls_as_sensors_history_does(tab_home) -> None:
-    assert tab_home.attend("sensors", "poll", "weather").returncode == 0
+    # A baseline, a poll where high-wind enters, two quiet polls: the tab, like `sensors history`, shows the
+    # one poll where something happened (and only its trigger that fired), and says the quiet ones are left out.
+    weather = (Path(__file__).parent / "data" / "weather.yaml").read_text()
+    for wind in (25, 50, 50, 50):
+        tab_home.write_user_sensor("weather", weather.replace("'wind_speed_10m': 25", f"'wind_speed_10m': {wind}"))
+        assert tab_home.attend("sensors", "poll", "weather").returncode == 0
     app = make_app(tab_home)
     seen: dict[str, Any] = {}
 
@@ -480,7 +485,8 @@ def test_h_shows_the_sensors_recent_polls_as_sensors_history_does(tab_home) -> N
     cli = tab_home.attend("sensors", "history", "weather", "--limit", "10")
     assert cli.returncode == 0, cli.stderr
     assert cli.stdout.strip() in seen["history"]
-    assert "high-wind" in seen["history"]
+    assert "high-wind: selected 1; enters" in seen["history"] and "calm:" not in seen["history"]
+    assert seen["history"].count("  ok") == 1 and "(3 quiet polls left out:" in seen["history"]
 
 
 def test_the_tab_shows_a_sensor_fixed_since_the_daemon_stopped_in_its_current_state(tab_home) -> None:

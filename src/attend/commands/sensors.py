@@ -547,7 +547,7 @@ def sensors_unshelve(args: Any) -> int:
 
 @reports_refusals
 def sensors_history(args: Any) -> int:
-    """`attend sensors history NAME [--trigger T] [--limit N] [--json]`."""
+    """`attend sensors history NAME [--trigger T] [--limit N] [--all] [--json]`."""
     from attend.runtime.noise.query import sensor_noise
 
     if args.limit < 1:
@@ -556,7 +556,7 @@ def sensors_history(args: Any) -> int:
     target = args.name if not args.trigger else f"{args.name}/{args.trigger}"
     sensor_set, name, trigger = resolve_target(args.project_dir, target)
     with open_project_store(sensor_set.paths) as store:
-        data = sensor_noise(store, name, limit=args.limit, trigger=trigger)
+        data = sensor_noise(store, name, limit=args.limit, trigger=trigger, everything=args.everything)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0

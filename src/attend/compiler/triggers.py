@@ -396,7 +396,7 @@ class CompiledTrigger:
         now = time.time() if now is None else _checked_now(now)
         previous, baseline = self._previous(state, test, warn, unreadable)
         try:
-            return self._evaluate(previous, baseline, result, warn, detail=detail, shared=shared, now=now)
+            return self._evaluate(previous, baseline, result, warn, detail=detail, shared=shared, now=now, test=test)
         except (TypeError, KeyError, AttributeError, ValueError, OverflowError) as exc:
             if previous is EMPTY_KEYED or previous is EMPTY_KEYLESS:
                 raise  # not the stored state's fault: the poll result cannot be evaluated
@@ -404,11 +404,11 @@ class CompiledTrigger:
             warn(f"the stored state could not be compared ({type(exc).__name__}: {exc}); re-baselined: this poll "
                  "fires nothing and sets the new baseline")
             empty = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
-            return self._evaluate(empty, True, result, warn, detail=detail, shared=shared, now=now)
+            return self._evaluate(empty, True, result, warn, detail=detail, shared=shared, now=now, test=test)
 
     def _evaluate(
         self, previous: dict[str, Any], baseline: bool, result: Any, warn: Callable[[str], None], *, detail: bool,
-        shared: dict[Any, Any] | None, now: float,
+        shared: dict[Any, Any] | None, now: float, test: bool = False,
     ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
         nodes, items = self._selection(result, warn, shared)
         if self.stream and items is not None:
@@ -425,7 +425,12 @@ class CompiledTrigger:
         if self.hold is not None:
             fires, pending_keys = self._hold(previous, new_state, fires, items, now, warn)
         held: list[Fire] = []
-        if self.flap.limit and (fires or previous.get("flap")):
+        if test:
+            # A test fire is never held, flapping included (docs/runtime.md, `sensors fire`), and never
+            # counts toward a key's flapping: the stored flap entries stay as they were (`--commit`).
+            if previous.get("flap"):
+                new_state["flap"] = previous["flap"]
+        elif self.flap.limit and (fires or previous.get("flap")):
             fires, flap_state, held = flapping.apply_flap(
                 fires, previous.get("flap") or {}, limit=self.flap.limit, window=self.flap.window, now=now,
                 note=self._flap_note, settle_note=self._settle_note,

@@ -109,7 +109,8 @@ def _iso(t: float) -> str:
 
 
 def render_history(data: dict[str, Any]) -> str:
-    """The text form of `sensor_noise`'s data: shelves, flapping keys, then each poll, newest first."""
+    """The text form of `sensor_noise`'s data: shelves, flapping keys, then each poll, newest first (and
+    how many quiet polls were left out, unless every poll was asked for)."""
     from attend.compiler.ops import render_value
 
     out = []
@@ -119,8 +120,10 @@ def render_history(data: dict[str, Any]) -> str:
     for f in data["flapping"]:
         who = f"{f['trigger']}" + (f" key {render_value(f['key'])}" if f["key"] is not None else "")
         out.append(f"flapping: {who} since {_iso(f['since'])}, {f['held']} fire(s) held")
+    left_out = data.get("left_out", 0)
     if not data["history"]:
-        out.append(f"no polls recorded for {data['sensor']} yet")
+        out.append(f"no poll of {data['sensor']} fired or held anything (of its last {left_out}); "
+                   "--all shows every poll" if left_out else f"no polls recorded for {data['sensor']} yet")
     for trace in data["history"]:
         head = f"{_iso(trace['time'])}  {trace['state']}"
         if trace.get("message"):
@@ -150,4 +153,7 @@ def render_history(data: dict[str, Any]) -> str:
                 if o.get("description"):
                     text += f"  \"{o['description']}\""
                 out.append(text)
+    if left_out and data["history"]:
+        out.append(f"({left_out} quiet poll{'s' if left_out != 1 else ''} left out: nothing fired or was held; "
+                   "--all shows every poll)")
     return "\n".join(out) + "\n"
