@@ -16,17 +16,23 @@ from attend.runtime.mcp.policy import (
 
 
 def test_the_gate_passes_a_tool_declaring_read_only() -> None:
-    assert gate_refusal("t", {"read_only_hint": True}, listed=True, allow_unannotated=False) is None
+    assert gate_refusal("t", {"readOnlyHint": True}, listed=True, allow_unannotated=False) is None
 
 
-@pytest.mark.parametrize("annotations", [None, {}, {"read_only_hint": None, "title": "T"}])
+@pytest.mark.parametrize("annotations", [None, {}, {"readOnlyHint": None, "title": "T"}])
 def test_the_gate_refuses_an_unannotated_tool_unless_overridden(annotations: dict | None) -> None:
     assert "allow_unannotated" in (gate_refusal("t", annotations, listed=True, allow_unannotated=False) or "")
     assert gate_refusal("t", annotations, listed=True, allow_unannotated=True) is None
 
 
 def test_the_override_never_admits_a_tool_that_declares_it_writes() -> None:
-    assert gate_refusal("t", {"read_only_hint": False}, listed=True, allow_unannotated=True)
+    assert gate_refusal("t", {"readOnlyHint": False}, listed=True, allow_unannotated=True)
+
+
+@pytest.mark.parametrize("hint", ["true", 1, 1.0, [True], {"value": True}])
+def test_only_the_json_value_true_passes_the_gate_even_with_the_override(hint: object) -> None:
+    refusal = gate_refusal("t", {"readOnlyHint": hint}, listed=True, allow_unannotated=True)
+    assert refusal is not None and "not the JSON value true" in refusal
 
 
 def test_the_gate_refuses_a_tool_the_server_does_not_list() -> None:

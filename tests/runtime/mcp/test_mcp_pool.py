@@ -117,6 +117,16 @@ async def test_a_tool_declaring_it_writes_is_refused_even_with_the_override(
     assert "readOnlyHint: false" in failed.message
 
 
+@pytest.mark.parametrize(("tool", "shown"), [("string_hint", '"true"'), ("number_hint", "1")])
+async def test_a_read_only_hint_that_is_not_the_json_value_true_is_refused_even_with_the_override(
+    ctx: PollContext, pool: McpPool, behind: Behind, tool: str, shown: str
+) -> None:
+    # The SDK's model read `"true"` and `1` as True and the gate let them through.
+    failed = await failure(ctx, behind.inline("unannotated"), tool, allow_unannotated=True)
+    assert failed.state == "refused"
+    assert f"declares readOnlyHint: {shown}, not the JSON value true" in failed.message
+
+
 async def test_a_tool_the_server_does_not_offer_is_refused(ctx: PollContext, pool: McpPool, behind: Behind) -> None:
     failed = await failure(ctx, behind.inline("listing"), "no_such_tool")
     assert failed.state == "refused"

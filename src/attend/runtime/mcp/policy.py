@@ -59,17 +59,20 @@ def gate_refusal(tool: str, annotations: dict[str, Any] | None, *, listed: bool,
 
     Args:
         tool: the tool's name.
-        annotations: the tool's annotations as a mapping with snake_case keys (`read_only_hint`), or None.
+        annotations: the tool's annotations as the server sent them (the JSON object: `readOnlyHint`), or None.
         listed: whether the server lists the tool.
         allow_unannotated: the sensor's `mcp.allow_unannotated`.
     """
     if not listed:
         return f"the server offers no tool named {tool!r}"
-    hint = (annotations or {}).get("read_only_hint")
+    hint = (annotations or {}).get("readOnlyHint")
     if hint is True:
         return None
     if hint is False:
         return f"tool {tool!r} declares readOnlyHint: false (it may modify its environment)"
+    if hint is not None:  # a string "true", a number 1: not the JSON value true, and not silence either
+        return (f"tool {tool!r} declares readOnlyHint: {json.dumps(hint)[:40]}, not the JSON value true; only "
+                "`readOnlyHint: true` lets attend call a tool")
     if allow_unannotated:
         return None
     return (

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import httpx2
 import trio
+from pydantic import TypeAdapter
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
@@ -44,6 +45,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CONNECTION_CLOSED,
     EmptyResult,
+    ListToolsRequest,
+    ListToolsResult,
+    PaginatedRequestParams,
     PingRequest,
     ResourceUpdatedNotification,
     SubscribeRequest,
@@ -648,14 +652,29 @@ class McpPool:
         self._nursery.start_soon(wake_later)
 
 
+#: A result read as the JSON it is, nothing coerced (pydantic's lax mode reads `"true"` and `1` as True).
+_RAW_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+
+
 async def _list_tools(client: Client) -> dict[str, dict[str, Any] | None]:
-    """Every tool the server lists, name → annotations (snake_case mapping) or None."""
+    """Every tool the server lists, name → its annotations as the server sent them (the JSON object, camelCase
+    keys) or None.
+
+    The gate reads the raw annotation: the SDK's model coerces, so `readOnlyHint: "true"` or `1` would read as
+    the boolean. Each page is requested once, as `Client.list_tools` would, and handed to the session the same
+    way (the tools it keeps, their output schemas and header maps for the calls)."""
     tools: dict[str, dict[str, Any] | None] = {}
     cursor: str | None = None
     for _ in range(MAX_TOOL_PAGES):
-        page = await client.list_tools(cursor=cursor)
+        request = ListToolsRequest(params=PaginatedRequestParams(cursor=cursor))
+        raw = await client.session.send_request(request, _RAW_RESULT)
+        page = ListToolsResult.model_validate(raw, by_name=False)
+        # What the session's own list_tools does with a page (a listing of one page is the whole listing).
+        page = client.session._absorb_tool_listing(page, complete=cursor is None and page.next_cursor is None)  # noqa: SLF001
+        sent = {t.get("name"): t.get("annotations") for t in raw.get("tools") or () if isinstance(t, dict)}
         for tool in page.tools:
-            tools[tool.name] = tool.annotations.model_dump() if tool.annotations is not None else None
+            annotations = sent.get(tool.name)
+            tools[tool.name] = annotations if isinstance(annotations, dict) else None
         cursor = page.next_cursor
         if cursor is None:
             break
