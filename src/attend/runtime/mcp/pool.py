@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import httpx2
 import trio
-from pydantic import TypeAdapter
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
@@ -55,6 +54,7 @@ from mcp.types import (
     TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import RootModel
 
 from attend.errors import RuntimeFailure, reason
 from attend.runtime.faults import env_seconds
@@ -652,8 +652,8 @@ class McpPool:
         self._nursery.start_soon(wake_later)
 
 
-#: A result read as the JSON it is, nothing coerced (pydantic's lax mode reads `"true"` and `1` as True).
-_RAW_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+class _RawResult(RootModel[dict[str, Any]]):
+    """A result read as the JSON it is, nothing coerced (pydantic's lax mode reads `"true"` and `1` as True)."""
 
 
 async def _list_tools(client: Client) -> dict[str, dict[str, Any] | None]:
@@ -667,7 +667,7 @@ async def _list_tools(client: Client) -> dict[str, dict[str, Any] | None]:
     cursor: str | None = None
     for _ in range(MAX_TOOL_PAGES):
         request = ListToolsRequest(params=PaginatedRequestParams(cursor=cursor))
-        raw = await client.session.send_request(request, _RAW_RESULT)
+        raw = (await client.session.send_request(request, _RawResult)).root
         page = ListToolsResult.model_validate(raw, by_name=False)
         # What the session's own list_tools does with a page (a listing of one page is the whole listing).
         page = client.session._absorb_tool_listing(page, complete=cursor is None and page.next_cursor is None)  # noqa: SLF001
