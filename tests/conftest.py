@@ -23,13 +23,18 @@ hypothesis_settings.register_profile("dev", print_blob=True)
 hypothesis_settings.register_profile("fast", print_blob=True, max_examples=25)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
+#: Fixtures of the real Claude Code for every test package: the CLI, the plugin's build (plugin_fixtures.py),
+#: and real sessions against a fake Messages API (host_rig.py).
+pytest_plugins = ["plugin_fixtures", "host_rig"]
+
 
 #: Fixtures that start real daemons or real MCP servers, build the plugin's virtualenv or install npm packages:
 #: a test using one is `heavy`, left out of `make test-fast` (the inner loop) and run by `make test` (CI,
 #: README). `behind` stands behind the MCP test servers (tests/runtime/mcp/servers): a test using it starts
 #: real MCP server processes. A test that starts one without these fixtures carries `pytest.mark.heavy`
 #: itself (tests/docs: a page registering an MCP server).
-HEAVY_FIXTURES = frozenset({"daemon", "claude", "checkout", "mcp_daemon", "everything", "behind"})
+HEAVY_FIXTURES = frozenset({"daemon", "claude", "checkout", "mcp_daemon", "everything", "behind", "claude_host",
+                            "plugin_build"})
 
 #: Test modules (relative to tests/) that start `attend run` or other long-lived processes themselves.
 HEAVY_MODULES = frozenset({

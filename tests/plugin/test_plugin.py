@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from claude_rig import REPO, as_installed, claude_env, copy_checkout
-from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, tiny_package
 
+from claude_rig import REPO, as_installed, claude_env, copy_checkout, path_without_attend
+from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, tiny_package
 from waiting import PATIENCE, wait_until
 
 #: What the plugin is made of: its manifest, launcher, hooks, monitor and skill (real files in plugin/, which
@@ -318,14 +318,6 @@ def as_claude_code_runs(command: str, variables: dict[str, str]) -> str:
     for name, value in variables.items():
         command = command.replace("${" + name + "}", value)
     return command
-
-
-def path_without_attend() -> str:
-    """The directories of this PATH that hold no `attend`, plus the base interpreter's own folder."""
-    base = os.path.dirname(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
-    dirs = [base] + os.environ.get("PATH", "").split(os.pathsep)
-    kept = [d for d in dict.fromkeys(dirs) if d and not os.path.exists(os.path.join(d, "attend"))]
-    return os.pathsep.join(kept)
 
 
 def readme_install_lines(checkout: Path) -> list[list[str]]:

@@ -23,7 +23,6 @@ import tomllib
 from pathlib import Path
 
 from claude_rig import REPO
-
 from npm_cache import cache_root
 
 #: The tiny extra package the shared plugin build's extra-packages.txt lists (tests/plugin/conftest.py),

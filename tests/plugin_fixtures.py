@@ -1,4 +1,11 @@
-"""Fixtures for the Claude Code plugin tests (the CLI itself: claude_rig.py)."""
+"""The real Claude Code CLI and the plugin's one virtualenv build, as fixtures every test package can use
+(registered by tests/conftest.py): `claude` (the pinned CLI, claude_rig.py), `checkout` (a clone-like copy of
+the repository), `wheels` (pip_rig.py's wheelhouse) and `plugin_build` (the run's one build of the plugin's
+virtualenv, started early by `early_plugin_build`).
+
+Without npm the `claude` fixture skips its test, except under CI (`CI` set), where a missing Claude Code
+is a failure: CI must never pass by skipping the real host.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from claude_rig import REPO, as_installed, copy_checkout, installed_claude
 from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, wheelhouse
 
@@ -24,7 +32,10 @@ def claude() -> Path:
     """The real `claude` CLI of the pinned release (installed into the test cache on first use)."""
     exe = installed_claude()
     if exe is None:
-        pytest.skip("npm is not installed: the plugin tests need Node.js to install Claude Code")
+        why = "npm is not installed: the tests of the real Claude Code need Node.js to install it"
+        if os.environ.get("CI"):
+            pytest.fail(why + " (CI never skips them)")
+        pytest.skip(why)
     return exe
 
 
@@ -53,10 +64,14 @@ class PluginBuild:
     stderr: str
 
     def copy_to(self, data: Path) -> Path:
-        """This build's virtualenv as data/venv (hard links: the launcher and Python replace files, never
-        write into one), as if the launcher had built it there."""
-        data.mkdir(parents=True, exist_ok=True)
-        return Path(shutil.copytree(self.venv, data / "venv", symlinks=True, copy_function=os.link))
+        """This build's virtualenv as data/venv, as if the launcher had built it there."""
+        return self.link_as(data / "venv")
+
+    def link_as(self, venv: Path) -> Path:
+        """This build's virtualenv at `venv` (hard links: the launcher and Python replace files, never write
+        into one)."""
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copytree(self.venv, venv, symlinks=True, copy_function=os.link))
 
 
 def shared_folder(factory: pytest.TempPathFactory) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from npm_cache import npm_installed
@@ -17,7 +18,7 @@ from npm_cache import npm_installed
 #: The Claude Code release the plugin is tested against.
 CLAUDE_CODE_VERSION = "2.1.328"
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def claude_env(home: Path, **extra: str) -> dict[str, str]:
@@ -59,6 +60,14 @@ def copy_checkout(dest: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
     return dest
+
+
+def path_without_attend() -> str:
+    """The directories of this PATH that hold no `attend`, plus the base interpreter's own folder."""
+    base = os.path.dirname(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
+    dirs = [base] + os.environ.get("PATH", "").split(os.pathsep)
+    kept = [d for d in dict.fromkeys(dirs) if d and not os.path.exists(os.path.join(d, "attend"))]
+    return os.pathsep.join(kept)
 
 
 def installed_claude() -> Path | None:

@@ -1,0 +1,334 @@
+"""The real host in the suite: the real Claude Code CLI (claude_rig.py), with attend installed as its plugin the
+way README says, in real sessions against a local fake Messages API (fake_api.py).
+
+Fixtures (registered for every test package by tests/conftest.py; a test using `claude_host` is heavy):
+
+    def test_x(claude_host):                  # one user's machine: a temporary home, the plugin installed
+        host = claude_host
+        host.api                              # the FakeAPI every session here talks to
+        host.home                             # tests/conftest.Home: attend's XDG folders, HOME, the project
+        done = host.headless("hi")             # `claude -p hi` in host.home.project: the hook path
+        with host.session() as s:             # an interactive `claude` in tmux: the plugin's Monitor arms
+            s.wait_ready()                    # Claude Code idle at its prompt, attend's monitor stream live
+            host.home.attend("sensors", "fire", ...)   # anything that makes a line
+            host.api.wait_for("the line", session=s.id)  # the request that carried it
+            s.type("a prompt")                # a user's prompt, typed and entered
+            s.screen()                        # the terminal as the user sees it (for failure messages)
+
+`host.project(name)` makes another project folder Claude Code trusts. Every session runs with the home's
+XDG variables, so attend's daemons, journal and store are the test's own; when the test ends, every process
+started with that home (Claude Code, its monitor, attend's daemons) is ended by its id.
+
+Permissions: `Bash` is allowed in the user's settings (`claude -p` and the sessions run tool calls without
+asking; `--dangerously-skip-permissions` is refused to root). Onboarding, the trust dialog and the API-key
+question are pre-answered in ~/.claude.json. `attend` on the sessions' PATH is the installed plugin's launcher.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_rig import claude_env, copy_checkout, path_without_attend
+from fake_api import FakeAPI
+from pip_rig import pip_env
+from waiting import PATIENCE, wait_until
+
+#: The fake key every session sends (Claude Code asks once whether to use a key it finds: answered here).
+API_KEY = "sk-ant-api03-attend-test-fake-key-000000000000000000000000000AA"
+
+#: The statuses Claude Code's session record (~/.claude/sessions/<pid>.json) has while it waits for the user.
+IDLE = frozenset({"idle", "shell"})
+
+#: The terminal an interactive session draws in.
+COLUMNS, ROWS = 200, 50
+
+
+@dataclass(frozen=True)
+class InstalledPlugin:
+    """README's plugin install done once per test run (per xdist worker): `~/.claude` as Claude Code left it."""
+
+    dot_claude: Path
+    root: Path  # the installed plugin's folder (Claude Code's plugin cache)
+
+
+@pytest.fixture(scope="session")
+def installed_plugin(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> InstalledPlugin:
+    """`claude plugin marketplace add <clone>` and `claude plugin install attend@attend`, into a home of its own."""
+    base = tmp_path_factory.mktemp("host-install")
+    checkout = copy_checkout(base / "attend-checkout")
+    home = base / "home"
+    home.mkdir()
+    env = claude_env(home)
+    for argv in (["plugin", "marketplace", "add", str(checkout)], ["plugin", "install", "attend@attend"]):
+        done = subprocess.run([str(claude), *argv], capture_output=True, text=True, timeout=PATIENCE * 4,
+                              env=env, cwd=home)
+        assert done.returncode == 0, done.stdout + done.stderr
+    installed = json.loads((home / ".claude" / "plugins" / "installed_plugins.json").read_text())
+    root = Path(installed["plugins"]["attend@attend"][0]["installPath"])
+    return InstalledPlugin(dot_claude=home / ".claude", root=root)
+
+
+@dataclass
+class ClaudeHost:
+    """One user's machine with Claude Code and the attend plugin; see the module docstring."""
+
+    claude: Path
+    api: FakeAPI
+    home: Any  # tests/conftest.Home
+    plugin: InstalledPlugin
+    wheels: Path
+    sessions: list[Session] = field(default_factory=list)
+
+    @property
+    def claude_json(self) -> Path:
+        return self.home.root / ".claude.json"
+
+    def project(self, name: str) -> Path:
+        """A new project folder beside the home's, trusted by Claude Code."""
+        folder = self.home.project.parent / name
+        folder.mkdir(parents=True, exist_ok=True)
+        self.trust(folder)
+        return folder
+
+    def trust(self, folder: Path) -> None:
+        """Answer Claude Code's trust dialog and project onboarding for `folder` in ~/.claude.json."""
+        state = json.loads(self.claude_json.read_text()) if self.claude_json.exists() else {}
+        state.setdefault("projects", {})[str(folder)] = {
+            "hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": [],
+            "projectOnboardingSeenCount": 1,
+        }
+        self.claude_json.write_text(json.dumps(state, indent=2))
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment Claude Code runs with: the home's (HOME, XDG_*), the fake API, no network chatter,
+        `attend` on PATH as the plugin's launcher, and pip pointed at the tests' wheelhouse."""
+        base = self.home.env()
+        env = claude_env(self.home.root)
+        env.update({k: v for k, v in base.items() if k.startswith("XDG_")})
+        env.update(pip_env(self.wheels))
+        env.update(
+            ANTHROPIC_BASE_URL=self.api.url,
+            ANTHROPIC_API_KEY=API_KEY,
+            PATH=f"{self.home.root / 'bin'}{os.pathsep}{path_without_attend()}",
+            TERM="xterm-256color",
+        )
+        for name in ("ATTEND_SESSION", "TMUX", "TMUX_PANE"):
+            env.pop(name, None)
+        env.update(extra)
+        return env
+
+    def headless(self, prompt: str, *args: str, project: Path | None = None,
+              timeout: float = PATIENCE * 4) -> subprocess.CompletedProcess[str]:
+        """`claude -p PROMPT ARGS...` in `project` (the home's): one headless turn, the hooks as its conduit."""
+        return subprocess.run([str(self.claude), "-p", prompt, *args], cwd=project or self.home.project,
+                              env=self.env(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+
+    @contextlib.contextmanager
+    def session(self, *args: str, project: Path | None = None) -> Iterator[Session]:
+        """An interactive `claude ARGS...` in its own tmux server, in `project` (the home's); ended on exit."""
+        session = Session.start(self, project or self.home.project, args)
+        self.sessions.append(session)
+        try:
+            yield session
+        finally:
+            session.close()
+
+    def close(self) -> None:
+        for session in self.sessions:
+            session.close()
+        end_processes_of(self.home.root)
+
+
+def processes_of(home: Path) -> list[int]:
+    """The ids of the processes running with HOME=`home` (what this test started there), this one excepted."""
+    wanted = f"HOME={home}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if wanted in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def end_processes_of(home: Path) -> None:
+    """End, by id, every process started with HOME=`home`: SIGTERM, then SIGKILL for what outlives PATIENCE."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = processes_of(home)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        try:
+            wait_until(lambda: not processes_of(home), timeout=PATIENCE / 3, what=f"the processes of {home} to end")
+            return
+        except AssertionError:
+            continue
+
+
+@dataclass
+class Session:
+    """An interactive Claude Code session in a tmux server of its own (see the module docstring)."""
+
+    host: ClaudeHost
+    project: Path
+    socket: Path
+    pid: int
+    closed: bool = False
+
+    @classmethod
+    def start(cls, host: ClaudeHost, project: Path, args: tuple[str, ...]) -> Session:
+        socket = Path(tempfile.mkdtemp(prefix="rig-tmux-")) / "s"  # short: a socket path is at most 107 bytes
+        argv = " ".join(_quote(a) for a in (str(host.claude), *args))
+        subprocess.run(["tmux", "-S", str(socket), "-f", "/dev/null", "new-session", "-d", "-x", str(COLUMNS),
+                        "-y", str(ROWS), "-c", str(project), f"exec {argv}"],
+                       env=host.env(), check=True, capture_output=True, text=True, timeout=PATIENCE)
+        pid = int(_tmux(socket, "display-message", "-p", "#{pane_pid}").strip())
+        return cls(host=host, project=project, socket=socket, pid=pid)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """Claude Code's own record of this session (~/.claude/sessions/<pid>.json); {} before it writes one."""
+        path = self.host.home.root / ".claude" / "sessions" / f"{self.pid}.json"
+        try:
+            return dict(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    @property
+    def id(self) -> str:
+        """Claude Code's session id (waits for its record)."""
+        wait_until(lambda: self.record.get("sessionId"), what=f"Claude Code's record of session pid {self.pid}")
+        return str(self.record["sessionId"])
+
+    def idle(self) -> bool:
+        """Claude Code says the session waits for the user: its record's status is `idle`, or `shell` (idle
+        with a background shell running, as the plugin's monitor is), not `busy` or `waiting` (a dialog)."""
+        return self.record.get("status") in IDLE
+
+    def monitor_live(self) -> bool:
+        """attend's Monitor stream of this session is live: an `attend run` under this Claude Code has attached
+        to the project's store as this session (from then on it prints every new journal row for it)."""
+        from attend.runtime.sessions.status import project_sessions
+
+        if not self.record.get("sessionId"):
+            return False
+        live = project_sessions(self.project, self.host.home.env())
+        mine = {s.pid for s in [*([live.poller] if live.poller else []), *live.attached] if s.session == self.id}
+        return bool(mine & set(_descendants(self.pid)))
+
+    def wait_ready(self) -> None:
+        """Wait until the session is idle at its prompt and the plugin's monitor (`attend run`) is live."""
+        try:
+            wait_until(lambda: self.idle() and self.monitor_live(), what="an idle session with attend's monitor")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n--- screen ---\n{self.screen()}") from None
+
+    def type(self, text: str) -> None:
+        """Type `text` at the prompt and press Enter."""
+        _tmux(self.socket, "send-keys", "-l", text)
+        _tmux(self.socket, "send-keys", "Enter")
+
+    def screen(self) -> str:
+        """The terminal's visible text."""
+        try:
+            return _tmux(self.socket, "capture-pane", "-p")
+        except subprocess.CalledProcessError as e:
+            return f"(no screen: {e.stderr.strip()})"
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            _tmux(self.socket, "kill-server")
+        shutil.rmtree(self.socket.parent, ignore_errors=True)
+
+
+def _tmux(socket: Path, *args: str) -> str:
+    done = subprocess.run(["tmux", "-S", str(socket), *args], capture_output=True, text=True, timeout=PATIENCE,
+                          check=True)
+    return done.stdout
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def _descendants(root: int) -> list[int]:
+    """The live processes below `root` (children's children included)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeAPI]:
+    """A fake Messages API on a free local port, for this test."""
+    with FakeAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def claude_host(claude: Path, fake_api: FakeAPI, home: Any, installed_plugin: InstalledPlugin,
+                plugin_build: Any, wheels: Path) -> Iterator[ClaudeHost]:
+    """This test's user machine: `home` with the attend plugin installed (README's install, once per run) and
+    set up (the run's one virtualenv build, linked in), Claude Code's first-run questions answered, `Bash`
+    allowed, and the fake API; every process started in this home is ended afterwards."""
+    assert plugin_build.returncode == 0, plugin_build.stderr
+    dot_claude = home.root / ".claude"
+    shutil.copytree(installed_plugin.dot_claude, dot_claude, symlinks=True)
+    # One virtualenv where the hooks look (the plugin data folder) and where the monitor looks (it does not
+    # get CLAUDE_PLUGIN_DATA in its environment): the run's one build, hard-linked in.
+    plugin_build.copy_to(dot_claude / "plugins" / "data" / "attend-attend")
+    plugin_build.link_as(home.data / "attend" / "plugin-venv")
+    settings_path = dot_claude / "settings.json"
+    settings = json.loads(settings_path.read_text()) if settings_path.exists() else {}
+    settings["permissions"] = {"allow": ["Bash"]}
+    settings["disableAutoMode"] = "disable"  # no auto mode: no question about it, no classifier requests
+    settings_path.write_text(json.dumps(settings, indent=2))
+    (home.root / "bin").mkdir()
+    launcher = home.root / "bin" / "attend"
+    launcher.write_text(f'#!/bin/sh\nexec {_quote(str(installed_plugin.root / "bin" / "attend"))} "$@"\n')
+    launcher.chmod(0o755)
+    host = ClaudeHost(claude=claude, api=fake_api, home=home, plugin=installed_plugin, wheels=wheels)
+    state = {
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.328", "theme": "dark",
+        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+        "hasResetAutoModeOptInForDefaultOffer": True,
+    }
+    host.claude_json.write_text(json.dumps(state, indent=2))
+    host.trust(home.project)
+    try:
+        yield host
+    finally:
+        host.close()
