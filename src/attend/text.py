@@ -12,6 +12,10 @@ project path, a sensor's description, a diagnostic) goes through this module: `a
 - `json_text`: JSON for a terminal: non-ASCII text kept as is, except the characters `printable`
   escapes that JSON passes raw (C1 controls, the bidirectional controls, U+2028/U+2029, lone
   surrogates), which are written as `\\uNNNN` escapes: the same data, and nothing that drives the terminal.
+- `quoted`: what another program said that a message quotes (a remote MCP server's refusal and its
+  `WWW-Authenticate` challenge, an error a server answered with): printable on one line and cut to
+  `QUOTED_CHARS`, once, where attend takes the words in (runtime/mcp/pool.py), so the status, `attend
+  sensors`, `sensors probe`, `doctor`, `sensors history`, the tab and every `--json` show the same text.
 - `LINE_BREAKS` are the characters that end a line (`str.splitlines`'s set: LF, CR, VT, FF, FS, GS,
   RS, NEL, LS, PS). A one-line form either folds them (`fold_lines`: each run becomes one space; with
   `printable(one_line=True)` and `one_line`, tabs too) or, where the exact text matters (a
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
     import re
     from typing import Any
 
-__all__ = ["LINE_BREAKS", "escaped_lines", "fold_lines", "iso_time", "json_text", "one_line", "printable", "printable_path"]
+__all__ = ["LINE_BREAKS", "QUOTED_CHARS", "escaped_lines", "fold_lines", "iso_time", "json_text", "one_line", "printable", "printable_path", "quoted"]
 
 #: Every character that ends a line (what `str.splitlines` breaks at; YAML's NEL, LS and PS among them).
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -71,6 +75,16 @@ def one_line(text: str, limit: int) -> str:
     """`text` printable on one line, cut to at most `limit` characters (the last one `…` when cut)."""
     text = printable(text, one_line=True).strip()
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+#: The most characters of another program's words a message quotes (docs/mcp.md: a refusing server's answer).
+QUOTED_CHARS = 300
+
+
+def quoted(text: str, limit: int = QUOTED_CHARS) -> str:
+    """What another program said (a server's answer, its challenge, an error it sent), as a message quotes it:
+    printable on one line, cut to `limit` characters (`one_line`)."""
+    return one_line(text, limit)
 
 
 def fold_lines(text: str) -> str:

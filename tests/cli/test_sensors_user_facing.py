@@ -172,3 +172,36 @@ def test_the_table_shows_a_lane_note_without_repeating_lane(quiet_home) -> None:
     table = quiet_home.attend("sensors").stdout
     assert "    lane: message needs `author` in every trigger; t has none, so it runs on the event lane" in table
     assert "lane: lane:" not in table
+
+
+#: What a terminal acts on: C0 but tab and newline, DEL, C1, the bidirectional controls (text.printable's set).
+DRIVES_A_TERMINAL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+
+
+def test_the_history_shows_a_commands_stderr_escaped_in_text_and_json(quiet_home) -> None:
+    # issue 35, item 3: a poll's message quotes the command's stderr (an OSC title, ESC and an 8-bit CSI)
+    import re
+
+    said = "\x1b]0;owned\x07\x1b[2J \u009b31m red \u202e"
+    sensor = {"spec": 1, "name": "loud", "kind": "command", "triggers": ITEMS_TRIGGERS,
+              "command": {"argv": [sys.executable, "-c", f"import sys; sys.stderr.write({said!r}); sys.exit(3)"]}}
+    quiet_home.write_user_sensor("loud", json.dumps(sensor))
+    assert quiet_home.attend("sensors", "poll", "loud").returncode == 1
+    text = quiet_home.attend("sensors", "history", "loud")
+    assert text.returncode == 0, text.stderr
+    assert not re.search(DRIVES_A_TERMINAL, text.stdout), text.stdout
+    assert "\\x1b]0;owned\\x07\\x1b[2J \\x9b31m red \\u202e" in text.stdout
+    as_json = quiet_home.attend("sensors", "history", "loud", "--json")
+    assert not re.search(DRIVES_A_TERMINAL, as_json.stdout), as_json.stdout
+    (trace,) = json.loads(as_json.stdout)["history"]
+    assert said.strip() in trace["message"]  # the data itself, unchanged: JSON escapes it
+
+
+def test_doctor_prints_a_project_folder_named_with_terminal_controls_escaped(quiet_home, tmp_path) -> None:
+    import re
+
+    project = tmp_path / "proj\x1b]0;owned\x07\u009b2J"
+    project.mkdir()
+    done = quiet_home.attend("doctor", "--project", str(project))
+    assert not re.search(DRIVES_A_TERMINAL, done.stdout), done.stdout
+    assert "proj\\x1b]0;owned\\x07\\x9b2J" in done.stdout

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import EXIT_FAILED
-from attend.text import iso_time
+from attend.text import iso_time, printable
 
 __all__ = ["Check", "EXIT_FAILED", "main", "run_checks"]
 
@@ -47,8 +47,10 @@ class Check:
     fix: str = ""
 
     def line(self) -> str:
+        """The check as doctor prints it: one printable line (a message quotes paths, a server's words)."""
         label = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}[self.status]
-        return f"{label} {self.check}: {self.message}" + (f"; fix: {self.fix}" if self.fix else "")
+        return printable(f"{label} {self.check}: {self.message}" + (f"; fix: {self.fix}" if self.fix else ""),
+                         one_line=True)
 
 
 def _names(items: list[str]) -> str:

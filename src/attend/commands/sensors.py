@@ -59,7 +59,7 @@ from attend.settings.manage import Managed, copy_sensor, delete_sensor, rename_s
 from attend.settings.policy import (
     target_layer,
 )
-from attend.text import iso_time, printable
+from attend.text import iso_time, json_text, printable
 
 __all__ = ["sensors_fire", "sensors_list", "sensors_poll"]
 
@@ -483,12 +483,13 @@ async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, arg
     try:
         run = await probe_calls(compiled, paths, env, args.project_dir, store)
     except RuntimeFailure as failure:
-        print(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", file=sys.stderr)
+        print(printable(f"attend: probe of {compiled.name}: {failure.state}: {failure.message}", one_line=True),
+              file=sys.stderr)
         return EXIT_FAILED
     verdict, settings = run.verdict, run.settings
     out = sys.stdout
     if not args.json:
-        out.write(run.describe())
+        out.write(printable(run.describe()))  # the lost keys are the server's words
     confirmed = False
     answer_no = False
     if verdict.ok:
@@ -500,7 +501,7 @@ async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, arg
     record = run.record(store, confirmed)
 
     if args.json:
-        print(json.dumps(record, indent=2, ensure_ascii=False, default=str), file=out)
+        print(json_text(record, indent=2, default=str), file=out)
     elif verdict.ok and confirmed:
         print(f"recorded: {compiled.name} may poll {settings.resource or settings.tool} on {run.server_name}", file=out)
     elif verdict.ok and not answer_no:
@@ -558,7 +559,7 @@ def sensors_history(args: Any) -> int:
     with open_project_store(sensor_set.paths) as store:
         data = sensor_noise(store, name, limit=args.limit, trigger=trigger, everything=args.everything)
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json_text(data, indent=2))
         return 0
     sys.stdout.write(render_history(data))
     return 0

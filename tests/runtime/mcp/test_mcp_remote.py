@@ -4,8 +4,10 @@ headers with ${VAR}, auth_failed."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -31,10 +33,16 @@ def remote_behind(tmp_path_factory: pytest.TempPathFactory) -> Behind:
     return Behind(folder / "items.json", folder / "starts.txt", folder / "crash-now")
 
 
+def refusal_file(behind: Behind) -> Path:
+    """The file whose JSON `{body, challenge}` the module's server answers a refused request with (remote.py)."""
+    return behind.items_file.with_name("refusal.json")
+
+
 @pytest.fixture
 def behind(remote_behind: Behind) -> Behind:
-    """The module's `remote_behind`, its items back to the one item every test starts from."""
+    """The module's `remote_behind`, its items back to the one item every test starts from, its refusal the usual."""
     remote_behind.write_items([{"id": "a", "title": "first"}])
+    refusal_file(remote_behind).unlink(missing_ok=True)
     return remote_behind
 
 
@@ -42,7 +50,7 @@ def behind(remote_behind: Behind) -> Behind:
 def remote_server(remote_behind: Behind) -> Iterator[int]:
     """The port of servers/remote.py on 127.0.0.1: streamable HTTP at /mcp, SSE at /sse, one process."""
     port = free_port()
-    env = {**remote_behind.env(), "PATH": "/usr/bin:/bin"}
+    env = {**remote_behind.env(ATTEND_TEST_REFUSAL=str(refusal_file(remote_behind))), "PATH": "/usr/bin:/bin"}
     with serving([sys.executable, str(SERVERS / "remote.py"), str(port), TOKEN], port, env) as served:
         yield served
 
@@ -93,6 +101,40 @@ async def test_a_wrong_token_is_auth_failed_with_the_servers_words_and_backs_off
     with pytest.raises(RuntimeFailure) as waiting:
         await call_tool(settings(), ctx)
     assert waiting.value.state == "unavailable" and "refused the credential" in waiting.value.message
+
+
+#: A refusal that drives a terminal (issue 35, item 3): the body's OSC title sequence, screen clears and colours
+#: (ESC bytes), the challenge's 8-bit CSI and OSC (C1 controls, which a header may carry), each some 8 KB.
+HOSTILE_BODY = "\x1b]0;owned\x07" + "\x1b[2J\x1b[31mred " * 700
+HOSTILE_CHALLENGE = 'Bearer error="invalid_token", error_description="' + "\u009b2J\u009d0;owned\u009c\u202e " * 1000 + '"'
+#: What a terminal acts on: C0 but tab and newline, DEL, C1, the bidirectional controls (text.printable's set).
+DRIVES_A_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def answer_hostile_refusals(behind: Behind) -> None:
+    refusal_file(behind).write_text(json.dumps({"body": HOSTILE_BODY, "challenge": HOSTILE_CHALLENGE}))
+
+
+def assert_quoted(message: str) -> None:
+    """`message` quotes a hostile refusal as every surface must: escaped, on one line, each part cut to 300 characters."""
+    assert not DRIVES_A_TERMINAL.search(message), message[:400]
+    assert "\n" not in message
+    assert "HTTP 401 Unauthorized: \\x1b]0;owned\\x07" in message  # the server's words, escaped, not dropped
+    assert len(message) < 900, len(message)  # each of body and challenge at most 300 characters (docs/mcp.md)
+
+
+async def test_a_hostile_refusal_is_quoted_escaped_on_one_line_and_cut(
+    ctx: PollContext, pool: McpPool, remote: int, behind: Behind
+) -> None:
+    answer_hostile_refusals(behind)
+    configure(ctx, remote)
+    ctx.env["REMOTE_TOKEN"] = "wrong"
+    with pytest.raises(RuntimeFailure) as refused:
+        await call_tool(settings(), ctx)
+    assert refused.value.state == "auth_failed"
+    assert_quoted(refused.value.message)
+    assert 'Bearer error="invalid_token", error_description="\\x9b2J\\x9d0;owned\\x9c\\u202e' in refused.value.message
+    assert refused.value.message.endswith("…)")  # the challenge, cut
 
 
 async def test_a_missing_token_variable_is_auth_failed_before_any_request(ctx: PollContext, pool: McpPool) -> None:
@@ -206,3 +248,46 @@ def test_attend_run_polls_remote_servers_over_http_and_sse_and_a_stale_token_is_
     assert auth["status"] == "fail" and auth["message"].startswith("auth_failed: board (the daemon's last poll): ")
     assert "HTTP 401" in auth["message"] and "the bearer token is missing or wrong" in auth["message"]
     assert "never starts a login" in auth["fix"]
+
+
+@pytest.mark.slow
+def test_a_hostile_refusal_reaches_every_surface_escaped_on_one_line_and_cut(
+    quiet_home: Any, daemon: Any, behind: Behind, remote: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 35, item 3: `sensors probe` printed the body and the challenge raw (ESC bytes, an OSC title) and
+    # whole (8 KB) while `attend sensors` escaped them; one text for the server's words, everywhere
+    servers = {"tracker": {"type": "http", "url": f"http://127.0.0.1:{remote}/mcp",
+                           "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}}
+    (quiet_home.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    quiet_home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", "tracker"))
+    monkeypatch.setenv("REMOTE_TOKEN", TOKEN)
+    assert quiet_home.attend("sensors", "probe", "tracker", "--confirm").returncode == 0
+
+    answer_hostile_refusals(behind)
+    monkeypatch.setenv("REMOTE_TOKEN", "expired")
+    probed = quiet_home.attend("sensors", "probe", "tracker")
+    assert probed.returncode == 1
+    assert_quoted(probed.stderr.strip())
+
+    running = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["tracker"].get("state") == "auth_failed", what="auth_failed")
+    running.stop()
+
+    def said(out: str) -> str:
+        """The first line of `out` that quotes the refusal (on one line: `assert_quoted` finds its start)."""
+        assert not DRIVES_A_TERMINAL.search(out), out[:400]
+        return next(line for line in out.splitlines() if "refused the credential" in line)
+
+    listed = quiet_home.attend("sensors")
+    assert_quoted(said(listed.stdout))
+    assert_quoted(sensors_json(quiet_home)["tracker"]["message"])
+    history = quiet_home.attend("sensors", "history", "tracker")
+    assert_quoted(said(history.stdout))
+    history_json = quiet_home.attend("sensors", "history", "tracker", "--json")
+    assert not DRIVES_A_TERMINAL.search(history_json.stdout)
+    assert_quoted(json.loads(history_json.stdout)["history"][0]["message"])
+    doctor = quiet_home.attend("doctor")
+    assert_quoted(said(doctor.stdout))
+    doctor_json = quiet_home.attend("doctor", "--json")
+    (auth,) = [check for check in json.loads(doctor_json.stdout)["checks"] if check["check"] == "mcp auth"]
+    assert_quoted(auth["message"])

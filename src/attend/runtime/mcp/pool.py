@@ -65,6 +65,7 @@ from attend.runtime.mcp.policy import (
     result_document,
     tool_error_state,
 )
+from attend.text import quoted
 
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
@@ -72,9 +73,6 @@ if TYPE_CHECKING:
 __all__ = ["CLIENT_LOG", "GRACE_VARIABLE", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
 
 _R = TypeVar("_R")
-
-#: The most characters of a refusing server's answer an `auth_failed` message quotes.
-REFUSAL_CHARS = 300
 
 #: The folder under the state directory that holds one stderr log per server.
 LOG_DIR = "mcp"
@@ -276,8 +274,9 @@ class McpPool:
         result = await self._request(session, f"tool {tool}", lambda: client.call_tool(tool, args), timeout)
         texts = [block.text for block in result.content if isinstance(block, TextContent)]
         if result.is_error:
-            message = "\n".join(texts).strip() or "the tool reported an error without a message"
-            raise RuntimeFailure(tool_error_state(message), f"MCP tool {tool} on {definition.name!r}: {message}")
+            message = "\n".join(texts).strip()
+            said = quoted(message) or "the tool reported an error without a message"
+            raise RuntimeFailure(tool_error_state(message), f"MCP tool {tool} on {definition.name!r}: {said}")
         structured = result.structured_content
         return ToolCall(document=result_document(structured, texts), structured=structured, texts=texts)
 
@@ -439,7 +438,7 @@ class McpPool:
                     raise failure from None
                 if exc.code != CONNECTION_CLOSED:
                     # The server answered with a JSON-RPC error: the session is fine, the request failed.
-                    message = f"MCP {what} on {name!r}: {exc.message} (error {exc.code})"
+                    message = f"MCP {what} on {name!r}: {quoted(exc.message)} (error {exc.code})"
                     raise RuntimeFailure(tool_error_state(exc.message), message) from None
                 raise self._lost(session, what, exc) from None
             except Exception as exc:  # noqa: BLE001 - any other failure is the transport's: the session is gone
@@ -560,8 +559,9 @@ class McpPool:
         async def on_response(response: httpx2.Response) -> None:
             if response.status_code in (401, 403):
                 await response.aread()
-                words = " ".join(response.text.split())[:REFUSAL_CHARS]
-                challenge = response.headers.get("www-authenticate")
+                # the server's words, each part as a message quotes another program (escaped, one line, cut)
+                words = quoted(response.text)
+                challenge = quoted(response.headers.get("www-authenticate") or "")
                 session.refusal = (f"HTTP {response.status_code} {response.reason_phrase}"
                                    f"{f': {words}' if words else ''}{f' ({challenge})' if challenge else ''}")
 
@@ -699,8 +699,8 @@ def _describe(exc: BaseException) -> str:
     """A one-line description of an exception, unwrapping single-member exception groups."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0] if text else type(exc).__name__
+    text = str(exc).strip()
+    return quoted(text.splitlines()[0]) if text else type(exc).__name__
 
 
 @asynccontextmanager

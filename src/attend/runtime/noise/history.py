@@ -110,8 +110,10 @@ def _iso(t: float) -> str:
 
 def render_history(data: dict[str, Any]) -> str:
     """The text form of `sensor_noise`'s data: shelves, flapping keys, then each poll, newest first (and
-    how many quiet polls were left out, unless every poll was asked for)."""
+    how many quiet polls were left out, unless every poll was asked for); each line printable on its own (a
+    poll's message quotes a command's stderr or a server's words)."""
     from attend.compiler.ops import render_value
+    from attend.text import printable
 
     out = []
     for shelf in data["shelves"]:
@@ -156,4 +158,4 @@ def render_history(data: dict[str, Any]) -> str:
     if left_out and data["history"]:
         out.append(f"({left_out} quiet poll{'s' if left_out != 1 else ''} left out: nothing fired or was held; "
                    "--all shows every poll)")
-    return "\n".join(out) + "\n"
+    return "\n".join(printable(line, one_line=True) for line in out) + "\n"

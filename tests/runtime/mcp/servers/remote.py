@@ -3,12 +3,18 @@
 Run as `remote.py PORT TOKEN`: streamable HTTP at /mcp and, in the same process, HTTP with server-sent events
 at /sse (the 2024-11-05 transport; one process, not one per transport: each imports the SDK, a second or more
 of CPU). Every request without `Authorization: Bearer TOKEN` is answered 401 with a one-line reason (and a
-`WWW-Authenticate` challenge), as a service with a stale or missing token answers.
+`WWW-Authenticate` challenge), as a service with a stale or missing token answers. When the file named by
+`ATTEND_TEST_REFUSAL` exists, its JSON `{"body": ..., "challenge": ...}` is that answer instead (read on each
+refusal, so a test can make the same server's refusal hostile: a header value carries what HTTP lets through,
+any byte but the C0 controls and DEL).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -31,15 +37,24 @@ def guarded(app: Any, token: str) -> Any:
 
     async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
-            body = b"invalid_token: the bearer token is missing or wrong\n"
+            body, challenge = refusal()
             await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"text/plain"), (b"www-authenticate", b'Bearer error="invalid_token"'),
+                (b"content-type", b"text/plain"), (b"www-authenticate", challenge),
                 (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
             return
         await app(scope, receive, send)
 
     return asgi
+
+
+def refusal() -> tuple[bytes, bytes]:
+    """The body and the `WWW-Authenticate` challenge of a 401: the test's (ATTEND_TEST_REFUSAL), else the usual."""
+    path = os.environ.get("ATTEND_TEST_REFUSAL")
+    if path and Path(path).exists():
+        told = json.loads(Path(path).read_text(encoding="utf-8"))
+        return told["body"].encode(), told["challenge"].encode()
+    return b"invalid_token: the bearer token is missing or wrong\n", b'Bearer error="invalid_token"'
 
 
 def both_transports() -> Any:
