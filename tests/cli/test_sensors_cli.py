@@ -174,11 +174,11 @@ def test_sensors_fire_json_reports_the_fires_and_the_lines(items, quiet_home) ->
     out = quiet_home.attend("sensors", "fire", "items", "--json", "--input", "-", input='{"items": [{"id": 4}, {"id": 5}]}')
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert report["priority"] == "high" and report["lane"] == "event"
+    assert report["priority"] == "medium" and report["lane"] == "event"
     assert [f["key"] for f in report["fires"]] == [4, 5]
     assert report["lines"] == [
-        "[attend sensor=items priority=high] [test] new item 4",
-        "[attend sensor=items priority=high] [test] new item 5",
+        "[attend sensor=items priority=medium] [test] new item 4",
+        "[attend sensor=items priority=medium] [test] new item 5",
     ]
     assert report["delivered"] is True and report["committed"] is False
 

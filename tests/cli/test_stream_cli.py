@@ -73,7 +73,7 @@ def test_sensors_poll_on_a_stream_sensor_collects_for_5_s_by_default(home) -> No
     header = run.stdout.splitlines()[0]
     assert header.startswith("sensor feed: ok (") and header.endswith("; a stream, collected for 5 s)"), header
     assert float(header.split("(")[1].split()[0]) >= 5.0
-    assert "[attend sensor=feed priority=high] record 2: b" in run.stdout
+    assert "[attend sensor=feed priority=medium] record 2: b" in run.stdout
     assert _followers(feed) == []
 
 

@@ -33,11 +33,11 @@ def test_the_daemon_prints_one_line_per_new_item(items_sensor, daemon, quiet_hom
     wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the first poll")
     items.set([{"id": 1}, {"id": 2}])
     lines = d.wait_for(lambda ls: len(ls) >= 2)
-    assert lines == ["[attend sensor=items priority=high] new item 1", "[attend sensor=items priority=high] new item 2"]
+    assert lines == ["[attend sensor=items priority=medium] new item 1", "[attend sensor=items priority=medium] new item 2"]
     rows = journal_rows(quiet_home)
     assert [(r["description"], r["priority"], r["printed"], r["test"]) for r in rows] == [
-        ("new item 1", "high", 1, 0),
-        ("new item 2", "high", 1, 0),
+        ("new item 1", "medium", 1, 0),
+        ("new item 2", "medium", 1, 0),
     ]
     assert d.stop() == 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from attend.runtime.delivery import format_line, priced_for_reader, priority, write_entries
+from attend.runtime.delivery import format_line, joined, priorities, priority, write_entries
 from attend.runtime.store import JournalEntry
 
 
@@ -42,13 +42,15 @@ def _row(i: int, disclosure: int, magnitude: float, prio: str, lane: str = "even
     return JournalEntry(i, 0.0, sensor, "t", f"k{i}", lane, prio, magnitude, f"d{i}", disclosure, False, False, False, {})
 
 
-def test_a_row_hidden_from_the_reader_adds_nothing_to_the_priority_of_the_rows_it_is_shown() -> None:
-    own_start, exit_, other = _row(1, 1, 3.0, "high"), _row(2, 1, 2.0, "high"), _row(3, 3, 4.0, "medium")
-    entries = [own_start, exit_, other]
-    shown = priced_for_reader([exit_, other], entries)
-    assert [(e.id, e.priority) for e in shown] == [(2, "low"), (3, "medium")]  # a whole disclosure keeps its own
-    assert priced_for_reader(entries, entries) == entries  # nothing hidden: the project's pricing
-    messages = [_row(4, 4, 4.0, "medium", "message"), _row(5, 4, 4.0, "medium", "message")]
-    assert priced_for_reader(messages[1:], messages) == messages[1:]  # each message is priced alone already
-    presence = [_row(6, 6, 3.0, "medium", sensor="peers"), _row(7, 6, 2.0, "low", sensor="peers")]
-    assert priced_for_reader(presence[1:], presence) == presence[1:]  # presence lines too (priorities)
+def test_each_line_of_a_disclosure_has_its_own_priority_whatever_it_goes_out_with() -> None:
+    # Nine 0.5 lines (4.5 together) are nine low lines; a 0.5 line beside a 3.0 and a 6.0 one stays low.
+    assert priorities([0.5] * 9) == ["low"] * 9
+    assert priorities([0.5, 3.0, 6.0]) == ["low", "medium", "high"]
+
+
+def test_presence_lines_of_one_poll_join_only_with_lines_of_their_own_priority() -> None:
+    start_a, exit_b, start_c, exit_d = (_row(1, 1, 3.0, "medium", sensor="peers"), _row(2, 1, 0.5, "low", sensor="peers"),
+                                        _row(3, 1, 3.0, "medium", sensor="peers"), _row(4, 1, 0.5, "low", sensor="peers"))
+    other_poll = _row(5, 5, 3.0, "medium", sensor="peers")
+    lines = joined([start_a, exit_b, start_c, exit_d, other_poll], "peers")
+    assert [(e.description, e.priority) for e in lines] == [("d1; d3", "medium"), ("d2; d4", "low"), ("d5", "medium")]

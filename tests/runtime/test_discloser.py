@@ -64,17 +64,18 @@ async def test_observations_below_threshold_accumulate_silently(rig: Rig, autoju
     assert rig.store.journal() == []
     rig.observe("a", 0.8)
     await trio.sleep(1)
-    # Three identical observations in one disclosure: one line with the count, their magnitudes summed.
+    # Three identical observations in one disclosure: one line with the count, as heavy as one of them.
     [entry] = rig.store.journal()
-    assert (entry.description, entry.priority, entry.magnitude) == ("obs 0.8 (×3)", "low", pytest.approx(2.4))
+    assert (entry.description, entry.priority, entry.magnitude) == ("obs 0.8 (×3)", "low", pytest.approx(0.8))
     assert rig.err.getvalue().count("\n") == 1 and rig.lines == []
     assert rig.store.pending("a") == []
 
 
-async def test_a_disclosure_is_printed_once_per_event_with_the_accumulated_priority(rig: Rig, autojump_clock) -> None:
-    rig.observe("a", 2.0, 1.5)
+async def test_a_disclosure_is_printed_once_per_event_each_with_its_own_priority(rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 3.0, 1.5)
     await trio.sleep(1)
-    assert rig.lines == ["[attend sensor=a priority=medium] obs 2.0", "[attend sensor=a priority=medium] obs 1.5"]
+    assert rig.lines == ["[attend sensor=a priority=medium] obs 3.0"]
+    assert rig.err.getvalue().splitlines() == ["[attend sensor=a priority=low] obs 1.5"]
     assert rig.store.unprinted() == []
 
 
@@ -129,8 +130,8 @@ async def test_a_held_disclosure_keeps_accumulating_and_nothing_is_dropped(rig: 
     await trio.sleep(20)
     b = rig.store.journal(sensor="b")
     assert [e.description for e in b] == ["first 3.0", "second 1.0"]
-    assert {e.priority for e in b} == {"medium"}
-    assert round(b[0].time - rig.t0) == 15
+    assert [e.priority for e in b] == ["medium", "low"]  # held together, each as loud as itself
+    assert b[0].disclosure == b[1].disclosure and round(b[0].time - rig.t0) == 15
 
 
 async def test_the_message_lane_skips_threshold_and_refractory_with_a_permissive_governor(
@@ -203,14 +204,15 @@ async def test_identical_observations_held_during_refractory_are_one_line_with_a
         await trio.sleep(4)
     await trio.sleep(60)
     assert rig.lines == ["[attend sensor=a priority=medium] deploy finished 3.0",
-                         "[attend sensor=a priority=high] deploy finished 3.0 (×12)"]
+                         "[attend sensor=a priority=medium] deploy finished 3.0 (×12)"]  # folded, never louder
     assert [e.description for e in rig.store.journal()] == ["deploy finished 3.0", "deploy finished 3.0 (×12)"]
 
 
 async def test_different_observations_in_one_disclosure_stay_separate_lines_in_order(rig: Rig, autojump_clock) -> None:
-    rig.observe("a", 2.0, 1.5, 2.0)
+    rig.observe("a", 3.0, 1.5, 3.0)
     await trio.sleep(1)
-    assert rig.lines == ["[attend sensor=a priority=high] obs 2.0 (×2)", "[attend sensor=a priority=high] obs 1.5"]
+    assert rig.lines == ["[attend sensor=a priority=medium] obs 3.0 (×2)"]
+    assert rig.err.getvalue().splitlines() == ["[attend sensor=a priority=low] obs 1.5"]
 
 
 async def test_on_the_message_lane_each_event_is_priced_by_its_own_magnitude(rig: Rig, autojump_clock) -> None:
@@ -225,10 +227,23 @@ async def test_on_the_message_lane_each_event_is_priced_by_its_own_magnitude(rig
     assert [e.priority for e in rig.store.journal(sensor="chat")] == ["medium", "medium", "high", "low"]
 
 
-async def test_on_the_event_lane_every_event_still_carries_the_summed_priority(rig: Rig, autojump_clock) -> None:
-    rig.observe("a", 4.0, 3.5, text="event")
+async def test_on_the_event_lane_a_line_is_never_lifted_above_its_own_priority_by_the_lines_beside_it(
+        rig: Rig, autojump_clock) -> None:
+    rig.observe("a", 4.0, 3.5, text="event")  # 7.5 together: each is still medium
     await trio.sleep(1)
-    assert rig.lines == ["[attend sensor=a priority=high] event 4.0", "[attend sensor=a priority=high] event 3.5"]
+    assert rig.lines == ["[attend sensor=a priority=medium] event 4.0", "[attend sensor=a priority=medium] event 3.5"]
+    await trio.sleep(120)
+    rig.observe("b", 0.5, 3.0, text="mixed")  # the 0.5 line does not go out as medium with the 3.0 one
+    await trio.sleep(1)
+    assert rig.lines[2:] == ["[attend sensor=b priority=medium] mixed 3.0"]
+    assert rig.err.getvalue().splitlines() == ["[attend sensor=b priority=low] mixed 0.5"]
+    await trio.sleep(120)
+    # Nine background lines (4.5 together) reach the threshold: nine low lines, not a nine-line medium wake.
+    rig.store.commit_poll("c", states={}, observations=[Observation("t", 0.5, f"started {n}") for n in range(9)])
+    rig.discloser.wake()
+    await trio.sleep(1)
+    assert rig.lines[3:] == []
+    assert [e.priority for e in rig.store.journal(sensor="c")] == ["low"] * 9
 
 
 async def test_a_low_disclosure_spends_no_budget_and_a_high_one_waits_only_the_cooldown(

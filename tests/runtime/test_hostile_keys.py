@@ -18,8 +18,8 @@ def test_the_daemon_fires_on_list_and_object_keys_and_keeps_running(items_sensor
     items.set(LIST_AND_OBJECT_KEYS)
     lines = d.wait_for(lambda ls: len(ls) >= 2)
     assert lines == [
-        "[attend sensor=items priority=high] new item [1]",
-        '[attend sensor=items priority=high] new item {"b":[2],"a":1}',
+        "[attend sensor=items priority=medium] new item [1]",
+        '[attend sensor=items priority=medium] new item {"b":[2],"a":1}',
     ]
     items.set([*LIST_AND_OBJECT_KEYS, {"id": 3}])  # still polling after the odd keys
     d.wait_for(lambda ls: any(line.endswith("] new item 3") for line in ls))

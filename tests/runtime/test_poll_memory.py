@@ -127,5 +127,5 @@ def test_a_poll_where_every_item_is_new_adds_its_fires_within_the_bound(quiet_ho
     (quiet_home.root / "burst.json").write_text('{"items":[' + ",".join(f'{{"id":{i}}}' for i in range(items)) + "]}")
     peak, code, stdout = _poll(quiet_home, "burst")
     assert code == 0, stdout
-    assert stdout.count("[attend sensor=burst priority=high] new ") == items  # every fire delivered
+    assert stdout.count("[attend sensor=burst priority=low] new ") == items  # every fire delivered, each as loud as itself
     assert peak <= _bound(baseline, 1, fires=items), (peak, baseline)

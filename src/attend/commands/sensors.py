@@ -395,7 +395,7 @@ def sensors_fire(args: Any) -> int:
         held = [{"trigger": v["trigger"], **{k: x for k, x in o.items() if k != "outcome"}}
                 for v in verdicts if v for o in v.get("outcomes", ()) if o.get("outcome") == "held"]
         observations = observations_from(fires, PollOutcome(result=result, meta=_test_meta(compiled)), time.time())
-        prios = priorities([o.magnitude for o in observations], compiled.lane)
+        prios = priorities([o.magnitude for o in observations])
         lines = [format_line(name, p, o.description, test=True, key=o.key, meta=o.meta)
                  for o, p in zip(observations, prios, strict=True)]
         if observations and not args.dry_run:

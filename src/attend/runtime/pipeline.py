@@ -30,7 +30,6 @@ from attend.runtime.delivery import (
     SESSION_META,
     collapse_identical,
     highest,
-    priced_alone,
     priorities,
 )
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
@@ -121,8 +120,8 @@ class PollRecord:
 
     @property
     def priorities(self) -> list[str]:
-        """Each observation's priority delivered together (`delivery.priorities` on the sensor's lane)."""
-        return priorities([o.magnitude for o in self.observations], self.lane)
+        """Each observation's own priority (`delivery.priorities`)."""
+        return priorities([o.magnitude for o in self.observations])
 
     @property
     def priority(self) -> str:
@@ -359,8 +358,8 @@ class Discloser:
         if not ready.ready:
             self.store.settle_history(name, fired=False, reason=ready.reason, now=now, session=session)
             return ready.retry_at
-        rows = collapse_identical(pending, summed=not priced_alone(terms.lane, name))
-        prios = priorities([o.magnitude for o in rows], terms.lane, name)
+        rows = collapse_identical(pending)
+        prios = priorities([o.magnitude for o in rows])
         top = highest(prios) or "low"
         # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the
         # governor and is not counted; a high one waits for the cooldown after a high one, never the

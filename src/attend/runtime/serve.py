@@ -17,8 +17,8 @@ Decisions implemented here:
   beat once the first is gone (`_claim_if_orphaned`, `Mailbox.beat`). The peers sensor's lines about a session (keyed by
   its id) are not printed on that session's own stream: the journal is the project's, so the sensor
   reports every session and each session leaves out its own start, exit and status. A line left out
-  for a session also leaves its magnitude out of the priority of the lines of the same disclosure that
-  the session is shown (`delivery.priced_for_reader`).
+  for a session changes nothing about the lines of the same disclosure that the session is shown: each
+  line has its own priority (runtime/delivery.py).
 - A closed stdout (the Monitor gone, `attend run | head -1`) ends the session quietly with exit 0; the
   rows it could not write stay unrecorded, so the session's next run prints them.
 - Authored rows (peer messages) go through `seen.for_session` (sessions/seen.py): never the session's

@@ -2,8 +2,8 @@
 
 Both conduits of a session choose its lines the same way (`shown_to`): the rows after its position,
 less what it must not be shown (a message its Stop hook already handed over, a peers line about itself,
-its own messages and the items it already saw; runtime/sessions/seen.py), priced for it alone
-(`delivery.priced_for_reader`).
+its own messages and the items it already saw; runtime/sessions/seen.py). Each row keeps its own
+priority (runtime/delivery.py: priority is per line), so what is left out changes nothing about the rest.
 
 Decisions implemented here (the hooks as a second conduit, commands/drain.py answers them):
 
@@ -47,20 +47,20 @@ def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, see
 
     Left out: a message-lane row its Stop hook already handed over (`position` < id ≤ `drained_upto`), a
     presence line about the session itself, a session-scoped line for another session, and what
-    `seen.for_session` leaves out; what is left is priced for this reader alone. A row at or before the
+    `seen.for_session` leaves out. A row at or before the
     session's `position` is in `entries` only because no session ever showed it (a crash between journaling
     and printing): its hook never handed it over (a hook drains only after the position the session started
     from), so it is shown, never swallowed.
     """
     if not entries:
-        return [], []  # nothing after the position (every hook with nothing to hand over): nothing to price
-    from attend.runtime.delivery import for_other_session, priced_for_reader
+        return [], []  # nothing after the position (every hook with nothing to hand over)
+    from attend.runtime.delivery import for_other_session
     from attend.runtime.sessions.seen import for_session
 
     shown = [e for e in entries if not (e.lane == "message" and not e.test and position < e.id <= drained_upto)
              and not about_itself(e, session) and not for_other_session(e, session)]
     shown, items = for_session(shown, session, seen)
-    return priced_for_reader(shown, entries), items
+    return shown, items
 
 
 def conduits(project_dir: str | Path, env: Mapping[str, str] | None = None) -> str:

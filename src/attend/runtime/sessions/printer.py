@@ -113,8 +113,7 @@ class SessionPrinter:
         written = 0
         if entries:
             # A message its Stop hook already handed over is not shown to the same session again, nor a
-            # peers line about the session itself (its own start is not news to it); what is hidden from
-            # this session adds nothing to the priority of what it is shown (handover.py).
+            # peers line about the session itself (its own start is not news to it).
             seen = self.store.seen_items(self.session_id) if self.session_id is not None else set()
             shown, items = shown_to(self.session_id, entries, drained_upto, seen, position=self.position)
             if self._restarting:  # what the stream finds as it (re)starts: only what is still news
