@@ -7,13 +7,18 @@ Fixtures (registered for every test package by tests/conftest.py; a test using `
         host = claude_host
         host.api                              # the FakeAPI every session here talks to
         host.home                             # tests/conftest.Home: attend's XDG folders, HOME, the project
-        done = host.headless("hi")             # `claude -p hi` in host.home.project: the hook path
+        done = host.headless("hi")            # `claude -p hi` in host.home.project, to its end: the hook path
+        proc = host.start_headless("hi")      # the same, started (a Popen): act while it runs
         with host.session() as s:             # an interactive `claude` in tmux: the plugin's Monitor arms
             s.wait_ready()                    # Claude Code idle at its prompt, attend's monitor stream live
             host.home.attend("sensors", "fire", ...)   # anything that makes a line
             host.api.wait_for("the line", session=s.id)  # the request that carried it
             s.type("a prompt")                # a user's prompt, typed and entered
+            s.wait_idle()                     # the turn ended: Claude Code waits for the user again
             s.screen()                        # the terminal as the user sees it (for failure messages)
+        host.api.reply(bash("attend peers send x"), text("done"), session=s.id)  # script the model (fake_api.py)
+        host.api.of(s.id)                     # the requests of one session, in order; .is_turn, .text, .count()
+        polled(host.home, "items")            # a sensor's poll read a result (its baseline is taken)
 
 `host.project(name)` makes another project folder Claude Code trusts. Every session runs with the home's
 XDG variables, so attend's daemons, journal and store are the test's own; when the test ends, every process
@@ -130,11 +135,18 @@ class ClaudeHost:
         return env
 
     def headless(self, prompt: str, *args: str, project: Path | None = None,
-              timeout: float = PATIENCE * 4) -> subprocess.CompletedProcess[str]:
-        """`claude -p PROMPT ARGS...` in `project` (the home's): one headless turn, the hooks as its conduit."""
-        return subprocess.run([str(self.claude), "-p", prompt, *args], cwd=project or self.home.project,
-                              env=self.env(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout)
+                 timeout: float = PATIENCE * 4) -> subprocess.CompletedProcess[str]:
+        """`claude -p PROMPT ARGS...` in `project` (the home's), to its end: one headless run, the hooks as
+        its conduit (plugin monitors do not arm under -p)."""
+        with self.start_headless(prompt, *args, project=project) as proc:
+            out, err = proc.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    def start_headless(self, prompt: str, *args: str, project: Path | None = None) -> subprocess.Popen[str]:
+        """`claude -p PROMPT ARGS...` started (stdout and stderr piped): for a test that acts while it runs."""
+        return subprocess.Popen([str(self.claude), "-p", prompt, *args], cwd=project or self.home.project,
+                                env=self.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
 
     @contextlib.contextmanager
     def session(self, *args: str, project: Path | None = None) -> Iterator[Session]:
@@ -180,6 +192,17 @@ def end_processes_of(home: Path) -> None:
             return
         except AssertionError:
             continue
+
+
+def polls(home: Any, sensor: str) -> list[dict[str, Any]]:
+    """Every poll of `sensor` attend keeps, newest first (`attend sensors history NAME --all --json`)."""
+    done = home.attend("sensors", "history", sensor, "--all", "--json")
+    return list(json.loads(done.stdout)["history"]) if done.returncode == 0 else []
+
+
+def polled(home: Any, sensor: str, session: str | None = None) -> bool:
+    """A poll of `sensor` (for `session`, of a `scope: session` sensor) read a result: its baseline is taken."""
+    return any(p["state"] == "ok" and (session is None or p.get("session") == session) for p in polls(home, sensor))
 
 
 @dataclass
@@ -237,6 +260,13 @@ class Session:
         """Wait until the session is idle at its prompt and the plugin's monitor (`attend run`) is live."""
         try:
             wait_until(lambda: self.idle() and self.monitor_live(), what="an idle session with attend's monitor")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n--- screen ---\n{self.screen()}") from None
+
+    def wait_idle(self) -> None:
+        """Wait until Claude Code waits for the user again (a turn ended)."""
+        try:
+            wait_until(self.idle, what=f"session {self.pid} to be idle")
         except AssertionError as e:
             raise AssertionError(f"{e}\n--- screen ---\n{self.screen()}") from None
 
