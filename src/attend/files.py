@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["XDG_DEFAULTS", "FileTooLarge", "NotRegularFile", "WriteFailed", "project_digest", "read_regular_file",
            "remove_file", "run_lock_holder", "run_lock_path", "scope_for", "state_folder", "write_atomically",
-           "xdg_home"]
+           "home_folder", "xdg_home"]
 
 #: New files get the permissions an editor would give them (subject to the umask).
 FILE_MODE = 0o666
@@ -225,8 +225,12 @@ def xdg_home(env: Mapping[str, str], variable: str) -> Path:
     value = env.get(variable, "")
     if value and os.path.isabs(value):
         return Path(value)
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / XDG_DEFAULTS[variable]
+    return home_folder(env) / XDG_DEFAULTS[variable]
+
+
+def home_folder(env: Mapping[str, str]) -> Path:
+    """The home folder of `env`: its `$HOME`, else the user database's (what `~` means to the process)."""
+    return Path(env.get("HOME") or os.path.expanduser("~"))
 
 
 def state_folder(env: Mapping[str, str]) -> Path:

@@ -82,8 +82,8 @@ def test_one_bad_message_file_is_skipped_and_named_by_inbox_and_the_messages_sen
     assert done.returncode == 0 and good.id in done.stdout and "1800000000000-000009" not in done.stdout
     assert f"attend: skipped {bad}: " in done.stderr
     assert attend_meeting(home, kind, "peers", "inbox").returncode == 0
-    sensor = MessagesSensor(shipped_sensor("messages", home.project).sensor.data["crate"], env=home.env())
-    result = sensor.poll(Focus(cwd=home.project))
+    sensor = MessagesSensor(shipped_sensor("messages", home.project).sensor.data["crate"])
+    result = sensor.poll(Focus(cwd=home.project, env=home.env()))
     assert [m["id"] for m in result["messages"]] == [good.id]
     [line] = sensor.skipped()
     assert line.startswith(f"message {bad}: ")
@@ -95,8 +95,8 @@ def test_a_message_file_name_that_is_not_utf8_is_read_and_reported_escaped(home,
     odd = os.fsencode(box.root / "open") + b"/\xff\x1b]0;PWNED\x07.json"
     with open(odd, "w") as handle:
         handle.write("{")
-    sensor = MessagesSensor(shipped_sensor("messages", home.project).sensor.data["crate"], env=home.env())
-    assert [m["id"] for m in sensor.poll(Focus(cwd=home.project))["messages"]] == [good.id]
+    sensor = MessagesSensor(shipped_sensor("messages", home.project).sensor.data["crate"])
+    assert [m["id"] for m in sensor.poll(Focus(cwd=home.project, env=home.env()))["messages"]] == [good.id]
     [line] = sensor.skipped()
     assert "\ufffd\\x1b]0;PWNED\\x07.json" in line
     line.encode("utf-8")  # what the store keeps and `attend sensors` prints

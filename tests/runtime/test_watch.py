@@ -149,3 +149,45 @@ async def test_a_folder_deleted_and_made_again_every_50_ms_never_stops_the_watch
                 with trio.move_on_after(1.0):
                     await signal.wait()
         nursery.cancel_scope.cancel()
+
+
+class InotifyUnavailable:
+    """watchfiles' `RustNotify` on a machine without inotify: setting inotify up fails as the kernel fails it
+    when no instance is left (EMFILE, "Too many open files"); watchfiles' polling works. Handed to the watcher
+    through its own seam (`Watcher(backend=...)`), so nothing of the machine's inotify limits is touched."""
+
+    def __new__(cls, paths: list[str], debug: bool, force_polling: bool, poll_delay_ms: int, recursive: bool,
+                ignore_permission_denied: bool) -> object:
+        import errno
+        import os
+
+        from watchfiles._rust_notify import RustNotify
+
+        if not force_polling:
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return RustNotify(paths, debug, force_polling, poll_delay_ms, recursive, ignore_permission_denied)
+
+
+async def test_where_inotify_is_unavailable_the_same_folders_are_polled_and_still_wake(tmp_path: Path) -> None:
+    # issue 35, item 8: the inotify -> polling fallback had no test
+    flat, deep = tmp_path / "flat", tmp_path / "deep"
+    (deep / "a" / "b").mkdir(parents=True)
+    flat.mkdir()
+    errors: dict[str, str] = {}
+    logged: list[str] = []
+    watcher = Watcher(logged.append, lambda name, error: errors.__setitem__(name, error), label="wake_on",
+                      backend=InotifyUnavailable)
+    watcher.watch("flat", [WatchTarget(f"{flat}/*.json", flat, False, f"{flat}/*.json")])
+    watcher.watch("deep", [WatchTarget(f"{deep}/**", deep, True, f"{deep}/**")])
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watcher.run)
+        await watcher.watching()
+        assert errors == {}  # polling is watching: no sensor falls back to its interval
+        polled = [line for line in logged if "inotify is unavailable (Too many open files); polling" in line]
+        assert len(polled) == 2 and any(str(deep) in line for line in polled), logged
+        for name, path in (("flat", flat / "x.json"), ("deep", deep / "a" / "b" / "y.txt")):
+            signal = watcher.signal(name)
+            path.write_text("changed")  # one write: the poll compares it with the scan before
+            with trio.fail_after(PATIENCE):
+                await signal.wait()
+        nursery.cancel_scope.cancel()

@@ -22,7 +22,8 @@ class Peers:
         self.mailbox = Mailbox(peers_dir(self.env))
         self.project = project
         compiled = shipped_sensor("messages", project)
-        self.driver = Driver(compiled, MessagesSensor(compiled.sensor.data["crate"], env=self.env), Focus(cwd=project))
+        self.driver = Driver(compiled, MessagesSensor(compiled.sensor.data["crate"]),
+                             Focus(cwd=project, env=self.env))
 
     def live(self, session: str, project: Path) -> None:
         self.mailbox.beat(session, project, pid=None, started=time.time())
@@ -115,17 +116,17 @@ def test_a_corrupt_message_file_is_a_line_in_attend_sensors(home) -> None:
 
 def test_only_the_newest_window_of_messages_is_listed(home) -> None:
     p = Peers(home, home.project)
-    sensor = MessagesSensor({"text_limit": 40, "window": 3, "cold_start_addressed": 50, "cold_start_recent": 120}, env=p.env)
+    sensor = MessagesSensor({"text_limit": 40, "window": 3, "cold_start_addressed": 50, "cold_start_recent": 120})
     ids = [f"{1_700_000_000_000 + n:013d}-00000{n}" for n in range(5)]  # ids sort by their time
     for n, mid in enumerate(ids):
         p.mailbox.post(Message(mid, "a", "session", "/elsewhere", None, "open", None, f"m{n}", 1_700_000_000 + n))
-    assert [i["id"] for i in sensor.poll(Focus(cwd=home.project))["messages"]] == ids[-3:]
+    assert [i["id"] for i in sensor.poll(Focus(cwd=home.project, env=p.env))["messages"]] == ids[-3:]
 
 
 def test_the_sensor_wakes_on_the_message_files_of_its_folders(home) -> None:
     p = Peers(home, home.project)
     root = str(peers_dir(p.env))
-    assert p.driver.sensor.wake_on(Focus(cwd=home.project)) == [
+    assert p.driver.sensor.wake_on(Focus(cwd=home.project, env=p.env)) == [
         f"{root}/{tray_name(home.project)}/*.json", f"{root}/open/*.json", f"{root}/@*/*.json"]
 
 

@@ -11,6 +11,7 @@ has its control characters escaped, so a message can never drive the reader's te
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -181,7 +182,7 @@ def list_sessions(args: Any) -> int:
 
     mailbox = Mailbox(peers_dir())
     live = mailbox.presences()
-    reader = TranscriptReader(presence_settings(args.project_dir))
+    reader = TranscriptReader(presence_settings(args.project_dir, os.environ))
     now = mailbox.clock()
     rows = [{**p.to_json(), "beat": p.beat, **reader.state(p, now).to_json()} for p in live]
     if args.json:

@@ -12,8 +12,9 @@ the crate kind records it as the sensor's ``unavailable`` state and leaves trigg
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -42,17 +43,23 @@ FOCUS_KEYWORDS_VAR = "ATTEND_FOCUS_KEYWORDS"
 
 @dataclass(frozen=True, slots=True)
 class Focus:
-    """What the session is working on: its directory, a description and keywords.
+    """What the session is working on: its directory, a description and keywords, and the environment
+    attend runs in.
 
     A sensor may use it to scope what it observes (the git sensor reads the repository at `cwd`).
     `session` is the session a `scope: session` sensor is polled for (its transcript is
-    `<projects_dir>/<project folder>/<session>.jsonl`); empty for a project-wide poll.
+    `<projects_dir>/<project folder>/<session>.jsonl`); empty for a project-wide poll. `env` is the
+    environment the poll runs in (the daemon's, or a one-shot command's: `PollContext.env`): a sensor reads
+    `HOME`, the XDG folders, `PATH` and the like from it (`expand_home`, `peers_dir(focus.env)`), never from
+    `os.environ`, so a daemon given another environment polls in it. A Focus built without one (a test, a
+    harness of its own) gets the process's environment.
     """
 
     cwd: Path
     description: str = ""
     keywords: tuple[str, ...] = ()
     session: str = ""
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ, compare=False, repr=False)
 
 
 def focus_from_env(cwd: Path, env: Mapping[str, str], *, session: str | None = None) -> Focus:
@@ -65,11 +72,11 @@ def focus_from_env(cwd: Path, env: Mapping[str, str], *, session: str | None = N
         session: the session a session-scoped sensor is polled for (None: a project-wide poll).
 
     Returns:
-        The Focus.
+        The Focus (its `env` is `env`).
     """
     keywords = tuple(k.strip() for k in env.get(FOCUS_KEYWORDS_VAR, "").split(",") if k.strip())
     return Focus(cwd=Path(cwd), description=env.get(FOCUS_DESCRIPTION_VAR, "").strip(), keywords=keywords,
-                 session=session or "")
+                 session=session or "", env=env)
 
 
 class SensorUnavailable(Exception):
@@ -164,8 +171,13 @@ def require(config: Mapping[str, Any], field: str, kind: type | tuple[type, ...]
     return value
 
 
-def expand_home(path: str) -> Path:
-    """`path` with a leading `~` expanded to the home directory (``$HOME``), as in a shipped file's fields."""
+def expand_home(path: str, env: Mapping[str, str]) -> Path:
+    """`path` with a leading `~` expanded to the home folder of `env` (its ``$HOME``; `files.home_folder`), as in a
+    shipped file's fields (`projects_dir: ~/.claude/projects`); `~user` is that user's home."""
+    from attend.files import home_folder
+
+    if path == "~" or path.startswith("~/"):
+        return home_folder(env) / path[2:]
     return Path(path).expanduser()
 
 

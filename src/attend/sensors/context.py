@@ -80,7 +80,7 @@ class ContextSensor:
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.projects_dir = expand_home(require(config, "projects_dir", str))
+        self.projects_dir: str = require(config, "projects_dir", str)  # `~` is the poll's home (focus.env)
         self.window: int = require(config, "window", int)
         if self.window <= 0:
             raise SensorConfigError("`window` must be a positive number of tokens")
@@ -108,7 +108,7 @@ class ContextSensor:
         Raises:
             SensorUnavailable: no transcript for the project, or no assistant turn with usage in it.
         """
-        transcript = focus_transcript(self.projects_dir, focus.cwd, focus.session)
+        transcript = focus_transcript(expand_home(self.projects_dir, focus.env), focus.cwd, focus.session)
         samples = read_samples(transcript.path)
         if not samples:
             raise SensorUnavailable(f"no assistant turn with token usage in {transcript.path}")

@@ -199,19 +199,19 @@ class GitSensor:
             SensorUnavailable: git is not installed, or `focus.cwd` is not inside a work tree.
         """
         cwd = focus.cwd
-        status = self._git(cwd, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
+        status = self._git(focus, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
         if status.returncode != 0:
             raise SensorUnavailable(f"no git work tree at {cwd}: {status.stderr.strip() or 'git status failed'}")
         snap = parse_porcelain_v2(status.stdout)
 
         upstream: list[dict[str, str]] = []
         if snap.upstream_name:
-            found = self._git(cwd, "rev-parse", "--verify", "--quiet", f"{snap.upstream_name}^{{commit}}")
+            found = self._git(focus, "rev-parse", "--verify", "--quiet", f"{snap.upstream_name}^{{commit}}")
             if found.returncode == 0 and found.stdout.strip():
                 sha = found.stdout.strip()
                 upstream.append({"name": snap.upstream_name, "head": sha, "short": sha[:7]})
 
-        commits = self._new_commits(cwd, snap) if self._last_cwd == str(cwd) else []
+        commits = self._new_commits(focus, snap) if self._last_cwd == str(cwd) else []
         self._last_cwd, self._last_branch, self._last_head = str(cwd), snap.branch, snap.head
 
         dirty = [
@@ -231,7 +231,7 @@ class GitSensor:
             "clean": not snap.dirty,
         }
 
-    def _new_commits(self, cwd: Path, snap: StatusSnapshot) -> list[dict[str, str]]:
+    def _new_commits(self, focus: Focus, snap: StatusSnapshot) -> list[dict[str, str]]:
         """Commits reachable from HEAD and not from the last poll's HEAD, on the same branch.
 
         A branch switch, a first poll or a rewritten history (the old HEAD is no longer an ancestor)
@@ -241,10 +241,10 @@ class GitSensor:
         last = self._last_head
         if not last or not snap.head or last == snap.head or snap.branch != self._last_branch:
             return []
-        if self._git(cwd, "merge-base", "--is-ancestor", last, snap.head).returncode != 0:
+        if self._git(focus, "merge-base", "--is-ancestor", last, snap.head).returncode != 0:
             return []
         fmt = _UNIT_SEP.join(("%H", "%h", "%an", "%s"))
-        log = self._git(cwd, "log", f"--format={fmt}", f"-n{self.commit_limit}", f"{last}..{snap.head}")
+        log = self._git(focus, "log", f"--format={fmt}", f"-n{self.commit_limit}", f"{last}..{snap.head}")
         commits = []
         for line in log.stdout.splitlines():
             parts = line.split(_UNIT_SEP)
@@ -253,12 +253,13 @@ class GitSensor:
         commits.reverse()  # oldest first, the order they were made
         return commits
 
-    def _git(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, **GIT_ENV_OVERRIDES}
+    def _git(self, focus: Focus, *args: str) -> subprocess.CompletedProcess[str]:
+        """`git ARGS` in the focus directory, in the poll's environment (`focus.env`) with GIT_ENV_OVERRIDES."""
+        env = {**focus.env, **GIT_ENV_OVERRIDES}
         try:
             return subprocess.run(
                 ["git", *args],
-                cwd=cwd,
+                cwd=focus.cwd,
                 env=env,
                 capture_output=True,
                 text=True,
@@ -268,6 +269,6 @@ class GitSensor:
                 check=False,
             )
         except FileNotFoundError as exc:
-            raise SensorUnavailable(f"git is not installed or {cwd} does not exist: {exc.strerror}") from exc
+            raise SensorUnavailable(f"git is not installed or {focus.cwd} does not exist: {exc.strerror}") from exc
         except subprocess.TimeoutExpired as exc:
             raise SensorUnavailable(f"git {args[0]} took longer than {self.command_timeout:g} s") from exc

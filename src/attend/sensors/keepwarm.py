@@ -47,7 +47,7 @@ class KeepwarmSensor:
     """
 
     def __init__(self, config: Mapping[str, Any], clock: Callable[[], float] = time.time) -> None:
-        self.projects_dir = expand_home(require(config, "projects_dir", str))
+        self.projects_dir: str = require(config, "projects_dir", str)  # `~` is the poll's home (focus.env)
         self.idle_floor = require_seconds(config, "idle_floor")
         self.cache_life = require_seconds(config, "cache_life")
         self.min_tokens: int = require(config, "min_tokens", int)
@@ -59,7 +59,7 @@ class KeepwarmSensor:
         Raises:
             SensorUnavailable: no transcript for the project.
         """
-        transcript = focus_transcript(self.projects_dir, focus.cwd, focus.session)
+        transcript = focus_transcript(expand_home(self.projects_dir, focus.env), focus.cwd, focus.session)
         samples = read_samples(transcript.path)
         tokens = samples[-1].tokens if samples else 0
         idle = max(0.0, self._clock() - transcript.mtime)

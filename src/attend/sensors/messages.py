@@ -75,12 +75,11 @@ class MessagesSensor:
     Crate fields (set in ``sensors.d/messages.yaml``): `text_limit` (characters of text on the line),
     `window` (how many of the newest messages are listed), and the cold start's (runtime/sessions/cold_start.py)
     `cold_start_addressed` (how many addressed messages a new session is handed) and
-    `cold_start_recent` (how young an open or channel message must be to be handed over). `env` is for
-    callers that need another peers folder than `$XDG_CACHE_HOME/attend/peers`.
+    `cold_start_recent` (how young an open or channel message must be to be handed over). The peers folder
+    is `$XDG_CACHE_HOME/attend/peers` of the poll's environment (`focus.env`), as for `attend peers`.
     """
 
-    def __init__(self, config: Mapping[str, Any], env: Mapping[str, str] | None = None,
-                 clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, config: Mapping[str, Any], clock: Callable[[], float] | None = None) -> None:
         self.text_limit: int = require(config, "text_limit", int)
         self.window: int = require(config, "window", int)
         self.cold_start_addressed: int = require(config, "cold_start_addressed", int)
@@ -88,8 +87,10 @@ class MessagesSensor:
         if self.text_limit < 8 or self.window < 1 or self.cold_start_addressed < 0:
             raise SensorConfigError("`text_limit` must be at least 8, `window` at least 1 and "
                                     "`cold_start_addressed` at least 0")
-        self.root = peers_dir(os.environ if env is None else env)
-        self.mailbox = Mailbox(self.root) if clock is None else Mailbox(self.root, clock=clock)
+        self._clock = clock
+        #: The peers folder of the last poll's environment and its mailbox (`_mailbox`).
+        self.root: Path | None = None
+        self.mailbox: Mailbox | None = None
         #: Each message file the last poll listed (by path): its message, or why it does not parse.
         self._parsed: dict[str, Message | str] = {}
 
@@ -118,13 +119,14 @@ class MessagesSensor:
         File names are message ids, which sort by time, so only the newest `window` files are read.
         """
         project = str(Path(focus.cwd).resolve())
-        root = str(self.root)
+        mailbox = self._mailbox(focus)
+        root = str(mailbox.root)
         folders: list[tuple[str, str, bool, str | None]] = [
             (f"{root}/{tray_name(project)}", "addressed", True, None), (f"{root}/{OPEN}", "open", True, None)]
         channels = sorted(name[1:] for name in self._names_of_channels(root))
         if channels:
-            here = {p.session for p in self.mailbox.presences() if p.project == project}
-            members = self.mailbox.channels()
+            here = {p.session for p in mailbox.presences() if p.project == project}
+            members = mailbox.channels()
             folders += [(f"{root}/@{c}", "channel", bool(here & set(members.get(c, []))), c) for c in channels]
         named = [(name, folder, kind, member) for folder, kind, member, _ in folders for name in self._names(folder)]
         newest = heapq.nlargest(self.window, named, key=lambda t: t[0])
@@ -137,6 +139,14 @@ class MessagesSensor:
                 listed.append(message_item(message, kind, member=member, text_limit=self.text_limit))
         self._parsed = parsed
         return {"messages": listed, "count": len(listed)}
+
+    def _mailbox(self, focus: Focus) -> Mailbox:
+        """The mailbox of the peers folder in the poll's environment (built again only when that folder moves)."""
+        root = peers_dir(focus.env)
+        if self.mailbox is None or root != self.root:
+            self.root = root
+            self.mailbox = Mailbox(root) if self._clock is None else Mailbox(root, clock=self._clock)
+        return self.mailbox
 
     @staticmethod
     def _names_of_channels(root: str) -> list[str]:
@@ -153,5 +163,5 @@ class MessagesSensor:
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""
-        root = str(self.root)
+        root = str(peers_dir(focus.env))
         return [f"{root}/{tray_name(focus.cwd)}/*.json", f"{root}/{OPEN}/*.json", f"{root}/@*/*.json"]

@@ -24,7 +24,6 @@ on it fires for working ↔ waiting and never for a session whose transcript app
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,8 +48,8 @@ from attend.text import printable, printable_path
 __all__ = ["PeersSensor", "presence_settings", "settings_from_crate"]
 
 
-def settings_from_crate(config: Mapping[str, Any]) -> PresenceSettings:
-    """The presence settings of a peers crate block.
+def settings_from_crate(config: Mapping[str, Any], env: Mapping[str, str]) -> PresenceSettings:
+    """The presence settings of a peers crate block (`~` in `projects_dir` is the home of `env`).
 
     Raises:
         SensorConfigError: a field is missing or of the wrong type.
@@ -58,23 +57,22 @@ def settings_from_crate(config: Mapping[str, Any]) -> PresenceSettings:
     window = require(config, "window", int)
     if window <= 0:
         raise SensorConfigError("`window` must be a positive number of tokens")
-    return PresenceSettings(expand_home(require(config, "projects_dir", str)), window,
+    return PresenceSettings(expand_home(require(config, "projects_dir", str), env), window,
                             require_seconds(config, "working_within"))
 
 
-def presence_settings(project_dir: Path | str, env: Mapping[str, str] | None = None) -> PresenceSettings:
+def presence_settings(project_dir: Path | str, env: Mapping[str, str]) -> PresenceSettings:
     """The peers sensor's crate block merged over its layers; the shipped file's when the merged one is unusable
     (what `attend peers list` reads, so one setting changes the sensor and the listing)."""
     from attend.spec import layer_paths, load_paths, read_sensor_file
 
-    env = os.environ if env is None else env
     shipped = layer_paths(project_dir, env).shipped / f"{PRESENCE_SENSOR}.yaml"
     try:
         sensor = load_paths([shipped], project_dir, env).sensors[PRESENCE_SENSOR]
-        return settings_from_crate(sensor.data.get("crate") or {})
+        return settings_from_crate(sensor.data.get("crate") or {}, env)
     except (KeyError, SensorConfigError, OSError):
         data = read_sensor_file(shipped, "shipped").data or {}
-        return settings_from_crate(data.get("crate") or {})
+        return settings_from_crate(data.get("crate") or {}, env)
 
 
 class PeersSensor:
@@ -82,38 +80,43 @@ class PeersSensor:
 
     Crate fields (set in ``sensors.d/peers.yaml``): `projects_dir` (Claude Code's transcripts, ``~``
     expanded), `window` (context window in tokens), `working_within` (a duration: a transcript written
-    this recently means `working`). The peers folder is ``$XDG_CACHE_HOME/attend/peers`` of the
-    daemon's environment, as for `attend peers`.
+    this recently means `working`). The peers folder is ``$XDG_CACHE_HOME/attend/peers`` and `~` the home
+    of the poll's environment (`focus.env`), as for `attend peers`.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        self.settings = settings_from_crate(config)
-        self.reader = TranscriptReader(self.settings)
+        self.config = config
+        settings_from_crate(config, {})  # a bad block is `invalid` at once, before any poll
+        self.reader: TranscriptReader | None = None
         self._skipped: list[str] = []
 
     def skipped(self) -> list[str]:
         """The heartbeat files the last poll could not parse (left out of the sessions), one line each."""
         return self._skipped
 
-    @staticmethod
-    def _mailbox() -> Mailbox:
-        return Mailbox(peers_dir(os.environ))
+    def _reader(self, focus: Focus) -> TranscriptReader:
+        """The transcript reader of the poll's environment (built again only when its settings change)."""
+        settings = settings_from_crate(self.config, focus.env)
+        if self.reader is None or self.reader.settings != settings:
+            self.reader = TranscriptReader(settings)
+        return self.reader
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The heartbeat folder: a session starting or exiting polls at once (no more often than `min_interval`)."""
-        return [str(self._mailbox().root / "heartbeat")]
+        return [str(peers_dir(focus.env) / "heartbeat")]
 
     def poll(self, focus: Focus) -> dict[str, Any]:
         """The live sessions, each with `here` (in this project), status and context use."""
         here = str(Path(focus.cwd).resolve())
         now = time.time()
         sessions, statuses = [], []
-        mailbox = self._mailbox()
+        mailbox = Mailbox(peers_dir(focus.env))
+        reader = self._reader(focus)
         presences = mailbox.presences()
         self._skipped = [f"heartbeat {printable_path(path)}: {printable(reason, one_line=True)}"
                          for path, reason in mailbox.corrupt_heartbeats]
         for presence in presences:
-            state = self.reader.state(presence, now)
+            state = reader.state(presence, now)
             item = {"session": presence.session, "project": presence.project, "here": presence.project == here,
                     "pid": presence.pid, "started": presence.started, **state.to_json()}
             sessions.append(item)

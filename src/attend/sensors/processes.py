@@ -154,14 +154,13 @@ def watched_tool(name: str, argv: Sequence[str], watch: Iterable[str]) -> str:
     return ""
 
 
-def session_root(env: Mapping[str, str] | None = None) -> int:
+def session_root(env: Mapping[str, str]) -> int:
     """The process whose descendants are the agent session's own commands: the Claude Code process
     that owns this session (its record in Claude Code's sessions folder), else attend's parent."""
     from attend.peers.identity import resolve_session
 
     try:
-        session = resolve_session(env={k: v for k, v in (os.environ if env is None else env).items()
-                                       if k != "ATTEND_SESSION"})
+        session = resolve_session(env={k: v for k, v in env.items() if k != "ATTEND_SESSION"})
     except Exception:  # noqa: BLE001 - an unreadable identity only loses the exclusion, never the poll
         session = None
     owner = getattr(session, "owner_pid", None)
@@ -207,13 +206,12 @@ def is_attend(argv: Sequence[str], _depth: int = 0) -> bool:
     return is_attend(words, _depth + 1)
 
 
-def attend_sessions(project: str, env: Mapping[str, str] | None = None) -> set[int]:
+def attend_sessions(project: str, env: Mapping[str, str]) -> set[int]:
     """The pids of the `attend run` processes registered for `project`: its sessions' live heartbeats
     (peers/mailbox.py) and the holder of its run lock (`attend.files.run_lock_holder`). An unreadable source only
     loses its pids, never the poll."""
     from attend.peers.mailbox import Mailbox, peers_dir
 
-    env = os.environ if env is None else env
     pids: set[int] = set()
     try:
         pids |= {p.pid for p in Mailbox(peers_dir(env)).presences()
@@ -231,7 +229,7 @@ def attend_sessions(project: str, env: Mapping[str, str] | None = None) -> set[i
     return pids
 
 
-def session_roots(facts: Mapping[int, ProcessFacts], now: float, env: Mapping[str, str] | None = None) -> set[int]:
+def session_roots(facts: Mapping[int, ProcessFacts], now: float, env: Mapping[str, str]) -> set[int]:
     """The Claude Code processes of every live session, whose trees the sensor leaves out: each process a
     record in Claude Code's sessions folder names (`peers.identity.claude_records`) that runs and started
     no later than `RECORD_SLACK` after the record was written, and each process named as Claude Code runs
@@ -240,7 +238,7 @@ def session_roots(facts: Mapping[int, ProcessFacts], now: float, env: Mapping[st
     Args:
         facts: every process, by pid.
         now: the boot clock's reading (`boot_clock`) that the facts' start times are compared with.
-        env: where the sessions folder is (`CLAUDE_CONFIG_DIR`, `HOME`); default `os.environ`.
+        env: where the sessions folder is (`CLAUDE_CONFIG_DIR`, `HOME`): the poll's (`focus.env`).
     """
     from attend.peers.identity import claude_records
 
@@ -320,10 +318,10 @@ class ProcessesSensor:
         if self.ignore_own_descendants:
             # attend's own: this process, every `attend run` serving the project (a session that polls
             # later, or polled before), and any attend process working here (a hook, a one-shot command).
-            roots |= {os.getpid()} | attend_sessions(project)
+            roots |= {os.getpid()} | attend_sessions(project, focus.env)
             roots |= {pid for pid, found in described.items() if found is not None and found[1]}
         if not self.include_session_processes:
-            roots |= session_roots(facts, now) | {session_root()}
+            roots |= session_roots(facts, now, focus.env) | {session_root(focus.env)}
         own = self._descendants(facts, roots)
         ticks = os.sysconf("SC_CLK_TCK")
 

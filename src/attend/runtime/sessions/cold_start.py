@@ -114,8 +114,8 @@ def cold_start(
     for compiled in compiled_sensors:
         config = {k: v for k, v in (compiled.sensor.data.get("crate") or {}).items() if k != "timeout"}
         try:
-            sensor = MessagesSensor(config, env=env)
-            result = sensor.poll(Focus(cwd=Path(project_dir)))
+            sensor = MessagesSensor(config)
+            result = sensor.poll(Focus(cwd=Path(project_dir), env=env))
         except (SensorConfigError, SensorUnavailable, OSError):
             continue  # the sensor's own poll reports it; a cold start shows nothing for it
         fires = [f for f in compiled.step(None, result, test=True, digest=False, now=now).fires

@@ -1,7 +1,9 @@
 """watchfiles, without trio: the primitives `Watcher` (watcher.py) is built on, and `BackgroundWatcher`.
 
 - `open_watch` starts a watchfiles watcher over some folders: inotify, or watchfiles' polling
-  (`force_polling`, every `POLL_DELAY_MS`) where inotify is unavailable; `WatchFailed` says why not.
+  (`force_polling`, every `POLL_DELAY_MS`) where inotify is unavailable (and says why it polls);
+  `WatchFailed` says why neither works. Its `backend` is watchfiles' `RustNotify` unless a caller hands
+  another with the same signature (the seam the fallback's test fails inotify at).
 - `BackgroundWatcher` watches one set of targets in a thread with watchfiles' blocking API, for the
   sensors tab, which runs no trio (and must not import it: its start-up stays light). It plans its
   folders as the daemon's watcher does (targets.py `plan_watches`), plans again when a watched folder
@@ -51,22 +53,33 @@ class WatchFailed(Exception):
     """A watcher that could not start or stopped working; the message says why (one line)."""
 
 
-def open_watch(folders: Iterable[Path], *, recursive: bool) -> Any:
+def open_watch(folders: Iterable[Path], *, recursive: bool, backend: Any = None) -> tuple[Any, str]:
     """A started watchfiles watcher over `folders`: inotify, or polling where inotify is unavailable.
+
+    Args:
+        folders: what to watch.
+        recursive: each folder's whole tree, or only its own entries.
+        backend: watchfiles' `RustNotify`, or a class with its signature (None: RustNotify).
+
+    Returns:
+        The watcher, and why it polls instead of using inotify ("" when it uses inotify).
 
     Raises:
         WatchFailed: a folder is missing or unreadable, or neither way can watch it.
     """
-    from watchfiles._rust_notify import RustNotify
+    if backend is None:
+        from watchfiles._rust_notify import RustNotify
+
+        backend = RustNotify
 
     paths = [str(f) for f in folders]
     try:
         try:
-            return RustNotify(paths, False, False, POLL_DELAY_MS, recursive, False)
+            return backend(paths, False, False, POLL_DELAY_MS, recursive, False), ""
         except (FileNotFoundError, PermissionError, NotADirectoryError):
             raise
-        except (OSError, RuntimeError):  # inotify itself is unavailable: the same folders, polled
-            return RustNotify(paths, False, True, POLL_DELAY_MS, recursive, False)
+        except (OSError, RuntimeError) as unavailable:  # inotify itself is unavailable: the same folders, polled
+            return backend(paths, False, True, POLL_DELAY_MS, recursive, False), reason(unavailable)
     except Exception as exc:  # noqa: BLE001 - watchfiles raises OSError or its RuntimeError; any is "not watching"
         raise WatchFailed(reason(exc)) from None
 
@@ -99,7 +112,7 @@ class BackgroundWatcher:
                 groups = [(sorted(folders), recursive)
                           for folders, recursive in ((plan.flat, False), (plan.recursive, True)) if folders]
                 try:
-                    notifies = [open_watch(folders, recursive=recursive) for folders, recursive in groups]
+                    notifies = [open_watch(folders, recursive=recursive)[0] for folders, recursive in groups]
                 except WatchFailed:
                     self._mark(failed=True)
                     self._ready.set()

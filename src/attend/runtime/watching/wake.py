@@ -90,10 +90,7 @@ class WakeHub(Watcher):
         """Watch what a running sensor declares (`declared_wake_on`); a refused entry is logged once."""
         entries, refused = declared_wake_on(compiled, ctx)
         for pattern in refused:
-            message = f"sensor {compiled.name}: wake_on {pattern} not watched: {PROJECT_OUTSIDE}"
-            if message not in self._logged:
-                self._logged.add(message)
-                self.log(message)
+            self._log_once(f"sensor {compiled.name}: wake_on {pattern} not watched: {PROJECT_OUTSIDE}")
         self.update(compiled.name, entries)
 
     def forget(self, name: str) -> None:

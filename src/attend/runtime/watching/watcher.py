@@ -4,7 +4,9 @@ sensors tab all watch through `Watcher`.
 Decisions:
 - `watchfiles` (the Rust `notify` crate: inotify on Linux) does the watching; where inotify is
   unavailable (no instances or watches left, a kernel without it) the same folders are watched by
-  watchfiles' polling (`force_polling`), every `POLL_DELAY_MS`.
+  watchfiles' polling (`force_polling`), every `POLL_DELAY_MS`, and the log says so once (the names
+  still wake, about `POLL_DELAY_MS` later). `Watcher(backend=...)` hands `open_watch` another backend
+  than watchfiles' `RustNotify` (a test fails inotify there).
 - Callers name what they watch (a sensor, the reload) and give `WatchTarget`s (targets.py decides
   which folder, how deep, and the glob a change must match). One `Watcher` watches every name's
   folders in at most two watchfiles watchers, one flat and one recursive: 200 sensors and 50 watched
@@ -32,6 +34,7 @@ import threading
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -64,10 +67,10 @@ __all__ = [
 
 async def _watch_folders(
     folders: list[Path], recursive: bool, on_changes: Callable[[set[str] | None], None],
-    started: Callable[[], None],
+    started: Callable[[str], None], backend: Any = None,
 ) -> None:
     """Watch `folders` until cancelled: `on_changes(paths)` for each burst, `on_changes(None)` when idle
-    for `RECHECK_MS`. `started()` once watching.
+    for `RECHECK_MS`. `started(why_it_polls)` once watching ("" with inotify).
 
     Raises:
         WatchFailed: the watcher could not start or stopped working.
@@ -75,9 +78,9 @@ async def _watch_folders(
     stop = threading.Event()
     try:
         # Starting walks the folders (a recursive watch adds one inotify watch per folder): a thread.
-        notify = await trio.to_thread.run_sync(partial(open_watch, folders, recursive=recursive),
-                                               abandon_on_cancel=True)
-        started()
+        notify, polls = await trio.to_thread.run_sync(
+            partial(open_watch, folders, recursive=recursive, backend=backend), abandon_on_cancel=True)
+        started(polls)
         while True:
             # The thread waits at most one step after `stop` is set, so a cancellation abandons it
             # and it ends on its own (the watcher is closed when it is collected).
@@ -125,11 +128,13 @@ class Watcher:
         log: one line of the caller's log (each distinct failure is logged once).
         on_error: called with (name, error) when a name's watch fails, and (name, "") when it works again.
         label: what the log lines start with (`wake_on`, `hot reload`).
+        backend: watchfiles' `RustNotify` (None), or a class with its signature (`open_watch`).
     """
 
     def __init__(self, log: Callable[[str], None], on_error: Callable[[str, str], None] | None = None,
-                 *, label: str = "watch") -> None:
+                 *, label: str = "watch", backend: Any = None) -> None:
         self.log = log
+        self.backend = backend
         self.label = label
         self.on_error = on_error
         self.signals: dict[str, WakeSignal] = {}
@@ -209,7 +214,10 @@ class Watcher:
             if pending[0] <= 0:
                 self._plan_ready(plan, status)
 
-        def started() -> None:
+        def started(polls: str) -> None:
+            if polls:
+                self._log_once(f"{self.label}: inotify is unavailable ({polls}); polling "
+                               f"{', '.join(map(str, folders))} every {POLL_DELAY_MS} ms instead")
             self._failures.pop(key, None)
             for folder in folders:
                 status[(folder, recursive)] = None
@@ -223,7 +231,7 @@ class Watcher:
                 self._dispatch(plan, changed)
 
         try:
-            await _watch_folders(folders, recursive, on_changes, started)
+            await _watch_folders(folders, recursive, on_changes, started, self.backend)
         except WatchFailed as exc:
             if len(folders) > 1 and all((f, recursive) not in status for f in folders):
                 pending[0] += len(folders) - 1  # this group's place is taken by one watcher per folder
@@ -232,14 +240,17 @@ class Watcher:
                 return
             for folder in folders:
                 status[(folder, recursive)] = f"cannot watch {folder}: {exc}"
-            message = f"{self.label}: cannot watch {', '.join(map(str, folders))}: {exc}; trying again later"
-            if message not in self._logged:
-                self._logged.add(message)
-                self.log(message)
+            self._log_once(f"{self.label}: cannot watch {', '.join(map(str, folders))}: {exc}; trying again later")
             settle()
         failures = self._failures[key] = self._failures.get(key, 0) + 1
         await trio.sleep(backoff(RETRY_DELAY, failures - 1, factor=2, limit=RETRY_LIMIT))
         self._changed.set()  # plan again: the folders that failed may be watchable (or gone) now
+
+    def _log_once(self, message: str) -> None:
+        """One line of the caller's log, once for each distinct message."""
+        if message not in self._logged:
+            self._logged.add(message)
+            self.log(message)
 
     def _plan_ready(self, plan: WatchPlan, status: dict[tuple[Path, bool], str | None]) -> None:
         self._update_errors(plan, status)
