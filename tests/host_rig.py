@@ -337,10 +337,10 @@ def claude_host(claude: Path, fake_api: FakeAPI, home: Any, installed_plugin: In
     assert plugin_build.returncode == 0, plugin_build.stderr
     dot_claude = home.root / ".claude"
     shutil.copytree(installed_plugin.dot_claude, dot_claude, symlinks=True)
-    # One virtualenv where the hooks look (the plugin data folder) and where the monitor looks (it does not
-    # get CLAUDE_PLUGIN_DATA in its environment): the run's one build, hard-linked in.
-    plugin_build.copy_to(dot_claude / "plugins" / "data" / "attend-attend")
-    plugin_build.link_as(home.data / "attend" / "plugin-venv")
+    # The plugin's one virtualenv, in its data folder, where the hooks and the monitor (which names it on its
+    # command line) look: the run's one build, hard-linked in.
+    data = dot_claude / "plugins" / "data" / "attend-attend"
+    plugin_build.copy_to(data)
     settings_path = dot_claude / "settings.json"
     settings = json.loads(settings_path.read_text()) if settings_path.exists() else {}
     settings["permissions"] = {"allow": ["Bash"]}
@@ -348,7 +348,10 @@ def claude_host(claude: Path, fake_api: FakeAPI, home: Any, installed_plugin: In
     settings_path.write_text(json.dumps(settings, indent=2))
     (home.root / "bin").mkdir()
     launcher = home.root / "bin" / "attend"
-    launcher.write_text(f'#!/bin/sh\nexec {_quote(str(installed_plugin.root / "bin" / "attend"))} "$@"\n')
+    # `attend` for the agent's Bash and the test, as the link `attend doctor` states runs it: the launcher with
+    # the plugin's data folder (a Bash tool's environment has no CLAUDE_PLUGIN_DATA)
+    launcher.write_text(f'#!/bin/sh\nexec {_quote(str(installed_plugin.root / "bin" / "attend"))} '
+                        f'--plugin-data {_quote(str(data))} "$@"\n')
     launcher.chmod(0o755)
     host = ClaudeHost(claude=claude, api=fake_api, home=home, plugin=installed_plugin, wheels=wheels)
     state = {

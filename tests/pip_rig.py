@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from pathlib import Path
 
@@ -113,9 +114,24 @@ def wheelhouse() -> Path:
     return folder
 
 
-def launcher_env(home: Path, data: Path, **extra: str) -> dict[str, str]:
+def uv_env(wheels: Path, cache: Path) -> dict[str, str]:
+    """What makes the launcher build with the real uv of the test environment (`uv` in pyproject's test extra,
+    from PyPI) from `wheels` and nothing else, its cache in `cache` (uv reads none of pip's variables)."""
+    uv = Path(sysconfig.get_path("scripts")) / "uv"
+    assert uv.is_file(), f"no uv at {uv}: `make .venv/.installed-test` installs the test extra, uv among it"
+    base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))  # the Python `wheels` are for
+    return {"ATTEND_UV": str(uv), "ATTEND_PYTHON": base, "UV_FIND_LINKS": str(wheels), "UV_NO_INDEX": "1",
+            "UV_CACHE_DIR": str(cache), "UV_PYTHON_DOWNLOADS": "never"}
+
+
+def launcher_env(home: Path, data: Path | None, **extra: str) -> dict[str, str]:
     """The environment a launcher runs with in a test: this one without Claude's, XDG or attend variables,
-    a throwaway HOME and CLAUDE_PLUGIN_DATA=`data` (the launcher's virtualenv is data/venv)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "XDG_", "ATTEND_"))}
-    env.update(HOME=str(home), CLAUDE_PLUGIN_DATA=str(data), **extra)
+    a throwaway HOME and CLAUDE_PLUGIN_DATA=`data` (the launcher's virtualenv is data/venv; None: unset, as
+    in a plugin monitor's environment). It builds with pip (ATTEND_UV empty, a uv on PATH or not) unless
+    `extra` says otherwise (uv_env)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "XDG_", "ATTEND_", "UV_"))}
+    env.update(HOME=str(home), ATTEND_UV="")
+    if data is not None:
+        env["CLAUDE_PLUGIN_DATA"] = str(data)
+    env.update(extra)
     return env

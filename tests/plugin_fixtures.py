@@ -64,14 +64,10 @@ class PluginBuild:
     stderr: str
 
     def copy_to(self, data: Path) -> Path:
-        """This build's virtualenv as data/venv, as if the launcher had built it there."""
-        return self.link_as(data / "venv")
-
-    def link_as(self, venv: Path) -> Path:
-        """This build's virtualenv at `venv` (hard links: the launcher and Python replace files, never write
-        into one)."""
-        venv.parent.mkdir(parents=True, exist_ok=True)
-        return Path(shutil.copytree(self.venv, venv, symlinks=True, copy_function=os.link))
+        """This build's virtualenv as data/venv, as if the launcher had built it there (hard links: the launcher
+        and Python replace files, never write into one)."""
+        data.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copytree(self.venv, data / "venv", symlinks=True, copy_function=os.link))
 
 
 def shared_folder(factory: pytest.TempPathFactory) -> Path:

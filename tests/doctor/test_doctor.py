@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+from attend.commands.doctor import Check, check_path
 from attend.files import run_lock_path
 from attend.runtime.sessions.runlock import open_lock, try_lock
 from attend.runtime.store.schema import SCHEMA_VERSION
@@ -46,7 +47,7 @@ def test_doctor_on_a_fresh_machine_says_to_install_the_plugin_and_exits_1(home):
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert [line.split()[1].rstrip(":") for line in lines] == [
-        "versions", "store", "sensors", "daemon", "sessions", "recoveries", "claude-code", "commands", "mcp"]
+        "versions", "store", "sensors", "daemon", "sessions", "recoveries", "claude-code", "path", "commands", "mcp"]
     (wiring,) = [line for line in lines if " claude-code: " in line]
     assert wiring.startswith("FAIL claude-code: neither the attend plugin nor a Stop hook")
     assert "fix: in Claude Code: `/plugin marketplace add <your attend clone>`, then `/plugin install attend@attend`" in wiring
@@ -214,3 +215,33 @@ def test_doctor_warns_that_a_remote_mcp_server_that_refuses_connections_leaves_i
     assert reach["status"] == "warn"
     assert reach["message"] == f"remote: connection refused at {url}; not probed, so never polled", reach
     assert code == 0
+
+
+def test_after_a_plugin_only_install_doctor_states_the_link_that_puts_attend_on_path(tmp_path):
+    # The plugin runs attend by its launcher's full path (issue 34, item 6): `attend` is not on PATH, and the
+    # fix links the command the launcher writes beside its virtualenv (tests/plugin runs the real one).
+    data = tmp_path / "plugin-data"
+    (data / "venv").mkdir(parents=True)
+    (data / "bin").mkdir()
+    (data / "bin" / "attend").write_text("#!/bin/sh\necho \"attend from the plugin's virtualenv\"\n")
+    (data / "bin" / "attend").chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ATTEND_PLUGIN_VENV": str(data / "venv")}
+    check = check_path(env)
+    local_bin = tmp_path / ".local" / "bin"
+    assert (check.status, check.message) == ("warn", "`attend` is not on PATH (the Claude Code plugin runs it by its full path)")
+    assert check.fix == (f"`mkdir -p {local_bin} && ln -sf {data / 'bin' / 'attend'} {local_bin / 'attend'}`, "
+                         f"and put {local_bin} on PATH")
+    subprocess.run(["sh", "-c", check.fix.split("`")[1]], env=env, check=True, timeout=60)  # the command, as stated
+    env["PATH"] = f"{local_bin}:{env['PATH']}"
+    assert check_path(env) == Check("path", "ok", f"attend on PATH: {local_bin / 'attend'}")
+    done = subprocess.run(["attend"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout == "attend from the plugin's virtualenv\n"
+
+
+def test_doctor_says_a_plugin_virtualenv_built_without_its_command_is_built_again_to_write_it(tmp_path):
+    venv = tmp_path / "plugin-data" / "venv"
+    venv.mkdir(parents=True)
+    check = check_path({"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ATTEND_PLUGIN_VENV": str(venv)})
+    assert check.status == "warn"
+    assert check.fix.startswith(f"delete {venv} (the plugin's next command builds it again and writes "
+                                f"{venv.parent / 'bin' / 'attend'}), then `mkdir -p ")

@@ -20,10 +20,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 from claude_rig import REPO, as_installed, claude_env, copy_checkout, path_without_attend
-from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, tiny_package
+from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, tiny_package, uv_env
 from waiting import PATIENCE, wait_until
 
 #: What the plugin is made of: its manifest, launcher, hooks, monitor and skill (real files in plugin/, which
@@ -73,6 +74,10 @@ def test_every_plugin_command_calls_attend_through_the_plugin_launcher():
     for command in commands:
         assert command.startswith('"${CLAUDE_PLUGIN_ROOT}/bin/attend" ')
         assert '--project "${CLAUDE_PROJECT_DIR}"' in command
+    # the monitor names the data folder on its command line, where Claude Code substitutes it (its
+    # environment lacks it); the hooks have it in theirs
+    (monitor,) = monitors
+    assert monitor["command"].startswith('"${CLAUDE_PLUGIN_ROOT}/bin/attend" --plugin-data "${CLAUDE_PLUGIN_DATA}" run ')
     assert os.access(PLUGIN / "bin" / "attend", os.X_OK)
 
 
@@ -201,6 +206,56 @@ def test_a_checkout_holding_an_attend_package_never_runs_in_place_of_attend(tmp_
     assert not marker.exists()
 
 
+def monitor_command(root: Path, data: Path, project: Path) -> str:
+    """The plugin's monitor command for the plugin at `root` as Claude Code runs it: its variables substituted
+    in the text; run it in an environment without them (launcher_env(home, None)), as Claude Code does."""
+    (monitor,) = json.loads((PLUGIN / "monitors" / "monitors.json").read_text())
+    return as_claude_code_runs(monitor["command"], {"CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PLUGIN_DATA": str(data),
+                                                    "CLAUDE_PROJECT_DIR": str(project)})
+
+
+@pytest.mark.parametrize("path", ["sh", "python"])
+def test_the_monitor_runs_attend_in_the_data_folder_its_command_names_though_its_environment_lacks_it(tmp_path, path):
+    # Claude Code substitutes ${CLAUDE_PLUGIN_DATA} in a monitor's command text but does not export it (issue
+    # 34, item 4): the monitor runs the virtualenv the hooks run, data/venv, not a second one of its own.
+    root = launcher_root(tmp_path, '[project]\nname = "attend"\nversion = "0.1.0"\n')
+    venv = stamped_venv(tmp_path / "data", "0.1.0")
+    project = tmp_path / "project"
+    # No build can run: a launcher that looked for a virtualenv elsewhere fails at once.
+    env = launcher_env(tmp_path, None, ATTEND_PYTHON=str(tmp_path / "no-such-python"))
+    if path == "sh":
+        env["PATH"] = str(tmp_path / "empty")  # no python3: only the launcher's sh part can run
+    else:  # the launcher's Python part, which a link to bin/attend takes
+        (tmp_path / "linked" / "bin").mkdir(parents=True)
+        (tmp_path / "linked" / "bin" / "attend").symlink_to(root / "bin" / "attend")
+        root = tmp_path / "linked"
+    done = subprocess.run(["/bin/sh", "-c", monitor_command(root, tmp_path / "data", project)], capture_output=True,
+                          text=True, timeout=60, env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"ran -P -m attend run --project {project}; {venv} 0.1.0\n", "")
+
+
+@pytest.mark.parametrize("path", ["sh", "python"])
+def test_a_data_folder_left_empty_on_the_command_line_is_the_environment_s(tmp_path, path):
+    # A Claude Code that substituted nothing leaves `--plugin-data ""` after sh's expansion: the hooks' way
+    # of naming it (CLAUDE_PLUGIN_DATA) then holds.
+    root = launcher_root(tmp_path, '[project]\nname = "attend"\nversion = "0.1.0"\n')
+    venv = stamped_venv(tmp_path / "data", "0.1.0")
+    argv = [str(root / "bin" / "attend"), "--plugin-data", "", "--version"]
+    if path == "python":
+        argv = [sys.executable, "-S", *argv]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                          env=launcher_env(tmp_path, tmp_path / "data", PATH=str(tmp_path / "empty")))
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"ran -P -m attend --version; {venv} 0.1.0\n", "")
+
+
+def test_plugin_data_without_a_folder_is_one_line_and_exit_1(tmp_path):
+    root = launcher_root(tmp_path, 'version = "0.1.0"\n')
+    done = subprocess.run([str(root / "bin" / "attend"), "--plugin-data"], capture_output=True, text=True,
+                          timeout=60, env=launcher_env(tmp_path, tmp_path / "data"))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "attend: --plugin-data needs a folder: bin/attend --plugin-data DIR [ARGS...]\n"
+
+
 def test_a_virtualenv_of_another_version_goes_to_the_launchers_python_part(tmp_path):
     root = launcher_root(tmp_path, '[project]\nname = "attend"\nversion = "0.2.0"\n')
     stamped_venv(tmp_path / "data", "0.1.0")
@@ -221,7 +276,8 @@ def build_lock_held(data: Path) -> bool:
         return False
 
 
-def test_a_hook_never_waits_for_the_first_build_and_says_setting_up(tmp_path):
+@pytest.mark.parametrize("named", ["in the environment", "on the command line"])
+def test_a_hook_never_waits_for_the_first_build_and_says_setting_up(tmp_path, named):
     root = launcher_root(tmp_path, 'version = "0.1.0"\n')
     # The build's Python: a 3.12 whose first build step (`-m venv`) runs until the test releases it, then
     # fails; so the hook is seen returning while its build provably still runs, and no build outlives the test.
@@ -232,9 +288,12 @@ def test_a_hook_never_waits_for_the_first_build_and_says_setting_up(tmp_path):
     python.chmod(0o755)
     data = tmp_path / "data"
     started = time.monotonic()
-    done = subprocess.run([sys.executable, str(root / "bin" / "attend"), "drain", "--format", "hook"], input="{}",
-                          capture_output=True, text=True, timeout=60,
-                          env=launcher_env(tmp_path, data, ATTEND_PYTHON=str(python)))
+    # the data folder as hooks get it (CLAUDE_PLUGIN_DATA) or as the monitor names it: the background build
+    # builds there too
+    data_args = ["--plugin-data", str(data)] if named == "on the command line" else []
+    done = subprocess.run([sys.executable, str(root / "bin" / "attend"), *data_args, "drain", "--format", "hook"],
+                          input="{}", capture_output=True, text=True, timeout=60,
+                          env=launcher_env(tmp_path, None if data_args else data, ATTEND_PYTHON=str(python)))
     assert time.monotonic() - started < 10  # a first build takes 40-50 s; the hook's timeout is 30-60 s
     assert done.returncode == 0 and done.stdout == ""
     assert done.stderr == (f"attend: setting up attend 0.1.0 in {data / 'venv'}; "
@@ -253,17 +312,42 @@ def test_the_first_run_builds_the_virtualenv_from_the_plugins_source_and_runs_at
     version = package()["version"]
     assert (plugin_build.returncode, plugin_build.stdout) == (0, f"attend {version}\n"), plugin_build.stderr
     venv = plugin_build.venv
-    assert re.fullmatch(rf"attend: setting up attend {re.escape(version)} \(Python 3\.\d+\) in {re.escape(str(venv))}; "
+    assert re.fullmatch(rf"attend: setting up attend {re.escape(version)} \(Python 3\.\d+, pip\) in {re.escape(str(venv))}; "
                         rf"the first run takes a minute\nattend: attend {re.escape(version)} is ready\n", plugin_build.stderr)
     assert (venv / ".attend-plugin-version").read_text() == f"{version}\n"
-    assert sorted(p.name for p in venv.parent.iterdir()) == ["extra-packages.txt", "venv", "venv.install.log", "venv.lock"]
-    assert installed(venv, EXTRA, EXTRA_VERSION)  # the first build installed what extra-packages.txt lists
+    assert sorted(p.name for p in venv.parent.iterdir()) == ["bin", "extra-packages.txt", "venv", "venv.install.log",
+                                                             "venv.lock"]
+    assert installed(venv, EXTRA, EXTRA_VERSION) == "pip"  # the first build installed what extra-packages.txt lists
 
 
-def installed(venv: Path, name: str, version: str) -> bool:
-    """Whether pip installed distribution `name` `version` into `venv` (its .dist-info, as pip show reads it)."""
+def installed(venv: Path, name: str, version: str) -> str | None:
+    """Which installer (pip, uv) put distribution `name` `version` into `venv` (its .dist-info's INSTALLER, as
+    pip show reads it); None when it is not there."""
     dist = name.replace("-", "_")
-    return any(venv.glob(f"lib/python3.*/site-packages/{dist}-{version}.dist-info/INSTALLER"))
+    found = sorted(venv.glob(f"lib/python3.*/site-packages/{dist}-{version}.dist-info/INSTALLER"))
+    return found[0].read_text().strip() if found else None
+
+
+@pytest.mark.slow
+def test_with_uv_the_first_run_builds_with_uv_from_the_plugins_source_and_the_extra_packages(wheels, tmp_path):
+    # uv on PATH (here ATTEND_UV names the real uv of the test environment) builds the virtualenv in seconds
+    # instead of pip's minute (issue 34, item 4; `python -m benchmarks first_start` times both)
+    version = package()["version"]
+    root = as_installed(REPO, tmp_path / "plugin")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "extra-packages.txt").write_text(f"{EXTRA}=={EXTRA_VERSION}\n")  # a wheel in `wheels`
+    env = launcher_env(tmp_path, None, **uv_env(wheels, tmp_path / "uv-cache"))
+    done = subprocess.run([str(root / "bin" / "attend"), "--plugin-data", str(data), "--version"],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert (done.returncode, done.stdout) == (0, f"attend {version}\n"), done.stderr
+    venv = data / "venv"
+    assert re.fullmatch(rf"attend: setting up attend {re.escape(version)} \(Python 3\.\d+, uv\) in {re.escape(str(venv))}; "
+                        rf"the first run takes a few seconds\nattend: attend {re.escape(version)} is ready\n", done.stderr)
+    log = (data / "venv.install.log").read_text()
+    assert f"$ {env['ATTEND_UV']} venv " in log and f"$ {env['ATTEND_UV']} pip install " in log
+    assert installed(venv, "attend", version) == "uv"
+    assert installed(venv, EXTRA, EXTRA_VERSION) == "uv"
 
 
 @pytest.mark.slow
@@ -313,6 +397,13 @@ class Stream:
         raise AssertionError(f"no line with {text!r} within {timeout} s")
 
 
+def attend_runs(pid: int) -> list[psutil.Process]:
+    """The `attend run` processes the launcher started (`python -P -m attend run ...`) among process `pid` and
+    its descendants."""
+    top = psutil.Process(pid)
+    return [p for p in [top, *top.children(recursive=True)] if p.cmdline()[1:5] == ["-P", "-m", "attend", "run"]]
+
+
 def as_claude_code_runs(command: str, variables: dict[str, str]) -> str:
     """A plugin command after Claude Code's substitution of ${CLAUDE_PLUGIN_ROOT} and friends."""
     for name, value in variables.items():
@@ -327,6 +418,13 @@ def readme_install_lines(checkout: Path) -> list[list[str]]:
     lines = [line.split() for line in block.splitlines() if line.startswith("/plugin ")]
     assert [words[:3] for words in lines] == [["/plugin", "marketplace", "add"], ["/plugin", "install", "attend@attend"]]
     return [["plugin", *[str(checkout) if w == "/path/to/attend" else w for w in words[1:]]] for words in lines]
+
+
+def readme_link_line() -> str:
+    """README's command that puts a plugin-only install's `attend` on PATH (its plugin section)."""
+    section = (REPO / "README.md").read_text().split("## Install as a Claude Code plugin", 1)[1].split("\n## ", 1)[0]
+    (line,) = [line for line in section.splitlines() if line.startswith("mkdir -p ~/.local/bin && ln -sf ")]
+    return line
 
 
 def polled(home) -> set[str]:
@@ -372,7 +470,7 @@ def readme_install(claude, tmp_path_factory) -> ReadmeInstall:
 
 @pytest.mark.slow
 def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_path(readme_install, quiet_home,
-                                                                                   plugin_build):
+                                                                                   wheels, tmp_path):
     home = quiet_home
     # The plugin as README's install left it (readme_install), in this user's home: what Claude Code wrote
     # under ~/.claude (the installed plugins, settings.json enabling it), as the user's own.
@@ -380,8 +478,8 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
     (plugin,) = [p for p in readme_install.listed if p["id"] == "attend@attend"]
     assert plugin["enabled"] is True and plugin["version"] == package()["version"]
 
-    installed = json.loads((home.root / ".claude" / "plugins" / "installed_plugins.json").read_text())
-    root = installed["plugins"]["attend@attend"][0]["installPath"]
+    plugins = json.loads((home.root / ".claude" / "plugins" / "installed_plugins.json").read_text())
+    root = plugins["plugins"]["attend@attend"][0]["installPath"]
     variables = {
         "CLAUDE_PLUGIN_ROOT": root,
         "CLAUDE_PLUGIN_DATA": str(home.root / ".claude" / "plugins" / "data" / "attend-attend"),
@@ -389,9 +487,15 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
     }
     path = path_without_attend()
     assert shutil.which("attend", path=path) is None
-    run_env = home.env(PATH=path, **variables)
-    # the plugin's first run built its virtualenv (test_the_first_run_builds_...): the same build, in place
-    plugin_build.copy_to(Path(variables["CLAUDE_PLUGIN_DATA"]))
+    # Claude Code substitutes the variables in both commands' text; it exports them to the hooks, not to the
+    # monitor (issue 34, item 4). No virtualenv yet: the monitor's first start builds it, with uv on PATH
+    # (here ATTEND_UV, the real uv of the test environment), from the tests' wheelhouse.
+    build = uv_env(wheels, tmp_path / "uv-cache")
+    run_env = home.env(PATH=path, **variables, **build)
+    monitor_env = {k: v for k, v in home.env(PATH=path, **build).items() if not k.startswith("CLAUDE_")}
+    data = Path(variables["CLAUDE_PLUGIN_DATA"])
+    data.mkdir(parents=True)
+    (data / "extra-packages.txt").write_text(f"{EXTRA}=={EXTRA_VERSION}\n")
 
     # Two sensors of the user's: one loud on the event lane, one quiet on the message lane.
     (home.project / "items.json").write_text("[]")
@@ -406,11 +510,19 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
 
     (monitor,) = json.loads((Path(root) / "monitors" / "monitors.json").read_text())
     proc = subprocess.Popen(["sh", "-c", as_claude_code_runs(monitor["command"], variables)], cwd=home.project,
-                            env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=monitor_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     stdout, stderr = Stream(proc.stdout), Stream(proc.stderr)  # stderr drained: the daemon never blocks on it
     try:
+        stderr.wait_for(f"attend {package()['version']} is ready", 600)  # the build (seconds with uv)
         wait_until(lambda: polled(home) >= {"items", "chat"}, what="both sensors polled")
+        # The monitor polls from the one virtualenv the hooks use (built with extra-packages.txt), and no
+        # second one was made where a launcher without the data folder would put it.
+        (polling,) = attend_runs(proc.pid)
+        assert polling.cmdline()[0] == str(data / "venv" / "bin" / "python")
+        assert polling.environ()["ATTEND_PLUGIN_VENV"] == str(data / "venv")
+        assert installed(data / "venv", EXTRA, EXTRA_VERSION) == "uv"
+        assert not (home.data / "attend" / "plugin-venv").exists()
         (home.project / "items.json").write_text('[{"id": 1, "text": "deploy finished"}]')
         line = stdout.wait_for("deploy finished", PATIENCE)
         assert line == "[attend sensor=items priority=medium] deploy finished"
@@ -445,6 +557,24 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
         assert done.returncode == 0, checks
         assert checks["claude-code"]["message"].startswith("plugin attend@attend installed and enabled")
         assert checks["daemon"]["status"] == "ok"
+        # attend is not on PATH (a plugin-only install): doctor states the command that puts it there, and
+        # in a terminal (no CLAUDE_ variables) `attend` then runs from the same virtualenv.
+        local_bin = home.root / ".local" / "bin"
+        assert checks["path"]["status"] == "warn"
+        assert checks["path"]["fix"] == (f"`mkdir -p {local_bin} && ln -sf {data / 'bin' / 'attend'} {local_bin / 'attend'}`, "
+                                         f"and put {local_bin} on PATH")
+        link = checks["path"]["fix"].split("`")[1]
+        assert link == readme_link_line().replace("~", str(home.root))  # README states the same command
+        subprocess.run(["sh", "-c", link], env=run_env, check=True, timeout=PATIENCE)
+        terminal = {k: v for k, v in home.env(PATH=f"{local_bin}{os.pathsep}{path}").items() if not k.startswith("CLAUDE_")}
+        done = subprocess.run(["attend", "doctor", "--json"], cwd=home.project, env=terminal, capture_output=True,
+                              text=True, timeout=PATIENCE)
+        checks = {c["check"]: c for c in json.loads(done.stdout)["checks"]}
+        assert checks["path"] == {"check": "path", "status": "ok", "message": f"attend on PATH: {local_bin / 'attend'}",
+                                  "fix": ""}
+        assert checks["versions"]["message"].startswith("Python 3.") and str(data / "venv") in checks["versions"]["message"]
+        assert sorted(p.name for p in data.iterdir()) == ["bin", "extra-packages.txt", "venv", "venv.install.log", "venv.lock"]
+        assert not (home.data / "attend" / "plugin-venv").exists()
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=PATIENCE)

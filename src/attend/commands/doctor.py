@@ -9,7 +9,8 @@ Checks, in order: the Python and attend versions; the store opens and its schema
 rows its readers skip); the peers files readers skip (a warning naming each); every sensor compiles;
 which session polls this project and since when, and which are attached; the Claude Code wiring (the
 plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json, with its three
-companion hooks unless conduits is `monitor`); the program
+companion hooks unless conduits is `monitor`); `attend` on PATH (after a plugin-only install, the link
+that puts it there); the program
 of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
 on PATH (or a remote endpoint), and none refused its credential (`auth_failed`, in the server's words).
 """
@@ -276,6 +277,31 @@ def check_claude_code(project_dir: Path, env: Mapping[str, str]) -> Check:
                  f"{project_dir / '.claude'}", PLUGIN_INSTALL + " (or wire it by hand: README)")
 
 
+def check_path(env: Mapping[str, str]) -> Check:
+    """`attend` on PATH, for a terminal. A plugin-only install runs attend by the launcher's full path, so
+    it is not: the fix links the command the launcher writes beside its virtualenv (plugin/bin/attend,
+    write_command), which runs the same virtualenv and survives plugin updates."""
+    path = env.get("PATH", "")
+    found = shutil.which("attend", path=path)
+    if found:
+        return Check("path", "ok", f"attend on PATH: {found}")
+    venv = env.get("ATTEND_PLUGIN_VENV")
+    if not venv:
+        here = Path(sys.executable).parent / "attend"
+        fix = (f"`ln -s {shlex.quote(str(here))} ~/.local/bin/attend`" if here.exists() else
+               "`pipx install <your attend clone>`")
+        return Check("path", "warn", "`attend` is not on PATH", fix)
+    command = Path(venv).parent / "bin" / "attend"
+    home_bin = Path(env.get("HOME") or Path.home()) / ".local" / "bin"
+    fix = (f"`mkdir -p {shlex.quote(str(home_bin))} && ln -sf {shlex.quote(str(command))} "
+           f"{shlex.quote(str(home_bin / 'attend'))}`")
+    if str(home_bin) not in path.split(os.pathsep):
+        fix += f", and put {home_bin} on PATH"
+    if not command.exists():
+        fix = f"delete {venv} (the plugin's next command builds it again and writes {command}), then {fix}"
+    return Check("path", "warn", "`attend` is not on PATH (the Claude Code plugin runs it by its full path)", fix)
+
+
 def _enabled(sensor_set: Any, kind: str) -> list[Any]:
     from attend.runtime.runnable import runnable
 
@@ -420,6 +446,7 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         ("daemon", lambda: check_sessions(project_dir, env)),
         ("recoveries", lambda: check_recoveries(project_dir, env)),
         ("claude-code", lambda: check_claude_code(project_dir, env)),
+        ("path", lambda: check_path(env)),
         ("commands", lambda: check_commands(sensor_set(), project_dir, env)),
         ("mcp", lambda: check_mcp(sensor_set(), project_dir, env, _polled(paths, "auth_failed"),
                                   lambda names: _probed(paths, names))),
