@@ -147,6 +147,9 @@ def _add_session(parser: argparse.ArgumentParser) -> None:
 COMMANDS = ("run", "compile", "explain", "test", "sensors", "settings", "drain", "peers", "spec")
 #: The handler of `attend drain`.
 DRAIN = "attend.commands.drain:main"
+#: The `drain --format` values Claude Code runs as hooks: a problem with their command line never exits 2
+#: (which would block the agent, or wake it, with attend's message).
+HOOK_FORMATS = ("hook", "doorbell")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -197,9 +200,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_settings(sub, common)
 
     p = sub.add_parser("drain", parents=[common], help="print undelivered message-lane notifications")
-    p.add_argument("--format", choices=("hook", "plain"), default="plain",
+    p.add_argument("--format", choices=("hook", "plain", "doorbell"), default="plain",
                    help="hook: read a Claude Code hook's JSON on stdin (SessionStart, UserPromptSubmit, PostToolUse, "
-                        "Stop) and answer in that event's format")
+                        "Stop) and answer in that event's format; doorbell: a Stop hook declared asyncRewake, which "
+                        "waits until the session has a line worth a turn, writes it on stderr and exits 2")
     _add_session(p)
     # Brief: it runs without the cyclic garbage collector when `python -m attend` started it so (main).
     p.set_defaults(handler=DRAIN, brief=True)
@@ -460,15 +464,16 @@ def _project_after_command(words: list[str]) -> list[str]:
 
 def _hook_args(words: list[str]) -> argparse.Namespace | None:
     """The arguments of the one command line every hook of the plugin runs (plugin/hooks/hooks.json, after
-    `bind_project`: `drain --format hook --project=DIR`), as the parser gives them; None for any other.
+    `bind_project`: `drain --format hook|doorbell --project=DIR`), as the parser gives them; None for any other.
 
     A hook runs after every tool call: building the parser (argparse's gettext lookups import locale)
     was some 3 ms of it. A test pins that the parser gives the same for every line this accepts.
     """
-    if len(words) == 4 and words[:3] == ["drain", "--format", "hook"] and words[3].startswith("--project="):
+    if (len(words) == 4 and words[:2] == ["drain", "--format"] and words[2] in HOOK_FORMATS
+            and words[3].startswith("--project=")):
         project = words[3].removeprefix("--project=")
         if project:
-            return argparse.Namespace(version=None, command="drain", project=project, format="hook", session=None,
+            return argparse.Namespace(version=None, command="drain", project=project, format=words[2], session=None,
                                       handler=DRAIN, brief=True)
     return None
 
@@ -528,7 +533,7 @@ def _missing_project(args: argparse.Namespace) -> int:
 
     print(f"attend: the project directory {printable_path(os.path.abspath(args.project))} does not exist "
           "(or is not a directory)", file=sys.stderr)
-    if args.command == "drain" and getattr(args, "format", None) == "hook":
+    if args.command == "drain" and getattr(args, "format", None) in HOOK_FORMATS:
         return EXIT_OK
     return EXIT_USAGE
 
@@ -543,7 +548,7 @@ def _empty_project(args: argparse.Namespace) -> int:
         "out to use the working directory",
         file=sys.stderr,
     )
-    if args.command == "drain" and getattr(args, "format", None) == "hook":
+    if args.command == "drain" and getattr(args, "format", None) in HOOK_FORMATS:
         return 0
     return 2
 

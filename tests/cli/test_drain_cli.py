@@ -173,3 +173,13 @@ def test_the_hooks_command_line_is_read_as_the_parser_reads_it(argv, quick) -> N
     assert (read is not None) == quick
     if read is not None:
         assert vars(read) == vars(build_parser("drain").parse_args(words))
+
+
+def test_a_sessions_first_stop_hook_gets_a_low_message_another_sessions_monitor_left_on_its_stderr(home) -> None:
+    with _store(home) as store:
+        store.attach_session("other", pid=1, resume=True)
+        store.commit_poll("chat", states={}, observations=[Observation("msg", 1.0, "low, stderr only")])
+        store.disclose("chat", store.pending("chat"), lane="message", priority="low")
+        store.advance_session("other", store.journal_end(), [e.id for e in store.journal()])
+    assert _reasons(_hook(home, "s1")) == ["[attend sensor=chat priority=low] low, stderr only"]
+    assert _reasons(_hook(home, "s2")) == []  # handed over once

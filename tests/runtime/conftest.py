@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
 import pytest
-from daemon_rig import ITEMS_SCRIPT, NEW_ITEM, DaemonProcess, Items, sensor_yaml
+from daemon_rig import ITEMS_SCRIPT, NEW_ITEM, DaemonProcess, Items, alive, sensor_yaml
+from hook_rig import HIGH_ITEM, INTERVAL, poller
 
 
 @pytest.fixture
@@ -55,3 +58,18 @@ def daemon(quiet_home):
         d.proc.wait(timeout=30)
         for reader in d._readers:
             reader.join(timeout=5)
+
+
+@pytest.fixture
+def hooks_home(quiet_home, items_sensor, daemon):
+    """A home with a high-magnitude items sensor (and the `daemon` fixture's fast governor); every headless
+    poller started in it is killed at the end."""
+    quiet_home.idle = "600"
+    quiet_home.items = items_sensor(trigger=HIGH_ITEM, interval=f"{INTERVAL}s", min_interval="0.2s")
+    seen: set[int] = set()
+    quiet_home.track = seen.add
+    yield quiet_home
+    pid = poller(quiet_home)
+    for p in {*seen, *([pid] if pid and pid > 0 else [])}:
+        if alive(p):
+            os.kill(p, signal.SIGKILL)

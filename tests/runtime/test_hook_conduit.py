@@ -15,8 +15,9 @@ import time
 
 import pytest
 from daemon_rig import PATIENCE, alive, journal_rows, last_poll, sensors_json, wait_until
+from hook_rig import INTERVAL, context, hook, poller, start_session
 
-from attend.files import run_lock_holder, run_lock_path
+from attend.files import run_lock_path
 from attend.runtime.store import Observation, Store, scope_for
 from attend.runtime.store.location import default_db_path
 
@@ -26,61 +27,6 @@ pytestmark = [
     # for it (the hook's process ends at once); the test kills it by pid at the end.
     pytest.mark.filterwarnings("ignore:subprocess \\d+ is still running:ResourceWarning"),
 ]
-
-#: The poll interval of the tests' sensor (seconds).
-INTERVAL = 1.0
-HIGH_ITEM = {"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 5, "description": "new item {id}"}
-
-
-def hook(home, event: str, session: str, **extra) -> dict:
-    """Run the hook for `event` as Claude Code would (its arguments, stdin, environment and folder); its JSON
-    answer ({} for none). In-process: the command's process boundary is pinned by
-    test_two_sessions_starting_at_the_same_moment_start_one_poller and tests/cli/test_entry_point.py."""
-    from tests.conftest import run_in_process
-
-    payload = {"session_id": session, "hook_event_name": event, "cwd": str(home.project),
-               "transcript_path": str(home.root / f"{session}.jsonl"), **extra}
-    done = run_in_process(["drain", "--format", "hook", "--project", str(home.project)], input=json.dumps(payload),
-                          env=home.env(ATTEND_HEADLESS_IDLE=home.idle), cwd=home.project)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout) if done.stdout.strip() else {}
-
-
-def context(answer: dict) -> list[str]:
-    """The notification lines of a hook's additionalContext (or a Stop hook's reason)."""
-    text = answer.get("hookSpecificOutput", {}).get("additionalContext") or answer.get("reason") or ""
-    return [line for line in text.splitlines() if line.startswith("[attend ")]
-
-
-def poller(home) -> int | None:
-    return run_lock_holder(run_lock_path(home.project, home.env()))
-
-
-@pytest.fixture
-def hooks_home(quiet_home, items_sensor, daemon):
-    """A home with a high-magnitude items sensor (and the `daemon` fixture's fast governor); every headless
-    poller started in it is killed at the end."""
-    quiet_home.idle = "600"
-    quiet_home.items = items_sensor(trigger=HIGH_ITEM, interval=f"{INTERVAL}s", min_interval="0.2s")
-    seen: set[int] = set()
-    quiet_home.track = seen.add
-    yield quiet_home
-    pid = poller(quiet_home)
-    for p in {*seen, *([pid] if pid and pid > 0 else [])}:
-        if alive(p):
-            os.kill(p, signal.SIGKILL)
-
-
-def start_session(home, session: str) -> int:
-    """The session's SessionStart hook; waits until the headless poller it started took its baseline."""
-    answer = hook(home, "SessionStart", session, source="startup")
-    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    wait_until(lambda: poller(home) is not None, what="a headless poller")
-    pid = poller(home)
-    home.track(pid)
-    wait_until(lambda: (sensors_json(home).get("items") or {}).get("last_poll") is not None, what="the first poll")
-    return pid
-
 
 def test_session_start_answers_with_a_status_and_starts_one_headless_poller(hooks_home) -> None:
     answer = hook(hooks_home, "SessionStart", "s1", source="startup")

@@ -70,14 +70,24 @@ def test_a_sessions_first_hook_after_a_backlog_gets_the_summary_not_the_backlog(
     assert hook(polled, "Stop", "s1", stop_hook_active=False) == []  # every row was handled, once
 
 
-def test_the_stop_hook_sums_up_the_old_low_lines_the_prompt_hooks_left(polled) -> None:
+def test_the_stop_hook_never_asks_for_a_turn_for_low_lines_old_or_new(polled) -> None:
+    # issue 33, item 5: it asked for one ("attend: 5 notifications arrived while you worked: ... priority=low")
     journal(polled, "old low 1", age=2 * HOUR, magnitude=1.0)
     journal(polled, "old low 2", age=2 * HOUR, magnitude=1.0)
     journal(polled, "old high", age=2 * HOUR)
     assert hook(polled, "UserPromptSubmit", "s1", prompt="hi") == [
         "[attend sensor=attend priority=medium] 1 notification while this session was away; attend sensors history"]
-    assert hook(polled, "Stop", "s1", stop_hook_active=False) == [
-        "[attend sensor=attend priority=low] 2 notifications while this session was away; attend sensors history"]
+    journal(polled, "new low", age=1, magnitude=1.0)
+    assert hook(polled, "Stop", "s1", stop_hook_active=False) == []
+    assert hook(polled, "PostToolUse", "s1", tool_name="Bash") == []  # the low lines stay in the history
+
+
+def test_the_stop_hook_asks_for_one_turn_per_stop_and_what_came_since_waits_for_the_next_hook(polled) -> None:
+    journal(polled, "first", age=1)
+    assert hook(polled, "Stop", "s1", stop_hook_active=False) == ["[attend sensor=items priority=high] first"]
+    journal(polled, "second", age=1)
+    assert hook(polled, "Stop", "s1", stop_hook_active=True) == []  # it asked for this stop's turn already
+    assert hook(polled, "PostToolUse", "s1", tool_name="Bash") == ["[attend sensor=items priority=high] second"]
     assert hook(polled, "Stop", "s1", stop_hook_active=False) == []
 
 

@@ -15,12 +15,20 @@ Decisions implemented here:
   when its cold start (runtime/sessions/cold_start.py) is not done yet, this drain does it, its lines first.
 - The hooks are a conduit too (DESIGN.md, "Delivery": Conduits; runtime/sessions/handover.py): the hook's
   `hook_event_name` picks the answer. `UserPromptSubmit` and `PostToolUse` hand over, as the event's
-  `hookSpecificOutput.additionalContext`, this session's high and medium lines while its Monitor is not
-  live, and print nothing while it is; `Stop` hands over every line not handed over yet when no Monitor is
-  live (else the message lane, as before); `SessionStart` answers with a short status
-  (`_status`) and starts a headless poller when none is live. Any other event is
-  answered with nothing. A hook with nothing to hand over reads the store and nothing else: no sensor
-  is loaded, trio is never imported.
+  `hookSpecificOutput.additionalContext`, this session's lines worth a turn (messages, high and medium
+  lines) while its Monitor is not live, and print nothing while it is; `Stop` asks for another turn for
+  them (`decision: block`) when no Monitor is live (else for the message lane, as before), never for low
+  lines and never twice for one stop (`stop_hook_active`); `SessionStart` answers with a short status
+  (`_status`) and starts a headless poller when none is live. Any other event is answered with nothing.
+  A hook with nothing to hand over reads the store and nothing else: no sensor is loaded, trio is never
+  imported. What a hook reads is bounded (`HANDOVER_ROWS` rows), however long the journal.
+- `--format doorbell` is the plugin's Stop hook, declared `asyncRewake` (runtime/sessions/doorbell.py):
+  it waits in the background until the session has a line worth a turn, writes it on stderr and exits 2
+  (Claude Code wakes the model with it); it exits 0 without a word otherwise. Its text goes into the
+  model's request once, where a `decision: block` answer goes in twice (Claude Code 2.1.328 adds the
+  reason as "Stop hook feedback" and again as a system "Stop hook blocking error").
+- Read, printed and recorded holding the store's write lock (`Store.exclusive`): two conduits of one
+  session (a prompt hook, the doorbell) never hand over the same line.
 - What a hook hands over is written as facts, never as orders, and stays under `CONTEXT_LIMIT`
   characters (Claude Code cuts hook output past 10,000).
 """
@@ -94,16 +102,19 @@ def _arrived(count: int, noun: str = "message") -> str:
     return f"{count} {noun}{'s' if count != 1 else ''} arrived"
 
 
-def capped(head: str, lines: list[str], limit: int = CONTEXT_LIMIT) -> str:
-    """`head` and as many of `lines` as fit in `limit` characters, then one line saying how many did not."""
+def capped(head: str, lines: list[str], limit: int = CONTEXT_LIMIT, *, more: int = 0) -> str:
+    """`head` and as many of `lines` as fit in `limit` characters, then one line saying how many did not
+    (`more`: lines not even read, counted with them)."""
     out, size = [head], len(head)
     for n, line in enumerate(lines):
-        tail = f"... and {len(lines) - n} more; attend sensors history shows them"
+        tail = f"... and {len(lines) - n + more} more; attend sensors history shows them"
         if size + len(line) + 1 + len(tail) + 1 > limit:
             out.append(tail)
-            break
+            return "\n".join(out)
         out.append(line)
         size += len(line) + 1
+    if more:
+        out.append(f"... and {more} more; attend sensors history shows them")
     return "\n".join(out)
 
 
@@ -116,6 +127,8 @@ def _context(event: str, text: str) -> None:
 @reports_refusals
 def main(args: Any) -> int:
     """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
+    if args.format == "doorbell":
+        return _doorbell(args)
     if sys.stdout is None:
         # stdout closed before attend started: nobody can be handed anything, so nothing is drained (a
         # hook must never break a turn: exit 0, no output).
@@ -128,47 +141,60 @@ def main(args: Any) -> int:
         return _session_start(args, hook)
     if event not in (None, "Stop"):
         return 0  # an event attend has nothing to say on
+    if hook.get("stop_hook_active") is True:
+        return 0  # once per stop: the Stop hook asked for a turn already; what came since waits for the next
     from attend.runtime.delivery import format_line
-    from attend.runtime.sessions.cold_start import cold_start, message_sensors
-    from attend.runtime.sessions.seen import for_session
+    from attend.runtime.sessions.handover import HANDOVER_ROWS
     from attend.runtime.store import open_project_store
-    from attend.runtime.store.sessions import COLD_START
     from attend.spec import layer_paths
 
     session = _session_id(args, hook)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         if session is not None and args.format == "hook" and _hooks_carry(store, session, args.project_dir):
             return _hand_over(store, session, "Stop", args.project_dir)
-        seen: list[str] = []
-        lines: list[str] = []
-        summaries = 0  # lines standing for messages passed over, not messages themselves
-        if session is None:
-            entries, upto = store.undrained("message"), 0
-        else:
-            entries, upto = store.drain_backlog(session)
-            already = store.seen_items(session)
-            entries, seen = for_session(entries, session, already)
-            if not store.cold_start_done(session):
-                handed = cold_start(message_sensors(args.project_dir, os.environ), args.project_dir, session,
-                                    seen=already | set(seen), now=time.time())
-                lines = [format_line(line.sensor, line.priority, line.description) for line in handed.lines]
-                summaries = sum(line.summary for line in handed.lines)
-                seen += [*handed.seen, COLD_START]
-        lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
-                  for e in entries]
-        if lines:
-            if args.format == "hook":
-                reason = f"attend: {_arrived(len(lines) - summaries)} while you worked:\n" + "\n".join(lines)
-                print(json.dumps({"decision": "block", "reason": reason}))
+        with store.exclusive():
+            seen: list[str] = []
+            lines: list[str] = []
+            summaries = 0  # lines standing for messages passed over, not messages themselves
+            if session is None:
+                entries, upto = store.undrained("message", limit=HANDOVER_ROWS), 0
             else:
-                print("\n".join(lines))
-            sys.stdout.flush()
-        # Recorded after printing: a crash in between hands the rows over again rather than never.
-        if session is None:
-            store.mark_drained(e.id for e in entries)
-        else:
-            store.claim_drained(session, entries, upto, seen)
+                from attend.runtime.sessions.seen import for_session
+
+                entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS)
+                already = store.seen_items(session)
+                entries, seen = for_session(entries, session, already)
+                lines, summaries, cold = _cold_start(store, session, args.project_dir, already | set(seen))
+                seen += cold
+            lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
+                      for e in entries]
+            if lines:
+                if args.format == "hook":
+                    head = f"attend: {_arrived(len(lines) - summaries)} while you worked:"
+                    print(json.dumps({"decision": "block", "reason": capped(head, lines)}))
+                else:
+                    print("\n".join(lines))
+                sys.stdout.flush()
+            # Recorded after printing: a crash in between hands the rows over again rather than never.
+            if session is None:
+                store.mark_drained(e.id for e in entries)
+            else:
+                store.claim_drained(session, entries, upto, seen)
     return 0
+
+
+def _cold_start(store: Any, session: str, project_dir: str, seen: set[str]) -> tuple[list[str], int, list[str]]:
+    """`session`'s cold start (runtime/sessions/cold_start.py) when it is not done yet: its lines, how many
+    of them stand for messages passed over, and the items to record as seen (with `COLD_START`)."""
+    if store.cold_start_done(session):
+        return [], 0, []
+    from attend.runtime.delivery import format_line
+    from attend.runtime.sessions.cold_start import cold_start, message_sensors
+    from attend.runtime.store.sessions import COLD_START
+
+    handed = cold_start(message_sensors(project_dir, os.environ), project_dir, session, seen=seen, now=time.time())
+    lines = [format_line(line.sensor, line.priority, line.description) for line in handed.lines]
+    return lines, sum(line.summary for line in handed.lines), [*handed.seen, COLD_START]
 
 
 def _hooks_carry(store: Any, session: str, project_dir: str) -> bool:
@@ -182,41 +208,54 @@ def _hooks_carry(store: Any, session: str, project_dir: str) -> bool:
     return chosen == "hooks" or not monitor_live(store, session)
 
 
-def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None) -> int:
-    """Hand `session` what its Monitor would have shown (a Stop hook: every line not handed over yet)."""
+def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, cold: bool, head: str) -> str:
+    """What a hook hands `session` as one text (the cold start's lines first, when `cold` and it is not done
+    yet), or "" for nothing; the cold start's items join the handover's, to be recorded with it."""
     from attend.runtime.delivery import format_line
+
+    lines: list[str] = []
+    summaries = 0
+    if cold:
+        lines, summaries, items = _cold_start(store, session, project_dir, store.seen_items(session) | set(handover.items))
+        handover.items += items
+    lines += [format_line(e.sensor, e.priority, e.description, key=e.key, meta=e.meta) for e in handover.entries]
+    if not lines:
+        return ""
+    only_messages = all(e.lane == "message" for e in handover.entries)
+    arrived = _arrived(len(lines) - summaries + handover.more, "message" if only_messages else "notification")
+    return capped(head.format(arrived=arrived), lines, more=handover.more)
+
+
+def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None) -> int:
+    """Hand `session` its lines worth a turn, as the hook `event` answers: a Stop hook asks for another turn
+    for them (and does the session's cold start when it is not done), a prompt hook adds them as context.
+
+    Looked for without the lock (most hooks have nothing); read, printed and recorded holding it.
+    """
     from attend.runtime.sessions.handover import hook_handover
 
     stop = event == "Stop"
     if handover is None:
-        handover = hook_handover(store, session, everything=stop, project_dir=project_dir)
-    lines: list[str] = []
-    summaries = 0
-    if stop and not store.cold_start_done(session):
-        from attend.runtime.sessions.cold_start import cold_start, message_sensors
-        from attend.runtime.store.sessions import COLD_START
-
-        handed = cold_start(message_sensors(project_dir, os.environ), project_dir, session,
-                            seen=store.seen_items(session) | set(handover.items), now=time.time())
-        lines = [format_line(line.sensor, line.priority, line.description) for line in handed.lines]
-        summaries = sum(line.summary for line in handed.lines)
-        handover.items += [*handed.seen, COLD_START]
-    lines += [format_line(e.sensor, e.priority, e.description, key=e.key, meta=e.meta) for e in handover.entries]
-    if lines:
-        only_messages = all(e.lane == "message" for e in handover.entries)
-        arrived = _arrived(len(lines) - summaries, "message" if only_messages else "notification")
-        if stop:
-            print(json.dumps({"decision": "block", "reason": capped(f"attend: {arrived} while you worked:", lines)}))
+        handover = hook_handover(store, session, project_dir=project_dir)
+    if not handover.entries and not (stop and not store.cold_start_done(session)):
+        if handover.upto > handover.since:
+            handover.record(store, session)  # only low lines came: passed over, they stay in the history
+        return 0
+    with store.exclusive():
+        handover = hook_handover(store, session, project_dir=project_dir)
+        text = _handed_text(store, session, project_dir, handover, cold=stop,
+                            head="attend: {arrived} while you worked:" if stop else "attend: {arrived}:")
+        if text and stop:
+            print(json.dumps({"decision": "block", "reason": text}))
             sys.stdout.flush()
-        else:
-            _context(event, capped(f"attend: {arrived}:", lines))
-    if lines or handover.considered or stop:
+        elif text:
+            _context(event, text)
         handover.record(store, session)
     return 0
 
 
 def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
-    """`UserPromptSubmit`, `PostToolUse`: this session's high and medium lines while its Monitor is not live.
+    """`UserPromptSubmit`, `PostToolUse`: this session's lines worth a turn while its Monitor is not live.
 
     The cheap path: with nothing to hand over, it reads the store and answers nothing.
     """
@@ -229,14 +268,86 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
         return 0
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         _keep_a_poller(args.project_dir, store)
-        handover = hook_handover(store, session, everything=False, project_dir=args.project_dir)
-        if handover.entries and _hooks_carry(store, session, args.project_dir):
+        handover = hook_handover(store, session, project_dir=args.project_dir)
+        if (handover.entries or handover.upto > handover.since) and _hooks_carry(store, session, args.project_dir):
             return _hand_over(store, session, event, args.project_dir, handover)
-        if handover.considered and not handover.entries and _hooks_carry(store, session, args.project_dir):
-            handover.record(store, session)  # only low lines: left for the Stop hook, passed here
-            return 0
         store.hook_heartbeat(session, every=HOOK_BEAT)
     return 0
+
+
+def _doorbell(args: Any) -> int:
+    """`--format doorbell`: the plugin's Stop hook, run in the background (`asyncRewake`). It waits until the
+    session has lines worth a turn (runtime/sessions/doorbell.py), writes them on stderr and exits 2, so
+    Claude Code wakes the model with them; everything else (nothing came, the session ended, a Monitor
+    took over, another doorbell waits already, a problem of attend's) ends it with exit 0 and no word."""
+    hook = _read_hook_stdin()
+    from attend.runtime.sessions.doorbell import runs_in_foreground
+
+    foreground = runs_in_foreground(os.environ)
+    if foreground and hook.get("stop_hook_active") is True:
+        return 0  # claude -p waits for this hook: one extra turn per stop at most
+    session = _session_id(args, hook)
+    if session is None or sys.stderr is None:
+        return 0
+    try:
+        return _ring(args, session, foreground)
+    except Exception:  # noqa: BLE001 - exit 2 would wake the model with attend's own trouble: never
+        return 0
+
+
+def _ring(args: Any, session: str, foreground: bool) -> int:
+    import gc
+
+    from attend.files import state_folder
+    from attend.runtime.sessions.doorbell import Claude, doorbell_lock_path, ring
+    from attend.runtime.sessions.runlock import open_lock, try_lock
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    rang: list[str] = []
+    with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        path = doorbell_lock_path(state_folder(os.environ), store.project_digest(), session)
+        with open_lock(path) as lock:
+            if not try_lock(lock):
+                return 0  # this session's doorbell is armed already; Claude Code wakes the model when it rings
+            try:
+                if not foreground:
+                    gc.enable()  # a wait of hours: cycles are collected (a hook runs without the collector)
+
+                def show(handover: Any) -> None:
+                    text = _handed_text(store, session, args.project_dir, handover, cold=False,
+                                        head="attend: {arrived}:")
+                    if text:
+                        sys.stderr.write(text + "\n")
+                        sys.stderr.flush()
+                        rang.append(text)
+
+                def keep_polled() -> None:
+                    _keep_a_poller(args.project_dir, store)
+
+                def carried() -> bool:
+                    return _hooks_carry(store, session, args.project_dir)
+
+                if carried() and not store.cold_start_done(session):
+                    _ring_cold_start(store, session, args.project_dir, rang)
+                if not rang:
+                    ring(store, session, project_dir=args.project_dir, claude=Claude.of_hook(os.environ), show=show,
+                         foreground=foreground, carried=carried, keep_polled=keep_polled)
+            finally:
+                path.unlink(missing_ok=True)  # still held: a doorbell armed meanwhile takes a new file
+    return 2 if rang else 0
+
+
+def _ring_cold_start(store: Any, session: str, project_dir: str, rang: list[str]) -> None:
+    """The doorbell's first look at a new session: its cold start (the addressed messages waiting for it),
+    written on stderr when it has lines (then appended to `rang`), recorded either way."""
+    with store.exclusive():
+        lines, summaries, items = _cold_start(store, session, project_dir, store.seen_items(session))
+        if lines:
+            sys.stderr.write(capped(f"attend: {_arrived(len(lines) - summaries)}:", lines) + "\n")
+            sys.stderr.flush()
+            rang.append("\n".join(lines))
+        store.record_cold_start(session, items)
 
 
 #: The recent past (seconds) whose run-log lines a SessionStart status repeats.
@@ -324,7 +435,8 @@ def _status(store: Any, project_dir: str, session: str | None, started: int | No
     else:
         parts.append(sessions.describe()[0].upper() + sessions.describe()[1:] + ".")
     if session is not None:
-        waiting = len(hook_handover(store, session, everything=True, project_dir=project_dir).entries)
+        handover = hook_handover(store, session, project_dir=project_dir)
+        waiting = len(handover.entries) + handover.more
         parts.append(f"{waiting} line{'s wait' if waiting != 1 else ' waits'} for this session.")
     logged = read_log(log_path(project_dir), since=time.time() - LOG_RECENT)[-LOG_LINES:]
     if logged:

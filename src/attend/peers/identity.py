@@ -36,6 +36,7 @@ __all__ = [
     "PRESENCE_SENSOR",
     "SESSION_ID_RE",
     "ClaudeRecord",
+    "SESSION_META",
     "Session",
     "SessionError",
     "ancestors",
@@ -60,6 +61,9 @@ MAX_STARTED_AT = 10**14
 #: The sensor whose lines are about sessions, keyed by session id (peers/presence.py; a session is not
 #: shown its own: runtime/sessions/handover.py).
 PRESENCE_SENSOR = "peers"
+#: The journal meta field naming the one session a `scope: session` sensor's line is for (DESIGN.md,
+#: "Delivery": Scope); every conduit of another session passes the line over.
+SESSION_META = "session"
 #: What a session id may look like: it names files, so no separators, no leading dot, bounded length.
 #: Matched against the whole id (`fullmatch`; `\Z`, since `$` also matches before a final newline).
 SESSION_ID_RE = lazyre.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}\Z")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from attend.peers.identity import SESSION_META
 from attend.records import replace
 from attend.text import fold_lines, printable
 
@@ -39,8 +40,6 @@ __all__ = [
     "is_stdout_priority", "joined", "priorities", "priority", "write_entries",
 ]
 
-#: The journal meta field naming the one session a `scope: session` sensor's line is for.
-SESSION_META = "session"
 
 #: Accumulated magnitude at or above which a disclosure is `high`.
 HIGH_AT = 5.0

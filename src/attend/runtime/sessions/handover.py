@@ -26,7 +26,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from attend.peers.identity import PRESENCE_SENSOR, process_runs
+from attend.peers.identity import PRESENCE_SENSOR, SESSION_META, process_runs
 from attend.records import field, record
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["Handover", "about_itself", "conduits", "hook_handover", "monitor_live", "shown_to"]
+__all__ = ["HANDOVER_ROWS", "Handover", "about_itself", "conduits", "hook_handover", "monitor_live", "shown_to",
+           "worth_a_turn"]
 
 def about_itself(entry: Any, session: str | None) -> bool:
     """A presence line (sensor `PRESENCE_SENSOR`, keyed by session id) about `session` itself."""
@@ -79,65 +80,67 @@ def monitor_live(store: Any, session: str) -> bool:
     return row is not None and row.role != "stopped" and row.pid is not None and process_runs(int(row.pid))
 
 
+#: The most rows worth a turn a hook reads: more lines than fit in its answer (commands/drain.py
+#: `CONTEXT_LIMIT`, 9,000 characters, holds about 200 short lines). The rest are counted, never read.
+HANDOVER_ROWS = 200
+
+
+def worth_a_turn(entry: Any) -> bool:
+    """Whether a line is worth a turn of the agent (DESIGN.md, "Delivery"): a message, or a high or medium
+    line. Low lines never are: the Monitor leaves them on stderr, the hooks in the history."""
+    return entry.lane == "message" or entry.priority in ("high", "medium")
+
+
 @record
 class Handover:
     """What a hook hands a session, and what to record once it is printed (`record`)."""
 
     entries: list[Any] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
-    considered: list[int] = field(default_factory=list)
+    #: Lines worth a turn after `entries`, counted and not read (`HANDOVER_ROWS`).
+    more: int = 0
+    #: The journal id the handover reaches: the session's position once recorded.
     upto: int = 0
-    drained_upto: int | None = None
-    first_left: int | None = None
+    #: The session's position before it.
+    since: int = 0
 
     def record(self, store: Any, session: str) -> None:
         """Record the handover (after printing: a crash in between hands the lines over again, never loses them)."""
-        store.record_handover(session, printed_upto=self.upto, considered=self.considered,
-                              handed=[e.id for e in self.entries], seen=self.items,
-                              drained_upto=self.drained_upto, first_left=self.first_left)
+        store.record_handover(session, upto=self.upto, handed=[e.id for e in self.entries], seen=self.items)
 
 
-def hook_handover(store: Any, session: str, *, everything: bool, project_dir: str,
-                  env: Mapping[str, str] | None = None, now: float | None = None) -> Handover:
-    """What a hook standing in for `session`'s Monitor hands over: high and medium lines, or (`everything`,
-    the Stop hook) every line not handed over yet, low ones and the Stop hook's message lane included.
+def hook_handover(store: Any, session: str, *, project_dir: str, env: Mapping[str, str] | None = None,
+                  now: float | None = None, limit: int = HANDOVER_ROWS) -> Handover:
+    """What a hook standing in for `session`'s Monitor hands over: the lines worth a turn (`worth_a_turn`)
+    it was not handed yet, read in at most `limit` rows however long the journal (store/sessions.py
+    `turn_backlog`); the low lines around them are passed over (they stay in the history).
 
     As news (news.py, with the project's `stale_after` and digest rules, at `now`): event lines older than
     `stale_after` are one summary line, more messages of one sensor than its digest allows one digest line.
-    A prompt hook shapes only the lines it hands over (the low ones it leaves are the Stop hook's, and
-    shaped there), so every row is counted once.
+    A hook with nothing to hand over reads one row of the store and no config.
     """
     row = store.session(session)
     position = row.printed_upto if row is not None else store.journal_end()
-    entries, drained = store.session_backlog(session, position, stale_test_before=float("inf"))
-    entries = [e for e in entries if not e.test]
-    seen = store.seen_items(session) if entries or everything else set()
-    shown, items = shown_to(session, entries, drained, seen)
-    out = Handover(upto=max([position, *(e.id for e in entries)]), considered=[e.id for e in entries])
-    as_news = _as_news(project_dir, os.environ if env is None else env, time.time() if now is None else now)
-    if everything:
-        from attend.runtime.sessions.seen import for_session, items_of
-
-        late, end = store.drain_backlog(session, None)
-        known = {e.id for e in shown}
-        extra, more = for_session([e for e in late if e.id not in known and not about_itself(e, session)],
-                                  session, seen | set(items))
-        out.entries = as_news(sorted([*shown, *extra], key=lambda e: e.id))
-        handed = {n for e in out.entries for n in items_of(e)}
-        out.items = [n for n in [*items, *more] if n in handed]
-        out.upto = max(out.upto, end)
-        out.drained_upto = out.upto
-        return out
-    if not shown:
-        return out  # nothing to hand over (most hooks): neither the pricing nor the seen-set code is imported
-    from attend.runtime.delivery import is_stdout_priority
+    ask = {"presence": PRESENCE_SENSOR, "session_meta": SESSION_META}
+    out = Handover(upto=max(position, store.journal_end()), since=position)
+    if not store.turn_waiting(session, position, **ask):
+        return out  # nothing worth a turn (most hooks): neither the config nor the pricing is read
+    env = os.environ if env is None else env
+    now = time.time() if now is None else now
+    from attend.runtime.sessions.news import away_line, stale_after
     from attend.runtime.sessions.seen import items_of
 
-    out.entries = as_news([e for e in shown if is_stdout_priority(e.priority)])
-    handed = {n for e in out.entries for n in items_of(e)}
+    backlog = store.turn_backlog(session, position, fresh_since=now - stale_after(project_dir, env), limit=limit, **ask)
+    seen = store.seen_items(session)
+    shown, items = shown_to(session, backlog.entries, 0, seen)
+    shaped = _as_news(project_dir, env, now)([e for e in shown if worth_a_turn(e)])
+    if backlog.stale_last is not None:
+        shaped.insert(0, away_line(backlog.stale_last, backlog.stale, backlog.stale_magnitude))
+    out.entries = shaped
+    out.more = backlog.more
+    out.upto = max(position, backlog.end)
+    handed = {n for e in shaped for n in items_of(e)}
     out.items = [n for n in items if n in handed]
-    left = [e.id for e in shown if not is_stdout_priority(e.priority)]
-    out.first_left = min(left) if left and row is None else None
     return out
 
 

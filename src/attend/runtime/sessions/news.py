@@ -36,7 +36,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["AWAY_SENSOR", "away_text", "digest_rules", "news", "stale_after"]
+__all__ = ["AWAY_SENSOR", "away_line", "away_text", "digest_rules", "news", "stale_after"]
 
 #: The sensor name the summary line of stale notifications is printed under (it stands for several).
 AWAY_SENSOR = "attend"
@@ -89,11 +89,16 @@ def news(
             kept.insert(at, line)
     if not stale:
         return kept
-    worst = max((e.magnitude for e in stale), default=0.0)
+    return [away_line(stale[-1], len(stale), max(e.magnitude for e in stale)), *kept]
+
+
+def away_line(last: Any, count: int, worst: float) -> Any:
+    """The one line standing for `count` event-lane rows too old to hand over one by one, the last of them
+    `last` (a journal entry) and the highest magnitude `worst`: as urgent as the most urgent of them, but
+    never `high` (old news does not interrupt)."""
     prio = priority(worst)
-    summary = replace(stale[-1], sensor=AWAY_SENSOR, trigger="away", key=None, description=away_text(len(stale)),
-                      priority="medium" if prio == "high" else prio, disclosure=None, meta={"count": len(stale)})
-    return [summary, *kept]
+    return replace(last, sensor=AWAY_SENSOR, trigger="away", key=None, description=away_text(count),
+                   priority="medium" if prio == "high" else prio, disclosure=None, meta={"count": count})
 
 
 def stale_after(project_dir: Path | str | None, env: Mapping[str, str]) -> float:

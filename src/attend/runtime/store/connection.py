@@ -207,9 +207,27 @@ class StoreConnection:
         """The database's `user_version`."""
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
+    def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version` of this connection: it moves when another connection commits (read
+        from the shared memory of the WAL, no query of the file): what a waiting conduit watches."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    def exclusive(self) -> Any:
+        """Hold the store's write lock across what the caller reads, does and writes, as one transaction.
+
+        A conduit that hands a session its lines (a hook, the doorbell) reads them, prints them and records
+        them inside it, so two conduits of one session never hand over the same line: the second reads
+        what the first recorded. The writes made inside join this transaction (`_write`).
+        """
+        return self._write()
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: committed on success, rolled back on any exception."""
+        """One write transaction: committed on success, rolled back on any exception (inside `exclusive`,
+        the caller's transaction, which commits or rolls back as a whole)."""
+        if self._db.in_transaction:
+            yield self._db
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db

@@ -233,19 +233,19 @@ class JournalRows(PendingRows):
         with self._write():
             self._db.executemany("UPDATE journal SET printed = 1 WHERE id = ?", [(i,) for i in ids])
 
-    def undrained(self, lane: str = "message") -> list[JournalEntry]:
+    def undrained(self, lane: str = "message", *, limit: int | None = None) -> list[JournalEntry]:
         """Entries of `lane` that no conduit has delivered yet, oldest first.
 
         Delivered means drained by `attend drain`, or printed on stdout (the Monitor stream, high and
         medium priority): a line the Monitor already woke the agent with is not handed over a second
         time by the Stop hook. Low-priority lines went to stderr only, so they stay undelivered until
         drained, and so does a disclosure a crash left unprinted. Test lines (`sensors fire`) belong to
-        whoever ran the test and never reach the drain.
+        whoever ran the test and never reach the drain. With `limit`, the oldest `limit` of them.
         """
         rows = self._db.execute(
             "SELECT * FROM journal WHERE scope = ? AND drained = 0 AND lane = ? AND test = 0"
-            " AND NOT (printed = 1 AND priority IN ('high', 'medium')) ORDER BY id",
-            (self.scope, lane),
+            " AND NOT (printed = 1 AND priority IN ('high', 'medium')) ORDER BY id LIMIT ?",
+            (self.scope, lane, -1 if limit is None else limit),
         )
         return list(decoded(rows, entry_from_row))
 

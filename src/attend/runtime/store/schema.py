@@ -11,6 +11,9 @@ recorded from the sensor's files and config: `invalid`, `refused`), added to an 
 Version 8 added `store_info` (the store's identity, and the note of a reset: runtime/store/connection.py).
 Version 9 added `sessions.claude_pid` (the Claude Code process a session id was recorded for, so
 `/clear`'s new id finds the old one: store/sessions.py `inherit_session`), added to the table the same way.
+Version 10 added the partial indexes `journal_turn` (the rows worth a turn: messages, high and medium
+lines) and `journal_turn_unprinted` (those no session showed yet), so what a hook hands over is read from
+them in a bounded number of rows however long the backlog (store/sessions.py `turn_backlog`).
 
 A database at the current version is checked at every open (`check_tables`): a table that is missing
 is created again, empty (and said); a table that lacks a column attend reads is a file that is not
@@ -29,8 +32,8 @@ __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "SchemaMismatch", "check_tables", 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
 #: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table,
 #: version 5 no `sensor_status.state_source` column, version 6 no `sensor_status.wake_error` column,
-#: version 7 no `store_info` table, version 8 no `sessions.claude_pid` column.
-SCHEMA_VERSION = 9
+#: version 7 no `store_info` table, version 8 no `sessions.claude_pid` column, version 9 no `journal_turn` indexes.
+SCHEMA_VERSION = 10
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -94,6 +97,9 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 CREATE INDEX IF NOT EXISTS journal_unprinted ON journal (scope, printed) WHERE printed = 0;
 CREATE INDEX IF NOT EXISTS journal_undrained ON journal (scope, lane, drained) WHERE drained = 0;
+CREATE INDEX IF NOT EXISTS journal_turn ON journal (scope, id) WHERE lane = 'message' OR priority IN ('high', 'medium');
+CREATE INDEX IF NOT EXISTS journal_turn_unprinted ON journal (scope, id)
+    WHERE printed = 0 AND (lane = 'message' OR priority IN ('high', 'medium'));
 CREATE TABLE IF NOT EXISTS probes (
     sensor   TEXT PRIMARY KEY,
     record   TEXT NOT NULL,
@@ -161,6 +167,9 @@ _ADDED_COLUMNS = (
     ("sessions", "claude_pid", "INTEGER"),
 )
 
+#: The indexes of `SCHEMA`.
+_INDEXES = frozenset(line.split()[5] for line in SCHEMA.splitlines() if line.startswith("CREATE INDEX IF NOT EXISTS"))
+
 #: Indexes of version 1, dropped before its tables are rebuilt (index names are global in SQLite).
 _V1_INDEXES = ("pending_sensor", "journal_unprinted", "journal_undrained")
 
@@ -219,8 +228,9 @@ def check_tables(db: sqlite3.Connection) -> list[str]:
             lacking = sorted(columns - set(_columns(db, table)))
             if lacking:
                 raise SchemaMismatch(f"its table {table} has no column {', '.join(lacking)}: it is not attend's store")
-    if missing:
-        _create_schema(db)
+    indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    if missing or not indexes >= _INDEXES:
+        _create_schema(db)  # a dropped index too: the hooks' queries name theirs (store/sessions.py)
     db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES ('checked', ?)", (_cookie(db),))
     return missing
 

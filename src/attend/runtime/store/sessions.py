@@ -29,7 +29,11 @@ from attend.records import record
 from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row
 from attend.runtime.store.rows import BadRow, decoded, integer, optional_number, text
 
-__all__ = ["COLD_START", "SessionRecord", "SessionRows"]
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["COLD_START", "MARK_BATCH", "WORTH_A_TURN", "SessionRecord", "SessionRows", "TurnBacklog"]
 
 #: Rows a one-shot `sensors poll` showed to the person who ran it (`JournalRows.commit_shown_poll`):
 #: already delivered, so no session prints them and no Stop hook hands them over.
@@ -41,6 +45,14 @@ COLD_START = ":cold-start"
 
 #: The roles a session row holds.
 ROLES = ("polling", "attached", "stopped")
+
+#: The rows worth a turn (DESIGN.md, "Delivery"): a message, or a high or medium line. The partial indexes
+#: `journal_turn` and `journal_turn_unprinted` (schema.py) hold exactly these rows (the second only those no
+#: session showed yet), so a hook reads them without the low lines around them.
+WORTH_A_TURN = "(lane = 'message' OR priority IN ('high', 'medium'))"
+
+#: The most rows a hook marks `printed` beside what it handed over (`record_handover`).
+MARK_BATCH = 10_000
 
 
 @record(frozen=True)
@@ -203,30 +215,35 @@ class SessionRows(JournalRows):
 
     # -- the Stop hook -----------------------------------------------------------------------------
 
-    def drain_backlog(self, session: str, lane: str | None = "message") -> tuple[list[JournalEntry], int]:
+    def drain_backlog(self, session: str, lane: str | None = "message", *,
+                      limit: int | None = None) -> tuple[list[JournalEntry], int]:
         """What `session`'s Stop hook hands over on `lane` (None: every lane), and the journal id it will have reached.
 
         A session with a row gets the rows after its `drained_upto` that its Monitor (or its prompt hooks)
         did not already show (high and medium priority up to its `printed_upto`). A session without one
         (its first Stop hook, no `attend run` attached) gets what no conduit delivered yet on the message
         lane, then starts at the journal's end. Test lines never go to the drain, nor a `scope: session`
-        sensor's line for another session (`meta.session`). Nothing is recorded
-        until `claim_drained` (or `record_handover`).
+        sensor's line for another session (`meta.session`). With `limit`, at most that many rows are read
+        and the id reached is the last of them when more wait (they are the next drain's). Nothing is
+        recorded until `claim_drained`.
         """
         from attend.runtime.delivery import for_other_session  # late: a prompt hook never drains
 
         row = self._session_row(session)
         end = self.journal_end()
         if row is None:
-            entries = [e for e in self.undrained(lane or "message") if e.id <= end]
+            entries = [e for e in self.undrained(lane or "message", limit=limit) if e.id <= end]
         else:
             on_lane = "" if lane is None else " AND lane = ?"
             rows = self._db.execute(
                 f"SELECT * FROM journal WHERE scope = ?{on_lane} AND test = 0 AND id > ? AND id <= ?"
-                f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id",
-                (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end, row.printed_upto),
+                f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id LIMIT ?",
+                (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end, row.printed_upto,
+                 -1 if limit is None else limit),
             )
             entries = list(decoded(rows, entry_from_row))
+        if limit is not None and len(entries) >= limit:
+            end = entries[-1].id  # the rest waits for the next drain
         # A `scope: session` sensor's line for another session is never this one's (it is passed over).
         return [e for e in entries if not for_other_session(e, session)], end
 
@@ -253,37 +270,98 @@ class SessionRows(JournalRows):
 
     # -- the hooks as a conduit --------------------------------------------------------------------
 
-    def record_handover(
-        self, session: str, *, printed_upto: int, considered: Sequence[int], handed: Sequence[int],
-        seen: Sequence[str] = (), drained_upto: int | None = None, first_left: int | None = None,
-    ) -> None:
+    def turn_waiting(self, session: str, position: int, *, presence: str, session_meta: str) -> bool:
+        """Whether `turn_backlog` would find a row (one row read at most: the question every hook asks first)."""
+        rows, mine, params = self._turn_rows(session, position, self.journal_end(), presence, session_meta)
+        return self._db.execute(f"WITH r AS ({rows}) SELECT 1 FROM r WHERE {mine} LIMIT 1", params).fetchone() is not None
+
+    def turn_backlog(self, session: str, position: int, *, fresh_since: float, limit: int, presence: str,
+                     session_meta: str) -> TurnBacklog:
+        """What a hook standing in for `session`'s Monitor has to hand over, read in a bounded number of rows.
+
+        The rows worth a turn (`WORTH_A_TURN`: messages, high and medium lines; never a test line, a
+        one-shot poll's line, a presence line about the session itself (`presence` sensor keyed by its id),
+        or a `scope: session` line for another session (`meta.<session_meta>`)) after `position`, and
+        those at or before it that no session ever showed (`printed = 0`: journaled while no session was
+        there to show them). They are read from the partial index `journal_turn`, never from the low
+        lines around them: at most `limit` fresh rows (a message however old, a line journaled at
+        `fresh_since` or later), a count of the fresh rows after those, and the count, highest magnitude
+        and last row of the older event lines (one summary line, runtime/sessions/news.py).
+        """
+        end = self.journal_end()
+        rows, mine, params = self._turn_rows(session, position, end, presence, session_meta)
+        fresh = "(lane = 'message' OR time >= ?)"
+        entries = list(decoded(self._db.execute(
+            f"WITH r AS ({rows}) SELECT * FROM r WHERE {mine} AND {fresh} ORDER BY id LIMIT ?",
+            (*params, fresh_since, limit)), entry_from_row))
+        more = 0
+        if len(entries) >= limit:
+            more = int(self._db.execute(f"WITH r AS ({rows}) SELECT COUNT(*) FROM r WHERE {mine} AND {fresh} AND id > ?",
+                                        (*params, fresh_since, entries[-1].id)).fetchone()[0])
+        count, worst, last = self._db.execute(
+            f"WITH r AS ({rows}) SELECT COUNT(*), MAX(magnitude), MAX(id) FROM r WHERE {mine}"
+            " AND lane = 'event' AND time < ?", (*params, fresh_since)).fetchone()
+        stale = None
+        if count and isinstance(last, int):
+            row = self._db.execute("SELECT * FROM journal WHERE id = ?", (last,)).fetchone()
+            stale = next(decoded([row], entry_from_row), None) if row is not None else None
+        return TurnBacklog(entries=entries, more=more, stale=int(count or 0) if stale is not None else 0,
+                           stale_magnitude=float(worst) if isinstance(worst, int | float) else 0.0,
+                           stale_last=stale, end=end)
+
+    def _turn_rows(self, session: str, position: int, end: int, presence: str,
+                   session_meta: str) -> tuple[str, str, tuple[Any, ...]]:
+        """The rows worth a turn a hook of `session` at `position` considers (`turn_backlog`): the row
+        query (on the partial indexes that hold them), the filter for this session, and their parameters.
+
+        Rows after the position; rows at or before it that no session showed (`printed = 0`); and for a
+        session's first hook (it has no row yet) the messages no conduit delivered, as the Stop hook's
+        drain always handed them over (a low one a Monitor left on its stderr: `drain_backlog`).
+        """
+        before = min(position, end)
+        # Named, not left to the planner: without statistics it reads the unprinted low lines (journal_unprinted).
+        rows = (f"SELECT * FROM journal INDEXED BY journal_turn WHERE scope = ? AND {WORTH_A_TURN} AND id > ? AND id <= ?"
+                " UNION ALL SELECT * FROM journal INDEXED BY journal_turn_unprinted"
+                f" WHERE scope = ? AND printed = 0 AND {WORTH_A_TURN} AND id <= ?")
+        params: tuple[Any, ...] = (self.scope, position, end, self.scope, before)
+        if self._session_row(session) is None:
+            rows += (" UNION ALL SELECT * FROM journal INDEXED BY journal_undrained WHERE scope = ? AND lane = 'message'"
+                     " AND drained = 0 AND printed = 1 AND priority NOT IN ('high', 'medium') AND id <= ?")
+            params += (self.scope, before)
+        mine = (f"test = 0 AND {NOT_SHOWN} AND NOT (sensor = ? AND key IS ?)"
+                f" AND COALESCE(CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{session_meta}') END, ?) = ?")
+        return rows, mine, (*params, presence, session, session, session)
+
+    def record_handover(self, session: str, *, upto: int, handed: Sequence[int], seen: Sequence[str] = ()) -> None:
         """Record, in one transaction, what a hook standing in for the Monitor handed `session`.
 
         Args:
             session: the session id (its row is made, `stopped`, when it has none yet).
-            printed_upto: the journal id the hook reached, as the Monitor's position (`printed_upto`).
-            considered: every row it went through (marked `printed`, as the Monitor marks them).
-            handed: the rows it handed over (marked `drained` too).
+            upto: the journal id the hook reached: the session's position on every conduit
+                (`printed_upto` and `drained_upto`), as the Monitor's would be.
+            handed: the rows it handed over (marked `printed` and `drained`).
             seen: the authored items they showed the session.
-            drained_upto: a Stop hook's position on every lane (`drained_upto`), or None (a prompt hook).
-            first_left: for a new row, the first row left for the Stop hook (a low line), so its
-                `drained_upto` starts just before it.
+
+        The rows it passed over (the low lines, the older lines its summary line stands for) are marked
+        `printed` (some session was past them) at most `MARK_BATCH` a hook, the oldest first: a backlog of a
+        million rows is marked over several hooks instead of holding the store for seconds in one.
         """
         now = self._clock()
-        start = printed_upto if first_left is None else min(printed_upto, first_left - 1)
         with self._write():
             self._db.execute(
                 "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
                 " VALUES (?, ?, ?, ?, 'stopped', ?, ?)",
-                (self.scope, session, printed_upto, start, now, now),
+                (self.scope, session, upto, upto, now, now),
             )
             self._db.execute(
                 "UPDATE sessions SET printed_upto = MAX(printed_upto, ?), drained_upto = MAX(drained_upto, ?),"
                 " heartbeat = ? WHERE scope = ? AND session = ?",
-                (printed_upto, drained_upto if drained_upto is not None else 0, now, self.scope, session),
+                (upto, upto, now, self.scope, session),
             )
-            self._db.executemany("UPDATE journal SET printed = 1 WHERE id = ?", [(i,) for i in considered])
-            self._db.executemany("UPDATE journal SET drained = 1 WHERE id = ?", [(i,) for i in handed])
+            self._db.executemany("UPDATE journal SET printed = 1, drained = 1 WHERE id = ?", [(i,) for i in handed])
+            self._db.execute(
+                "UPDATE journal SET printed = 1 WHERE id IN (SELECT id FROM journal WHERE scope = ? AND printed = 0"
+                " AND id <= ? ORDER BY id LIMIT ?)", (self.scope, upto, MARK_BATCH))
             self._mark_seen(session, seen)
 
     def hook_heartbeat(self, session: str, *, every: float) -> None:
@@ -372,6 +450,23 @@ class SessionRows(JournalRows):
                 "INSERT OR IGNORE INTO session_seen (scope, session, item, time)"
                 " SELECT scope, ?, item, time FROM session_seen WHERE scope = ? AND session = ?", (new, self.scope, old))
         return True
+
+
+@record(frozen=True)
+class TurnBacklog:
+    """What a hook has to hand a session (`SessionRows.turn_backlog`): bounded, whatever the journal holds."""
+
+    #: The first fresh rows worth a turn, in journal order (at most the hook's limit).
+    entries: list[JournalEntry]
+    #: How many fresh rows worth a turn come after them (counted, not read).
+    more: int
+    #: How many event lines worth a turn are older than the hook's `stale_after` (one summary line),
+    #: their highest magnitude, and the last of them (None when there are none).
+    stale: int
+    stale_magnitude: float
+    stale_last: JournalEntry | None
+    #: The journal's end when it was read: the position the hook moves the session to.
+    end: int
 
 
 def session_from_row(row: sqlite3.Row) -> SessionRecord:

@@ -1,0 +1,216 @@
+"""The doorbell: an idle session without a Monitor woken for a line worth a turn (DESIGN.md, "Delivery").
+
+Claude Code runs a hook declared with `"asyncRewake": true` in the background; when it exits 2 the model is
+woken with its stderr, as an automated background-task event. The plugin's Stop hook is such a hook
+(hooks/hooks.json): `attend drain --format doorbell` (commands/drain.py prints and picks the exit code;
+this module decides when). Armed each time the agent stops, it waits here until its session has a line
+worth a turn (handover.py `worth_a_turn`: a message, a high or medium line) that no conduit handed it yet,
+and then hands it over: read, shown and recorded in one store transaction (`Store.exclusive`), so the
+line is marked shown once whichever conduit (the doorbell, a prompt hook, a Monitor taking over) shows it.
+
+Decisions implemented here:
+
+- What it waits on: a cheap look at the store every `DOORBELL_CHECK` seconds (0.2 s, the Monitor
+  stream's own cadence, runtime/sessions/printer.py): SQLite's `PRAGMA data_version`, which changes only
+  when another connection committed, read from the open connection's shared memory (no file read, no
+  query); only then is the journal asked whether a line waits (one row of the `journal_turn` index). A
+  file watch on the database was the alternative: the poller commits at every poll (its status rows), so
+  a watch would wake as often, with a thread and an inotify descriptor per idle session besides.
+- When it ends without a word (exit 0): the session's Claude Code process ended (`claude_pid`, from
+  `$CLAUDE_PID` that Claude Code gives its hooks, else the session record's owner, else the parent); a
+  Monitor became live for the session (it carries the lines now), or the hooks do not carry them
+  (`attend.delivery.conduits: monitor`); another doorbell of the session is armed (a lock per session:
+  the first one keeps waiting, and Claude Code still wakes the model when it rings); `DOORBELL_CEILING`
+  (8 hours) passed, below the hook's `timeout` in hooks/hooks.json, so Claude Code never kills it. After
+  the ceiling the session's lines wait in the journal: its next prompt's hook hands them over, and its
+  next stop arms the doorbell again.
+- With a Monitor live at the stop, it hands over once what the Monitor left to the Stop hook (the
+  message lane's lines that went to stderr, or that a crash left unprinted; store/sessions.py
+  `drain_backlog`), then ends.
+- In the foreground (`claude -p` runs an asyncRewake hook as a plain Stop hook and waits for it:
+  `runs_in_foreground`), it looks once and never waits; and never rings twice for one stop
+  (`stop_hook_active`), so `claude -p` gets one extra turn for lines worth one and none for low lines.
+- Bounded: one handover is what a hook hands over (`HANDOVER_ROWS` rows read at most); the process
+  keeps one store connection and no growing state; it beats for its session every `BEAT` seconds, so
+  the project's headless poller (which ends once no session has been live for 10 minutes) keeps polling
+  while the session is idle, and it starts one within a second when none polls.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["DOORBELL_CEILING", "DOORBELL_CHECK", "LIVENESS_CHECK", "Claude", "doorbell_lock_path", "ring",
+           "runs_in_foreground"]
+
+#: Seconds between two looks at the store (`PRAGMA data_version`): the Monitor stream's own cadence.
+DOORBELL_CHECK = 0.2
+#: Seconds between two checks that the session's Claude Code process runs and no Monitor took over.
+LIVENESS_CHECK = 1.0
+#: The longest a doorbell waits (seconds); the Stop hook's `timeout` in hooks/hooks.json is above it.
+DOORBELL_CEILING = 8 * 3600.0
+#: Seconds between two beats for the session (`Store.hook_heartbeat`; commands/drain.py HOOK_BEAT).
+BEAT = 30.0
+
+
+def runs_in_foreground(env: Mapping[str, str]) -> bool:
+    """Whether Claude Code waits for this hook: `claude -p` (`CLAUDE_CODE_ENTRYPOINT=sdk-cli`) runs an
+    asyncRewake hook as a plain one (seen with 2.1.328: the run waited for it, and its exit 2 continued
+    the turn). An interactive session (`cli`) and the SDK's streaming sessions run it in the background."""
+    return env.get("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli"
+
+
+def doorbell_lock_path(state_folder: Path, digest: str, session: str) -> Path:
+    """The lock one doorbell per session holds: `<state>/doorbell-<project digest>-<session>.lock`."""
+    return state_folder / f"doorbell-{digest}-{session}.lock"
+
+
+class Claude:
+    """The session's Claude Code process, told apart from a later process with the same pid."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+        self._started = _start_time(pid) if pid is not None else None
+
+    def runs(self) -> bool:
+        """Whether the process still runs (True when there is none to watch: the ceiling bounds the wait)."""
+        if self.pid is None:
+            return True
+        from attend.peers.identity import process_runs
+
+        return process_runs(self.pid) and (self._started is None or _start_time(self.pid) == self._started)
+
+    @classmethod
+    def of_hook(cls, env: Mapping[str, str]) -> Claude:
+        """The Claude Code process of the running hook: `$CLAUDE_PID`, else the owner of the session record
+        of an ancestor, else the hook's parent."""
+        pid = env.get("CLAUDE_PID", "")
+        if pid.isdigit() and int(pid) > 0:
+            return cls(int(pid))
+        from attend.peers.identity import resolve_session
+
+        try:
+            owner = resolve_session(None, env={k: v for k, v in env.items() if k != "ATTEND_SESSION"}).owner_pid
+        except Exception:  # noqa: BLE001 - no session record to go by: the parent then
+            owner = None
+        return cls(owner if owner is not None else os.getppid())
+
+
+def _start_time(pid: int) -> float | None:
+    import psutil
+
+    try:
+        return float(psutil.Process(pid).create_time())
+    except (psutil.Error, OSError):
+        return None
+
+
+def ring(
+    store: Any,
+    session: str,
+    *,
+    project_dir: str,
+    claude: Claude,
+    show: Callable[[Any], None],
+    foreground: bool,
+    carried: Callable[[], bool],
+    keep_polled: Callable[[], None] = lambda: None,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    ceiling: float = DOORBELL_CEILING,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """Wait until `session` has lines worth a turn and hand them over through `show`; return why it ended.
+
+    Args:
+        store: the project's store (one connection, kept for the wait).
+        session: the session id.
+        project_dir: the project (its `stale_after` and digest rules shape the lines).
+        claude: the session's Claude Code process; the wait ends when it does.
+        show: shows a `Handover` (handover.py) to the session; called inside the store transaction that
+            records it, so a crash in between hands the lines over again, and no other conduit of the
+            session hands them over too.
+        foreground: look once, never wait (`runs_in_foreground`).
+        carried: whether the hooks carry the session's lines now (no live Monitor, conduits allow it).
+        keep_polled: called every `LIVENESS_CHECK` seconds: starts a poller when none polls.
+        clock, sleep: monotonic seconds and the wait between looks (tests pass their own).
+        ceiling: the longest wait (seconds).
+        env: the environment naming the layers (default `os.environ`).
+
+    Returns:
+        "rang" (lines handed over), "monitor" (a Monitor carries the session's lines), "gone" (its Claude
+        Code process ended), "ceiling" (waited `ceiling` seconds) or "nothing" (in the foreground: no line).
+    """
+    from attend.runtime.sessions.handover import hook_handover
+
+    started = clock()
+    if not carried():
+        return "rang" if _drain_messages(store, session, show) else "monitor"
+    version: int | None = None
+    checked = beat = started
+    while True:
+        now = clock()
+        current = store.data_version()
+        if current != version:
+            version = current
+            if _hand_over(store, session, project_dir, show, env, hook_handover):
+                return "rang"
+        if foreground:
+            return "nothing"
+        if now - checked >= LIVENESS_CHECK:
+            checked = now
+            if not claude.runs():
+                return "gone"
+            if not carried():
+                return "monitor"
+            keep_polled()
+        if now - beat >= BEAT:
+            beat = now
+            store.hook_heartbeat(session, every=0.0)
+        if now - started >= ceiling:
+            return "ceiling"
+        sleep(DOORBELL_CHECK)
+
+
+def _hand_over(store: Any, session: str, project_dir: str, show: Callable[[Any], None],
+               env: Mapping[str, str] | None, hook_handover: Callable[..., Any]) -> bool:
+    """Hand `session` its lines worth a turn, if any: looked for without the lock (the cheap, common case),
+    then read, shown and recorded holding it (another conduit may have taken them meanwhile). Lines that
+    are not worth a turn move the session's position past them (as a prompt hook passes them over)."""
+    first = hook_handover(store, session, project_dir=project_dir, env=env)
+    if not first.entries:
+        if first.upto > first.since:
+            first.record(store, session)
+        return False
+    with store.exclusive():
+        handover = hook_handover(store, session, project_dir=project_dir, env=env)
+        if not handover.entries:
+            return False
+        show(handover)
+        handover.record(store, session)
+    return True
+
+
+def _drain_messages(store: Any, session: str, show: Callable[[Any], None]) -> bool:
+    """With a Monitor carrying the session: hand over once what it left to the Stop hook (the message lane's
+    low lines, which went to its stderr, and lines a crash left unprinted)."""
+    from attend.runtime.sessions.handover import HANDOVER_ROWS, Handover
+
+    with store.exclusive():
+        entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS)
+        if not entries:
+            return False
+        from attend.runtime.sessions.seen import for_session
+
+        shown, items = for_session(entries, session, store.seen_items(session))
+        if shown:
+            show(Handover(entries=shown, items=items))
+        store.claim_drained(session, entries, upto, items)
+    return bool(shown)

@@ -1,0 +1,186 @@
+"""The doorbell (DESIGN.md, "Delivery": waking an idle session without a Monitor), with real processes.
+
+`attend drain --format doorbell` runs as Claude Code runs the plugin's Stop hook: the Stop hook's JSON on
+stdin, `$CLAUDE_PID` naming the session's Claude Code process (here a stand-in process the test ends when
+it likes), a headless poller started by the session's SessionStart hook journaling what the sensors find.
+The real Claude Code CLI waking on it is tests/host's part; here: when it rings, with what, and when it
+ends without a word.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from daemon_rig import PATIENCE, alive, journal_rows, query, sensors_json, wait_until
+from hook_rig import HIGH_ITEM, hook, poller, start_session
+
+from attend.files import run_lock_holder, state_folder
+from attend.runtime.sessions.doorbell import doorbell_lock_path
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:subprocess \\d+ is still running:ResourceWarning"),
+]
+
+LOW_ITEM = {**HIGH_ITEM, "magnitude": 1, "description": "low item {id}"}
+
+
+class Doorbell:
+    """`attend drain --format doorbell` for `session`, started as Claude Code starts the plugin's Stop hook."""
+
+    def __init__(self, home, session: str, claude: int, *, active: bool = False, **env: str) -> None:
+        self.home = home
+        self.session = session
+        payload = {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": active,
+                   "cwd": str(home.project), "transcript_path": str(home.root / f"{session}.jsonl")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "attend", "drain", "--format", "doorbell", "--project", str(home.project)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=home.project,
+            env=home.env(CLAUDE_PID=str(claude), ATTEND_HEADLESS_IDLE=home.idle, **env))
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(payload))
+        self.proc.stdin.close()
+        self.proc.stdin = None  # closed: communicate() has nothing to send
+
+    def armed(self) -> bool:
+        """Whether it holds its session's lock (it is waiting)."""
+        digest = query(self.home, "SELECT value FROM store_info WHERE key LIKE 'digest %'")
+        if not digest:
+            return False
+        path = doorbell_lock_path(state_folder(self.home.env()), digest[0][0], self.session)
+        return run_lock_holder(path) == self.proc.pid
+
+    def ended(self, timeout: float = PATIENCE) -> tuple[int, str, str]:
+        """Its exit code, stdout and stderr once it ends."""
+        out, err = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode, out, err
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate(timeout=PATIENCE)
+
+
+@pytest.fixture
+def claude():
+    """A stand-in for the session's Claude Code process (its pid goes in `$CLAUDE_PID`); ended at the end."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    yield proc
+    proc.kill()
+    proc.wait(timeout=PATIENCE)
+
+
+@pytest.fixture
+def ring(hooks_home, claude):
+    """Start doorbells in an idle hooks-only session `s1` (SessionStart run, a headless poller polling)."""
+    start_session(hooks_home, "s1")
+    started: list[Doorbell] = []
+
+    def make(session: str = "s1", **kw) -> Doorbell:
+        bell = Doorbell(hooks_home, session, kw.pop("claude", claude.pid), **kw)
+        started.append(bell)
+        return bell
+
+    yield make
+    for bell in started:
+        bell.stop()
+
+
+def position(home, session: str) -> int:
+    rows = query(home, "SELECT printed_upto FROM sessions WHERE session = ?", session)
+    return rows[0][0] if rows else -1
+
+
+def test_an_idle_sessions_doorbell_rings_once_for_a_high_line_and_the_next_hook_has_nothing(ring, hooks_home) -> None:
+    bell = ring()
+    wait_until(bell.armed, what="the doorbell armed")
+    hooks_home.items.set([{"id": 1}])
+    code, out, err = bell.ended()
+    assert (code, out) == (2, "")
+    assert err.splitlines() == ["attend: 1 notification arrived:", "[attend sensor=items priority=high] new item 1"]
+    assert hook(hooks_home, "PostToolUse", "s1", tool_name="Bash") == {}  # marked shown, for every conduit
+    assert hook(hooks_home, "UserPromptSubmit", "s1", prompt="go on") == {}
+
+
+def test_a_low_line_never_rings_the_doorbell_it_is_passed_over(ring, hooks_home, items_sensor) -> None:
+    low = items_sensor("chatter", trigger=LOW_ITEM, interval="1s", min_interval="0.2s")
+    wait_until(lambda: (sensors_json(hooks_home).get("chatter") or {}).get("last_poll") is not None,
+               what="the low sensor's first poll (its baseline)")
+    bell = ring()
+    wait_until(bell.armed, what="the doorbell armed")
+    low.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="chatter"), what="the low line journaled")
+    (row,) = journal_rows(hooks_home, sensor="chatter")
+    assert row["priority"] == "low"
+    # The explicit signal that the doorbell looked at it: it moved the session's position past it.
+    wait_until(lambda: position(hooks_home, "s1") >= row["id"], what="the doorbell passed the low line")
+    assert bell.proc.poll() is None and bell.armed()
+    hooks_home.items.set([{"id": 2}])
+    code, _, err = bell.ended()
+    assert code == 2 and err.splitlines()[1:] == ["[attend sensor=items priority=high] new item 2"]
+
+
+def test_the_doorbell_ends_without_a_word_when_the_sessions_claude_code_process_ends(ring, claude) -> None:
+    bell = ring()
+    wait_until(bell.armed, what="the doorbell armed")
+    claude.send_signal(signal.SIGKILL)
+    claude.wait(timeout=PATIENCE)
+    assert bell.ended() == (0, "", "")
+
+
+def test_a_second_doorbell_of_the_session_ends_at_once_and_the_first_still_rings(ring, hooks_home) -> None:
+    first = ring()
+    wait_until(first.armed, what="the first doorbell armed")
+    assert ring().ended() == (0, "", "")
+    hooks_home.items.set([{"id": 1}])
+    code, _, err = first.ended()
+    assert code == 2 and "new item 1" in err
+
+
+def test_the_doorbell_ends_without_a_word_when_a_monitor_takes_the_session_over(ring, hooks_home, daemon) -> None:
+    bell = ring()
+    wait_until(bell.armed, what="the doorbell armed")
+    monitor = daemon("--session", "s1")
+    assert bell.ended() == (0, "", "")
+    hooks_home.items.set([{"id": 1}])
+    monitor.wait_for(lambda lines: "[attend sensor=items priority=high] new item 1" in lines)
+
+
+def test_a_line_waiting_when_the_agent_stops_rings_at_once(ring, hooks_home) -> None:
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the line journaled")
+    code, _, err = ring().ended()
+    assert code == 2 and err.splitlines()[1:] == ["[attend sensor=items priority=high] new item 1"]
+
+
+def test_under_claude_p_it_looks_once_never_waits_and_rings_once_per_stop(ring, hooks_home) -> None:
+    # `claude -p` runs an asyncRewake hook in the foreground and waits for it (CLAUDE_CODE_ENTRYPOINT=sdk-cli)
+    started = time.monotonic()
+    assert ring(CLAUDE_CODE_ENTRYPOINT="sdk-cli").ended() == (0, "", "")
+    assert time.monotonic() - started < PATIENCE
+    hooks_home.items.set([{"id": 1}])
+    wait_until(lambda: journal_rows(hooks_home, sensor="items"), what="the line journaled")
+    assert ring(CLAUDE_CODE_ENTRYPOINT="sdk-cli", active=True).ended() == (0, "", "")  # this stop's turn was had
+    code, _, err = ring(CLAUDE_CODE_ENTRYPOINT="sdk-cli").ended()
+    assert code == 2 and "new item 1" in err
+
+
+def test_the_doorbell_keeps_a_poller_polling_for_the_idle_session(ring, hooks_home, claude) -> None:
+    pid = poller(hooks_home)
+    assert pid is not None
+    bell = ring()
+    wait_until(bell.armed, what="the doorbell armed")
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not alive(pid), what="the poller gone")
+    # The doorbell starts another one, and rings for what that one journals.
+    wait_until(lambda: poller(hooks_home) not in (None, pid), what="a new poller")
+    hooks_home.track(poller(hooks_home))
+    hooks_home.items.set([{"id": 1}])
+    code, _, err = bell.ended()
+    assert code == 2 and "new item 1" in err
