@@ -289,8 +289,8 @@ ON_VALUES: tuple[str, ...] = ("added", "removed", "changed", "enters", "leaves")
 
 @record(frozen=True, kw_only=True)
 class Flap:
-    """Flap detection of a trigger (DESIGN.md, Noise controls): more than `limit` fires of one key in
-    `window` seconds is flapping. `limit` 0 turns detection off (`flap: false`); a negative `limit` or
+    """Flap detection of a trigger (DESIGN.md, Noise controls): more than `limit` returns of one key to a
+    value it had within `window` seconds is flapping. `limit` 0 turns detection off (`flap: false`); a negative `limit` or
     `window` was not written (the compiler takes the sensor's, else the default)."""
 
     limit: int

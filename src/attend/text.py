@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     import re
     from typing import Any
 
-__all__ = ["LINE_BREAKS", "QUOTED_CHARS", "escaped_lines", "fold_lines", "iso_time", "json_text", "one_line", "printable", "printable_path", "quoted"]
+__all__ = ["LINE_BREAKS", "QUOTED_CHARS", "changes_text", "escaped_lines", "fold_lines", "iso_time", "json_text", "one_line",
+           "printable", "printable_path", "quoted"]
 
 #: Every character that ends a line (what `str.splitlines` breaks at; YAML's NEL, LS and PS among them).
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -105,3 +106,9 @@ def iso_time(t: float | None) -> str | None:
     from datetime import UTC, datetime  # only where a time is shown
 
     return datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="seconds")
+
+
+def changes_text(count: int) -> str:
+    """How many changes one line stands for, as it ends that line: `1 change held`, `4 changes held` (a held
+    key's newest value: runtime/delivery.py `newest_per_key`, a flapping key's settled line)."""
+    return f"{count} change held" if count == 1 else f"{count} changes held"

@@ -205,12 +205,12 @@ def test_explain_of_a_refused_project_sensor_still_shows_its_plan(home) -> None:
     assert all("plan" in t and "plan_withheld" not in t for t in data["triggers"])
 
 
-def test_a_flap_limit_of_one_reads_more_than_1_fire(home) -> None:
-    # no "1 fires" (issue 27, item 10)
+def test_a_flap_limit_of_one_reads_more_than_1_return(home) -> None:
+    # no "1 returns" (issue 27, item 10)
     home.write_user_sensor("weather", WEATHER.replace("    magnitude: 3.0\n", "    magnitude: 3.0\n    flap: {limit: 1, window: 1m}\n", 1))
     run = home.attend("explain", "weather/high-wind")
     assert run.returncode == 0, run.stderr
-    assert "more than 1 fire of one key within 60s is flapping" in run.stdout
+    assert "more than 1 return of one key to a value it had within 60s is flapping" in run.stdout
 
 
 #: A subscribed resource sensor on an inline sse server with a literal token in a header.

@@ -151,16 +151,26 @@ def _flapper(**flap: Any) -> Any:
                                    **({"flap": flap} if flap else {})}, name="f")
 
 
-def test_a_key_firing_more_than_the_limit_is_flapping_then_held_then_settles() -> None:
+def test_a_key_returning_more_than_the_limit_is_flapping_then_held_then_settles_stating_its_newest_value() -> None:
     trigger = _flapper(limit=2, window="10m")
-    polls = [(t * 60, {"n": t}) for t in range(6)] + [(5 * 60 + 600, {"n": 5})]
+    polls = [(t * 60, {"n": t % 2}) for t in range(6)] + [(5 * 60 + 600, {"n": 1})]  # 0 1 0 1 0 1, then quiet
     fired, state = _run(trigger, polls)
     texts = [f for _, f in fired]
-    assert texts[:3] == [[], ["n=1"], ["n=2"]]
-    assert len(texts[3]) == 1 and "is flapping (3 fires within 10m)" in texts[3][0]
-    assert texts[4:6] == [[], []]  # held
-    assert len(texts[6]) == 1 and "settled" in texts[6][0] and "3 fire(s) were held" in texts[6][0]
+    assert texts[:4] == [[], ["n=1"], ["n=0"], ["n=1"]]  # a move, then two returns: within the limit
+    assert len(texts[4]) == 1 and "is flapping (3 returns to an earlier value within 10m)" in texts[4][0]
+    assert texts[5] == []  # held
+    assert texts[6] == ["f: the watched value settled (quiet for 10m): n=1 (2 changes held)"]
     assert "flap" not in state
+
+
+def test_a_key_moving_to_new_values_is_progressing_never_flapping() -> None:
+    trigger = _flapper(limit=1, window="10m")
+    _, state = trigger.step(None, {"n": "a"}, now=0)
+    for t, head in enumerate("bcdefg", start=1):  # six moves a minute apart, each to a value never had
+        fires, state = trigger.step(state, {"n": head}, now=t * 60)
+        assert [(f.description, f.note, f.progress) for f in fires] == [(f"n={head}", None, True)]
+    fires, state = trigger.step(state, {"n": "f"}, now=420)  # back to a value it had: a return, not news
+    assert [(f.note, f.progress) for f in fires] == [(None, False)]
 
 
 def test_the_flap_notifications_carry_their_note_and_held_fires_show_in_the_verdict() -> None:
@@ -168,22 +178,25 @@ def test_the_flap_notifications_carry_their_note_and_held_fires_show_in_the_verd
     _, state = trigger.step(None, {"n": 0}, now=0)
     fires, state = trigger.step(state, {"n": 1}, now=1)
     assert [f.note for f in fires] == [None]
-    fires, state = trigger.step(state, {"n": 2}, now=2)
+    fires, state = trigger.step(state, {"n": 0}, now=2)
+    assert [f.note for f in fires] == [None]
+    fires, state = trigger.step(state, {"n": 1}, now=3)
     assert [f.note for f in fires] == ["flapping"]
-    evaluation = trigger.evaluate(state, {"n": 3}, now=3)
+    evaluation = trigger.evaluate(state, {"n": 0}, now=4)
     assert evaluation.fires == []
-    assert evaluation.verdict["outcomes"] == [{"key": None, "outcome": "held", "reason": "flapping", "description": "n=3"}]
+    assert evaluation.verdict["outcomes"] == [{"key": None, "outcome": "held", "reason": "flapping", "description": "n=0"}]
 
 
 def test_flap_false_turns_detection_off_and_defaults_are_five_in_ten_minutes() -> None:
-    off = _flapper()
     off = attend.compile_trigger({"path": "$.n", "on": "changed", "flap": False}, name="off")
-    fired, _ = _run(off, [(t, {"n": t}) for t in range(10)])
+    fired, _ = _run(off, [(t, {"n": t % 2}) for t in range(10)])
     assert sum(len(f) for _, f in fired) == 9
     default = _flapper()
     assert (default.flap.limit, default.flap.window) == (5, 600.0)
-    fired, _ = _run(default, [(t, {"n": t}) for t in range(10)])
-    assert [len(f) for _, f in fired] == [0, 1, 1, 1, 1, 1, 1, 0, 0, 0]
+    fired, _ = _run(default, [(t, {"n": t % 2}) for t in range(10)])
+    # a move, five returns, the sixth return is the flapping notice; the rest are held
+    assert [len(f) for _, f in fired] == [0, 1, 1, 1, 1, 1, 1, 1, 0, 0]
+    assert "is flapping" in fired[7][1][0]
 
 
 def test_a_sensor_flap_applies_to_its_triggers_and_a_trigger_overrides_it_field_by_field(home) -> None:
@@ -320,7 +333,7 @@ def test_explain_shows_for_clear_where_and_flap_with_where_the_flap_came_from(ho
     text = home.attend("explain", "cpu").stdout
     assert "for:         120s: a transition waits in pending until it has held that long: the item still inside where" in text
     assert "clear_where: all of:" in text and "below 70" in text
-    assert "flap:        more than 5 fires of one key within 1800s is flapping" in text and "(the sensor's flap)" in text
+    assert "flap:        more than 5 returns of one key to a value it had within 1800s is flapping" in text and "(the sensor's flap)" in text
     assert "flap:        off  (the trigger's flap)" in text
     plan = json.loads(home.attend("explain", "cpu/hot", "--json").stdout)["triggers"][0]["plan"]
     assert plan["noise"]["for"]["seconds"] == 120.0 and plan["noise"]["flap"]["window"] == 1800.0

@@ -426,3 +426,17 @@ async def test_each_sessions_lines_are_priced_and_released_apart_from_another_se
         ("a2 3.0", "medium", 15)]
     assert rig.store.pending("ctx") == []
     rig.store.close()
+
+
+async def test_a_key_held_with_several_values_goes_out_as_its_newest_one_saying_how_many(rig: Rig, autojump_clock) -> None:
+    rig.store.commit_poll("a", states={}, observations=[Observation("t", 3.0, "x is 1", key="x")])
+    rig.discloser.wake()
+    await trio.sleep(1)
+    for value in (2, 3):  # held by the absolute refractory: x moves twice, y once, z twice to the same text
+        rig.store.commit_poll("a", states={}, observations=[
+            Observation("t", 3.0, f"x is {value}", key="x"), Observation("t", 0.5, "z started", key="z")])
+    rig.store.commit_poll("a", states={}, observations=[Observation("t", 0.5, "y is 1", key="y")])
+    rig.discloser.wake()
+    await trio.sleep(60)
+    held = [(e.description, e.magnitude) for e in rig.store.journal()][1:]
+    assert held == [("z started (×2)", 0.5), ("x is 3 (2 changes held)", 3.0), ("y is 1", 0.5)]

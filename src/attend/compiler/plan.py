@@ -142,9 +142,9 @@ def _noise(trigger: CompiledTrigger) -> dict[str, Any]:
                 "undone sooner, it fires nothing; the wait is kept across restarts"}
     flap = trigger.flap
     flap_rule = "off" if not flap.limit else (
-        f"more than {flap.limit} fire{'s' if flap.limit != 1 else ''} of one key within {flap.window:g}s is flapping: "
-        "one line says so, further fires "
-        "are held until one quiet window, then one line says it settled")
+        f"more than {flap.limit} return{'s' if flap.limit != 1 else ''} of one key to a value it had within "
+        f"{flap.window:g}s is flapping (a move to a new value is progress): one line says so, further fires "
+        "are held until one quiet window, then one line says it settled and states the newest value")
     return {
         "for": hold,
         "clear_where": _conditions(t.clear_where),

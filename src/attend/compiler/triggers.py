@@ -25,7 +25,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
@@ -39,6 +39,7 @@ from attend.compiler.noise.state import STATE_VERSION, read_state
 from attend.compiler.paths import compile_path_ir, is_singular
 from attend.compiler.templates import compile_template
 from attend.spec.yamltext import yaml_text
+from attend.text import changes_text
 
 __all__ = ["STATE_VERSION", "STREAM_KEYS_KEPT", "CompiledTrigger", "Evaluation", "Fire", "definition_hash"]
 
@@ -60,6 +61,11 @@ class Fire:
     author: str | None = None
     #: None for a transition; `flapping` / `settled` for flap detection's own notifications.
     note: str | None = None
+    #: The item's previous value (`ops.MISSING` when it had none): what a `changed` fire leaves.
+    previous: Any = field(default=ops.MISSING, hash=False, compare=False, repr=False)
+    #: A move to a value the key has not had within the flap window (`compiler.noise.flap`): news, which
+    #: the relative refractory does not hold back (runtime/engagement.py).
+    progress: bool = field(default=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -306,7 +312,7 @@ class CompiledTrigger:
 
         def plain_fire(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
             value = None if key is None else key_value(key)
-            return Fire(name, value, magnitude, render(item, value, previous, warn), item, None)
+            return Fire(name, value, magnitude, render(item, value, previous, warn), item, None, None, previous)
 
         return plain_fire
 
@@ -319,7 +325,8 @@ class CompiledTrigger:
             warn(f"author: {'.'.join(self.author_fields)} is missing from item {key!r}")
         else:
             author = ops.render_value(value)
-        return Fire(self.name, key_value, self.magnitude, self.render(item, key_value, previous, warn), item, author)
+        return Fire(self.name, key_value, self.magnitude, self.render(item, key_value, previous, warn), item, author, None,
+                    previous)
 
     def _items(self, nodes: list[Any], warn: Callable[[str], None]) -> dict[str, Any]:
         """Selected nodes → {key: node} in document order; keyless and duplicate items are warned about."""
@@ -431,10 +438,13 @@ class CompiledTrigger:
             if previous.get("flap"):
                 new_state["flap"] = previous["flap"]
         elif self.flap.limit and (fires or previous.get("flap")):
-            fires, flap_state, held = flapping.apply_flap(
+            fires, flap_state, held, moved = flapping.apply_flap(
                 fires, previous.get("flap") or {}, limit=self.flap.limit, window=self.flap.window, now=now,
-                note=self._flap_note, settle_note=self._settle_note,
+                token=self._flap_token, note=self._flap_note, settle_note=self._settle_note,
             )
+            if moved:
+                news = {id(f) for f in moved}
+                fires = [replace(f, progress=True) if id(f) in news else f for f in fires]
             if flap_state:
                 new_state["flap"] = flap_state
         if detail:
@@ -495,16 +505,27 @@ class CompiledTrigger:
         fires = [self._fire(k if items is not None else None, item, prev, warn) for k, item, prev in ready]
         return fires, list(pending)
 
+    def _flap_token(self, fire: Fire) -> tuple[str, str | None]:
+        """What flap detection compares (`compiler.noise.flap`): for `changed`, the digests of the value a
+        fire moves to and of the one it leaves; for the other transitions, the state the key moves into."""
+        if self.ir.on != "changed":
+            return self.ir.on, None
+        left = None if fire.previous is ops.MISSING else flapping.value_digest(fire.previous)
+        return flapping.value_digest(fire.item), left
+
     def _flap_note(self, fire: Fire, note: str, why: str) -> Fire:
         who = "the watched value" if fire.key is None else f"key {ops.render_value(fire.key)}"
-        text = (f"{self.name}: {who} is flapping ({why}); its further fires are held until it stays quiet for "
-                f"{flapping.span_text(self.flap.window)}. Last: {fire.description}")
+        text = (f"{self.name}: {who} is flapping ({why}); its further changes are held until it stays quiet for "
+                f"{flapping.span_text(self.flap.window)}, then one line states its newest value. Last: {fire.description}")
         return Fire(fire.trigger, fire.key, fire.magnitude, text, fire.item, fire.author, note)
 
     def _settle_note(self, key: str, entry: dict[str, Any]) -> Fire:
+        """The line that says a flapping key settled, stating its newest value (the newest fire's description)."""
         who = "the watched value" if self.key_fields is None else f"key {ops.render_value(ops.key_value(key))}"
-        text = (f"{self.name}: {who} settled (quiet for {flapping.span_text(self.flap.window)}); "
-                f"{entry['held']} fire(s) were held while it flapped")
+        quiet = f"{self.name}: {who} settled (quiet for {flapping.span_text(self.flap.window)})"
+        newest = entry.get("text")
+        text = (f"{quiet}: {newest} ({changes_text(entry['held'])})" if newest
+                else f"{quiet}; {entry['held']} fire(s) were held while it flapped")  # an entry stored before `text`
         return Fire(self.name, None if self.key_fields is None else ops.key_value(key), self.magnitude, text, None, None, flapping.SETTLED)
 
     def _outcomes(

@@ -29,17 +29,21 @@ from collections.abc import Mapping, Sequence
 
 from attend.peers.identity import SESSION_META
 from attend.records import replace
-from attend.text import fold_lines, printable
+from attend.text import changes_text, fold_lines, printable
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
 __all__ = [
-    "HIGH_AT", "MEDIUM_AT", "SESSION_META", "collapse_identical", "for_other_session", "format_line", "highest",
-    "is_stdout_priority", "joined", "priorities", "priority", "write_entries",
+    "HIGH_AT", "MEDIUM_AT", "PROGRESS_META", "SESSION_META", "collapse_identical", "for_other_session", "format_line",
+    "highest", "is_stdout_priority", "joined", "newest_per_key", "priorities", "priority", "write_entries",
 ]
 
+
+#: The meta field marking a progressing key's line (`Fire.progress`: a move to a value the key has not had
+#: within its flap window), which the relative refractory does not hold back (runtime/engagement.py).
+PROGRESS_META = "progress"
 
 #: Accumulated magnitude at or above which a disclosure is `high`.
 HIGH_AT = 5.0
@@ -89,6 +93,37 @@ def collapse_identical(observations: Sequence[Any]) -> list[Any]:
         out.append(replace(first, description=f"{first.description} (×{len(group)})",
                            magnitude=max(o.magnitude for o in group)))
     return out
+
+
+def newest_per_key(observations: Sequence[Any]) -> list[Any]:
+    """`observations` (one held accumulator, oldest first) with each key held with several values as ONE
+    line: its newest, where its newest came, its description ending with how many changes it stands for
+    (`upstream origin/main moved: 9e8d7c6 → 1a2b3c4 (4 changes held)`), weighing the heaviest of them, so
+    the count never lifts its priority (DESIGN.md, Noise controls: held keys keep their newest value).
+
+    A key's lines are those of one keyed trigger with the same key and meta (its session, its server,
+    its author; `PROGRESS_META` aside). A key whose lines all read the same is left to
+    `collapse_identical` (`deploy finished (×3)`), and so are the lines without a key (a `lines`
+    output's, a digest's, a keyless trigger's): each stays a line of its own. Observations are
+    `store.Observation`s (frozen records).
+    """
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, obs in enumerate(observations):
+        if obs.key is None:
+            continue
+        meta = tuple(sorted((str(k), repr(v)) for k, v in (obs.meta or {}).items() if k != PROGRESS_META))
+        groups.setdefault((obs.trigger, obs.key, meta), []).append(i)
+    newest: dict[int, Any] = {}
+    dropped: set[int] = set()
+    for members in groups.values():
+        rows = [observations[i] for i in members]
+        if len(rows) == 1 or len({o.description for o in rows}) == 1:
+            continue
+        last = rows[-1]
+        newest[members[-1]] = replace(last, description=f"{last.description} ({changes_text(len(rows))})",
+                                      magnitude=max(o.magnitude for o in rows))
+        dropped.update(members[:-1])
+    return [newest.get(i, obs) for i, obs in enumerate(observations) if i not in dropped]
 
 
 def for_other_session(entry: Any, session: str | None) -> bool:

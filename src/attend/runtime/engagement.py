@@ -4,7 +4,9 @@ Decision: per sensor (a `scope: session` sensor: per session, its fire times tho
 that session; runtime/pipeline.py), observations add to an accumulator that is ready at `threshold × multiplier`.
 After a disclosure ("fire") the sensor is in absolute refractory for 60 s: observations keep
 accumulating, nothing fires. After that, while 3 or more recent fires are live, a relative refractory
-raises the threshold by `max(1, 1 + (2.25 − 1) · 0.5^(Δ/395 s))`, Δ the time since the last fire.
+raises the threshold by `max(1, 1 + (2.25 − 1) · 0.5^(Δ/395 s))`, Δ the time since the last fire;
+not for an accumulator holding a progressing key's line (`readiness(progress=True)`): progress is news,
+and its newest value goes out once the absolute refractory is over.
 
 "Live": a fire is live for `live_window` seconds (default 4 half-lives, 1580 s, when the multiplier
 has decayed to within 8 % of 1), so a burst of three or more fires within about 26 minutes makes the
@@ -125,6 +127,7 @@ def readiness(
     now: float,
     params: EngagementParams,
     lane: str = "event",
+    progress: bool = False,
 ) -> Readiness:
     """Decide whether an accumulator holding `count` observations summing to `total` is ready.
 
@@ -136,6 +139,10 @@ def readiness(
         now: the current time.
         params: the engagement parameters.
         lane: `message` skips threshold and refractory.
+        progress: the accumulator holds a progressing key's line (a move to a value the key has not
+            had within its flap window: `compiler.noise.flap`): the absolute refractory holds it, the
+            relative refractory does not raise the threshold, so the newest value of a key that keeps
+            moving reaches the session within the absolute refractory and one poll.
     """
     if count <= 0:
         return Readiness(False, None, reason="nothing pending")
@@ -144,7 +151,7 @@ def readiness(
     live = _live(fires, now, params)
     if live and now - live[-1] < params.absolute_refractory:
         return Readiness(False, live[-1] + params.absolute_refractory, reason="absolute refractory")
-    factor = multiplier(live, now, params)
+    factor = 1.0 if progress else multiplier(live, now, params)
     if total >= threshold * factor:
         return Readiness(True, multiplier=factor, reason="threshold reached")
     if total < threshold or threshold <= 0:

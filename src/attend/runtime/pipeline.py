@@ -27,9 +27,11 @@ from attend.compiler import ops
 from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.delivery import (
+    PROGRESS_META,
     SESSION_META,
     collapse_identical,
     highest,
+    newest_per_key,
     priorities,
 )
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
@@ -82,7 +84,7 @@ def observations_from(fires: list[Any], outcome: PollOutcome, now: float, *, ses
             magnitude=float(fire.magnitude),
             description=str(fire.description),
             key=_key_text(fire.key),
-            meta={**meta, **_author_meta(fire)},
+            meta={**meta, **_author_meta(fire), **({PROGRESS_META: True} if getattr(fire, "progress", False) else {})},
             time=now,
         )
         for fire in fires
@@ -354,11 +356,13 @@ class Discloser:
             now=now,
             params=self.engagement,
             lane=terms.lane,
+            progress=any((o.meta or {}).get(PROGRESS_META) is True for o in pending),
         )
         if not ready.ready:
             self.store.settle_history(name, fired=False, reason=ready.reason, now=now, session=session)
             return ready.retry_at
-        rows = collapse_identical(pending)
+        # A key held with several values goes out as its newest one, saying how many it stands for.
+        rows = collapse_identical(newest_per_key(pending))
         prios = priorities([o.magnitude for o in rows])
         top = highest(prios) or "low"
         # Only what wakes the agent spends its budget: a low disclosure (stderr only) passes the

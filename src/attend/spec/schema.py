@@ -8,7 +8,7 @@ Defaults (docs/spec.md): interval 60 s, min_interval 15 s (capped at interval), 
 threshold 2.0, lane event, scope project, enabled true; a command's cwd `.`, timeout 10 s, output json, max_output
 1 MiB, a stream's max_line 64 KiB and stream_format json; an mcp tool call's timeout 30 s, allow_unannotated false; a trigger's path `$`, match all,
 magnitude 1.0, initial baseline. Noise controls (DESIGN.md, Noise controls): no `for:` (fire at once),
-flap detection at more than 5 fires of one key in 10 minutes (`DEFAULT_FLAP_LIMIT`, `DEFAULT_FLAP_WINDOW`),
+flap detection at more than 5 returns of one key to an earlier value in 10 minutes (`DEFAULT_FLAP_LIMIT`, `DEFAULT_FLAP_WINDOW`),
 the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
 """
 
@@ -126,12 +126,13 @@ _OPERATOR_RULES = {op: {"type": ["string", "number", "boolean", "list"], "meta":
                    for op, text in OPERATORS.items()}
 
 FLAP_SCHEMA: dict[str, Any] = {
-    "limit": _f("integer", "more than this many fires of one key within the window is flapping (0: off)",
+    "limit": _f("integer", "more than this many returns of one key to a value it had within the window is "
+                "flapping (0: off)",
                 DEFAULT_FLAP_LIMIT, min=0, max=MAX_COUNT),
     "window": _f("duration", "the flap window; a flapping key settles after one quiet window", DEFAULT_FLAP_WINDOW),
 }
-FLAP_FIELD = _f(["boolean", "dict"], "flap detection: {limit, window} (default more than 5 fires of one key "
-                "in 10m), or false to turn it off", None, schema=FLAP_SCHEMA)
+FLAP_FIELD = _f(["boolean", "dict"], "flap detection: {limit, window} (default more than 5 returns of one key "
+                "to an earlier value in 10m), or false to turn it off", None, schema=FLAP_SCHEMA)
 
 DIGEST_SCHEMA: dict[str, Any] = {
     "over": _f("integer", "more than this many fires in one poll become the one digest line", None, required=True,

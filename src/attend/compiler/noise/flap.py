@@ -1,26 +1,52 @@
 """Flap detection per key (DESIGN.md, Noise controls).
 
-A key that fires more than `limit` times within `window` seconds is flapping: the fire that crosses
-the limit is replaced by one notification saying so, and the key's further fires are held (counted in
-its entry). Once the key has gone one whole window without a fire it settles: one notification says
-so, with how many fires were held. The state's `flap` map keeps, per key that fired within the window,
-``{"t": [fire times]}``, plus ``"since"``, ``"held"`` and ``"last"`` while it flaps. A keyless trigger
-uses the key "". `limit` 0 turns detection off.
+Progress is not flapping. A key whose fire moves it to a value it has not had within `window` seconds
+is progressing (an upstream head, a CI run, a version: each move is news); flapping is returning to
+a value it had within the window (A→B→A). A key that returns more than `limit` times within `window`
+is flapping: the return that crosses the limit is replaced by one notification saying so, and the
+key's further fires are held, its newest value replacing the older ones. Once the key has gone one
+whole window without a fire it settles: one notification says so and states the newest value (the
+description of the newest fire, whether it was held or the one the flapping notice named), with how
+many changes were held.
+
+What a "value" is, per `on`: for `changed`, the item's value (its previous value, left at the fire,
+counts as had too); for `added`, `removed`, `enters` and `leaves`, the state the fire moves the key
+into (present, absent, inside, outside), so every fire of such a trigger after the key's first within
+the window is a return. A fire the caller marks as new (`token` gives no previous and a value never
+seen) is progress; `apply_flap` returns which delivered fires those are.
+
+The state's `flap` map keeps, per key that fired within the window, ``{"t": [return times], "seen":
+{value digest: last time had}}``, plus ``"since"``, ``"held"``, ``"last"`` and ``"text"`` (the newest
+fire's description) while it flaps. A keyless trigger uses the key "". `limit` 0 turns detection off.
+Entries written before values were kept (no ``"seen"``) read as a key with no value had: its next
+fire is progress unless it returns to a value recorded from then on.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from typing import Any
 
 from attend.compiler.noise.state import stored_count, stored_time
 from attend.compiler.ops import key_text
 
-__all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text"]
+__all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text", "value_digest"]
 
 #: The `note` of the notification that says a key started flapping, and of the one that says it settled.
 FLAPPING = "flapping"
 SETTLED = "settled"
+
+#: The most values one key's entry remembers within the window (the newest kept): a key moving to a new
+#: value every poll for a whole window does not grow its state without bound.
+SEEN_KEPT = 64
+
+
+def value_digest(value: Any) -> str:
+    """A short digest of a JSON value, equal for equal values (keys in any order): what `seen` keeps."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def apply_flap(
@@ -30,52 +56,64 @@ def apply_flap(
     limit: int,
     window: float,
     now: float,
+    token: Callable[[Any], tuple[str, str | None]],
     note: Callable[[Any, str, str], Any],
     settle_note: Callable[[str, dict[str, Any]], Any],
-) -> tuple[list[Any], dict[str, Any], list[Any]]:
+) -> tuple[list[Any], dict[str, Any], list[Any], list[Any]]:
     """Run this poll's fires through flap detection.
 
     Args:
         fires: the fires the trigger decided on (each with `.key`, None for a keyless trigger).
         entries: the stored `flap` map (never mutated).
-        limit, window: more than `limit` fires within `window` seconds is flapping.
+        limit, window: more than `limit` returns within `window` seconds is flapping.
         now: the poll's time.
+        token: a fire's value and the value it leaves (None when it leaves none), as digests or state
+            names (module docstring).
         note: makes the "started flapping" notification from the fire that crossed the limit.
         settle_note: makes the "settled" notification from a key and its entry.
 
     Returns:
-        The fires to deliver (notifications included), the `flap` map to store, and the held fires.
+        The fires to deliver (notifications included), the `flap` map to store, the held fires, and the
+        delivered fires that are progress (a move to a value the key has not had within the window).
     """
     if limit <= 0:
-        return fires, {}, []
+        return fires, {}, [], []
     out: dict[str, Any] = {}
     delivered: list[Any] = []
     held: list[Any] = []
+    progress: list[Any] = []
     horizon = now - window
     for fire in fires:
         key = "" if fire.key is None else key_text(fire.key)  # the state's key text, as `items` uses
         entry = out.get(key)
-        stored = not entry  # not yet seen in this poll: the state's entry, checked before it is read
-        if stored:
+        if entry is None:  # not yet seen in this poll: the state's entry, checked before it is read
             entry = entries.get(key)
-        if entry is None:  # the common case: the key's first fire within the window
-            out[key] = {"t": [now]}
-            delivered.append(fire)
-            continue
-        if stored:
-            _check(entry)
-        times = [t for t in entry.get("t", ()) if t > horizon]
-        times.append(now)
-        if "since" in entry:
-            out[key] = {**entry, "t": times, "held": entry["held"] + 1, "last": now}
+            if entry is not None:
+                _check(entry)
+        value, left = token(fire)
+        seen = _recent(entry.get("seen") if entry else None, horizon)
+        returned = value in seen
+        times = [t for t in (entry.get("t", ()) if entry else ()) if t > horizon]
+        if returned:
+            times.append(now)
+        if left is not None:
+            seen[left] = now
+        seen[value] = now
+        if len(seen) > SEEN_KEPT:
+            seen = dict(sorted(seen.items(), key=lambda kv: kv[1])[-SEEN_KEPT:])
+        if entry is not None and "since" in entry:
+            out[key] = {**entry, "t": times, "seen": seen, "held": entry["held"] + 1, "last": now,
+                        "text": str(fire.description)}
             held.append(fire)
         elif len(times) > limit:
-            out[key] = {"t": times, "since": now, "held": 1, "last": now}
-            delivered.append(note(fire, FLAPPING, f"{len(times)} fires within {span_text(window)}"))
+            out[key] = {"t": times, "seen": seen, "since": now, "held": 1, "last": now, "text": str(fire.description)}
+            delivered.append(note(fire, FLAPPING, f"{len(times)} returns to an earlier value within {span_text(window)}"))
             held.append(fire)
         else:
-            out[key] = {"t": times}
+            out[key] = {"t": times, "seen": seen}
             delivered.append(fire)
+            if not returned and left is not None:
+                progress.append(fire)
     for key, entry in entries.items():
         if key in out:
             continue
@@ -87,9 +125,15 @@ def apply_flap(
                 out[key] = entry
             continue
         times = [t for t in entry.get("t", ()) if t > horizon]
-        if times:
-            out[key] = {"t": times}
-    return delivered, out, held
+        seen = _recent(entry.get("seen"), horizon)
+        if times or seen:
+            out[key] = {"t": times, "seen": seen}
+    return delivered, out, held, progress
+
+
+def _recent(seen: Any, horizon: float) -> dict[str, float]:
+    """The values of a stored `seen` map had after `horizon` (a copy)."""
+    return {v: t for v, t in (seen or {}).items() if t > horizon}
 
 
 def _check(entry: Any) -> None:
@@ -97,8 +141,15 @@ def _check(entry: Any) -> None:
     numbers, its count whole (`noise.state.stored_time`), so nothing unreadable is compared or kept."""
     for t in entry.get("t", ()):
         stored_time(t)
+    seen = entry.get("seen", {})
+    if not isinstance(seen, dict) or not all(isinstance(v, str) for v in seen):
+        raise TypeError("a flap entry's `seen` must map value digests to times")
+    for t in seen.values():
+        stored_time(t)
     if "since" in entry:
         stored_time(entry["since"]), stored_time(entry["last"]), stored_count(entry["held"])
+        if not isinstance(entry.get("text", ""), str):
+            raise TypeError("a flap entry's `text` must be a string")
 
 
 def flapping_keys(entries: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
