@@ -349,3 +349,34 @@ def test_a_process_is_reported_once_it_has_lived_the_minimum_and_a_short_one_nev
     with sleeping(project):
         assert [f[0] for f in d.poll()] == ["exited", "watched-exited"]  # the young one is not seen
     assert d.poll() == []  # it ended before it had lived 2 s: neither its start nor its exit is reported
+
+
+def test_background_starts_never_wake_the_agent_nine_of_them_are_nine_low_lines(drive, project, home):
+    # Nine plain processes start (0.5 each, 4.5 together past the threshold): through the shipped file's
+    # triggers, the store and the discloser, they go to stderr as low lines; stdout (the wake) gets nothing.
+    import io
+
+    from attend.runtime.kinds import PollOutcome
+    from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
+    from attend.runtime.store import Store
+
+    d = drive("processes", ProcessesSensor, project, **OVERRIDES)
+    store = Store(home.root / "attend.db", clock=lambda: 1000.0)
+    out, err = io.StringIO(), io.StringIO()
+    discloser = Discloser(store, {"processes": SensorTerms.of(d.compiled.lane, d.compiled.sensor.data)}.get,
+                          stdout=out, stderr=err, clock=lambda: 1000.0)
+    try:
+        record_poll(store, d.compiled, PollOutcome(result=d.sensor.poll(d.focus)), now=999.0)
+        children = [subprocess.Popen(["sleep", "60"], cwd=project) for _ in range(9)]
+        try:
+            record_poll(store, d.compiled, PollOutcome(result=d.sensor.poll(d.focus)), now=1000.0)
+        finally:
+            for child in children:
+                child.kill()
+                child.wait()
+        discloser.run_once()
+    finally:
+        store.close()
+    assert out.getvalue() == ""
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 9 and all(line.startswith("[attend sensor=processes priority=low] started: sleep 60") for line in lines)
