@@ -184,3 +184,16 @@ def test_the_doorbell_keeps_a_poller_polling_for_the_idle_session(ring, hooks_ho
     hooks_home.items.set([{"id": 1}])
     code, _, err = bell.ended()
     assert code == 2 and "new item 1" in err
+
+
+def test_a_test_fire_rings_the_doorbell_of_a_session_that_was_there(ring, hooks_home) -> None:
+    # as the session's Monitor would print it: `sensors fire` tries the delivery path end to end
+    bell = ring()
+    wait_until(bell.armed, what="the doorbell armed")
+    (hooks_home.project / "fire.json").write_text('{"items": [{"id": 9}]}')
+    fired = hooks_home.attend("sensors", "fire", "items", "--input", "fire.json")
+    assert fired.returncode == 0, fired.stderr
+    code, _, err = bell.ended()
+    assert code == 2 and err.splitlines()[1:] == ["[attend sensor=items priority=high] [test] new item 9"]
+    # A session that came after it is not handed it (a test belongs to the sessions that were there).
+    assert hook(hooks_home, "PostToolUse", "s2", tool_name="Bash") == {}

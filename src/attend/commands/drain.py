@@ -218,7 +218,8 @@ def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, c
     if cold:
         lines, summaries, items = _cold_start(store, session, project_dir, store.seen_items(session) | set(handover.items))
         handover.items += items
-    lines += [format_line(e.sensor, e.priority, e.description, key=e.key, meta=e.meta) for e in handover.entries]
+    lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
+              for e in handover.entries]
     if not lines:
         return ""
     only_messages = all(e.lane == "message" for e in handover.entries)

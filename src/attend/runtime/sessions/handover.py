@@ -15,7 +15,8 @@ Decisions implemented here (the hooks as a second conduit, commands/drain.py ans
   starts later (same id) goes on from where the hooks left off. A prompt hook hands over the high and
   medium lines (what the Monitor would have put on stdout); the Stop hook every line not yet handed
   over, low ones included (what the Monitor would have left on stderr, which nobody reads).
-- Test lines (`sensors fire`) are never handed over by a hook (a test belongs to the session that ran it).
+- A test line (`sensors fire`) is handed over as the session's Monitor would print it: when it was made
+  after the session's position (never one from before: a test belongs to the sessions that were there).
 - This module imports neither trio nor the sensors, and the pricing (runtime/delivery.py) only when there
   are rows to price: a hook with nothing to hand over stays cheap.
 """

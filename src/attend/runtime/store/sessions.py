@@ -279,18 +279,17 @@ class SessionRows(JournalRows):
                      session_meta: str) -> TurnBacklog:
         """What a hook standing in for `session`'s Monitor has to hand over, read in a bounded number of rows.
 
-        The rows worth a turn (`WORTH_A_TURN`: messages, high and medium lines; never a test line, a
-        one-shot poll's line, a presence line about the session itself (`presence` sensor keyed by its id),
-        or a `scope: session` line for another session (`meta.<session_meta>`)) after `position`, and
-        those at or before it that no session ever showed (`printed = 0`: journaled while no session was
-        there to show them). They are read from the partial index `journal_turn`, never from the low
-        lines around them: at most `limit` fresh rows (a message however old, a line journaled at
-        `fresh_since` or later), a count of the fresh rows after those, and the count, highest magnitude
-        and last row of the older event lines (one summary line, runtime/sessions/news.py).
+        The rows worth a turn (`WORTH_A_TURN`: messages, high and medium lines; never a one-shot poll's
+        line, a presence line about the session itself (`presence` sensor keyed by its id), or a `scope:
+        session` line for another session (`meta.<session_meta>`)) that `_turn_rows` considers, read from
+        the partial indexes that hold them, never from the low lines around them: at most `limit` fresh
+        rows (a message or a test line however old, a line journaled at `fresh_since` or later), a count
+        of the fresh rows after those, and the count, highest magnitude and last row of the older event
+        lines (one summary line, runtime/sessions/news.py).
         """
         end = self.journal_end()
         rows, mine, params = self._turn_rows(session, position, end, presence, session_meta)
-        fresh = "(lane = 'message' OR time >= ?)"
+        fresh = "(lane = 'message' OR test = 1 OR time >= ?)"
         entries = list(decoded(self._db.execute(
             f"WITH r AS ({rows}) SELECT * FROM r WHERE {mine} AND {fresh} ORDER BY id LIMIT ?",
             (*params, fresh_since, limit)), entry_from_row))
@@ -300,7 +299,7 @@ class SessionRows(JournalRows):
                                         (*params, fresh_since, entries[-1].id)).fetchone()[0])
         count, worst, last = self._db.execute(
             f"WITH r AS ({rows}) SELECT COUNT(*), MAX(magnitude), MAX(id) FROM r WHERE {mine}"
-            " AND lane = 'event' AND time < ?", (*params, fresh_since)).fetchone()
+            " AND lane = 'event' AND test = 0 AND time < ?", (*params, fresh_since)).fetchone()
         stale = None
         if count and isinstance(last, int):
             row = self._db.execute("SELECT * FROM journal WHERE id = ?", (last,)).fetchone()
@@ -314,21 +313,23 @@ class SessionRows(JournalRows):
         """The rows worth a turn a hook of `session` at `position` considers (`turn_backlog`): the row
         query (on the partial indexes that hold them), the filter for this session, and their parameters.
 
-        Rows after the position; rows at or before it that no session showed (`printed = 0`); and for a
-        session's first hook (it has no row yet) the messages no conduit delivered, as the Stop hook's
-        drain always handed them over (a low one a Monitor left on its stderr: `drain_backlog`).
+        Rows after the position, test lines (`sensors fire`) included, as the session's Monitor would print
+        them; rows at or before it that no session showed (`printed = 0`); and for a session's first hook
+        (it has no row yet) the messages no conduit delivered, as the Stop hook's drain always handed them
+        over (a low one a Monitor left on its stderr: `drain_backlog`). No test line from before the
+        position: a test belongs to the sessions that were there when it was made.
         """
         before = min(position, end)
         # Named, not left to the planner: without statistics it reads the unprinted low lines (journal_unprinted).
         rows = (f"SELECT * FROM journal INDEXED BY journal_turn WHERE scope = ? AND {WORTH_A_TURN} AND id > ? AND id <= ?"
                 " UNION ALL SELECT * FROM journal INDEXED BY journal_turn_unprinted"
-                f" WHERE scope = ? AND printed = 0 AND {WORTH_A_TURN} AND id <= ?")
+                f" WHERE scope = ? AND printed = 0 AND {WORTH_A_TURN} AND id <= ? AND test = 0")
         params: tuple[Any, ...] = (self.scope, position, end, self.scope, before)
         if self._session_row(session) is None:
             rows += (" UNION ALL SELECT * FROM journal INDEXED BY journal_undrained WHERE scope = ? AND lane = 'message'"
-                     " AND drained = 0 AND printed = 1 AND priority NOT IN ('high', 'medium') AND id <= ?")
+                     " AND drained = 0 AND printed = 1 AND priority NOT IN ('high', 'medium') AND id <= ? AND test = 0")
             params += (self.scope, before)
-        mine = (f"test = 0 AND {NOT_SHOWN} AND NOT (sensor = ? AND key IS ?)"
+        mine = (f"{NOT_SHOWN} AND NOT (sensor = ? AND key IS ?)"
                 f" AND COALESCE(CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{session_meta}') END, ?) = ?")
         return rows, mine, (*params, presence, session, session, session)
 
