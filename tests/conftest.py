@@ -102,6 +102,24 @@ class Home:
     def config_file(self) -> Path:
         return self.config / "attend" / "config.yaml"
 
+    @classmethod
+    def create(cls, base: Path) -> Home:
+        """A fresh home under `base` (base/home, and the project folder base/project)."""
+        root = base / "home"
+        h = cls(root=root, config=root / ".config", data=root / ".local" / "share", state=root / ".local" / "state",
+                cache=root / ".cache", project=base / "project")
+        for p in (h.config, h.data, h.state, h.cache, h.project):
+            p.mkdir(parents=True, exist_ok=True)
+        return h
+
+    def quiet(self) -> Home:
+        """Turn off every shipped sensor in the user layer, so only the test's own sensors run."""
+        shipped = TESTS.parent / "src" / "attend" / "sensors.d"
+        for path in sorted(shipped.glob("*.yaml")):
+            if not path.name.endswith(".test.yaml"):
+                self.write_user_sensor(path.stem, "spec: 1\nenabled: false\n")
+        return self
+
     def env(self, **extra: str) -> dict[str, str]:
         """The environment a subprocess of attend should see in this home."""
         # Nothing of the session running the tests leaks in: each test names its own sessions.
@@ -218,17 +236,7 @@ def run_in_process(args: tuple[str, ...] | list[str], *, env: dict[str, str], cw
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     """A fresh XDG home and project folder; the test process's own environment points at it too."""
-    root = tmp_path / "home"
-    h = Home(
-        root=root,
-        config=root / ".config",
-        data=root / ".local" / "share",
-        state=root / ".local" / "state",
-        cache=root / ".cache",
-        project=tmp_path / "project",
-    )
-    for p in (h.config, h.data, h.state, h.cache, h.project):
-        p.mkdir(parents=True, exist_ok=True)
+    h = Home.create(tmp_path)
     for key, value in h.env().items():
         if key.startswith("XDG_") or key == "HOME":
             monkeypatch.setenv(key, value)
@@ -239,8 +247,4 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
 @pytest.fixture
 def quiet_home(home: Home) -> Home:
     """A `home` whose user layer turns off every shipped sensor, so only a test's own sensors run."""
-    shipped = Path(__file__).resolve().parents[1] / "src" / "attend" / "sensors.d"
-    for path in sorted(shipped.glob("*.yaml")):
-        if not path.name.endswith(".test.yaml"):
-            home.write_user_sensor(path.stem, "spec: 1\nenabled: false\n")
-    return home
+    return home.quiet()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -85,6 +86,7 @@ class Request:
     """One `POST /v1/messages` as the fake received it."""
 
     number: int  # 0-based arrival order
+    received: float  # time.time() when it arrived
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
@@ -176,7 +178,7 @@ class FakeAPI:
 
     def _log(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Request:
         with self._changed:
-            request = Request(len(self.requests), path, headers, body)
+            request = Request(len(self.requests), time.time(), path, headers, body)
             self.requests.append(request)
             self._changed.notify_all()
             return request

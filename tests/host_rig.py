@@ -68,10 +68,9 @@ class InstalledPlugin:
     root: Path  # the installed plugin's folder (Claude Code's plugin cache)
 
 
-@pytest.fixture(scope="session")
-def installed_plugin(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> InstalledPlugin:
-    """`claude plugin marketplace add <clone>` and `claude plugin install attend@attend`, into a home of its own."""
-    base = tmp_path_factory.mktemp("host-install")
+def install_plugin(claude: Path, base: Path) -> InstalledPlugin:
+    """`claude plugin marketplace add <clone>` and `claude plugin install attend@attend` (README's install),
+    into base/home, from a copy of the repository as a clone has it (base/attend-checkout)."""
     checkout = copy_checkout(base / "attend-checkout")
     home = base / "home"
     home.mkdir()
@@ -79,10 +78,17 @@ def installed_plugin(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     for argv in (["plugin", "marketplace", "add", str(checkout)], ["plugin", "install", "attend@attend"]):
         done = subprocess.run([str(claude), *argv], capture_output=True, text=True, timeout=PATIENCE * 4,
                               env=env, cwd=home)
-        assert done.returncode == 0, done.stdout + done.stderr
+        if done.returncode != 0:
+            raise RuntimeError(f"claude {' '.join(argv)} failed:\n{done.stdout}{done.stderr}")
     installed = json.loads((home / ".claude" / "plugins" / "installed_plugins.json").read_text())
     root = Path(installed["plugins"]["attend@attend"][0]["installPath"])
     return InstalledPlugin(dot_claude=home / ".claude", root=root)
+
+
+@pytest.fixture(scope="session")
+def installed_plugin(claude: Path, tmp_path_factory: pytest.TempPathFactory) -> InstalledPlugin:
+    """README's plugin install, once per test run (per xdist worker)."""
+    return install_plugin(claude, tmp_path_factory.mktemp("host-install"))
 
 
 @dataclass
@@ -95,6 +101,42 @@ class ClaudeHost:
     plugin: InstalledPlugin
     wheels: Path
     sessions: list[Session] = field(default_factory=list)
+
+    @classmethod
+    def set_up(cls, claude: Path, api: FakeAPI, home: Any, plugin: InstalledPlugin, build: Any,
+               wheels: Path) -> ClaudeHost:
+        """`home` made a user machine with the attend plugin installed (README's install, `plugin`) and set up
+        (`build`, the run's one virtualenv build, linked in), Claude Code's first-run questions answered,
+        `Bash` allowed, and `api` as the Messages API."""
+        if build.returncode != 0:
+            raise RuntimeError(f"the plugin's build failed:\n{build.stderr}")
+        dot_claude = home.root / ".claude"
+        shutil.copytree(plugin.dot_claude, dot_claude, symlinks=True)
+        # The plugin's one virtualenv, in its data folder, where the hooks and the monitor (which names it on its
+        # command line) look: the run's one build, hard-linked in.
+        data = dot_claude / "plugins" / "data" / "attend-attend"
+        build.copy_to(data)
+        settings_path = dot_claude / "settings.json"
+        settings = json.loads(settings_path.read_text()) if settings_path.exists() else {}
+        settings["permissions"] = {"allow": ["Bash"]}
+        settings["disableAutoMode"] = "disable"  # no auto mode: no question about it, no classifier requests
+        settings_path.write_text(json.dumps(settings, indent=2))
+        (home.root / "bin").mkdir()
+        launcher = home.root / "bin" / "attend"
+        # `attend` for the agent's Bash and the test, as the link `attend doctor` states runs it: the launcher with
+        # the plugin's data folder (a Bash tool's environment has no CLAUDE_PLUGIN_DATA)
+        launcher.write_text(f'#!/bin/sh\nexec {_quote(str(plugin.root / "bin" / "attend"))} '
+                            f'--plugin-data {_quote(str(data))} "$@"\n')
+        launcher.chmod(0o755)
+        host = cls(claude=claude, api=api, home=home, plugin=plugin, wheels=wheels)
+        state = {
+            "hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.328", "theme": "dark",
+            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+            "hasResetAutoModeOptInForDefaultOffer": True,
+        }
+        host.claude_json.write_text(json.dumps(state, indent=2))
+        host.trust(home.project)
+        return host
 
     @property
     def claude_json(self) -> Path:
@@ -263,10 +305,14 @@ class Session:
         except AssertionError as e:
             raise AssertionError(f"{e}\n--- screen ---\n{self.screen()}") from None
 
-    def wait_idle(self) -> None:
-        """Wait until Claude Code waits for the user again (a turn ended)."""
+    def wait_idle(self, since: float = 0.0) -> None:
+        """Wait until Claude Code waits for the user again (a turn ended), by a status it wrote at `since`
+        (a `time.time()`) or later: a status written before a request came cannot say that turn ended."""
+        def idle_since() -> bool:
+            return self.idle() and self.record.get("statusUpdatedAt", 0) / 1000 >= since
+
         try:
-            wait_until(self.idle, what=f"session {self.pid} to be idle")
+            wait_until(idle_since, what=f"session {self.pid} to be idle")
         except AssertionError as e:
             raise AssertionError(f"{e}\n--- screen ---\n{self.screen()}") from None
 
@@ -331,36 +377,8 @@ def fake_api() -> Iterator[FakeAPI]:
 @pytest.fixture
 def claude_host(claude: Path, fake_api: FakeAPI, home: Any, installed_plugin: InstalledPlugin,
                 plugin_build: Any, wheels: Path) -> Iterator[ClaudeHost]:
-    """This test's user machine: `home` with the attend plugin installed (README's install, once per run) and
-    set up (the run's one virtualenv build, linked in), Claude Code's first-run questions answered, `Bash`
-    allowed, and the fake API; every process started in this home is ended afterwards."""
-    assert plugin_build.returncode == 0, plugin_build.stderr
-    dot_claude = home.root / ".claude"
-    shutil.copytree(installed_plugin.dot_claude, dot_claude, symlinks=True)
-    # The plugin's one virtualenv, in its data folder, where the hooks and the monitor (which names it on its
-    # command line) look: the run's one build, hard-linked in.
-    data = dot_claude / "plugins" / "data" / "attend-attend"
-    plugin_build.copy_to(data)
-    settings_path = dot_claude / "settings.json"
-    settings = json.loads(settings_path.read_text()) if settings_path.exists() else {}
-    settings["permissions"] = {"allow": ["Bash"]}
-    settings["disableAutoMode"] = "disable"  # no auto mode: no question about it, no classifier requests
-    settings_path.write_text(json.dumps(settings, indent=2))
-    (home.root / "bin").mkdir()
-    launcher = home.root / "bin" / "attend"
-    # `attend` for the agent's Bash and the test, as the link `attend doctor` states runs it: the launcher with
-    # the plugin's data folder (a Bash tool's environment has no CLAUDE_PLUGIN_DATA)
-    launcher.write_text(f'#!/bin/sh\nexec {_quote(str(installed_plugin.root / "bin" / "attend"))} '
-                        f'--plugin-data {_quote(str(data))} "$@"\n')
-    launcher.chmod(0o755)
-    host = ClaudeHost(claude=claude, api=fake_api, home=home, plugin=installed_plugin, wheels=wheels)
-    state = {
-        "hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.328", "theme": "dark",
-        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-        "hasResetAutoModeOptInForDefaultOffer": True,
-    }
-    host.claude_json.write_text(json.dumps(state, indent=2))
-    host.trust(home.project)
+    """This test's user machine (`ClaudeHost.set_up` in `home`); every process started in it is ended afterwards."""
+    host = ClaudeHost.set_up(claude, fake_api, home, installed_plugin, plugin_build, wheels)
     try:
         yield host
     finally:

@@ -1,0 +1,115 @@
+"""Real host: event -> request latency into an idle interactive Claude Code session with the attend plugin's Monitor.
+
+The real Claude Code CLI (the tests' pinned release, tests/claude_rig.py) with attend installed as README says,
+in an interactive session in tmux against the tests' fake Messages API (tests/host_rig.py, tests/fake_api.py),
+shipped sensors off. Three kinds of event, interleaved, `ROUNDS` each; each is timed from just before the
+event is made until the fake API receives the session's request that carries its line (the request's
+arrival time, taken by the server as it logs it); before each, the session is idle again (its turn for the
+one before ended):
+- test fire: `attend sensors fire items --input FILE` (run in this process: no interpreter start);
+- peer message: `attend peers send --to PROJECT TEXT` (likewise), through the shipped messages sensor;
+- wake_on: a new item in a file a sensor watches (`wake_on`, `min_interval: 0.1s`), written by an atomic
+  rename.
+Engagement's refractories and the governor are out of the way (bench_wake's FAST_CONFIG): the figure is the
+path through attend and Claude Code, not the noise controls. Goal (issue 33): median <= 1 s each; stretch
+<= 0.5 s. Standalone: `python -m benchmarks real_host`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.bench_wake import FAST_CONFIG
+from benchmarks.timing import report
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+
+#: Events timed per kind.
+ROUNDS = 12
+
+
+def main() -> None:
+    """Print the median and worst latency of each kind of event."""
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    from claude_rig import installed_claude
+    from conftest import Home
+    from fake_api import FakeAPI
+    from host_rig import ClaudeHost, install_plugin, polled
+    from pip_rig import wheelhouse
+    from plugin_fixtures import PluginBuild, built
+    from waiting import wait_until
+
+    claude = installed_claude()
+    if claude is None:
+        print("   skipped: npm is not installed (the real host needs Node.js to install Claude Code)")
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-host-") as tmp:
+        base = Path(tmp)
+        wheels = wheelhouse()
+        (base / "build").mkdir()
+        build = PluginBuild(root=base / "build" / "plugin-build" / "plugin",
+                            venv=base / "build" / "plugin-build" / "data" / "venv", **built(base / "build", wheels))
+        (base / "install").mkdir()
+        plugin = install_plugin(claude, base / "install")
+        home = Home.create(base / "machine").quiet()
+        home.config_file.write_text(FAST_CONFIG)
+        home.write_user_sensor("messages", "spec: 1\nenabled: true\n")
+        items = home.project / "items.json"
+        items.write_text("[]")
+        home.write_user_sensor("items", json.dumps({
+            "spec": 1, "name": "items", "kind": "command", "lane": "event", "interval": "1h", "min_interval": "0.1s",
+            "threshold": 0, "wake_on": [str(items)], "command": {"argv": ["cat", "items.json"]},
+            "triggers": {"new": {"path": "$[*]", "key": "id", "on": "added", "magnitude": 3, "description": "{text}"}},
+        }))
+        with FakeAPI() as api:
+            host = ClaudeHost.set_up(claude, api, home, plugin, build, wheels)
+            try:
+                with host.session() as session:
+                    session.wait_ready()
+                    wait_until(lambda: polled(home, "items") and polled(home, "messages"), what="the baselines")
+                    listed: list[dict[str, object]] = []
+
+                    def fire(token: str) -> None:
+                        (home.project / "fire.json").write_text(json.dumps([{"id": token, "text": token}]))
+                        done = home.attend("sensors", "fire", "items", "--input", "fire.json")
+                        assert done.returncode == 0, done.stderr
+
+                    def peer(token: str) -> None:
+                        done = home.attend("peers", "send", "--to", str(home.project), token)
+                        assert done.returncode == 0, done.stderr
+
+                    def change(token: str) -> None:
+                        listed.append({"id": token, "text": token})
+                        tmp_file = items.with_suffix(".tmp")
+                        tmp_file.write_text(json.dumps(listed))
+                        tmp_file.replace(items)
+
+                    kinds: dict[str, Callable[[str], None]] = {"test fire": fire, "peer message": peer,
+                                                               "wake_on file change": change}
+                    seconds: dict[str, list[float]] = {kind: [] for kind in kinds}
+                    since = 0.0
+                    for round_ in range(ROUNDS):
+                        for kind, make in kinds.items():
+                            session.wait_idle(since)
+                            token = f"bench-{kind.split()[0]}-{round_}"
+                            started = time.time()
+                            make(token)
+                            request = api.wait_for(token, session=session.id)
+                            seconds[kind].append(request.received - started)
+                            since = request.received
+            finally:
+                host.close()
+    for kind, values in seconds.items():
+        report(f"{kind} -> request: median of {len(values)}", statistics.median(values), "s")
+        report(f"{kind} -> request: worst of {len(values)}", max(values), "s")
+
+
+if __name__ == "__main__":
+    main()
