@@ -43,6 +43,7 @@ HEAVY_MODULES = frozenset({
     "peers/test_peers_cli.py",
     "runtime/mcp/test_mcp_daemon.py",
     "runtime/test_messages_e2e.py",
+    "runtime/test_nats_peers.py",
     "runtime/test_presence_e2e.py",
     "sensors/test_keepwarm_daemon.py",
     "settings/test_settings_daemon.py",

@@ -121,6 +121,9 @@ MAX_DATA_INTEGER_DIGITS = 4300
 DATA_BYTES_PER_VALUE = 16
 #: The largest `sensors fire --input` or test-file `result_file` read (the default command output cap).
 MAX_INPUT_BYTES = 1 << 20
+#: The largest peer message (its JSON), heartbeat or `.project` file read, and the NATS stream's largest
+#: message (peers/natslink.py): a message of 8,000 characters, each written as a JSON escape pair, is under 100 KB.
+MAX_PEER_MESSAGE_BYTES = 256 << 10
 #: The longest rendered description: longer is cut with "…", and each reference renders at most this
 #: much, so one fire costs at most milliseconds whatever the item holds.
 MAX_DESCRIPTION_CHARS = 2000

@@ -6,7 +6,8 @@ that fixes it. Exit 1 when any check fails; a warning (no daemon polls the proje
 refused project sensor) is shown but passes, so a wired machine passes outside a session too.
 
 Checks, in order: the Python and attend versions; the store opens and its schema is current (and the
-rows its readers skip); the peers files readers skip (a warning naming each); every sensor compiles;
+rows its readers skip); the peers files readers skip (a warning naming each); with `attend.peers.transport:
+nats`, the peers server (connected, JetStream answering, sends waiting in the spool); every sensor compiles;
 which session polls this project and since when, and which are attached; the Claude Code wiring (the
 plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json, with its three
 companion hooks unless conduits is `monitor`); `attend` on PATH (after a plugin-only install, the link
@@ -112,6 +113,32 @@ def check_peers(env: Mapping[str, str]) -> list[Check]:
     shown = [f"{printable_path(path)} ({printable(reason, one_line=True)})" for path, reason in bad]
     return [Check("peers files", "warn", f"{len(bad)} peers file(s) skipped: {_names(shown)}",
                   f"remove them (every peers file is in {printable_path(mailbox.root)}); attend rewrites what it needs")]
+
+
+def check_peers_server(env: Mapping[str, str]) -> list[Check]:
+    """With `attend.peers.transport: nats`, the server: connected, JetStream answering (its stream's size),
+    and the spool of sends waiting for it; nothing with the files transport."""
+    from attend.peers.mailbox import Unavailable
+    from attend.peers.transport import open_mailbox
+
+    mailbox = open_mailbox(env)
+    if mailbox.transport == "files":
+        return []
+    fix = ("start the server (`nats-server -js`) or set attend.peers.nats.url; `attend settings get "
+           "attend.peers.nats` shows what attend uses")
+    try:
+        info = mailbox.link.check()  # type: ignore[attr-defined]  # NatsMailbox's
+    except Unavailable as exc:
+        if exc.state == "auth_failed":
+            fix = "check attend.peers.nats.creds, nkey, token or user and password"
+        return [Check("peers server", "fail", f"{exc.state}: {exc.words}", fix)]
+    checks = [Check("peers server", "ok", f"connected to {info['server']}, JetStream answers: stream "
+                    f"{info['stream']} holds {info['messages']} message(s), {info['bytes']} bytes")]
+    waiting = mailbox.waiting()
+    if waiting:
+        checks.append(Check("peers spool", "warn", f"{waiting} sent message(s) wait to go out",
+                            "a running `attend run` publishes them, or the next `attend peers send`"))
+    return checks
 
 
 def _polled(paths: Any, state: str) -> dict[str, str]:
@@ -442,6 +469,7 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         ("versions", check_versions),
         ("store", lambda: check_store(paths)),
         ("peers files", lambda: check_peers(env)),
+        ("peers server", lambda: check_peers_server(env)),
         ("sensors", lambda: check_sensors(sensor_set(), _polled(paths, "invalid"))),
         ("daemon", lambda: check_sessions(project_dir, env)),
         ("recoveries", lambda: check_recoveries(project_dir, env)),

@@ -25,9 +25,11 @@ from attend.peers.mailbox import (
     Mailbox,
     Message,
     PeerError,
+    Unavailable,
     check_channel,
     peers_dir,
 )
+from attend.peers.transport import open_mailbox
 from attend.text import json_text, one_line, printable, printable_path
 
 __all__ = ["main", "printable"]
@@ -80,10 +82,22 @@ def _project_path(to: str) -> str:
         raise PeerError(f"--to {printable(to)}: cannot resolve it ({exc}); --to names a project's folder") from None
 
 
+def _target(mailbox: Mailbox, to: str, live: list[Any]) -> tuple[str, bool]:
+    """(the project `--to` names, as messages name it; whether it is a folder here). Across machines `--to`
+    may also be a project's identity as `peers list` shows it (another machine's project)."""
+    if mailbox.transport != "files" and not os.path.isdir(os.path.expanduser(to)) and \
+            any(p.project == to for p in live):
+        return to, False
+    path = _project_path(to)
+    return mailbox.project_key(path), True
+
+
+
+
 def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str | None = None,
          channel: str | None = None) -> int:
     """Post one message where it can be read; print its id."""
-    mailbox = Mailbox(peers_dir())
+    mailbox = open_mailbox()
     me, kind = _me(args)
     text = args.text if text is None else text
     if not text.strip():
@@ -91,29 +105,39 @@ def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str 
     _require_utf8(text)
     if len(text) > MAX_TEXT:
         raise PeerError(f"the message is {len(text)} characters; at most {MAX_TEXT} are sent (put the rest in a file)")
-    live = [p for p in mailbox.presences() if p.session != me]
+    offline: Unavailable | None = None
+    try:
+        everyone = mailbox.presences()
+    except Unavailable as exc:  # the server cannot be used: the send is spooled, and goes when it is back
+        offline, everyone = exc, []
+    live = [p for p in everyone if p.session != me]
     if to is not None:
-        target = _project_path(to)
+        target, here = _target(mailbox, to, live)
         if not any(p.project == target for p in live):
-            if not Path(target).is_dir():
-                raise PeerError(f"{printable(target)} is not a directory; --to names a project's folder")
-            alone = any(p.project == target for p in mailbox.presences() if p.session == me)
+            if here and not Path(_project_path(to)).is_dir():
+                raise PeerError(f"{printable(_project_path(to))} is not a directory; --to names a project's folder")
+            alone = any(p.project == target for p in everyone if p.session == me)
             where = "no other live session" if alone else "no live session"
-            raise PeerError(f"{where} in {printable(target)}; {_who(mailbox, me)}")
+            if mailbox.transport == "files":
+                raise PeerError(f"{where} in {printable(target)}; {_who(mailbox, me)}")
+            if offline is None:
+                print(f"attend: {where} in {printable(target)} now; the message waits on the server for its "
+                      "next session", file=sys.stderr)
     elif channel is not None and channel != OPEN:
         check_channel(channel)
-        members = set(mailbox.channels().get(channel, []))
-        if not any(p.session in members for p in live):
-            raise PeerError(f"no other live member on channel {channel}; {_who(mailbox, me)}")
+        if offline is None:
+            members = set(mailbox.channels().get(channel, []))
+            if not any(p.session in members for p in live):
+                raise PeerError(f"no other live member on channel {channel}; {_who(mailbox, me)}")
         target = None
     else:
         channel = OPEN
-        if not live:
+        if offline is None and not live:
             raise PeerError("no other session is live to read the open channel")
         target = None
     mailbox.sweep()
     for attempt in range(ID_ATTEMPTS):
-        message = Message(mailbox.new_id(), me, kind, str(Path(args.project_dir).resolve()), target,
+        message = Message(mailbox.new_id(), me, kind, mailbox.project_key(args.project_dir), target,
                           channel, re_, text, mailbox.clock())
         try:
             mailbox.post(message)
@@ -122,13 +146,27 @@ def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str 
             if attempt == ID_ATTEMPTS - 1:
                 raise
     print(message.id)
+    if mailbox.waiting():
+        failure = offline or mailbox.failure()
+        print(f"attend: the peers server is {failure or 'unavailable'}; {mailbox.waiting()} message(s) wait in "
+              "the spool and go out in order when it is back", file=sys.stderr)
     return 0
+
+
+def _received(mailbox: Mailbox, project: str) -> None:
+    """Bring what was sent to this project's sessions here (across machines); a server that cannot be used
+    is said on stderr, and what is here already is still shown."""
+    try:
+        mailbox.receive(project)
+    except Unavailable as exc:
+        print(f"attend: the peers server is {exc}; showing what reached this machine", file=sys.stderr)
 
 
 def reply(args: Any) -> int:
     """Answer the last message this session received, where it came from."""
-    mailbox = Mailbox(peers_dir())
+    mailbox = open_mailbox()
     me, _ = _me(args)
+    _received(mailbox, args.project_dir)
     received = [m for m in mailbox.visible_to(me, args.project_dir) if m.sender != me]
     if not received:
         raise PeerError("no message to reply to: this session has received none")
@@ -147,8 +185,9 @@ def reply(args: Any) -> int:
 
 def inbox(args: Any) -> int:
     """The messages this session receives, newest last; one in full with ID."""
-    mailbox = Mailbox(peers_dir())
+    mailbox = open_mailbox()
     me, _ = _me(args)
+    _received(mailbox, args.project_dir)
     if args.id:
         message = mailbox.find(args.id)
         if message is None:
@@ -180,11 +219,12 @@ def list_sessions(args: Any) -> int:
     from attend.peers.presence import TranscriptReader
     from attend.sensors.peers import presence_settings
 
-    mailbox = Mailbox(peers_dir())
+    mailbox = open_mailbox()
     live = mailbox.presences()
     reader = TranscriptReader(presence_settings(args.project_dir, os.environ))
     now = mailbox.clock()
-    rows = [{**p.to_json(), "beat": p.beat, **reader.state(p, now).to_json()} for p in live]
+    rows = [{**p.to_json(), "beat": p.beat, **({"machine": p.machine, "path": p.path} if p.machine else {}),
+             **reader.state(p, now).to_json()} for p in live]
     if args.json:
         print(json_text(rows, indent=2))
     elif not rows:
@@ -192,8 +232,9 @@ def list_sessions(args: Any) -> int:
     else:
         for row in rows:
             context = row["context"] if row["context"] == "unknown" else f"{row['context']:g}%"
+            machine = f"  on {printable_path(row['machine'])}" if row.get("machine") else ""
             print(f"{printable_path(row['session'])}  {printable_path(row['project'])}  {row['status']}  "
-                  f"context {context}  (pid {row['pid']})")
+                  f"context {context}  (pid {row['pid']}{machine})")
     return 0
 
 
@@ -212,7 +253,7 @@ def whoami(args: Any) -> int:
 
 def join(args: Any) -> int:
     me, _ = _me(args)
-    mailbox = Mailbox(peers_dir())
+    mailbox = open_mailbox()
     if me in mailbox.channels().get(check_channel(args.name), []):
         print(f"{me} is already on {args.name}")
         return 0
@@ -223,7 +264,7 @@ def join(args: Any) -> int:
 
 def leave(args: Any) -> int:
     me, _ = _me(args)
-    if not Mailbox(peers_dir()).leave(args.name, me):
+    if not open_mailbox().leave(args.name, me):
         print(f"attend: {me} is not on channel {args.name}", file=sys.stderr)
         return EXIT_FAILED
     print(f"{me} left {args.name}")
@@ -231,7 +272,7 @@ def leave(args: Any) -> int:
 
 
 def channels(args: Any) -> int:
-    found = Mailbox(peers_dir()).channels()
+    found = open_mailbox().channels()
     if args.json:
         print(json_text(found, indent=2))
     elif not found:
@@ -262,6 +303,9 @@ def main(args: Any) -> int:
         return EXIT_FAILED
     except BrokenPipeError:
         raise  # the reader went away (`attend peers list | head -1`): the CLI ends quietly, exit 0
+    except Unavailable as exc:  # the peers server (transport nats) cannot be used: its state and words
+        print(f"attend: the peers server is {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except OSError as exc:
         print(f"attend: cannot use the peers folder {peers_dir()}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -76,7 +76,7 @@ from attend.settings.resolve import (
     resolve,
     shown_document,
 )
-from attend.spec.config import legacy_keys
+from attend.spec.config import legacy_keys, shown_config_value
 from attend.spec.headers import shown_value
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loading import read_sensor_file
@@ -182,8 +182,9 @@ def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
         return True
 
     edit_config(target, key.path, write)
-    return _done(args, f"{key} = {render(value)}  ({layer_name}: {target.path})", key, layer_name, target.path,
-                 "set", value)
+    shown = shown_config_value(key.path, value)  # a secret setting is never repeated
+    return _done(args, f"{key} = {render(shown)}  ({layer_name}: {target.path})", key, layer_name, target.path,
+                 "set", shown)
 
 
 def _unset_config(args: Any, key: Key) -> int:
@@ -257,6 +258,7 @@ def _get(args: Any) -> int:
     if key.scope == "config":
         check_config_key(key)
         res = resolve_config(key, config_layers(_paths(args)))
+        res = replace(res, value=shown_config_value(key.path, res.value))  # a secret setting is hidden
     else:
         res = resolve(key, _checked_sensor(args, key))
         res = replace(res, value=shown_value(key.path, res.value))  # a header's literal credential is hidden
@@ -375,12 +377,13 @@ def _list(args: Any) -> int:
             if path[:1] == ("sensors",):
                 continue  # old keys: `attend settings lint` reports them
             origin = layer.origins.get((*layer.prefix_for(path), *path))
-            stored.append({"key": format_key(("attend", *path)), "segments": ("attend", *path), "value": value,
+            stored.append({"key": format_key(("attend", *path)), "segments": ("attend", *path),
+                           "value": shown_config_value(path, value),
                            "layer": layer.layer, "file": str(layer.path), "line": origin.line if origin else None,
                            "refused": layer.layer == "project" and path[:1] == ("project_sensors",)})
     for path in CONFIG_FIELDS:
         res = resolve_config(Key("config", path), layers)
-        effective.append({**res.to_json(), "segments": ("attend", *path)})
+        effective.append({**res.to_json(), "value": shown_config_value(path, res.value), "segments": ("attend", *path)})
     stored = [e for e in stored if _matches(prefix, e.pop("segments"))]
     effective = [e for e in effective if _matches(prefix, e.pop("segments"))]
     if prefix is not None and not stored and not effective:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attend.bounds import MAX_PEER_MESSAGE_BYTES
 from attend.errors import Refusal
 from attend.files import WriteFailed, project_digest, read_regular_file, write_atomically, xdg_home
 
@@ -47,7 +48,9 @@ __all__ = [
     "Message",
     "PeerError",
     "Presence",
+    "Unavailable",
     "peers_dir",
+    "read_json_bounded",
     "read_peer_file",
     "skip_reason",
 ]
@@ -56,9 +59,8 @@ __all__ = [
 LIVE_FOR = 90.0
 #: The longest message text accepted (characters): a message is a note to a peer, not a file transfer.
 MAX_TEXT = 8000
-#: The largest message, heartbeat or `.project` file read: a message of `MAX_TEXT` characters, each
-#: written as a JSON escape pair, is under 100 KB.
-MAX_PEER_FILE_BYTES = 256 << 10
+#: The largest message, heartbeat or `.project` file read (`bounds.MAX_PEER_MESSAGE_BYTES`).
+MAX_PEER_FILE_BYTES = MAX_PEER_MESSAGE_BYTES
 #: The latest time a message or heartbeat may carry (seconds; the year 3000): later is a bad file.
 MAX_TIME = 32503680000.0
 #: What a message file's name looks like (`new_id`): the only files a sweep removes, with `.project`.
@@ -67,6 +69,16 @@ MESSAGE_NAME_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\.json\Z")
 CHANNEL_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 #: The open channel's folder.
 OPEN = "open"
+
+
+class Unavailable(Exception):
+    """The peers server (transport nats, peers/natslink.py) cannot be used: `state` is `unavailable` or
+    `auth_failed`, `words` what was said (the server's or the connection's own words; never a credential)."""
+
+    def __init__(self, state: str, words: str) -> None:
+        super().__init__(f"{state}: {words}")
+        self.state = state
+        self.words = words
 
 
 class PeerError(Refusal, ValueError):
@@ -80,9 +92,20 @@ def read_peer_file(path: Path) -> Any:
         OSError: it cannot be read, or is not a regular file of at most `MAX_PEER_FILE_BYTES`.
         ValueError: it is not UTF-8 or not JSON within the poll outputs' bounds (NaN, depth, digits).
     """
+    return read_json_bounded(read_regular_file(path, MAX_PEER_FILE_BYTES))
+
+
+def read_json_bounded(data: bytes) -> Any:
+    """The JSON value of a peers file's or a delivered message's bytes, read as untrusted.
+
+    Raises:
+        ValueError: more than `MAX_PEER_FILE_BYTES`, not UTF-8, or not JSON within the poll outputs' bounds.
+    """
     from attend.compiler.results import MalformedResult, read_json
 
-    text = read_regular_file(path, MAX_PEER_FILE_BYTES).decode("utf-8")
+    if len(data) > MAX_PEER_FILE_BYTES:
+        raise ValueError(f"more than {MAX_PEER_FILE_BYTES} bytes")
+    text = data.decode("utf-8")
     try:
         return read_json(text)
     except MalformedResult as exc:
@@ -198,13 +221,24 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Presence:
-    """A session's heartbeat."""
+    """A session's heartbeat.
+
+    Across machines (peers/natsbox.py) `project` is the project's identity (peers/machine.py), `machine` the
+    machine the session runs on, `path` its folder there, `remote` true for another machine's session (whose
+    transcript is not here: `activity`, its transcript's last write as its machine saw it, tells its status),
+    and `conduit` how its lines reach it (`attend.delivery.conduits`).
+    """
 
     session: str
     project: str
     pid: int | None
     started: float
     beat: float
+    machine: str = ""
+    path: str = ""
+    remote: bool = False
+    activity: float | None = None
+    conduit: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The heartbeat as its file holds it."""
@@ -268,7 +302,8 @@ class Mailbox:
             return None
         return owner if isinstance(owner.pid, int) and process_runs(owner.pid) else None
 
-    def beat(self, session: str, project: Path | str, *, pid: int | None, started: float) -> Presence | None:
+    def beat(self, session: str, project: Path | str, *, pid: int | None, started: float,
+             conduit: str | None = None) -> Presence | None:
         """Record that `session` is alive in `project` (rewrites its heartbeat); None when written.
 
         A heartbeat is its process's: while a live heartbeat names another running process (two `attend
@@ -376,14 +411,58 @@ class Mailbox:
                 del members[channel]
             return True
 
+    # -- the transport -----------------------------------------------------------------------------
+    # The files transport needs no server: each of these is the seam peers/natsbox.py fills in.
+
+    #: The transport's name (`attend.peers.transport`).
+    transport = "files"
+
+    def project_key(self, project: Path | str) -> str:
+        """How messages and presence name `project` (a folder): its resolved path on this machine."""
+        return str(Path(project).resolve())
+
+    def tray_name(self, project: Path | str) -> str:
+        """The folder name of `project`'s tray."""
+        return tray_name(project)
+
+    def tray_globs(self, project: Path | str) -> list[str]:
+        """The message files a send to `project` (or a channel) lands in: what the messages sensor wakes on."""
+        root = str(self.root)
+        return [f"{root}/{self.tray_name(project)}/*.json", f"{root}/{OPEN}/*.json", f"{root}/@*/*.json"]
+
+    def receive(self, project: Path | str) -> None:
+        """Bring what was sent to `project`'s sessions into this machine's folder (nothing to do here)."""
+
+    def start_receiving(self, project: Path | str, before_ack: Any = None) -> None:
+        """Keep receiving for `project` while this process runs (a running session; nothing to do here)."""
+
+    def stop_receiving(self, project: Path | str) -> None:
+        """Stop what `start_receiving` started."""
+
+    def flush(self) -> int:
+        """Send what waits to be sent; how many went (nothing waits here)."""
+        return 0
+
+    def waiting(self) -> int:
+        """How many sent messages wait to go out (none here)."""
+        return 0
+
+    def failure(self) -> Unavailable | None:
+        """Why the transport's server cannot be used, as this process last saw it (None: it can, or there is none)."""
+        return None
+
     # -- messages ----------------------------------------------------------------------------------
 
     def _folder(self, *, to: str | None, channel: str | None) -> Path:
         if channel and channel != OPEN:
             return self.root / f"@{check_channel(channel)}"
         if to:
-            return self.root / tray_name(to)
+            return self.root / self.tray_name(to)
         return self.root / OPEN
+
+    def _marker(self, to: str) -> str:
+        """What a tray's `.project` names (a sweep removes a tray whose marker is a path that is gone)."""
+        return str(Path(to).resolve())
 
     def post(self, message: Message) -> Path:
         """Write `message` into its tray or channel; return its file.
@@ -395,7 +474,7 @@ class Mailbox:
         if message.to and not message.channel:
             marker = folder / ".project"
             if not marker.exists():
-                write_atomically(marker, str(Path(message.to).resolve()))
+                write_atomically(marker, self._marker(message.to))
         path = folder / f"{message.id}.json"
         write_atomically(path, json.dumps(message.to_json(), ensure_ascii=False), exclusive=True)
         return path
@@ -417,7 +496,7 @@ class Mailbox:
         return out
 
     def _visible_folders(self, session: str, project: Path | str) -> list[Path]:
-        folders = [self.root / tray_name(project), self.root / OPEN]
+        folders = [self.root / self.tray_name(project), self.root / OPEN]
         return folders + [self.root / f"@{name}" for name, members in sorted(self.channels().items())
                           if session in members]
 

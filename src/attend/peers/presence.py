@@ -30,7 +30,7 @@ from attend.peers.mailbox import Presence
 from attend.peers.transcript import TAIL_BYTES, read_samples, session_transcript
 
 __all__ = ["CONTEXT_TAIL", "PRESENCE_SENSOR", "UNKNOWN", "PresenceSettings", "SessionState", "TranscriptReader",
-           "status_of"]
+           "last_activity", "status_of"]
 
 #: How much of a transcript's end is read first for its newest turn (the whole `TAIL_BYTES` only when
 #: this much holds no assistant turn with usage, as after a huge tool result).
@@ -55,6 +55,18 @@ def status_of(mtime: float | None, now: float, working_within: float) -> str:
     if mtime is None:
         return UNKNOWN
     return "working" if now - mtime <= working_within else "waiting"
+
+
+def last_activity(settings: PresenceSettings, session: str, folder: str) -> float | None:
+    """When `session`'s transcript in `folder` was last written (None: it has none); sent with its heartbeat
+    across machines, where its transcript cannot be read."""
+    if not SESSION_ID_RE.fullmatch(session):
+        return None
+    path = session_transcript(settings.projects_dir, folder, session)
+    try:
+        return path.stat().st_mtime if path is not None else None
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +96,11 @@ class TranscriptReader:
 
     def state(self, presence: Presence, now: float) -> SessionState:
         """The state of the session behind `presence` at time `now`."""
+        if presence.remote:  # another machine's session: its transcript is there, its last write came with its beat
+            return SessionState(status_of(presence.activity, now, self.settings.working_within), None, None)
         if not SESSION_ID_RE.fullmatch(presence.session):
             return SessionState(UNKNOWN, None, None)  # not a name a transcript can have
-        path = session_transcript(self.settings.projects_dir, presence.project, presence.session)
+        path = session_transcript(self.settings.projects_dir, presence.path or presence.project, presence.session)
         try:
             stat = path.stat() if path is not None else None
         except OSError:

@@ -9,6 +9,8 @@ notification passes them:
 - `disclosed`: an accumulation is journaled (pipeline.Discloser).
 - `printed`: a session wrote journal rows on its streams, before recording its position (SessionPrinter).
 - `recorded`: the session recorded its new position.
+- `peer-handed-over`: a peer message from the NATS server is in this machine's peers folder, before its
+  ack (peers/natslink.py): the server delivers it again, and the file already there drops the repeat.
 
 The crash is the kernel's SIGKILL, as a killed or out-of-memory process gets: no cleanup runs. Only the
 fault tests set the variable (tests/runtime/test_daemon_sigkill.py); docs/internals.md lists it.
@@ -26,7 +28,7 @@ from collections.abc import Mapping
 __all__ = ["STAGES", "crash_point", "env_seconds"]
 
 #: Every stage a crash point names (a plan naming another stage is refused at the first point reached).
-STAGES = ("poll-committed", "disclosed", "printed", "recorded")
+STAGES = ("poll-committed", "disclosed", "printed", "recorded", "peer-handed-over")
 
 _plan: tuple[str, int] | None = None
 _read = False

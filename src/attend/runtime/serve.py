@@ -44,8 +44,10 @@ import trio
 
 from attend.files import run_lock_path
 from attend.peers.identity import Session, process_runs
-from attend.peers.mailbox import Mailbox, peers_dir
+from attend.peers.mailbox import Mailbox, Unavailable
+from attend.peers.transport import open_mailbox
 from attend.runtime.daemon import Daemon
+from attend.runtime.faults import crash_point
 from attend.runtime.headless import MutePrinter
 from attend.runtime.sessions.handover import conduits
 from attend.runtime.sessions.printer import JOURNAL_CHECK, STALE_TEST_FIRE, SessionPrinter, StreamClosed
@@ -60,6 +62,8 @@ __all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "S
 TAKEOVER_CHECK = 0.25
 #: How often a session records that it is alive (seconds).
 HEARTBEAT = 5.0
+#: How often a session looks for spooled peer messages to publish (seconds; peers/natsbox.py).
+SPOOL_CHECK = 1.0
 
 
 def _log(stderr: TextIO, message: str) -> None:
@@ -112,6 +116,26 @@ async def _heartbeat(store: Store, session: str, presence: Callable[[], object],
             pass  # a busy store: the next beat records it
 
 
+async def _flush_spool(mailbox: Mailbox) -> None:
+    """Publish the peer messages spooled while the server was away, in order, once it is back (transport nats)."""
+    while True:
+        await trio.sleep(SPOOL_CHECK)
+        if mailbox.waiting():
+            try:
+                await trio.to_thread.run_sync(mailbox.flush, abandon_on_cancel=True)
+            except (Unavailable, OSError):
+                pass  # still away: the next check tries again
+
+
+def _activity(project_dir: Path, env: Mapping[str, str]) -> Callable[[str, str], float | None]:
+    """A session's transcript's last write, sent with its heartbeat across machines (peers/presence.py)."""
+    from attend.peers.presence import last_activity
+    from attend.sensors.peers import presence_settings
+
+    settings = presence_settings(project_dir, env)
+    return partial(last_activity, settings)
+
+
 async def serve_session(
     project_dir: Path | str,
     session: Session,
@@ -137,14 +161,17 @@ async def serve_session(
     project_dir = Path(project_dir)
     lock = open_lock(run_lock_path(project_dir, env))
     store = open_project_store(layer_paths(project_dir, env), clock=clock)
-    mailbox = Mailbox(peers_dir(env))
+    mailbox = open_mailbox(env, clock)
+    if mailbox.transport == "nats":
+        mailbox.activity = _activity(project_dir, env)  # type: ignore[attr-defined]  # NatsMailbox's
     other = _other_process(store, mailbox, session.id, project_dir)
     if other is not None:
         _log(stderr, f"warning: session id {session.id} is already live {other[1]} (pid {other[0]}); this process "
                      f"prints the same stream but leaves pid {other[0]}'s presence and registration alone. "
                      "Give each session its own id (--session or ATTEND_SESSION)")
     printer: SessionPrinter | MutePrinter
-    if conduits(project_dir, env) == "hooks":
+    conduit = conduits(project_dir, env)
+    if conduit == "hooks":
         # The hooks only (handover.py `conduits`): this process stays up, polls and beats, and prints no
         # line; the session's hooks hand its lines over and move its position.
         _log(stderr, f"attend.delivery.conduits is hooks: session {session.id}'s lines go through its hooks; "
@@ -160,7 +187,14 @@ async def serve_session(
         async with trio.open_nursery() as nursery:
             await nursery.start(printer.run)
             nursery.start_soon(_heartbeat, store, session.id, partial(
-                mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock()), lambda: role["now"])
+                mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock(), conduit=conduit),
+                lambda: role["now"])
+            # Across machines (transport nats): this machine's consumer for the project is mirrored into the
+            # peers folder while the session runs, each message acked once its file is written; spooled
+            # sends go out when the server is back.
+            mailbox.start_receiving(project_dir, before_ack=partial(crash_point, "peer-handed-over"))
+            if mailbox.transport != "files":
+                nursery.start_soon(_flush_spool, mailbox)
             nursery.start_soon(upkeep.run)
             task_status.started()
             if not try_lock(lock):
@@ -194,6 +228,7 @@ async def serve_session(
         store.close()
         lock.close()  # releases the lock, if held
         upkeep.lock.close()  # the lock taken again after its file was removed, if any
+        mailbox.stop_receiving(project_dir)
         try:
             # Peers see a clean exit at once (a crash: after LIVE_FOR).
             mailbox.leave_presence(session.id, pid=os.getpid())

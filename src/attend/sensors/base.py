@@ -86,6 +86,17 @@ class SensorUnavailable(Exception):
     """
 
 
+class SensorAuthFailed(SensorUnavailable):
+    """The sensor's upstream refused its credential (the peers server): the `auth_failed` state, never a prompt."""
+
+
+def unavailable(exc: Any) -> SensorUnavailable:
+    """A peers server's failure (`peers.mailbox.Unavailable`) as the sensor's state, in the server's words."""
+    state = getattr(exc, "state", "unavailable")
+    words = f"the peers server: {getattr(exc, 'words', exc)}"
+    return SensorAuthFailed(words) if state == "auth_failed" else SensorUnavailable(words)
+
+
 def newest_transcript(projects_dir: Path, project: str | Path) -> Any:
     """`peers.transcript.newest_transcript` for a sensor: no transcript is `SensorUnavailable`."""
     from attend.peers.transcript import NoTranscript

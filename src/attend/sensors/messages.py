@@ -37,8 +37,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from attend.peers.mailbox import OPEN, Mailbox, Message, peers_dir, read_peer_file, skip_reason, tray_name
-from attend.sensors.base import Focus, SensorConfigError, require, require_seconds
+from attend.peers.mailbox import OPEN, Mailbox, Message, Unavailable, read_peer_file, skip_reason
+from attend.peers.transport import open_mailbox
+from attend.sensors.base import Focus, SensorConfigError, require, require_seconds, unavailable
 from attend.text import one_line, printable, printable_path
 
 __all__ = ["FIELD_LIMIT", "MessagesSensor", "message_item"]
@@ -118,15 +119,22 @@ class MessagesSensor:
 
         File names are message ids, which sort by time, so only the newest `window` files are read.
         """
-        project = str(Path(focus.cwd).resolve())
         mailbox = self._mailbox(focus)
+        project = mailbox.project_key(focus.cwd)
         root = str(mailbox.root)
+        try:
+            mailbox.receive(focus.cwd)  # across machines: what the server holds for this project, here
+        except Unavailable as exc:
+            raise unavailable(exc) from None
         folders: list[tuple[str, str, bool, str | None]] = [
-            (f"{root}/{tray_name(project)}", "addressed", True, None), (f"{root}/{OPEN}", "open", True, None)]
+            (f"{root}/{mailbox.tray_name(project)}", "addressed", True, None), (f"{root}/{OPEN}", "open", True, None)]
         channels = sorted(name[1:] for name in self._names_of_channels(root))
         if channels:
-            here = {p.session for p in mailbox.presences() if p.project == project}
-            members = mailbox.channels()
+            try:
+                here = {p.session for p in mailbox.presences() if p.project == project}
+                members = mailbox.channels()
+            except Unavailable as exc:
+                raise unavailable(exc) from None
             folders += [(f"{root}/@{c}", "channel", bool(here & set(members.get(c, []))), c) for c in channels]
         named = [(name, folder, kind, member) for folder, kind, member, _ in folders for name in self._names(folder)]
         newest = heapq.nlargest(self.window, named, key=lambda t: t[0])
@@ -141,11 +149,10 @@ class MessagesSensor:
         return {"messages": listed, "count": len(listed)}
 
     def _mailbox(self, focus: Focus) -> Mailbox:
-        """The mailbox of the peers folder in the poll's environment (built again only when that folder moves)."""
-        root = peers_dir(focus.env)
-        if self.mailbox is None or root != self.root:
-            self.root = root
-            self.mailbox = Mailbox(root) if self._clock is None else Mailbox(root, clock=self._clock)
+        """The mailbox of the poll's environment (built again only when its folder or transport changes)."""
+        mailbox = open_mailbox(focus.env, self._clock)
+        if self.mailbox is None or (mailbox.root, mailbox.transport) != (self.mailbox.root, self.mailbox.transport):
+            self.root, self.mailbox = mailbox.root, mailbox
         return self.mailbox
 
     @staticmethod
@@ -163,5 +170,4 @@ class MessagesSensor:
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""
-        root = str(peers_dir(focus.env))
-        return [f"{root}/{tray_name(focus.cwd)}/*.json", f"{root}/{OPEN}/*.json", f"{root}/@*/*.json"]
+        return self._mailbox(focus).tray_globs(focus.cwd)

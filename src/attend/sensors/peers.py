@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from attend.peers.mailbox import Mailbox, peers_dir
+from attend.peers.mailbox import Unavailable, peers_dir
 from attend.peers.presence import (
     PRESENCE_SENSOR,
     UNKNOWN,
@@ -42,6 +42,7 @@ from attend.sensors.base import (
     expand_home,
     require,
     require_seconds,
+    unavailable,
 )
 from attend.text import printable, printable_path
 
@@ -107,18 +108,25 @@ class PeersSensor:
 
     def poll(self, focus: Focus) -> dict[str, Any]:
         """The live sessions, each with `here` (in this project), status and context use."""
-        here = str(Path(focus.cwd).resolve())
+        from attend.peers.transport import open_mailbox
+
+        mailbox = open_mailbox(focus.env)
+        here = mailbox.project_key(focus.cwd)
         now = time.time()
         sessions, statuses = [], []
-        mailbox = Mailbox(peers_dir(focus.env))
         reader = self._reader(focus)
-        presences = mailbox.presences()
+        try:
+            presences = mailbox.presences()
+        except Unavailable as exc:
+            raise unavailable(exc) from None
         self._skipped = [f"heartbeat {printable_path(path)}: {printable(reason, one_line=True)}"
                          for path, reason in mailbox.corrupt_heartbeats]
         for presence in presences:
             state = reader.state(presence, now)
             item = {"session": presence.session, "project": presence.project, "here": presence.project == here,
                     "pid": presence.pid, "started": presence.started, **state.to_json()}
+            if presence.machine:
+                item["machine"] = presence.machine
             sessions.append(item)
             if state.status != UNKNOWN:
                 statuses.append({"session": presence.session, "project": presence.project,

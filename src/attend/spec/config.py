@@ -29,7 +29,7 @@ from attend.spec.yamltext import yaml_text
 
 __all__ = [
     "CONDUITS", "CONFIG_KEYS", "CONFIG_SCHEMA", "Config", "ConfigField", "config_default", "config_value_problem", "legacy_keys",
-    "load_config", "project_trusted", "section_fields", "section_names",
+    "load_config", "project_trusted", "section_fields", "section_names", "shown_config_value",
 ]
 
 
@@ -39,9 +39,13 @@ class ConfigField:
     runtime takes as its default.
 
     `kind` is `duration` (the sensor files' forms: `90`, `90s`, `1m`), `number`, `integer`, `choice` (one
-    of the words `choices`) or `paths` (a list of absolute project directories). A number's lowest value
-    is `minimum` (allowed itself when `inclusive`); the highest is the shared bound (`bounds.MAX_MAGNITUDE`,
-    `MAX_COUNT` for an integer). A `user_only` key is read from the user's config.yaml only.
+    of the words `choices`), `paths` (a list of absolute project directories), `string` (one line of text,
+    or null: not set) or `urls` (one server URL or a list of them, `nats://`, `tls://`, `ws://` or
+    `wss://`, without a user or password in it). A number's lowest value is `minimum` (allowed itself when
+    `inclusive`); the highest is the shared bound (`bounds.MAX_MAGNITUDE`, `MAX_COUNT` for an integer). A
+    `user_only` key is read from the user's config.yaml only. A `secret` key's value is shown only as
+    `<hidden: N characters>` (`${VAR}` references as written: `shown_config_value`), by `attend settings`
+    and everything else that prints a setting.
     """
 
     kind: str
@@ -51,11 +55,13 @@ class ConfigField:
     inclusive: bool = True
     user_only: bool = False
     choices: tuple[str, ...] = ()
+    secret: bool = False
 
     @property
     def type(self) -> str:
         """The type as `attend settings help` names it."""
-        return {"paths": "list of string", "choice": "string"}.get(self.kind, self.kind)
+        return {"paths": "list of string", "choice": "string", "urls": "string or list of string"}.get(
+            self.kind, self.kind)
 
     def problem(self, value: Any) -> tuple[str, str] | None:
         """Why `value` cannot stand in this field: (code, message), or None. Checked before any conversion."""
@@ -66,12 +72,42 @@ class ConfigField:
         if self.kind == "paths":
             message = _path_list_problem(value)
             return None if message is None else ("wrong-type", message)
+        if self.kind == "string":
+            if value is None or (isinstance(value, str) and value and len(value) <= MAX_SETTING_CHARS
+                                 and not any(c in value for c in "\0\n\r")):
+                return None
+            return "wrong-type", f"must be one line of text (at most {MAX_SETTING_CHARS} characters), or null"
+        if self.kind == "urls":
+            return _url_list_problem(value)
         return config_value_problem(self.kind, self.minimum or 0, self.inclusive, value)
 
     def check(self, value: Any) -> str | None:
         """Why `value` cannot stand in this field (the message, as `attend settings set` prints it), or None."""
         problem = self.problem(value)
         return None if problem is None else problem[1]
+
+
+#: The longest `string` setting (a path, a user name, a token).
+MAX_SETTING_CHARS = 4096
+#: The URL schemes a NATS server is reached by (`peers.nats.url`).
+NATS_SCHEMES = ("nats://", "tls://", "ws://", "wss://")
+#: How peers reach each other (`peers.transport`; docs/peers.md): files (this machine) or nats (across machines).
+TRANSPORTS = ("files", "nats")
+
+
+def _url_list_problem(value: Any) -> tuple[str, str] | None:
+    """Why `value` is not one NATS server URL or a list of them (a user or password in one is refused: they are
+    settings of their own, hidden when shown)."""
+    urls = [value] if isinstance(value, str) else value
+    if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+        return "wrong-type", "must be a server URL (nats://host:4222) or a list of them"
+    for url in urls:
+        if "@" in url.split("/", 3)[2 if url.count("/") >= 2 else 0]:
+            return "bad-value", ("holds a user or token before @: set attend.peers.nats.user, password or token "
+                                 "instead (they are never shown)")
+        if not url.startswith(NATS_SCHEMES) or len(url) > MAX_SETTING_CHARS or any(c.isspace() for c in url):
+            return "bad-value", f"{_short(url)} is not a server URL: {', '.join(NATS_SCHEMES)} and a host"
+    return None
 
 
 #: The conduits a session's lines go through (`delivery.conduits`; DESIGN.md, "Delivery"): auto (the hooks
@@ -122,10 +158,56 @@ CONFIG_SCHEMA: dict[tuple[str, ...], ConfigField] = {
     ("delivery", "stale_after"): ConfigField(
         "duration", 600.0, "how old an event-lane line may be and still be handed to a session whose stream "
         "(re)starts, or by its hooks; older ones are counted in one line (attend sensors history shows them)", 0.0),
+    # Peers across machines (docs/peers.md, "Across machines"). User config only: a project's own file must
+    # not send its sessions' messages to a server of its choosing.
+    ("peers", "transport"): ConfigField(
+        "choice", "files", "how peers reach each other: files (the sessions of this machine, no server) or nats "
+        "(every machine on one NATS server with JetStream)", choices=TRANSPORTS, user_only=True),
+    ("peers", "nats", "url"): ConfigField(
+        "urls", "nats://127.0.0.1:4222", "the NATS server (or a list of a cluster's servers) peers use with "
+        "transport nats", user_only=True),
+    ("peers", "nats", "creds"): ConfigField(
+        "string", None, "a NATS credentials file (a user JWT and its NKey seed, as `nsc` writes it)", user_only=True),
+    ("peers", "nats", "nkey"): ConfigField(
+        "string", None, "a file holding a user NKey seed (SU...)", user_only=True),
+    ("peers", "nats", "token"): ConfigField(
+        "string", None, "a token the server accepts (a literal, or ${VAR} from the environment; never shown)",
+        user_only=True, secret=True),
+    ("peers", "nats", "user"): ConfigField("string", None, "the user name, with password", user_only=True),
+    ("peers", "nats", "password"): ConfigField(
+        "string", None, "the user's password (a literal, or ${VAR} from the environment; never shown)",
+        user_only=True, secret=True),
+    ("peers", "nats", "tls_ca"): ConfigField(
+        "string", None, "a CA certificate file the server's certificate is checked against", user_only=True),
+    ("peers", "nats", "tls_cert"): ConfigField(
+        "string", None, "a client certificate file (TLS client authentication, with tls_key)", user_only=True),
+    ("peers", "nats", "tls_key"): ConfigField(
+        "string", None, "the client certificate's key file", user_only=True),
+    ("peers", "nats", "presence_ttl"): ConfigField(
+        "duration", 30.0, "how long a session stays in peers list after its last heartbeat (a crashed "
+        "machine's sessions leave within it); the presence bucket is created with it", 10.0),
 }
+
+#: The sections read from the user's config.yaml only (every field in them is `user_only`).
+USER_ONLY_SECTIONS: tuple[str, ...] = ("peers",)
 
 #: The top-level keys config.yaml understands (besides the old `sensors:` section, reported by `legacy_keys`).
 CONFIG_KEYS: tuple[str, ...] = tuple(dict.fromkeys(path[0] for path in CONFIG_SCHEMA))
+
+
+def shown_config_value(path: tuple[str, ...], value: Any) -> Any:
+    """A config value at `path` (a field, or a section holding fields) as attend shows it: a `secret` field's
+    text hidden but for its length (`${VAR}` references as written), anything else as it is."""
+    known = CONFIG_SCHEMA.get(path)
+    if known is not None:
+        if known.secret and isinstance(value, str):
+            from attend.spec.headers import VAR_REFERENCE  # late: the lint path shows no secret
+
+            return value if VAR_REFERENCE.sub("", value) == "" else f"<hidden: {len(value)} characters>"
+        return value
+    if isinstance(value, dict):
+        return {k: shown_config_value((*path, str(k)), v) for k, v in value.items()}
+    return value
 
 
 def section_names(prefix: tuple[str, ...]) -> list[str]:
@@ -281,6 +363,11 @@ def load_config(paths: LayerPaths) -> Config:
                     continue
                 config.project_sensors, problems = _trust_list(value, parsed, (*prefix, key), file)
                 config.diagnostics.extend(problems)
+            elif key in USER_ONLY_SECTIONS and layer == "project":
+                config.diagnostics.append(_excerpted(Diagnostic(
+                    *where, "untrusted-key",
+                    f"{key} in a project file is ignored: a project cannot choose where its sessions' messages "
+                    f"go; set it in {paths.config_file} instead", Severity.WARNING), path))
             elif key in CONFIG_KEYS:
                 good: dict[str, Any] = {}
                 _Section(parsed, file, config.diagnostics).entry(key, value, prefix, (), good, list(CONFIG_KEYS))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollContext, PollOutcome
-from attend.sensors.base import SensorConfigError, SensorUnavailable, focus_from_env
+from attend.sensors.base import SensorAuthFailed, SensorConfigError, SensorUnavailable, focus_from_env
 from attend.sensors.registry import ENTRY_POINT_GROUP, load_sensor_class
 from attend.text import printable
 
@@ -135,7 +135,8 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         with trio.move_on_after(timeout) as scope:
             result = await trio.to_thread.run_sync(_run, instance, focus, abandon_on_cancel=True)
     except SensorUnavailable as exc:
-        return PollOutcome.failed("unavailable", printable(str(exc), one_line=True)
+        return PollOutcome.failed("auth_failed" if isinstance(exc, SensorAuthFailed) else "unavailable",
+                                  printable(str(exc), one_line=True)
                                   or "the sensor's upstream is unavailable")
     except Exception as exc:  # noqa: BLE001 - third-party poll code: any failure is a recorded state
         return PollOutcome.failed("exec_failed", printable(f"{type(exc).__name__}: {exc}", one_line=True))

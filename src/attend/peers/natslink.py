@@ -1,0 +1,489 @@
+"""The one place attend talks to NATS: an asyncio loop in its own thread, reached by blocking calls (docs/peers.md, "Across machines").
+
+nats-py is asyncio and attend's runtime is trio. The bridge is a thread running one asyncio loop per process
+and settings (`link(settings)`); every other module calls `Link`'s plain methods, which hand a coroutine
+to that loop (`asyncio.run_coroutine_threadsafe`) and wait for its result with a timeout. A trio task never
+awaits asyncio: the calls that may wait on the network (`publish`, `presences`, `channels`) are made
+from a sensor's poll thread or a one-shot command, and the heartbeat's `beat` does not wait at all (it
+hands its write to the loop and returns). The mirror (below) runs on the loop itself, so a running
+session costs the thread one long-polled fetch at a time. Chosen over trio-asyncio: no second event loop
+inside trio's, nothing asyncio leaks into trio code, and the lint path and the files transport import
+none of it (this module imports nats only inside the thread's first call). `python -m benchmarks
+bench_nats` measures one round trip across the bridge.
+
+Layout on the server (constants below; the limits are stated in docs/peers.md):
+
+- stream `ATTEND_PEERS` (file storage) on `attend.peers.>`: `attend.peers.p.<digest>` a project's tray
+  (the digest of its identity, peers/machine.py), `attend.peers.open` the open channel,
+  `attend.peers.c.<channel>` a channel. Each message is the JSON a message file holds, published with
+  `Nats-Msg-Id: <message id>`, so a send retried within `DUPLICATE_WINDOW` is stored once.
+- consumers `m-<machine>-<digest>`: one durable pull consumer per machine and project, on the project's
+  tray, the open channel and every channel, explicit acks. A message is acked only once it is in this
+  machine's peers folder (fsynced, `Mailbox.post`'s file), from where the messages sensor, the journal and
+  each session's delivery position take it (the files transport's path, unchanged); a crash in between
+  delivers it again after `ACK_WAIT`, and the file already there (same id) drops the repeat.
+- key-value bucket `attend-peers-presence` (TTL `presence_ttl`): one key per live session, rewritten at every
+  heartbeat; a machine that dies stops rewriting, and its sessions leave within the TTL.
+- key-value bucket `attend-peers-channels`: one key per channel, its members.
+
+Failures: `Unavailable(state, words)`, `state` `unavailable` (no server reached: the connection's own
+words, `Connect call failed ('127.0.0.1', 4222)`) or `auth_failed` (the server's: `Authorization
+Violation`). Never a prompt, never a credential in the words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from attend.bounds import MAX_PEER_MESSAGE_BYTES
+from attend.peers.mailbox import Unavailable
+
+__all__ = ["ACK_WAIT", "CALL_TIMEOUT", "NatsSettings", "STREAM", "Unavailable", "link"]
+
+T = TypeVar("T")
+
+#: The stream of peer messages.
+STREAM = "ATTEND_PEERS"
+#: Its subjects.
+SUBJECT_PREFIX = "attend.peers"
+#: How long a message is kept (seconds): read or not, it goes after a week.
+MAX_AGE = 7 * 24 * 3600.0
+#: The most the stream holds (bytes); the oldest messages go first past it.
+MAX_BYTES = 1 << 30
+#: A retried publish with the same message id within this is stored once (seconds): a spooled send
+#: retried after longer is stored twice and dropped by the receiving folder.
+DUPLICATE_WINDOW = 600.0
+#: The presence bucket (one key per live session) and the channels bucket (one key per channel).
+PRESENCE_BUCKET = "attend-peers-presence"
+CHANNELS_BUCKET = "attend-peers-channels"
+#: A message not acked this long after delivery is delivered again (seconds).
+ACK_WAIT = 10.0
+#: How long a blocking call waits for the loop (seconds): past it the server is `unavailable`.
+CALL_TIMEOUT = 5.0
+#: How long a connection attempt may take (seconds).
+CONNECT_TIMEOUT = 2.0
+#: How many messages one fetch of the mirror takes, and how long it long-polls (seconds).
+FETCH_BATCH = 256
+FETCH_WAIT = 5.0
+#: Between two connection attempts once the server was lost (seconds).
+RECONNECT_WAIT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class NatsSettings:
+    """How to reach the server (`attend.peers.nats.*`, peers/transport.py reads them); secrets expanded."""
+
+    urls: tuple[str, ...]
+    creds: str | None = None
+    nkey: str | None = None
+    token: str | None = None
+    user: str | None = None
+    password: str | None = None
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    presence_ttl: float = 30.0
+
+    def __repr__(self) -> str:  # never a secret in a traceback or a log
+        return f"NatsSettings(urls={self.urls!r})"
+
+
+def _words(exc: BaseException | None) -> str:
+    """What an error says, without nats-py's `nats: ` prefix and quotes."""
+    if exc is None:
+        return "no server answered"
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror and not text.startswith("Connect call failed"):
+        text = exc.strerror
+    text = text.removeprefix("nats: ").strip().strip("'")
+    return text
+
+
+def _state_of(words: str) -> str:
+    lowered = words.lower()
+    return "auth_failed" if "authorization" in lowered or "authentication" in lowered or "auth" in lowered.split() \
+        else "unavailable"
+
+
+class Link:
+    """One connection to the server and the loop it lives on (see the module docstring)."""
+
+    def __init__(self, settings: NatsSettings) -> None:
+        self.settings = settings
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run_loop, name="attend-nats", daemon=True)
+        self.thread.start()
+        self._nc: Any = None
+        self._js: Any = None
+        self._kv: dict[str, Any] = {}
+        self._connecting: asyncio.Lock | None = None
+        self._last_error: BaseException | None = None
+        self._retry_at = 0.0
+        self._mirrors: dict[str, asyncio.Task[None]] = {}
+        #: The last failure, or None while the connection works (what the sensors report).
+        self.failure: Unavailable | None = None
+
+    def _run_loop(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    # -- the bridge --------------------------------------------------------------------------------
+
+    def submit(self, make: Callable[[], Coroutine[Any, Any, T]]) -> Future[T]:
+        """Run `make()` on the loop; its future (nothing waits for it)."""
+        async def guarded() -> T:
+            return await make()
+
+        return asyncio.run_coroutine_threadsafe(guarded(), self.loop)
+
+    def call(self, make: Callable[[], Coroutine[Any, Any, T]], timeout: float = CALL_TIMEOUT) -> T:
+        """Run `make()` on the loop and wait for its result.
+
+        Raises:
+            Unavailable: the server could not be reached or refused us (or did not answer in `timeout`).
+        """
+        future = self.submit(make)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise self._failed(TimeoutError(f"the server did not answer within {timeout:g} s")) from None
+        except Unavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - nats-py's errors are many; each is a failure with its words
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: BaseException) -> Unavailable:
+        words = _words(self._last_error if isinstance(exc, TimeoutError) and self._last_error else exc)
+        if not isinstance(exc, Unavailable):
+            exc = Unavailable(_state_of(words), words)
+        self.failure = exc
+        return exc
+
+    # -- the connection ----------------------------------------------------------------------------
+
+    async def _error(self, exc: BaseException) -> None:
+        self._last_error = exc
+
+    async def _disconnected(self) -> None:
+        self.failure = Unavailable("unavailable", _words(self._last_error) if self._last_error else
+                                   "the connection to the server was lost")
+
+    async def _reconnected(self) -> None:
+        self.failure = None
+
+    def _options(self) -> dict[str, Any]:
+        from attend.spec.headers import VAR_REFERENCE
+
+        s = self.settings
+
+        def expanded(value: str | None) -> str | None:
+            if value is None:
+                return None
+            return VAR_REFERENCE.sub(lambda m: os.environ.get(m.group(1), m.group(2) or ""), value)
+
+        options: dict[str, Any] = {
+            "servers": list(s.urls), "name": "attend", "connect_timeout": CONNECT_TIMEOUT,
+            "allow_reconnect": True, "max_reconnect_attempts": -1, "reconnect_time_wait": RECONNECT_WAIT,
+            "error_cb": self._error, "disconnected_cb": self._disconnected, "reconnected_cb": self._reconnected,
+        }
+        if s.creds:
+            options["user_credentials"] = os.path.expanduser(s.creds)
+        if s.nkey:
+            options["nkeys_seed"] = os.path.expanduser(s.nkey)
+        if s.token:
+            options["token"] = expanded(s.token)
+        if s.user:
+            options["user"] = expanded(s.user)
+            options["password"] = expanded(s.password) or ""
+        if s.tls_ca or s.tls_cert:
+            import ssl
+
+            context = ssl.create_default_context(cafile=os.path.expanduser(s.tls_ca) if s.tls_ca else None)
+            if s.tls_cert:
+                context.load_cert_chain(os.path.expanduser(s.tls_cert),
+                                        os.path.expanduser(s.tls_key) if s.tls_key else None)
+            options["tls"] = context
+        return options
+
+    async def _connect(self) -> Any:
+        """The JetStream context, connecting first when needed (the stream made when missing)."""
+        if self._nc is not None and self._nc.is_connected:
+            return self._js
+        if self._nc is not None and (self._nc.is_reconnecting or self._nc.is_connecting):
+            raise Unavailable("unavailable", _words(self._last_error))
+        if self.failure is not None and self._nc is None and self.loop.time() < self._retry_at:
+            raise self.failure  # a connection just failed: the next attempt waits a little
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
+        async with self._connecting:
+            if self._nc is not None and self._nc.is_connected:
+                return self._js
+            self._retry_at = self.loop.time() + RECONNECT_WAIT
+            import nats
+            from nats.js import api
+
+            if self._nc is not None:
+                with contextlib.suppress(Exception):
+                    await self._nc.close()
+            self._last_error = None
+            try:
+                nc = await nats.connect(**{**self._options(), "allow_reconnect": False})
+            except Exception as exc:  # noqa: BLE001
+                self._nc = None
+                raise self._failed(self._last_error or exc) from None
+            # Reconnect from here on: a lost server is waited for (the mirror resumes from its consumer).
+            nc.options["allow_reconnect"] = True
+            js = nc.jetstream(timeout=CALL_TIMEOUT)
+            config = api.StreamConfig(
+                name=STREAM, subjects=[f"{SUBJECT_PREFIX}.>"], storage=api.StorageType.FILE, max_age=MAX_AGE,
+                max_bytes=MAX_BYTES, max_msg_size=MAX_PEER_MESSAGE_BYTES, duplicate_window=DUPLICATE_WINDOW,
+                discard=api.DiscardPolicy.OLD)
+            try:
+                try:
+                    await js.stream_info(STREAM)
+                except Exception:  # noqa: BLE001 - not found: made here
+                    await js.add_stream(config)
+            except Exception as exc:
+                await nc.close()
+                raise self._failed(exc) from None
+            self._nc, self._js, self._kv = nc, js, {}
+            self.failure = None
+            return js
+
+    async def _bucket(self, name: str) -> Any:
+        js = await self._connect()
+        if name not in self._kv:
+            from nats.js import api
+
+            try:
+                self._kv[name] = await js.key_value(name)
+            except Exception:  # noqa: BLE001 - not there yet: made here
+                ttl = self.settings.presence_ttl if name == PRESENCE_BUCKET else None
+                self._kv[name] = await js.create_key_value(api.KeyValueConfig(
+                    bucket=name, history=1, ttl=ttl, storage=api.StorageType.FILE))
+        return self._kv[name]
+
+    # -- what the peers use ------------------------------------------------------------------------
+
+    def check(self) -> dict[str, Any]:
+        """Connect and read the account and stream (what `attend doctor` shows)."""
+        async def go() -> dict[str, Any]:
+            js = await self._connect()
+            account = await js.account_info()
+            info = await js.stream_info(STREAM)
+            url = self._nc.connected_url
+            return {"server": f"{url.hostname}:{url.port}" if url else "", "stream": STREAM,
+                    "messages": info.state.messages, "bytes": info.state.bytes,
+                    "streams": account.streams, "consumers": account.consumers}
+        return self.call(go)
+
+    def publish(self, subject: str, payload: bytes, msg_id: str, timeout: float = CALL_TIMEOUT) -> int:
+        """Publish one message (stored once per `msg_id`); its stream sequence."""
+        async def go() -> int:
+            js = await self._connect()
+            ack = await js.publish(subject, payload, stream=STREAM, headers={"Nats-Msg-Id": msg_id})
+            return int(ack.seq)
+        return self.call(go, timeout)
+
+    def put(self, bucket: str, key: str, value: bytes) -> Future[int]:
+        """Write `key` in `bucket` without waiting (the heartbeat's write)."""
+        async def go() -> int:
+            kv = await self._bucket(bucket)
+            return int(await kv.put(key, value))
+        return self.submit(go)
+
+    def delete(self, bucket: str, key: str, timeout: float = CALL_TIMEOUT) -> None:
+        """Remove `key` from `bucket`."""
+        async def go() -> None:
+            kv = await self._bucket(bucket)
+            await kv.purge(key)
+        self.call(go, timeout)
+
+    def entries(self, bucket: str) -> dict[str, bytes]:
+        """Every key of `bucket` and its value."""
+        async def go() -> dict[str, bytes]:
+            kv = await self._bucket(bucket)
+            watcher = await kv.watchall(ignore_deletes=True)
+            out: dict[str, bytes] = {}
+            try:
+                while True:
+                    entry = await watcher.updates(timeout=CALL_TIMEOUT)
+                    if entry is None:
+                        return out
+                    if entry.value is not None:
+                        out[entry.key] = entry.value
+            finally:
+                await watcher.stop()
+        return self.call(go)
+
+    def update(self, bucket: str, key: str, change: Callable[[bytes | None], bytes | None]) -> None:
+        """Replace `key`'s value by `change(old)` (None: remove it), retried while another writer wins."""
+        async def go() -> None:
+            from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
+
+            kv = await self._bucket(bucket)
+            for _ in range(20):
+                try:
+                    entry = await kv.get(key)
+                    old, revision = entry.value, entry.revision
+                except KeyNotFoundError:
+                    old, revision = None, 0
+                new = change(old)
+                try:
+                    if new is None:
+                        if old is not None:
+                            await kv.delete(key, last=revision)
+                    elif revision:
+                        await kv.update(key, new, last=revision)
+                    else:
+                        await kv.create(key, new)
+                    return
+                except (KeyWrongLastSequenceError, Exception) as exc:  # noqa: BLE001 - a lost race: again
+                    if "wrong last sequence" not in str(exc).lower() and not isinstance(exc, KeyWrongLastSequenceError):
+                        raise
+            raise Unavailable("unavailable", f"{key} kept changing under 20 attempts to update it")
+        self.call(go)
+
+    # -- the mirror --------------------------------------------------------------------------------
+
+    def mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
+               before_ack: Callable[[], None] | None = None) -> None:
+        """Keep moving what `consumer` delivers into this machine through `handle` (a message's payload), acking
+        each only after `handle` returned; runs on the loop until `stop_mirror` (reconnecting as needed).
+
+        `handle` raising OSError leaves the message unacked (delivered again); ValueError (a payload that is
+        no message) acks it: it can never be handed over.
+        """
+        def start() -> None:
+            if consumer not in self._mirrors or self._mirrors[consumer].done():
+                self._mirrors[consumer] = self.loop.create_task(self._mirror(consumer, subjects, handle, before_ack))
+        self.loop.call_soon_threadsafe(start)
+
+    def drain(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
+              timeout: float = CALL_TIMEOUT) -> int:
+        """Move what `consumer` holds now into this machine (a one-shot command's mirror); how many came."""
+        async def go() -> int:
+            sub = await self._subscribe(consumer, subjects)
+            moved = 0
+            try:
+                while True:
+                    batch = await self._fetch(sub, 0.2)
+                    if not batch:
+                        return moved
+                    moved += await self._hand_over(batch, handle, None)
+            finally:
+                with contextlib.suppress(Exception):
+                    await sub.unsubscribe()
+        return self.call(go, timeout)
+
+    def mirroring(self, consumer: str) -> bool:
+        """Whether this process mirrors `consumer` now."""
+        task = self._mirrors.get(consumer)
+        return task is not None and not task.done()
+
+    def stop_mirror(self, consumer: str) -> None:
+        def stop() -> None:
+            task = self._mirrors.pop(consumer, None)
+            if task is not None:
+                task.cancel()
+        self.loop.call_soon_threadsafe(stop)
+
+    async def _subscribe(self, consumer: str, subjects: list[str]) -> Any:
+        from nats.js import api
+
+        js = await self._connect()
+        config = api.ConsumerConfig(
+            durable_name=consumer, deliver_policy=api.DeliverPolicy.ALL, ack_policy=api.AckPolicy.EXPLICIT,
+            ack_wait=ACK_WAIT, filter_subjects=subjects, max_ack_pending=4 * FETCH_BATCH,
+            inactive_threshold=MAX_AGE)
+        await js.add_consumer(STREAM, config)
+        return await js.pull_subscribe_bind(durable=consumer, stream=STREAM)
+
+    @staticmethod
+    async def _fetch(sub: Any, wait: float) -> list[Any]:
+        from nats.errors import TimeoutError as NatsTimeout
+
+        try:
+            return list(await sub.fetch(FETCH_BATCH, timeout=wait))
+        except (TimeoutError, NatsTimeout):
+            return []
+
+    async def _hand_over(self, batch: list[Any], handle: Callable[[bytes], None],
+                         before_ack: Callable[[], None] | None) -> int:
+        moved = 0
+        for msg in batch:
+            try:
+                handle(msg.data)
+            except ValueError:
+                await msg.term()  # never a message: nobody can ever be handed it
+                continue
+            except OSError:
+                await msg.nak(delay=ACK_WAIT)  # this machine cannot store it now: again later
+                continue
+            if before_ack is not None:
+                before_ack()
+            await msg.ack()
+            moved += 1
+        return moved
+
+    async def _mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
+                      before_ack: Callable[[], None] | None) -> None:
+        sub = None
+        while True:
+            try:
+                if sub is None:
+                    sub = await self._subscribe(consumer, subjects)
+                batch = await self._fetch(sub, FETCH_WAIT)
+                if batch:
+                    await self._hand_over(batch, handle, before_ack)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the server went away: wait for it, then resume from the consumer
+                if not isinstance(exc, Unavailable) and (self._nc is None or not self._nc.is_connected):
+                    self.failure = Unavailable(_state_of(_words(exc)), _words(exc))
+                if sub is not None:
+                    with contextlib.suppress(Exception):
+                        await sub.unsubscribe()
+                    sub = None
+                await asyncio.sleep(RECONNECT_WAIT)
+
+    def close(self) -> None:
+        """Close the connection and stop the loop's thread."""
+        async def go() -> None:
+            for task in self._mirrors.values():
+                task.cancel()
+            if self._nc is not None:
+                with contextlib.suppress(Exception):
+                    await self._nc.close()
+        with contextlib.suppress(Exception):
+            self.submit(go).result(CALL_TIMEOUT)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(CALL_TIMEOUT)
+
+
+_links: dict[NatsSettings, Link] = {}
+_links_lock = threading.Lock()
+
+
+def link(settings: NatsSettings) -> Link:
+    """This process's link for `settings` (one per settings, made at the first call)."""
+    with _links_lock:
+        found = _links.get(settings)
+        if found is None:
+            found = _links[settings] = Link(settings)
+        return found
+
+
+def payload(data: dict[str, Any]) -> bytes:
+    """A message as the stream holds it: the JSON its file holds."""
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")
