@@ -10,16 +10,15 @@ https on the other: one project identity), its own config.yaml choosing the nats
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from daemon_rig import DaemonProcess, query, sensors_json, wait_until
-from nats_rig import NatsServer, machine_config
 from tests.conftest import Home, run_in_process
+
+from nats_rig import NatsServer, machine_config
 
 pytestmark = pytest.mark.slow
 
