@@ -197,3 +197,38 @@ def test_a_test_fire_rings_the_doorbell_of_a_session_that_was_there(ring, hooks_
     assert code == 2 and err.splitlines()[1:] == ["[attend sensor=items priority=high] [test] new item 9"]
     # A session that came after it is not handed it (a test belongs to the sessions that were there).
     assert hook(hooks_home, "PostToolUse", "s2", tool_name="Bash") == {}
+
+
+def test_a_store_replaced_under_a_waiting_doorbell_is_followed(hooks_home, daemon, claude) -> None:
+    # The poller here is another session's Monitor: it writes the store again from its own connection
+    # when the file is removed (DESIGN.md, Staying up), and the doorbell reads the new file.
+    monitor = daemon("--session", "s0")
+    wait_until(lambda: any("sensor(s) running" in line for line in monitor.stderr), what="the monitor polls")
+    wait_until(lambda: (sensors_json(hooks_home).get("items") or {}).get("last_poll") is not None, what="a poll")
+    bell = Doorbell(hooks_home, "s1", claude.pid)
+    try:
+        wait_until(bell.armed, what="the doorbell armed")
+        for name in ("attend.db", "attend.db-wal", "attend.db-shm"):
+            (hooks_home.state / "attend" / name).unlink(missing_ok=True)
+        wait_until(lambda: any("recovered in place" in line for line in monitor.stderr), what="the store written again")
+        hooks_home.items.set([{"id": 1}])
+        code, _, err = bell.ended()
+        assert code == 2 and err.splitlines()[1:] == ["[attend sensor=items priority=high] new item 1"]
+    finally:
+        bell.stop()
+
+
+def test_a_sessions_first_doorbell_rings_for_a_line_another_sessions_monitor_printed(hooks_home, daemon, claude) -> None:
+    # s1 has no row yet (its doorbell is its first hook): the doorbell makes it, so the line that comes
+    # after is after s1's position, even though s0's Monitor printed it first.
+    monitor = daemon("--session", "s0")
+    wait_until(lambda: (sensors_json(hooks_home).get("items") or {}).get("last_poll") is not None, what="a poll")
+    bell = Doorbell(hooks_home, "s1", claude.pid)
+    try:
+        wait_until(bell.armed, what="the doorbell armed")
+        hooks_home.items.set([{"id": 1}])
+        monitor.wait_for(lambda lines: "[attend sensor=items priority=high] new item 1" in lines)
+        code, _, err = bell.ended()
+        assert code == 2 and err.splitlines()[1:] == ["[attend sensor=items priority=high] new item 1"]
+    finally:
+        bell.stop()

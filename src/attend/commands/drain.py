@@ -307,6 +307,9 @@ def _ring(args: Any, session: str, foreground: bool) -> int:
 
     rang: list[str] = []
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
+        # The session's row first (made at the journal's end when it has none): a line that comes once the
+        # doorbell is armed is after its position, whichever process journals or prints it.
+        store.hook_heartbeat(session, every=0.0)
         path = doorbell_lock_path(state_folder(os.environ), store.project_digest(), session)
         with open_lock(path) as lock:
             if not try_lock(lock):

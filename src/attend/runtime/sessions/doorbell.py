@@ -131,7 +131,8 @@ def ring(
 
     Args:
         store: the project's store (one connection, kept for the wait).
-        session: the session id.
+        session: the session id; it has a row already (its position: what comes later is after it,
+            whichever process journals or prints it).
         project_dir: the project (its `stale_after` and digest rules shape the lines).
         claude: the session's Claude Code process; the wait ends when it does.
         show: shows a `Handover` (handover.py) to the session; called inside the store transaction that
@@ -166,6 +167,7 @@ def ring(
             return "nothing"
         if now - checked >= LIVENESS_CHECK:
             checked = now
+            store.follow_file(restore=False)  # a store replaced under it: read the new one (the poller's)
             if not claude.runs():
                 return "gone"
             if not carried():
