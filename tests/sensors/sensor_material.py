@@ -104,3 +104,48 @@ class Transcripts:
         with self.path(session).open("a") as fh:
             for entry in entries:
                 fh.write(json.dumps(entry) + "\n")
+
+
+#: The fake gh's source (a real executable once copied onto PATH; see FakeGh).
+FAKE_GH_SOURCE = Path(__file__).with_name("fake_gh.py")
+
+
+class FakeGh:
+    """A fake `gh` on PATH: tests/sensors/fake_gh.py copied into `folder` as an executable named `gh`, replaying
+    the answers this object writes beside it (read again at every call, so a change reaches the next poll)."""
+
+    def __init__(self, folder: Path) -> None:
+        import sys
+
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        script = folder / "gh"
+        script.write_text(f"#!{sys.executable}\n" + FAKE_GH_SOURCE.read_text())
+        script.chmod(0o755)
+        self.answers: dict[str, dict[str, Any]] = {}
+        self._write()
+
+    def answer(self, command: str, data: Any = None, *, stdout: str | None = None, stderr: str = "",
+               exit: int = 0) -> None:
+        """How gh answers `command` ("pr checks", "run list", "pr view", "api user") from now on."""
+        self.answers[command] = {"data": data, "stdout": stdout, "stderr": stderr, "exit": exit}
+        self._write()
+
+    def _write(self) -> None:
+        import json
+
+        tmp = self.folder / "answers.json.tmp"
+        tmp.write_text(json.dumps(self.answers))
+        tmp.replace(self.folder / "answers.json")  # atomic: a call never reads half a file
+
+    def calls(self) -> list[dict[str, Any]]:
+        """Each call so far: its arguments, GH_PROMPT_DISABLED, and whether stdin was a terminal."""
+        import json
+
+        log = self.folder / "calls.jsonl"
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    def env(self, base: Any = None) -> dict[str, str]:
+        """`base` (the process's environment) with this gh first on PATH."""
+        base = dict(os.environ if base is None else base)
+        return {**base, "PATH": f"{self.folder}{os.pathsep}{base.get('PATH', '')}"}

@@ -156,3 +156,19 @@ def test_a_state_saved_in_another_folder_lists_no_commits_as_new(repo, tmp_path)
     second = GitSensor(config)
     second.import_state(first.export_state())
     assert second.poll(Focus(cwd=repo.path))["commits"] == []
+
+
+def test_read_head_names_the_branch_and_commit_from_git_s_files_packed_detached_or_in_a_worktree(repo, tmp_path):
+    from attend.sensors.git import Head, read_head
+
+    sha = repo.git("rev-parse", "HEAD")
+    assert read_head(repo.path) == Head("main", sha)
+    assert read_head(repo.path / "sub") == Head("main", sha)  # a folder below the top
+    repo.git("pack-refs", "--all")
+    assert not (repo.path / ".git" / "refs" / "heads" / "main").exists()
+    assert read_head(repo.path) == Head("main", sha)
+    repo.git("worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    assert read_head(tmp_path / "side") == Head("side", sha)
+    repo.git("switch", "-q", "--detach")
+    assert read_head(repo.path) == Head("", sha)
+    assert read_head(tmp_path / "nowhere") is None

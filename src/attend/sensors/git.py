@@ -27,7 +27,7 @@ from typing import Any
 
 from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
 
-__all__ = ["GitSensor", "describe_change", "git_dirs", "parse_porcelain_v2", "wake_paths"]
+__all__ = ["GitSensor", "Head", "describe_change", "git_dirs", "parse_porcelain_v2", "read_head", "wake_paths"]
 
 #: The environment every git command runs with: no optional locks (git status would otherwise
 #: refresh the index and hold index.lock), no pager, no prompts, the C locale for stable output.
@@ -143,6 +143,49 @@ def git_dirs(cwd: Path) -> tuple[Path, Path] | None:
                 return gitdir, gitdir
             return gitdir, Path(os.path.normpath(gitdir / common))
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the repository's HEAD names, read from git's own files: the branch (empty on a detached
+    HEAD) and the commit (empty before the first commit)."""
+
+    branch: str
+    sha: str
+
+
+def read_head(cwd: Path) -> Head | None:
+    """The HEAD of the repository holding `cwd`, read from its files (no git process): the branch of
+    ``ref: refs/heads/NAME`` and the commit that ref (a loose file, else ``packed-refs``) or a detached
+    HEAD names. None without a repository or a readable HEAD."""
+    found = git_dirs(cwd)
+    if found is None:
+        return None
+    gitdir, common = found
+    try:
+        text = (gitdir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("ref:"):
+        return Head("", text)
+    ref = text[len("ref:"):].strip()
+    branch = ref.removeprefix("refs/heads/")
+    if not ref.startswith("refs/") or ".." in ref.split("/"):
+        return Head(branch, "")  # not a ref git would write: its commit is not looked for
+    for folder in (gitdir, common):  # a ref is per worktree only in rare layouts; refs/heads live in common
+        try:
+            return Head(branch, (folder / ref).read_text(encoding="utf-8").strip())
+        except OSError:
+            continue
+    try:
+        packed = (common / "packed-refs").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return Head(branch, "")
+    for line in packed.splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref:
+            return Head(branch, sha)
+    return Head(branch, "")
 
 
 def wake_paths(cwd: Path) -> list[str]:
