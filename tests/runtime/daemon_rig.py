@@ -248,3 +248,20 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+class InotifyUnavailable:
+    """watchfiles' `RustNotify` on a machine without inotify: setting inotify up fails as the kernel fails it
+    when no instance is left (EMFILE, "Too many open files"); watchfiles' polling works. Handed to the watcher
+    through its own seam (`Watcher(backend=...)`), so nothing of the machine's inotify limits is touched."""
+
+    def __new__(cls, paths: list[str], debug: bool, force_polling: bool, poll_delay_ms: int, recursive: bool,
+                ignore_permission_denied: bool) -> object:
+        import errno
+
+        from watchfiles._rust_notify import RustNotify
+
+        if not force_polling:
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return RustNotify(paths, debug, force_polling, poll_delay_ms, recursive, ignore_permission_denied)
+

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import trio
+from daemon_rig import InotifyUnavailable
 
 from attend.runtime.watching.reload import watch
 from attend.runtime.watching.targets import WatchTarget
@@ -149,23 +150,6 @@ async def test_a_folder_deleted_and_made_again_every_50_ms_never_stops_the_watch
                 with trio.move_on_after(1.0):
                     await signal.wait()
         nursery.cancel_scope.cancel()
-
-
-class InotifyUnavailable:
-    """watchfiles' `RustNotify` on a machine without inotify: setting inotify up fails as the kernel fails it
-    when no instance is left (EMFILE, "Too many open files"); watchfiles' polling works. Handed to the watcher
-    through its own seam (`Watcher(backend=...)`), so nothing of the machine's inotify limits is touched."""
-
-    def __new__(cls, paths: list[str], debug: bool, force_polling: bool, poll_delay_ms: int, recursive: bool,
-                ignore_permission_denied: bool) -> object:
-        import errno
-        import os
-
-        from watchfiles._rust_notify import RustNotify
-
-        if not force_polling:
-            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
-        return RustNotify(paths, debug, force_polling, poll_delay_ms, recursive, ignore_permission_denied)
 
 
 async def test_where_inotify_is_unavailable_the_same_folders_are_polled_and_still_wake(tmp_path: Path) -> None:

@@ -177,13 +177,18 @@ class Watcher:
             await trio.sleep(0.01)  # a re-plan is on its way: wait for its watchers
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Watch until cancelled, planning again whenever the targets or the folders change."""
-        task_status.started()
+        """Watch until cancelled, planning again whenever the targets or the folders change; started once the
+        first plan is made (what exists then is what it watches)."""
+        starting = True
         while True:
             self._changed = trio.Event()
             done, self._ready = self._ready, trio.Event()
             done.set()  # a `watching()` of an earlier plan looks at this one
-            self.plan = plan = plan_watches(self._targets)
+            # planning walks every recursive base (links are not followed: targets.py): off the event loop
+            self.plan = plan = await trio.to_thread.run_sync(plan_watches, dict(self._targets), abandon_on_cancel=True)
+            if starting:
+                starting = False
+                task_status.started()
             groups = [(sorted(folders), recursive) for folders, recursive in ((plan.flat, False), (plan.recursive, True))
                       if folders]
             status: dict[tuple[Path, bool], str | None] = {}
@@ -233,14 +238,19 @@ class Watcher:
         try:
             await _watch_folders(folders, recursive, on_changes, started, self.backend)
         except WatchFailed as exc:
-            if len(folders) > 1 and all((f, recursive) not in status for f in folders):
-                pending[0] += len(folders) - 1  # this group's place is taken by one watcher per folder
-                for folder in folders:
-                    nursery.start_soon(self._run_group, nursery, plan, [folder], recursive, status, pending)
+            bases = plan.bases(folders)
+            if len(bases) > 1 and all((f, recursive) not in status for f in folders):
+                # this group's place is taken by one watcher per base (the folders a base's tree was split into
+                # stay together: a tree that cannot be watched is one watcher, one error)
+                pending[0] += len(bases) - 1
+                for base in bases:
+                    part = [f for f in folders if plan.origin.get(f, f) == base]
+                    nursery.start_soon(self._run_group, nursery, plan, part, recursive, status, pending)
                 return
+            named = ", ".join(map(str, bases))
             for folder in folders:
-                status[(folder, recursive)] = f"cannot watch {folder}: {exc}"
-            self._log_once(f"{self.label}: cannot watch {', '.join(map(str, folders))}: {exc}; trying again later")
+                status[(folder, recursive)] = f"cannot watch {named}: {exc}"
+            self._log_once(f"{self.label}: cannot watch {named}: {exc}; trying again later")
             settle()
         failures = self._failures[key] = self._failures.get(key, 0) + 1
         await trio.sleep(backoff(RETRY_DELAY, failures - 1, factor=2, limit=RETRY_LIMIT))
@@ -265,7 +275,9 @@ class Watcher:
             for target in targets:
                 folder = plan.missing.get(target.base, target.base)
                 for (watched, recursive), error in status.items():
-                    if error and (folder == watched or (recursive and folder.is_relative_to(watched))):
+                    # the folder itself, a tree holding it, or (a tree target) a part of its own tree
+                    if error and (folder == watched or (recursive and folder.is_relative_to(watched))
+                                  or (target.recursive and watched.is_relative_to(folder))):
                         errors.append(f"{target.pattern}: {error}")
             if errors:
                 self._set_error(name, "; ".join(dict.fromkeys(errors)) + "; polling on interval, retrying")
