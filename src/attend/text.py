@@ -4,8 +4,11 @@ Everything attend prints that came from another process or the file system (a me
 project path, a sensor's description, a diagnostic) goes through this module: `attend peers`
 (commands/peers.py), the `messages` sensor (sensors/messages.py), every notification line
 (runtime/delivery.py `format_line`), `attend run`'s start-up lines and `compile --check`'s text output
-(compiler/check.py). The one policy:
+(compiler/check.py), every `--json` output (`json_text`), the history, explain, doctor and the sensors
+tab. The one policy:
 
+- Redaction first (`attend.redact`, the leaf this module builds on): no credential survives any text
+  made here, and every cut here redacts before it cuts and never splits a `<redacted>` mark.
 - `printable`: control characters become `\\xNN` escapes, the bidirectional controls that reorder
   what a reader sees (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) `\\uNNNN` escapes, and a lone
   surrogate (valid in JSON, not in UTF-8) becomes U+FFFD; newlines and tabs are kept.
@@ -25,6 +28,7 @@ project path, a sensor's description, a diagnostic) goes through this module: `a
 from __future__ import annotations
 
 from attend import lazyre
+from attend.redact import cut, redact, redact_data
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
@@ -48,18 +52,20 @@ _JSON_RAW = lazyre.compile("[\x7f\x80-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
-    """`text` with control characters shown as escapes (and with `one_line`, each run of line breaks
-    and tabs folded to one space)."""
+    """`text` redacted (`attend.redact`: no credential survives) with control characters shown as escapes
+    (and with `one_line`, each run of line breaks and tabs folded to one space)."""
     if one_line:
         text = _BREAK_OR_TAB_RUNS.sub(" ", text)
-    return _CONTROL.sub(_escape, _SURROGATES.sub("\ufffd", text))
+    return _CONTROL.sub(_escape, _SURROGATES.sub("\ufffd", redact(text)))
 
 
 def json_text(value: object, **options: Any) -> str:
-    """`json.dumps(value, ensure_ascii=False, **options)` with what a terminal acts on written as `\\uNNNN`."""
+    """`json.dumps(value, ensure_ascii=False, **options)` of `value` redacted (`attend.redact.redact_data`),
+    with what a terminal acts on written as `\\uNNNN`. `ensure_ascii=True` may be asked for."""
     import json
 
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, **options))
+    options.setdefault("ensure_ascii", False)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(redact_data(value), **options))
 
 
 def printable_path(path: object) -> str:
@@ -74,8 +80,7 @@ def _escape(match: re.Match[str]) -> str:
 
 def one_line(text: str, limit: int) -> str:
     """`text` printable on one line, cut to at most `limit` characters (the last one `…` when cut)."""
-    text = printable(text, one_line=True).strip()
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+    return cut(printable(text, one_line=True).strip(), limit)  # redacted first: a cut never leaves a prefix
 
 
 #: The most characters of another program's words a message quotes (docs/mcp.md: a refusing server's answer).

@@ -49,7 +49,11 @@ def test_shown_value_hides_only_header_values_and_keeps_everything_else():
     server = {"type": "sse", "url": "https://x", "headers": {"Authorization": "Bearer abc", "X": "${T}"}}
     assert shown_value(("mcp", "server"), server) == {**server, "headers": {"Authorization": "Bearer <hidden: 3 characters>", "X": "${T}"}}
     assert shown_value(("mcp", "server", "url"), "https://x") == "https://x"
-    assert shown_value(("mcp", "resource"), "Bearer abc") == "Bearer abc"  # not a header: as it is
+    assert shown_value(("mcp", "resource"), "file:///notes.md") == "file:///notes.md"  # not a header: as it is
+    # ...except for what the one redaction policy hides in any value (attend.redact)
+    assert shown_value(("mcp", "resource"), "Bearer a1b2c3d4e5") == "Bearer <redacted>"
+    assert shown_value(("command", "env", "API_TOKEN"), "abc") == "<redacted>"
+    assert shown_value(("command", "argv"), ["gh", "--token", "abc", "api"]) == ["gh", "--token", "<redacted>", "api"]
     assert shown_value(("interval",), "1h") == "1h"
     assert shown_header("token-only") == "<hidden: 10 characters>"
     assert shown_header("Bearer ${TOKEN}") == "Bearer ${TOKEN}"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import EXIT_FAILED
-from attend.text import iso_time, printable
+from attend.text import iso_time, json_text, printable
 
 __all__ = ["Check", "EXIT_FAILED", "main", "run_checks"]
 
@@ -495,7 +495,7 @@ def main(args: Any) -> int:
     checks = run_checks(Path(args.project_dir), os.environ)
     ok = all(c.status != "fail" for c in checks)
     if getattr(args, "json", False):
-        print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks]}, indent=2))
+        print(json_text({"ok": ok, "checks": [asdict(c) for c in checks]}, indent=2))
     else:
         for c in checks:
             print(c.line())

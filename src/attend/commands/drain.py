@@ -118,9 +118,16 @@ def capped(head: str, lines: list[str], limit: int = CONTEXT_LIMIT, *, more: int
     return "\n".join(out)
 
 
+def _answer(answer: dict[str, Any]) -> None:
+    """Print a hook's JSON answer, redacted as every text attend shows (`text.json_text`; attend.redact)."""
+    from attend.text import json_text
+
+    print(json_text(answer, ensure_ascii=True))
+
+
 def _context(event: str, text: str) -> None:
     """Print `text` as the hook event's `hookSpecificOutput.additionalContext`."""
-    print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}))
+    _answer({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
     sys.stdout.flush()
 
 
@@ -171,7 +178,7 @@ def main(args: Any) -> int:
             if lines:
                 if args.format == "hook":
                     head = f"attend: {_arrived(len(lines) - summaries)} while you worked:"
-                    print(json.dumps({"decision": "block", "reason": capped(head, lines)}))
+                    _answer({"decision": "block", "reason": capped(head, lines)})
                 else:
                     print("\n".join(lines))
                 sys.stdout.flush()
@@ -247,7 +254,7 @@ def _hand_over(store: Any, session: str, event: str, project_dir: str, handover:
         text = _handed_text(store, session, project_dir, handover, cold=stop,
                             head="attend: {arrived} while you worked:" if stop else "attend: {arrived}:")
         if text and stop:
-            print(json.dumps({"decision": "block", "reason": text}))
+            _answer({"decision": "block", "reason": text})
             sys.stdout.flush()
         elif text:
             _context(event, text)

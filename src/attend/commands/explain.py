@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import EXIT_USAGE, CompileError
+from attend.spec.headers import shown_value
+from attend.text import json_text, printable
 
 __all__ = ["explain_data", "main", "render_text"]
 
@@ -49,7 +51,7 @@ def _rows(sensor: Any, data: dict[str, Any], prefix: tuple[str, ...]) -> list[di
         origin = sensor.origins.get(prefix + keypath)
         rows.append({
             "field": ".".join(keypath),
-            "value": value,
+            "value": shown_value(prefix + keypath, value),  # a header's credential hidden, the rest redacted
             "layer": origin.layer if origin else "default",
             "file": origin.file if origin else None,
             "line": origin.line if origin else None,
@@ -58,14 +60,7 @@ def _rows(sensor: Any, data: dict[str, Any], prefix: tuple[str, ...]) -> list[di
 
 
 def _fields(sensor: Any) -> list[dict[str, Any]]:
-    rows = _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
-    if sensor.data.get("kind") == "mcp":
-        from attend.spec.headers import shown_header
-
-        for row in rows:  # a literal credential in a header is never shown, a ${VAR} reference is
-            if row["field"].startswith("mcp.server.headers."):
-                row["value"] = shown_header(row["value"])
-    return rows
+    return _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
 
 
 def _overrides(sensor: Any, lane: str, note: str) -> list[dict[str, Any]]:
@@ -372,8 +367,8 @@ def main(args: Any) -> int:
         return EXIT_USAGE
     data = explain_data(sensor, trigger or None, project_dir=Path(args.project_dir))
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        print(json_text(data, indent=2, default=str))
     else:
-        sys.stdout.write(render_text(data))
+        sys.stdout.write(printable(render_text(data)))  # redacted and escaped, as every text (attend.text)
     broken = any("error" in t for t in data["triggers"])
     return 1 if sensor.status == "invalid" or broken else 0

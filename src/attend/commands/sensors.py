@@ -36,6 +36,7 @@ from attend.errors import (
     EXIT_USAGE,
     reason,
 )
+from attend.redact import redact_data
 from attend.runtime.mcp.probe import (
     CONFIRM_QUESTION,
     ProbeRefused,
@@ -109,7 +110,7 @@ def sensors_list(args: Any) -> int:
         rows = sensor_rows(sensor_set, store, args.project_dir, sessions=sessions)
     daemon = sessions.lock_pid is not None
     if getattr(args, "json", False):
-        print(json.dumps(rows, indent=2))
+        print(json_text(rows, indent=2))
         return 0
     if not rows:
         print(f"no sensors (user sensors go in {sensor_set.paths.user})")
@@ -224,7 +225,8 @@ def sensors_poll(args: Any) -> int:
                          stream_for=stream_for, session=session)
     if args.json:
         # Written as it is encoded: a result of max_output bytes is never held twice more as text.
-        json.dump(report, sys.stdout, indent=2, default=str)
+        # Redacted as every --json is (attend.redact); json.dump's ASCII escapes leave nothing for a terminal.
+        json.dump(redact_data(report), sys.stdout, indent=2, default=str)
         print()
     else:
         print(_poll_text(report))
@@ -238,7 +240,7 @@ def _preview(result: Any) -> str:
     result costs no time or memory to show."""
     shown: list[str] = []
     size = 0
-    for chunk in json.JSONEncoder(indent=2, default=str).iterencode(result):
+    for chunk in json.JSONEncoder(indent=2, default=str).iterencode(redact_data(result)):  # redacted before the cut
         shown.append(chunk)
         size += len(chunk)
         if size > RESULT_PREVIEW:
@@ -403,7 +405,7 @@ def sensors_fire(args: Any) -> int:
         if args.commit and not args.dry_run:  # --dry-run wins: nothing is written
             store.put_trigger_states(name, states)
     if getattr(args, "json", False):
-        print(json.dumps({
+        print(json_text({
             "sensor": name,
             "trigger": trigger_name or None,
             "lane": compiled.lane,
@@ -533,7 +535,7 @@ def sensors_shelve(args: Any) -> int:
     """`attend sensors shelve NAME[/TRIGGER] --for DURATION [--reason TEXT] [--json]`."""
     shelf = shelve_target(args.project_dir, args.target, args.duration, args.reason or "")
     if args.json:
-        print(json.dumps(shelf.to_json(), indent=2))
+        print(json_text(shelf.to_json(), indent=2))
     else:
         print(f"shelved {shelf.target} until {iso_time(shelf.until)} ({args.duration})" + (f": {shelf.reason}" if shelf.reason else ""))
     return 0

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attend.bounds import MAX_DESCRIPTION_CHARS, PATTERN_TIMEOUT_SECONDS
+from attend.redact import shorten
 
 __all__ = [
     "GLOB_FLAGS",
@@ -251,7 +252,7 @@ def render_value(value: Any) -> str:
     strings as they are, anything else as compact JSON in document order (`{"a":1,"b":[2,3]}`).
     At most `RENDER_LIMIT` characters (cut with "…"), computed without rendering the rest."""
     if isinstance(value, str):
-        return value if len(value) <= RENDER_LIMIT else value[: RENDER_LIMIT - 1] + "…"
+        return value if len(value) <= RENDER_LIMIT else shorten(value, RENDER_LIMIT)  # a cut redacts first
     if value is MISSING:
         return ""
     if isinstance(value, bool) or value is None:
@@ -295,7 +296,7 @@ def compact_json(value: Any, limit: int) -> str:
         size += len(out[-1])
         while stack:
             if size > limit:
-                return "".join(out)[: limit - 1] + "…"
+                return shorten("".join(out), limit)  # the last scalar is whole here: redacted, then cut
             frame = stack[-1]
             nxt = next(frame[0], _END)
             if nxt is _END:
@@ -317,7 +318,7 @@ def compact_json(value: Any, limit: int) -> str:
         else:
             break
     text = "".join(out)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else shorten(text, limit)
 
 
 _END: Any = object()

@@ -19,9 +19,11 @@ from typing import Any
 
 from attend.compiler.digest import compile_digest
 from attend.compiler.findings import fold_fires, supersede
+from attend.compiler.ops import RENDER_LIMIT
 from attend.compiler.templates import FOCUS_SESSION
 from attend.compiler.triggers import CompiledTrigger, Fire
 from attend.errors import AttendError, CompileError
+from attend.redact import shorten
 from attend.spec.schema import DEFAULT_MAX_LINE
 
 __all__ = [
@@ -160,7 +162,8 @@ class CompiledSensor:
         states = states or {}
         if not self.declares_triggers and self.output == "lines":
             fires = [
-                Fire(LINES_TRIGGER, None, float(item["magnitude"]), str(item["description"]), item, None)
+                Fire(LINES_TRIGGER, None, float(item["magnitude"]), shorten(str(item["description"]), RENDER_LIMIT),
+                     item, None)
                 for item in (result if isinstance(result, list) else [])
                 if isinstance(item, dict)
             ]

@@ -6,7 +6,9 @@ session it is evaluated for (`FOCUS_SESSION`). A reference to a field the item l
 (`poll` shows it); `{key}` of a keyless trigger and `{previous}` of an item that had none render empty
 without a warning, since nothing is wrong with the item. Each reference renders at most
 `ops.RENDER_LIMIT` characters and the description as a whole is cut there too (with "…"), so a fire
-costs at most milliseconds whatever the item holds (bounds.MAX_DESCRIPTION_CHARS).
+costs at most milliseconds whatever the item holds (bounds.MAX_DESCRIPTION_CHARS). The description is
+redacted as it is made (`attend.redact.shorten`: no credential, and no cut leaves a secret's prefix), so
+the journal, the history and every line hold what the one redaction policy lets through.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from attend import ir
 from attend.compiler import ops
+from attend.redact import shorten
 
 __all__ = ["FOCUS_SESSION", "Render", "compile_template"]
 
@@ -111,8 +114,9 @@ def compile_template(template: ir.Template) -> Render:
     limit = ops.RENDER_LIMIT
 
     def capped(item: Any, key: Any, previous: Any, warn: Warn) -> str:
-        text = render(item, key, previous, warn)
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        # Redacted here, where the fire's text is made: the journal, the history and every line hold no
+        # credential, and the cut never leaves a secret's prefix (attend.redact).
+        return shorten(render(item, key, previous, warn), limit)
 
     return capped
 

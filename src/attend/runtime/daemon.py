@@ -61,7 +61,7 @@ from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.runtime.watching.reload import watch
 from attend.runtime.watching.wake import WakeHub
-from attend.text import printable_path
+from attend.text import printable, printable_path
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "project_shipped", "run"]
 
@@ -158,8 +158,9 @@ class Daemon:
         self._mcp_started = False
 
     def log(self, message: str) -> None:
-        """One line of the daemon's own log on stderr."""
-        self.stderr.write(f"attend: {message}\n")
+        """One line of the daemon's own log on stderr, redacted and escaped (attend.text): the run log keeps
+        it and a session's SessionStart status repeats it."""
+        self.stderr.write(f"attend: {printable(message, one_line=True)}\n")
         self.stderr.flush()
 
     def _terms(self, name: str) -> SensorTerms | None:

@@ -54,7 +54,7 @@ from attend.runtime.sessions.printer import JOURNAL_CHECK, STALE_TEST_FIRE, Sess
 from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.upkeep import Reexec, Upkeep, keep_polling
 from attend.runtime.store import Store, StoreUnavailable, open_project_store
-from attend.text import printable_path
+from attend.text import printable, printable_path
 
 __all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "StreamClosed", "serve_session"]
 
@@ -67,7 +67,7 @@ SPOOL_CHECK = 1.0
 
 
 def _log(stderr: TextIO, message: str) -> None:
-    stderr.write(f"attend: {message}\n")
+    stderr.write(f"attend: {printable(message, one_line=True)}\n")  # redacted and escaped: the run log repeats it
     stderr.flush()
 
 

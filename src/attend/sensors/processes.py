@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attend.redact import shorten
 from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
 
 __all__ = ["CLAUDE_NAMES", "ProcessFacts", "ProcessesSensor", "attend_sessions", "boot_clock", "decode_wait_status",
@@ -374,7 +375,7 @@ class ProcessesSensor:
             "id": ident,
             "pid": fact.pid,
             "name": name,
-            "cmdline": " ".join(argv)[: self.cmdline_limit],
+            "cmdline": shorten(" ".join(argv), self.cmdline_limit),  # redacted, then cut (attend.redact)
             "cwd": cwd,
             "tool": tool,
             "watched": bool(tool),

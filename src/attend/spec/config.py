@@ -40,7 +40,8 @@ class ConfigField:
 
     `kind` is `duration` (the sensor files' forms: `90`, `90s`, `1m`), `number`, `integer`, `choice` (one
     of the words `choices`), `paths` (a list of absolute project directories), `string` (one line of text,
-    or null: not set) or `urls` (one server URL or a list of them, `nats://`, `tls://`, `ws://` or
+    or null: not set), `patterns` (a list of regular expressions, `attend.redact.pattern_problem`
+    checking each) or `urls` (one server URL or a list of them, `nats://`, `tls://`, `ws://` or
     `wss://`, without a user or password in it). A number's lowest value is `minimum` (allowed itself when
     `inclusive`); the highest is the shared bound (`bounds.MAX_MAGNITUDE`, `MAX_COUNT` for an integer). A
     `user_only` key is read from the user's config.yaml only. A `secret` key's value is shown only as
@@ -60,7 +61,8 @@ class ConfigField:
     @property
     def type(self) -> str:
         """The type as `attend settings help` names it."""
-        return {"paths": "list of string", "choice": "string", "urls": "string or list of string"}.get(
+        return {"paths": "list of string", "patterns": "list of string", "choice": "string",
+                "urls": "string or list of string"}.get(
             self.kind, self.kind)
 
     def problem(self, value: Any) -> tuple[str, str] | None:
@@ -79,6 +81,8 @@ class ConfigField:
             return "wrong-type", f"must be one line of text (at most {MAX_SETTING_CHARS} characters), or null"
         if self.kind == "urls":
             return _url_list_problem(value)
+        if self.kind == "patterns":
+            return _pattern_list_problem(value)
         return config_value_problem(self.kind, self.minimum or 0, self.inclusive, value)
 
     def check(self, value: Any) -> str | None:
@@ -155,6 +159,10 @@ CONFIG_SCHEMA: dict[tuple[str, ...], ConfigField] = {
         "choice", "auto", "how a session's lines reach it: auto (the hooks step in while its Monitor is not "
         "live), monitor (the Monitor stream only), hooks (the hooks only: attend run stays up and polls but "
         "prints no line)", choices=CONDUITS),
+    ("redact",): ConfigField(
+        "patterns", [], "regular expressions whose matches are shown as <redacted> in every text attend shows, "
+        "besides the built-in credential rules (docs/runtime.md, What a line may contain); the user's and the "
+        "project's lists both apply"),
     ("delivery", "stale_after"): ConfigField(
         "duration", 600.0, "how old an event-lane line may be and still be handed to a session whose stream "
         "(re)starts, or by its hooks; older ones are counted in one line (attend sensors history shows them)", 0.0),
@@ -238,6 +246,19 @@ def config_default(path: tuple[str, ...]) -> Any:
     return out
 
 
+def _pattern_list_problem(value: Any) -> tuple[str, str] | None:
+    """Why `value` cannot be `redact`'s list of patterns: (code, message) naming the entry, or None."""
+    from attend.redact import pattern_problem
+
+    if not isinstance(value, list):
+        return "wrong-type", "must be a list of regular expressions, e.g. ['internal-[0-9]{6}']"
+    for index, pattern in enumerate(value):
+        problem = pattern_problem(pattern)
+        if problem is not None:
+            return ("wrong-type" if not isinstance(pattern, str) else "regex-syntax"), f"entry {index}: {problem}"
+    return None
+
+
 def _path_list_problem(value: Any) -> str | None:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         return "must be a list of project directories, e.g. ['/home/me/code/app']"
@@ -261,6 +282,8 @@ class Config:
     """
 
     project_sensors: tuple[Path, ...] = ()
+    #: `redact`: the user's and the project's patterns that passed their check, both files' (in that order).
+    redact: tuple[str, ...] = ()
     sections: dict[str, Any] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
@@ -368,6 +391,10 @@ def load_config(paths: LayerPaths) -> Config:
                     *where, "untrusted-key",
                     f"{key} in a project file is ignored: a project cannot choose where its sessions' messages "
                     f"go; set it in {paths.config_file} instead", Severity.WARNING), path))
+            elif key == "redact":
+                patterns, problems = _redact_list(value, parsed, (*prefix, key), file)
+                config.redact = tuple(dict.fromkeys((*config.redact, *patterns)))
+                config.diagnostics.extend(problems)
             elif key in CONFIG_KEYS:
                 good: dict[str, Any] = {}
                 _Section(parsed, file, config.diagnostics).entry(key, value, prefix, (), good, list(CONFIG_KEYS))
@@ -381,6 +408,11 @@ def load_config(paths: LayerPaths) -> Config:
                 config.diagnostics.append(Diagnostic(*where, "unknown-field", f"unknown config key `{key}`{hint}",
                                                      Severity.WARNING))
         config.diagnostics.extend(_legacy_from(parsed, layer, file, paths))
+    # The config read last is the one in force: every process redacts with its patterns from here on, and a
+    # daemon's hot reload (which reads the config again) applies a changed list at once (attend.redact).
+    from attend.redact import use
+
+    use(config.redact)
     return config
 
 
@@ -479,6 +511,27 @@ class _Section:
         hint = f" (did you mean `{close[0]}`?)" if close else f" (known: {', '.join(known)})"
         self.out.append(Diagnostic(*_at(self.parsed, at, self.file), "unknown-field",
                                    f"unknown {path[0]} key `{'.'.join(at)}`{hint}", Severity.WARNING))
+
+
+def _redact_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: str
+                 ) -> tuple[tuple[str, ...], list[Diagnostic]]:
+    """`redact`'s patterns that pass `attend.redact.pattern_problem`, and a positioned error for each other
+    (a bad pattern is left out; the others still apply)."""
+    from attend.redact import pattern_problem
+
+    if not isinstance(value, list):
+        return (), [Diagnostic(*_at(parsed, path, file), "wrong-type",
+                               "`redact` must be a list of regular expressions, e.g. ['internal-[0-9]{6}']")]
+    good, problems = [], []
+    for index, pattern in enumerate(value):
+        problem = pattern_problem(pattern)
+        if problem is None:
+            good.append(pattern)
+        else:
+            origin = parsed.origins.get((*path, str(index)))
+            where = (origin.file, origin.line, origin.col) if origin else _at(parsed, path, file)
+            problems.append(Diagnostic(*where, "regex-syntax", f"`redact` entry {index}: {problem}; it is left out"))
+    return tuple(good), problems
 
 
 def _trust_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: str

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from attend.redact import MARK, credential_name, redact_data
+
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any
@@ -47,12 +49,16 @@ def is_header_path(path: tuple[str, ...]) -> bool:
 def shown_value(path: tuple[str, ...], value: Any) -> Any:
     """A sensor document's value at `path` as attend shows it: every header value in it (the value itself,
     or the headers inside a `mcp`, `mcp.server` or `mcp.server.headers` mapping, or a whole sensor's)
-    passed through `shown_header`; anything else as it is."""
+    passed through `shown_header`; anything else through the redaction policy (`attend.redact`): a
+    string under a name that names a credential (`command.env.API_TOKEN`) is `<redacted>`, an argv's
+    value after `--token` too, and any string is redacted."""
     if is_header_path(path):
         return shown_header(value)
     if len(path) <= len(_HEADERS) and path == _HEADERS[: len(path)] and isinstance(value, Mapping):
         return {k: shown_value((*path, str(k)), v) for k, v in value.items()}
-    return value
+    if path and isinstance(value, str) and value and credential_name(path[-1]):
+        return MARK
+    return redact_data(value)
 
 
 #: A block mapping line `key: value` (the key optionally quoted), split into its key part and its value.

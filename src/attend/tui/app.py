@@ -22,6 +22,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from attend.redact import cut
 from attend.settings.keys import format_key
 from attend.settings.plans import NothingToUnset, render
 from attend.settings.policy import SettingsRefusal
@@ -100,7 +101,7 @@ def _shown_value(row: FieldRow) -> Any:
 
 
 def _clip(text: str, width: int = VALUE_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(text, width)  # never splits a <redacted> mark (attend.redact)
 
 
 def _marks(row: dict[str, Any]) -> str:
@@ -294,8 +295,8 @@ class SensorsScreen(Screen[None]):
         indent = "  " if row.path[0] == "triggers" else ""
         label = format_key(row.path[2:]) if row.path[0] == "triggers" and len(row.path) > 2 else row.dotted
         if row.pending is not None:
-            value = Text(f"{_clip(render(row.pending.before), 25)} → {_clip(render(row.pending.after), 30)}",
-                         style="bold yellow")
+            before, after = (render(shown_value(row.path, v)) for v in (row.pending.before, row.pending.after))
+            value = Text(f"{_clip(before, 25)} → {_clip(after, 30)}", style="bold yellow")
             label_text = Text(f"{indent}{label} ●", style="bold yellow")
         else:
             value = Text(_clip(render(_shown_value(row))), style="dim" if row.layer == "default" else "")

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Input, Static
 from attend.settings.plans import render
 from attend.settings.policy import SettingsRefusal
 from attend.spec.schema import describe
+from attend.text import printable
 from attend.tui.keys import KEYS
 
 __all__ = [
@@ -173,7 +174,8 @@ class PreviewScreen(TextDialog):
 
 
 def preview_text(report: dict[str, Any], pending: int) -> Text:
-    """A dry-run report as the preview shows it: state, each trigger's verdict, the fires."""
+    """A dry-run report as the preview shows it: state, each trigger's verdict, the fires (what came from the
+    sensor printable and redacted, as `sensors poll` shows it)."""
     changes = f"with {pending} pending change{'s' if pending != 1 else ''}" if pending else "as it is"
     text = Text()
     text.append(f"dry run of {report['sensor']} {changes}: nothing written, no state touched\n\n", style="bold")
@@ -183,7 +185,7 @@ def preview_text(report: dict[str, Any], pending: int) -> Text:
         text.append(f"  ({report['seconds']:.2f} s)", style="dim")
     text.append("\n")
     if report.get("message"):
-        text.append(f"  {report['message']}\n", style="" if ok else "red")
+        text.append(f"  {printable(report['message'], one_line=True)}\n", style="" if ok else "red")
     for verdict in report.get("triggers", []):
         text.append(f"trigger {verdict.get('trigger')}: ", style="bold")
         text.append(f"{verdict.get('transition', '')}\n")
@@ -192,9 +194,10 @@ def preview_text(report: dict[str, Any], pending: int) -> Text:
         text.append(f"\nwould fire {len(fires)}:\n" if fires else "\nwould fire nothing\n",
                     style="bold yellow" if fires else "dim")
     for fire in fires:
-        text.append(f"  {fire['description']}  (trigger {fire['trigger']}, magnitude {fire['magnitude']:g})\n")
+        text.append(f"  {printable(str(fire['description']), one_line=True)}  (trigger {fire['trigger']}, "
+                    f"magnitude {fire['magnitude']:g})\n")
     for warning in report.get("warnings", []):
-        text.append(f"  warning: {warning}\n", style="yellow")
+        text.append(f"  warning: {printable(warning, one_line=True)}\n", style="yellow")
     return text
 
 
