@@ -11,6 +11,7 @@ Fixtures (registered for every test package by tests/conftest.py; a test using `
         proc = host.start_headless("hi")      # the same, started (a Popen): act while it runs
         with host.session() as s:             # an interactive `claude` in tmux: the plugin's Monitor arms
             s.wait_ready()                    # Claude Code idle at its prompt, attend's monitor stream live
+            s.doorbell_armed()                # attend's doorbell waits for it (after a first turn's stop)
             host.home.attend("sensors", "fire", ...)   # anything that makes a line
             host.api.wait_for("the line", session=s.id)  # the request that carried it
             s.type("a prompt")                # a user's prompt, typed and entered
@@ -286,6 +287,17 @@ class Session:
         """Claude Code says the session waits for the user: its record's status is `idle`, or `shell` (idle
         with a background shell running, as the plugin's monitor is), not `busy` or `waiting` (a dialog)."""
         return self.record.get("status") in IDLE
+
+    def doorbell_armed(self) -> bool:
+        """attend's doorbell (the plugin's asyncRewake Stop hook) waits for this session: it holds the session's
+        doorbell lock (runtime/sessions/doorbell.py). Armed when the agent stops, so after a first turn."""
+        from attend.files import project_digest, run_lock_holder, state_folder
+        from attend.runtime.sessions.doorbell import doorbell_lock_path
+
+        if not self.record.get("sessionId"):
+            return False
+        path = doorbell_lock_path(state_folder(self.host.home.env()), project_digest(self.project), self.id)
+        return run_lock_holder(path) is not None
 
     def monitor_live(self) -> bool:
         """attend's Monitor stream of this session is live: an `attend run` under this Claude Code has attached

@@ -5,19 +5,11 @@ from __future__ import annotations
 
 from tests.host.test_monitor import fire, items_sensor
 
-from attend.files import project_digest, run_lock_holder, state_folder
-from attend.runtime.sessions.doorbell import doorbell_lock_path
 from fake_api import texts_of
 from waiting import wait_until
 
 #: The line a test fire of the `items` sensor makes for an item whose text is {text}.
 FIRED = "[attend sensor=items priority=medium] [test] {text}"
-
-
-def doorbell_armed(host, session) -> bool:
-    """Whether a doorbell of `session` waits (holds its lock)."""
-    path = doorbell_lock_path(state_folder(host.home.env()), project_digest(host.home.project), session.id)
-    return run_lock_holder(path) is not None
 
 
 def test_an_idle_session_without_a_monitor_is_woken_by_the_doorbell_with_the_line_once(claude_host, quiet_home):
@@ -30,7 +22,7 @@ def test_an_idle_session_without_a_monitor_is_woken_by_the_doorbell_with_the_lin
         session.type("hello")  # one turn: the doorbell is armed when the agent stops
         host.api.wait_for("hello", session=session.id)
         session.wait_idle()
-        wait_until(lambda: doorbell_armed(host, session), what="the doorbell armed at the stop")
+        wait_until(session.doorbell_armed, what="the doorbell armed at the stop")
         fire(home, "rig-bell-one")
         woken = host.api.wait_for("rig-bell-one", session=session.id)
         # No prompt was typed: the doorbell's exit 2 started the turn, as Claude Code hands an asyncRewake
@@ -44,7 +36,7 @@ def test_an_idle_session_without_a_monitor_is_woken_by_the_doorbell_with_the_lin
         assert typed == ["hello"]
         # Armed again at the next stop: a second line wakes it again, and the first is not repeated.
         session.wait_idle()
-        wait_until(lambda: doorbell_armed(host, session), what="the doorbell armed again")
+        wait_until(session.doorbell_armed, what="the doorbell armed again")
         fire(home, "rig-bell-two")
         again = host.api.wait_for("rig-bell-two", session=session.id, after=woken.number + 1)
         assert (again.count("rig-bell-one"), again.count("rig-bell-two")) == (1, 1)

@@ -166,9 +166,11 @@ def main(args: Any) -> int:
             if session is None:
                 entries, upto = store.undrained("message", limit=HANDOVER_ROWS), 0
             else:
+                from attend.runtime.sessions.handover import monitor_live
                 from attend.runtime.sessions.seen import for_session
 
-                entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS)
+                # A live Monitor prints the high and medium rows itself, perhaps a moment from now: never these.
+                entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS, low_only=monitor_live(store, session))
                 already = store.seen_items(session)
                 entries, seen = for_session(entries, session, already)
                 lines, summaries, cold = _cold_start(store, session, args.project_dir, already | set(seen))

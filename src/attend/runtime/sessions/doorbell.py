@@ -24,9 +24,10 @@ Decisions implemented here:
   (8 hours) passed, below the hook's `timeout` in hooks/hooks.json, so Claude Code never kills it. After
   the ceiling the session's lines wait in the journal: its next prompt's hook hands them over, and its
   next stop arms the doorbell again.
-- With a Monitor live at the stop, it hands over once what the Monitor left to the Stop hook (the
-  message lane's lines that went to stderr, or that a crash left unprinted; store/sessions.py
-  `drain_backlog`), then ends.
+- With a Monitor live at the stop, it hands over once what the Monitor left to the Stop hook, the message
+  lane's low lines, which went to its stderr (store/sessions.py `drain_backlog`), then ends. Never a high
+  or medium line, which the Monitor prints itself, perhaps a moment later: seen with the real CLI, a
+  message handed over by a doorbell armed as it arrived reached the session twice.
 - In the foreground (`claude -p` runs an asyncRewake hook as a plain Stop hook and waits for it:
   `runs_in_foreground`), it looks once and never waits; and never rings twice for one stop
   (`stop_hook_active`), so `claude -p` gets one extra turn for lines worth one and none for low lines.
@@ -202,11 +203,12 @@ def _hand_over(store: Any, session: str, project_dir: str, show: Callable[[Any],
 
 def _drain_messages(store: Any, session: str, show: Callable[[Any], None]) -> bool:
     """With a Monitor carrying the session: hand over once what it left to the Stop hook (the message lane's
-    low lines, which went to its stderr, and lines a crash left unprinted)."""
-    from attend.runtime.sessions.handover import HANDOVER_ROWS, Handover
+    low lines, which went to its stderr)."""
+    from attend.runtime.sessions.handover import HANDOVER_ROWS, Handover, monitor_live
 
     with store.exclusive():
-        entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS)
+        # A live Monitor prints the high and medium rows itself, perhaps a moment from now: never these.
+        entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS, low_only=monitor_live(store, session))
         if not entries:
             return False
         from attend.runtime.sessions.seen import for_session

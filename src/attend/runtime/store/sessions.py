@@ -215,8 +215,8 @@ class SessionRows(JournalRows):
 
     # -- the Stop hook -----------------------------------------------------------------------------
 
-    def drain_backlog(self, session: str, lane: str | None = "message", *,
-                      limit: int | None = None) -> tuple[list[JournalEntry], int]:
+    def drain_backlog(self, session: str, lane: str | None = "message", *, limit: int | None = None,
+                      low_only: bool = False) -> tuple[list[JournalEntry], int]:
         """What `session`'s Stop hook hands over on `lane` (None: every lane), and the journal id it will have reached.
 
         A session with a row gets the rows after its `drained_upto` that its Monitor (or its prompt hooks)
@@ -224,8 +224,9 @@ class SessionRows(JournalRows):
         (its first Stop hook, no `attend run` attached) gets what no conduit delivered yet on the message
         lane, then starts at the journal's end. Test lines never go to the drain, nor a `scope: session`
         sensor's line for another session (`meta.session`). With `limit`, at most that many rows are read
-        and the id reached is the last of them when more wait (they are the next drain's). Nothing is
-        recorded until `claim_drained`.
+        and the id reached is the last of them when more wait (they are the next drain's). `low_only`
+        (the session's Monitor is live: it prints the high and medium rows itself, maybe not yet) leaves
+        out every high and medium row. Nothing is recorded until `claim_drained`.
         """
         from attend.runtime.delivery import for_other_session  # late: a prompt hook never drains
 
@@ -238,8 +239,8 @@ class SessionRows(JournalRows):
             rows = self._db.execute(
                 f"SELECT * FROM journal WHERE scope = ?{on_lane} AND test = 0 AND id > ? AND id <= ?"
                 f" AND NOT (id <= ? AND priority IN ('high', 'medium')) AND {NOT_SHOWN} ORDER BY id LIMIT ?",
-                (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end, row.printed_upto,
-                 -1 if limit is None else limit),
+                (self.scope, *(() if lane is None else (lane,)), row.drained_upto, end,
+                 end if low_only else row.printed_upto, -1 if limit is None else limit),
             )
             entries = list(decoded(rows, entry_from_row))
         if limit is not None and len(entries) >= limit:
