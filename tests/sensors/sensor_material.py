@@ -85,9 +85,9 @@ class Transcripts:
         return self.folder / f"{session}.jsonl"
 
     def turn(self, session: str, tokens: int, *, minute: float = 0.0, sidechain: bool = False,
-             model: str = "claude-sonnet-4-5") -> None:
-        """Append a user entry and an assistant turn holding `tokens` (split like real usage)."""
-        import json
+             model: str = "claude-sonnet-4-5", tool: bool = False, said: str = "go on") -> None:
+        """Append a user entry (`said`) and an assistant turn holding `tokens` (split like real usage): its text
+        ends the turn, or with `tool` it calls a tool (the turn goes on)."""
         from datetime import UTC, datetime, timedelta
 
         stamp = (datetime(2026, 1, 5, 9, 0, tzinfo=UTC) + timedelta(minutes=minute)).isoformat().replace("+00:00", "Z")
@@ -95,11 +95,18 @@ class Transcripts:
                  "cache_read_input_tokens": tokens - 3 - tokens // 10, "output_tokens": 120}
         entries = [
             {"type": "user", "sessionId": session, "timestamp": stamp, "isSidechain": sidechain,
-             "message": {"role": "user", "content": "go on"}},
+             "message": {"role": "user", "content": said}},
             {"type": "assistant", "sessionId": session, "timestamp": stamp, "isSidechain": sidechain,
              "message": {"role": "assistant", "model": model, "usage": usage,
-                         "content": [{"type": "text", "text": "done"}]}},
+                         "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "make"}}]
+                         if tool else [{"type": "text", "text": "done"}]}},
         ]
+        self.append(session, *entries)
+
+    def append(self, session: str, *entries: dict[str, Any]) -> None:
+        """Append transcript entries as they are (one JSON line each)."""
+        import json
+
         self.folder.mkdir(parents=True, exist_ok=True)
         with self.path(session).open("a") as fh:
             for entry in entries:

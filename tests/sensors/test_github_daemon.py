@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from gh_recorded import check
-from sensor_material import SHIPPED, FakeGh, GitRepo
+from sensor_material import FakeGh, GitRepo
 from tests.runtime.daemon_rig import DaemonProcess, caught_up, last_poll
 
 from waiting import PATIENCE, wait_until
@@ -14,9 +14,7 @@ from waiting import PATIENCE, wait_until
 
 @pytest.mark.slow
 def test_the_daemon_prints_one_line_when_the_recorded_checks_settle(home, tmp_path):
-    for path in SHIPPED.glob("*.yaml"):
-        if not path.name.endswith(".test.yaml"):
-            home.write_user_sensor(path.stem, "spec: 1\nenabled: false\n")
+    home.quiet()
     repo = GitRepo(home.project)
     repo.commit("initial", "README")
     repo.git("switch", "-q", "-c", "feature")

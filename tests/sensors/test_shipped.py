@@ -12,11 +12,12 @@ from sensor_material import SHIPPED
 
 #: The sensors this package ships (the mcp-* examples are Engineer D's and ship beside them).
 OWN_SENSORS = ("git", "processes", "context", "keepwarm", "xdg-downloads", "gh-notifications", "disk", "systemd", "peers",
-               "messages", "gh-checks", "gh-runs", "gh-reviews")
+               "messages", "disclosure", "gh-checks", "gh-runs", "gh-reviews")
 
 #: The entry points pyproject.toml registers for the compiled ones.
 ENTRY_POINTS = {"git": "GitSensor", "processes": "ProcessesSensor", "context": "ContextSensor",
                 "keepwarm": "KeepwarmSensor", "peers": "PeersSensor", "messages": "MessagesSensor",
+                "disclosure": "DisclosureSensor",
                 "gh-checks": "ChecksSensor", "gh-runs": "RunsSensor", "gh-reviews": "ReviewsSensor"}
 
 

@@ -27,8 +27,10 @@ __all__ = [
     "newest_transcript",
     "project_folder_candidates",
     "project_folder_name",
+    "read_new_lines",
     "read_samples",
     "session_transcript",
+    "turn_usage",
 ]
 
 #: How much of a transcript's end is read per poll: enough for the last several turns even when
@@ -151,6 +153,20 @@ def _timestamp(value: Any) -> float:
         return 0.0
 
 
+def turn_usage(entry: Any) -> UsageSample | None:
+    """The session's own assistant turn in transcript entry `entry`, with the tokens it held; None for any other
+    entry (a subagent's turn, which is a sidechain, a turn that held no tokens, a user entry)."""
+    if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain"):
+        return None
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    tokens = context_tokens(message.get("usage"))
+    if tokens <= 0:
+        return None
+    return UsageSample(_timestamp(entry.get("timestamp")), str(message.get("model") or ""), tokens)
+
+
 def read_samples(path: Path, tail_bytes: int = TAIL_BYTES) -> list[UsageSample]:
     """The assistant turns with usage in the tail of transcript `path`, oldest first.
 
@@ -170,16 +186,35 @@ def read_samples(path: Path, tail_bytes: int = TAIL_BYTES) -> list[UsageSample]:
         if b'"assistant"' not in line:
             continue
         try:
-            entry = json.loads(line)
+            sample = turn_usage(json.loads(line))
         except ValueError:
             continue
-        if not isinstance(entry, dict) or entry.get("type") != "assistant" or entry.get("isSidechain"):
-            continue
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            continue
-        tokens = context_tokens(message.get("usage"))
-        if tokens <= 0:
-            continue
-        samples.append(UsageSample(_timestamp(entry.get("timestamp")), str(message.get("model") or ""), tokens))
+        if sample is not None:
+            samples.append(sample)
     return samples
+
+
+def read_new_lines(path: Path, offset: int, tail_bytes: int = TAIL_BYTES) -> tuple[list[bytes], int]:
+    """The complete lines of transcript `path` written after byte `offset`, and the offset after the last one.
+
+    A partial last line (being written) waits for the next read. At most the last `tail_bytes` are read: when
+    more was written since `offset` (a first read of a long transcript at offset 0, a transcript that grew
+    past it between reads), the read starts inside that tail and its first, cut line is left out. An offset
+    past the end (a transcript replaced or cut) reads the tail again.
+
+    Raises:
+        OSError: the transcript cannot be read.
+    """
+    with path.open("rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        if offset > size:
+            offset = 0
+        start = max(offset, size - tail_bytes)
+        fh.seek(start)
+        data = fh.read(size - start)
+    end = data.rfind(b"\n") + 1
+    lines = data[:end].split(b"\n")[:-1]
+    if start > offset and lines:
+        lines = lines[1:]  # the read began inside a line
+    return lines, start + end
