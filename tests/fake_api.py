@@ -45,6 +45,8 @@ class Reply:
     content: tuple[dict[str, Any], ...]
     stop_reason: str = "end_turn"
     usage: dict[str, int] = field(default_factory=dict)
+    #: Run before the reply is sent (the model "thinking"): what happens meanwhile happens during the turn.
+    before: Callable[[], object] | None = field(default=None, compare=False)
 
 
 def text(words: str, *, usage: dict[str, int] | None = None) -> Reply:
@@ -292,6 +294,8 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 return
             request = api._log(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             reply = api._answer_for(request)
+            if reply.before is not None:
+                reply.before()
             model = str(body.get("model", "claude-fake"))
             if not body.get("stream"):
                 usage = {"input_tokens": 10, "output_tokens": 1, **reply.usage}

@@ -3,9 +3,14 @@ prints for it) is woken by the plugin's asyncRewake Stop hook, read from the req
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
+from tests.host.test_hooks import watched_sensor
 from tests.host.test_monitor import fire, items_sensor
 
-from fake_api import texts_of
+from fake_api import text, texts_of
+from host_rig import polled, polls
 from waiting import wait_until
 
 #: The line a test fire of the `items` sensor makes for an item whose text is {text}.
@@ -40,3 +45,27 @@ def test_an_idle_session_without_a_monitor_is_woken_by_the_doorbell_with_the_lin
         fire(home, "rig-bell-two")
         again = host.api.wait_for("rig-bell-two", session=session.id, after=woken.number + 1)
         assert (again.count("rig-bell-one"), again.count("rig-bell-two")) == (1, 1)
+
+
+def test_under_claude_p_a_line_that_comes_while_the_model_answers_gets_one_more_turn_with_it_once(
+        claude_host, quiet_home):
+    # claude -p waits for the doorbell (an asyncRewake hook runs in the foreground there): it looks once at
+    # the stop, rings for the high line that came during the answer, and the run goes on for one turn.
+    host, home = claude_host, quiet_home
+    watched_sensor(home, magnitude=5)
+
+    def a_line_during_the_answer() -> None:
+        wait_until(lambda: polled(home, "items"), what="the headless poller's baseline poll of items")
+        (home.project / "items.json").write_text(json.dumps([{"id": 1, "text": "rig-stop-line"}]))
+        wait_until(lambda: "rig-stop-line" in json.dumps(polls(home, "items")), what="the line journaled")
+
+    host.api.reply(replace(text("all done"), before=a_line_during_the_answer), text("noted"))
+    done = host.headless("hello")
+    assert done.returncode == 0, done.stderr
+    turns = [r for r in host.api.requests if r.is_turn]
+    assert len(turns) == 2, host.api.summary()  # the answer, then one more turn for the line; no third
+    assert "rig-stop-line" not in turns[0].messages_text
+    assert turns[1].count("rig-stop-line") == 1  # the doorbell's text goes in once
+    assert "Stop hook feedback:" in turns[1].messages_text
+    assert "[attend sensor=items priority=high] rig-stop-line" in turns[1].messages_text
+    assert done.stdout == "noted\n"
