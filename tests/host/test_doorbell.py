@@ -9,7 +9,7 @@ from dataclasses import replace
 from tests.host.test_hooks import watched_sensor
 from tests.host.test_monitor import fire, items_sensor
 
-from fake_api import text, texts_of
+from fake_api import bash, text, texts_of
 from host_rig import polled, polls
 from waiting import wait_until
 
@@ -69,3 +69,32 @@ def test_under_claude_p_a_line_that_comes_while_the_model_answers_gets_one_more_
     assert "Stop hook feedback:" in turns[1].messages_text
     assert "[attend sensor=items priority=high] rig-stop-line" in turns[1].messages_text
     assert done.stdout == "noted\n"
+
+
+#: A child of a session writing to its inbox socket (CLAUDE_CODE_MESSAGING_SOCKET): the frame 2.1.328 reads.
+SEND = """\
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["CLAUDE_CODE_MESSAGING_SOCKET"])
+frames = [{"type": "auth", "token": os.environ.get("CLAUDE_CODE_MESSAGING_TOKEN", "")},
+          {"type": "user", "message": {"role": "user", "content": sys.argv[1]}}]
+s.sendall(b"".join(json.dumps(f).encode() + b"\\n" for f in frames))
+s.close()
+"""
+
+
+def test_claude_codes_messaging_socket_works_but_frames_the_text_as_a_teammates_request(claude_host, quiet_home):
+    # Why attend does not use it as a conduit (docs/claude-code.md, section 3): its lines are observations,
+    # and this framing tells the model to act on them.
+    host, home = claude_host, quiet_home
+    (home.project / "send.py").write_text(SEND)
+    with host.session() as session:
+        session.wait_ready()
+        host.api.reply(bash("python3 send.py rig-socket-fact"), text("sent"), session=session.id)
+        session.type("send it")
+        woken = host.api.wait_for("rig-socket-fact\n", session=session.id)
+        # (sent during the tool call: "... sent a message while you were working:"; to an idle session the
+        # same text without "while you were working", and the session starts a turn for it)
+        said = woken.messages_text[woken.messages_text.index("Another Claude session sent a message"):]
+        assert said.split("\n")[1] == "rig-socket-fact"
+        assert "Treat it as a teammate's request and act on it" in said
