@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from benchmarks.bench_runtime import IDLE_SENSORS, _env, _quiet_shipped
 from benchmarks.bench_wake import FAST_CONFIG, _Daemon, _idle_cpus, _latencies, _time_changes, _wait_polled
@@ -77,6 +78,20 @@ def _write_items(path: Path, count: int) -> None:
     tmp.replace(path)  # atomic: the server never reads half a file
 
 
+def probed_resource_sensor(root: Path, name: str, server: dict[str, Any], min_interval: str) -> None:
+    """A user sensor `name` reading and subscribing to `items://list` on `server` (`interval: 1h`), probed and
+    confirmed in the home at `root` (its project folder made)."""
+    doc = json.loads(mcp_sensor_yaml(name, server, tool=None, resource="items://list", subscribe=True))
+    doc.update(interval="1h", min_interval=min_interval)
+    (root / "config" / "attend" / "sensors" / f"{name}.yaml").write_text(json.dumps(doc))
+    project = root / "project"
+    project.mkdir(exist_ok=True)
+    probed = subprocess.run([sys.executable, "-m", "attend", "sensors", "probe", name, "--confirm"],
+                            cwd=project, env=_env(root), capture_output=True, text=True)
+    if probed.returncode != 0:
+        raise RuntimeError(f"probe failed: {probed.stdout}{probed.stderr}")
+
+
 def _resource_latencies() -> list[float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -84,16 +99,7 @@ def _resource_latencies() -> list[float]:
         (root / "config" / "attend" / "config.yaml").write_text(FAST_CONFIG)
         behind = Behind(root / "items.json", root / "starts.txt", root / "crash")
         _write_items(behind.items_file, 0)
-        doc = json.loads(mcp_sensor_yaml("shelf", behind.inline("resources"), tool=None, resource="items://list",
-                                         subscribe=True))
-        doc.update(interval="1h", min_interval="0.1s")
-        (root / "config" / "attend" / "sensors" / "shelf.yaml").write_text(json.dumps(doc))
-        project = root / "project"
-        project.mkdir()
-        probed = subprocess.run([sys.executable, "-m", "attend", "sensors", "probe", "shelf", "--confirm"],
-                                cwd=project, env=_env(root), capture_output=True, text=True)
-        if probed.returncode != 0:
-            raise RuntimeError(f"probe failed: {probed.stdout}{probed.stderr}")
+        probed_resource_sensor(root, "shelf", behind.inline("resources"), "0.1s")
         daemon = _Daemon(root)
         try:
             _wait_polled(root, 1)  # the baseline read, after which the sensor subscribes

@@ -144,27 +144,23 @@ async def test_a_server_without_subscriptions_leaves_the_sensor_polling(
     assert not await pool.subscribe(definition, "items://list", timeout=GENEROUS, user="shelf")
 
 
-async def test_an_update_of_a_subscribed_resource_or_a_resource_below_it_wakes_its_users_and_no_other(
+async def test_an_update_of_a_watched_resource_or_a_resource_below_it_wakes_its_users_and_no_other(
     ctx: PollContext, pool: McpPool
 ) -> None:
-    from mcp.types import ResourceUpdatedNotification, ResourceUpdatedNotificationParams
-
     from attend.runtime.mcp.config import ServerDefinition
     from attend.runtime.mcp.pool import _Session
 
     woken: list[str] = []
     pool.on_update = woken.append
     session = _Session(ServerDefinition(command="unused"))
-    session.subscribed = {"file:///repo/docs", "board://issues"}
     session.watchers = {"file:///repo/docs": {"docs"}, "board://issues": {"board", "triage"}}
-    handle = pool._message_handler(session)
 
-    async def updated(uri: str) -> list[str]:
+    def updated(uri: str) -> list[str]:  # what the session's inbound stream hands the pool (runtime/mcp/inbound.py)
         woken.clear()
-        await handle(ResourceUpdatedNotification(params=ResourceUpdatedNotificationParams(uri=uri)))
+        pool._updated(session, uri)
         return list(woken)
 
-    assert await updated("board://issues") == ["board", "triage"]
-    assert await updated("file:///repo/docs/intro.md") == ["docs"]  # a sub-resource the server names
-    assert await updated("file:///repo/docsets") == []  # not below it: a name that merely starts the same
-    assert await updated("board://issues-archive") == []
+    assert updated("board://issues") == ["board", "triage"]
+    assert updated("file:///repo/docs/intro.md") == ["docs"]  # a sub-resource the server names
+    assert updated("file:///repo/docsets") == []  # not below it: a name that merely starts the same
+    assert updated("board://issues-archive") == []

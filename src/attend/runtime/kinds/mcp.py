@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attend.errors import RuntimeFailure
-from attend.runtime.kinds import PollContext, PollOutcome
+from attend.runtime.kinds import NOTES, PollContext, PollOutcome
 from attend.runtime.mcp.config import (
     DEFAULT_TIMEOUT,
     McpSettings,
@@ -89,7 +89,26 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         call = await _pool_call(definition, settings, ctx, user=compiled.name)
     except RuntimeFailure as failure:
         return PollOutcome.failed(failure.state, failure.message, **meta)
-    return PollOutcome(result=call.document, meta=meta)
+    outcome = PollOutcome(result=call.document, meta=meta)
+    if ctx.mcp_pool is not None:
+        flooded = flood_note(ctx.mcp_pool, definition, ctx)
+        if flooded:
+            outcome.meta[NOTES] = [flooded]
+    return outcome
+
+
+def flood_note(pool: McpPool, definition: ServerDefinition, ctx: PollContext) -> str:
+    """What the status says of a server's log messages dropped past the rate (runtime/mcp/inbound.py), or ""."""
+    from attend.runtime.mcp.inbound import LOG_MESSAGES_PER_SECOND
+    from attend.runtime.mcp.pool import log_path
+    from attend.text import iso_time
+
+    flow = pool.flow(definition)
+    if not flow.dropped_logs:
+        return ""
+    return (f"server {definition.name} sent more than {LOG_MESSAGES_PER_SECOND} log messages a second: "
+            f"{flow.dropped_logs:,} dropped since {iso_time(flow.dropped_since)} (the others are in "
+            f"{log_path(ctx.paths.state_dir, definition.name)})")
 
 
 async def probe_calls(compiled: Any, paths: Any, env: dict[str, str], project_dir: str | Path, store: Any) -> ProbeRun:

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import httpx2
 import trio
 from mcp import Client, StdioServerParameters
-from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -48,7 +47,6 @@ from mcp.types import (
     ListToolsResult,
     PaginatedRequestParams,
     PingRequest,
-    ResourceUpdatedNotification,
     SubscribeRequest,
     SubscribeRequestParams,
     TextContent,
@@ -59,6 +57,7 @@ from pydantic import RootModel
 from attend.errors import RuntimeFailure, reason
 from attend.runtime.faults import env_seconds
 from attend.runtime.mcp.config import ServerDefinition
+from attend.runtime.mcp.inbound import Flow, inbound
 from attend.runtime.mcp.policy import (
     gate_refusal,
     restart_delay,
@@ -177,6 +176,8 @@ class McpPool:
         #: The server each subscribed user (a sensor) wants updates from: when that server's session fails,
         #: the user is woken again once the restart backoff has passed, so its read subscribes anew.
         self._subscribers: dict[str, ServerDefinition] = {}
+        #: What each server sent unasked, across its sessions (runtime/mcp/inbound.py).
+        self._flows: dict[ServerDefinition, Flow] = {}
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Host the sessions until cancelled; every server process is stopped on the way out."""
@@ -230,6 +231,10 @@ class McpPool:
             self._stopping.discard(session)
         if session.definition not in set(self._users.values()):
             session.stop.set()  # the session's task leaves the client, which ends the server process
+
+    def flow(self, definition: ServerDefinition) -> Flow:
+        """What the server sent unasked so far: its notifications, and the log messages dropped past the rate."""
+        return self._flows.setdefault(definition, Flow())
 
     def live_servers(self) -> list[str]:
         """The names of the servers with an open session (for `sensors` and tests)."""
@@ -351,22 +356,16 @@ class McpPool:
             session.watchers.setdefault(uri, set()).add(user)
         return bool(honoured)
 
-    def _message_handler(self, session: _Session) -> MessageHandlerFnT:
-        """The session's handler of what the server sends unasked: a `notifications/resources/updated` for a
-        resource subscribed with `resources/subscribe`, or for a sub-resource of one (the URI below it after a
-        `/`, which the protocol allows a server to name), wakes that resource's users; the rest is dropped."""
-
-        async def handle(message: Any) -> None:
-            if isinstance(message, ResourceUpdatedNotification):
-                uri = message.params.uri
-                users: set[str] = set()
-                for subscribed in session.subscribed:
-                    if uri == subscribed or uri.startswith(subscribed.rstrip("/") + "/"):
-                        users |= session.watchers.get(subscribed, set())
-                self._wake(users)
-            await trio.lowlevel.checkpoint()
-
-        return handle
+    def _updated(self, session: _Session, uri: str) -> None:
+        """A `notifications/resources/updated` of `session` (taken out of the stream by `inbound`): wake the users
+        of the watched resource it names, or of the one it lies below (the URI after a `/`, a sub-resource the
+        protocol allows a server to name); an update of nothing watched wakes nobody."""
+        users: set[str] = set()
+        for watched, who in session.watchers.items():
+            if uri == watched or uri.startswith(watched.rstrip("/") + "/"):
+                users |= who
+        if users:
+            self._wake(users)
 
     async def _listen(self, session: _Session, client: Client, uri: str,
                       task_status: trio.TaskStatus[bool] = trio.TASK_STATUS_IGNORED) -> None:
@@ -387,6 +386,8 @@ class McpPool:
                     nursery.cancel_scope.cancel()
 
                 nursery.start_soon(until_stopped)
+                # its updates are taken out of the session's stream before the SDK sees them (`_updated`, through
+                # `inbound`): this only waits for the stream's end
                 async for event in stream:
                     if isinstance(event, ResourceUpdated) and event.uri == uri:
                         self._wake(session.watchers.get(uri, set()))
@@ -551,6 +552,12 @@ class McpPool:
                     cwd=self._cwd,
                 )
                 transport = stdio_client(params, errlog=errlog)
+
+            def write_log(line: str) -> None:
+                errlog.write(line + "\n")
+                errlog.flush()
+
+            transport = inbound(transport, self.flow(definition), lambda uri: self._updated(session, uri), write_log)
             return await self._hold_client(session, transport, timeout)
 
     def _http_client_factory(self, session: _Session) -> McpHttpClientFactory:
@@ -578,7 +585,7 @@ class McpPool:
         # One scope for the whole session: the connect deadline applies until the tools are listed and is
         # lifted then (the client's task group must be left inside the scope it was entered in).
         with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
-            async with Client(transport, cache=None, message_handler=self._message_handler(session)) as client:
+            async with Client(transport, cache=None) as client:
                 session.tools = await _list_tools(client)
                 scope.deadline = math.inf
                 session.client = client

@@ -44,12 +44,23 @@ class Tool:
 
 
 class WireServer:
-    """A server named `name` offering `tools`."""
+    """A server named `name` offering `tools`.
 
-    def __init__(self, name: str, tools: dict[str, Tool]) -> None:
+    `methods` answers further requests (method -> handler of the params, returning the result). With `legacy`
+    it speaks a handshake-era revision instead (`initialize`, `capabilities` as given; `server/discover` is
+    not found, so the client falls back to the handshake), as the servers that send
+    `notifications/resources/updated` for `resources/subscribe` do. `notify` and `request` talk to the client.
+    """
+
+    def __init__(self, name: str, tools: dict[str, Tool], *, methods: dict[str, Callable[[dict[str, Any]], Any]]
+                 | None = None, legacy: bool = False, capabilities: dict[str, Any] | None = None) -> None:
         self.name = name
         self.tools = tools
+        self.methods = methods or {}
+        self.legacy = legacy
+        self.capabilities = capabilities or {"tools": {}}
         self._write_lock = threading.Lock()
+        self._answers: dict[str, tuple[threading.Event, list[dict[str, Any]]]] = {}
 
     def run(self) -> None:
         """Serve stdin until the client closes it."""
@@ -59,13 +70,43 @@ class WireServer:
             message = json.loads(line)
             if "id" not in message:
                 continue  # a notification (initialized, cancelled): nothing to answer
+            if "method" not in message:  # the client's answer to a request of ours
+                waiting = self._answers.pop(str(message["id"]), None)
+                if waiting is not None:
+                    waiting[1].append(message)
+                    waiting[0].set()
+                continue
             threading.Thread(target=self._answer, args=(message,), daemon=True).start()
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send the client a notification."""
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 600.0) -> dict[str, Any]:
+        """Send the client a request and wait for its answer (the client reads in order: every message sent
+        before it has been read once the answer comes)."""
+        ident = f"server-{threading.get_ident()}-{len(self._answers)}"
+        done: tuple[threading.Event, list[dict[str, Any]]] = (threading.Event(), [])
+        self._answers[ident] = done
+        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}})
+        if not done[0].wait(timeout):
+            raise TimeoutError(f"no answer to {method} within {timeout} s")
+        return done[1][0]
 
     def _answer(self, request: dict[str, Any]) -> None:
         method, params = request.get("method"), request.get("params") or {}
-        if method == "server/discover":
-            result: dict[str, Any] = {"supportedVersions": [PROTOCOL_VERSION], "capabilities": {"tools": {}},
-                                      **UNCACHED}
+        if self.legacy and method == "initialize":
+            result: dict[str, Any] = {"protocolVersion": params.get("protocolVersion"), "capabilities": self.capabilities,
+                                      "serverInfo": {"name": self.name, "version": ""}}
+            self._send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+            return
+        if method in self.methods or (self.legacy and method == "tools/list"):
+            result = self.methods[method](params) if method in self.methods else {
+                "tools": [self._listed(name, tool) for name, tool in self.tools.items()]}
+            self._send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+            return
+        if method == "server/discover" and not self.legacy:
+            result = {"supportedVersions": [PROTOCOL_VERSION], "capabilities": self.capabilities, **UNCACHED}
         elif method == "tools/list":
             result = {"tools": [self._listed(name, tool) for name, tool in self.tools.items()], **UNCACHED}
         elif method == "tools/call" and params.get("name") in self.tools:
