@@ -175,7 +175,7 @@ def test_the_shipped_line_holds_the_marker_so_its_delivery_is_a_sighting(project
 
 @pytest.mark.slow
 def test_the_daemon_tells_the_session_once_when_a_quarter_has_gone_by(home):
-    from tests.runtime.daemon_rig import DaemonProcess, caught_up, last_poll
+    from tests.runtime.daemon_rig import DaemonProcess, caught_up, last_poll, query
 
     from waiting import PATIENCE, wait_until
 
@@ -188,8 +188,12 @@ def test_the_daemon_tells_the_session_once_when_a_quarter_has_gone_by(home):
         transcripts.turn("s1", 75_000, tool=True)
         (line,) = daemon.wait_for(lambda lines: len(lines) >= 1)
         delivered(transcripts, "s1", line)
-        transcripts.turn("s1", 90_000, tool=True)
-        caught_up(home, "s1")  # a poll after the line reached the transcript, printed to the end: no second line
+        # 102,000 tokens since the first turn (a second step, had the line not reached the transcript), 47,000
+        # since the line did: nothing yet
+        transcripts.turn("s1", 122_000, tool=True)
+        caught_up(home, "s1")  # a poll after that turn, printed to the end: no second line
+        # nor one held back (the absolute refractory holds a fire in `pending`, not yet in the journal)
+        assert query(home, "SELECT description FROM pending WHERE sensor LIKE 'disclosure%'") == []
     finally:
         daemon.stop()
     assert daemon.stdout == [f"[attend sensor=disclosure priority=medium] {told(27.5)[0][2]}"], daemon.stderr

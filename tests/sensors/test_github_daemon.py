@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from gh_recorded import check
 from sensor_material import FakeGh, GitRepo
-from tests.runtime.daemon_rig import DaemonProcess, caught_up, last_poll
+from tests.runtime.daemon_rig import DaemonProcess, caught_up, last_poll, query
 
 from waiting import PATIENCE, wait_until
 
@@ -32,6 +32,7 @@ def test_the_daemon_prints_one_line_when_the_recorded_checks_settle(home, tmp_pa
         gh.answer("pr checks", [check("lint", "SUCCESS", job=1), check("test", "SUCCESS", job=2)])
         daemon.wait_for(lambda lines: len(lines) >= 1)
         caught_up(home, "s1")  # one more poll of the settled checks, printed to the end: no second line
+        assert query(home, "SELECT description FROM pending WHERE sensor = 'gh-checks'") == []  # nor one held back
     finally:
         daemon.stop()
     assert daemon.stdout == ["[attend sensor=gh-checks priority=medium] checks passed on feature: 2 of 2"], daemon.stderr
