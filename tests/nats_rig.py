@@ -84,7 +84,7 @@ class NatsServer:
 
 def machine_config(url: str, *, extra: str = "", fast: bool = True) -> str:
     """config.yaml of a machine on the server at `url` (with the end-to-end tests' short governor windows)."""
-    text = f"peers:\n  transport: nats\n  nats:\n    url: {url}\n{extra}"
+    text = f"peers:\n  transport: nats\n  nats:\n    url: {url}\n    presence_ttl: 10s\n{extra}"
     if fast:
         text += ("engagement:\n  absolute_refractory: 0\ngovernor:\n  event: {cooldown: 0.1, limit: 1000, window: 60}\n"
                  "  message: {cooldown: 0.1, limit: 1000, window: 60}\n")

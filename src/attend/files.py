@@ -90,7 +90,8 @@ def _temporary(folder: Path, name: str) -> tuple[int, Path]:
     raise FileExistsError(f"no free temporary name for {name} in {folder}")
 
 
-def write_atomically(path: Path, text: str | bytes, *, exclusive: bool = False, mode: int | None = None) -> None:
+def write_atomically(path: Path, text: str | bytes, *, exclusive: bool = False, mode: int | None = None,
+                     sync: bool = True) -> None:
     """Replace (or create) `path` with `text`, all or nothing; create its folder if it is missing.
 
     Args:
@@ -100,6 +101,8 @@ def write_atomically(path: Path, text: str | bytes, *, exclusive: bool = False, 
             and nothing changes.
         mode: the permission bits to give the file; default: an existing file's own, else 0o666 less
             the umask.
+        sync: fsync the file and its folder before returning (the default). False leaves that to the
+            caller, who makes a batch of writes durable at once (`os.sync()`: the peers mirror).
 
     Raises:
         WriteFailed: when any step fails; the destination then holds what it held before and no
@@ -119,7 +122,8 @@ def write_atomically(path: Path, text: str | bytes, *, exclusive: bool = False, 
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         if keep is not None:
             os.chmod(tmp, keep)
         if exclusive:
@@ -135,7 +139,8 @@ def write_atomically(path: Path, text: str | bytes, *, exclusive: bool = False, 
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
-    _fsync_folder(folder)
+    if sync:
+        _fsync_folder(folder)
 
 
 def _link_exclusively(tmp: Path, path: Path) -> None:

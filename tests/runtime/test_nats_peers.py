@@ -10,7 +10,9 @@ https on the other: one project identity), its own config.yaml choosing the nats
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -83,6 +85,9 @@ def machines(tmp_path, server):
     made: list[Machine] = []
 
     def make(name: str, remote: str = "git@github.com:ada/api.git", **kwargs) -> Machine:
+        # Each test its own repository on the shared server (`ada/api` becomes `ada/api-<test>`): a machine's
+        # new consumer is handed everything the stream holds for its project, other tests' messages included.
+        remote = remote.replace("ada/api", f"ada/api-{tmp_path.name}").replace("ada/web", f"ada/web-{tmp_path.name}")
         machine = Machine(tmp_path / name, server, remote, **kwargs)
         made.append(machine)
         return machine
@@ -90,6 +95,12 @@ def machines(tmp_path, server):
     yield make
     for machine in made:
         machine.close()
+
+
+def identity(machine: Machine) -> str:
+    from attend.peers.machine import project_identity
+
+    return project_identity(machine.home.project, machine.home.env())
 
 
 def message_ids(lines: list[str]) -> Counter[str]:
@@ -106,7 +117,8 @@ def test_a_message_sent_on_one_machine_is_one_line_on_the_other_machines_session
     b.wait_for(lambda lines: line in lines)
     inbox = devbox.peers("inbox", "--json", session="b")
     [stored] = json.loads(inbox.stdout)
-    assert (stored["id"], stored["to"], stored["project"]) == (mid, "github.com/ada/api", "github.com/ada/api")
+    assert (stored["id"], stored["to"], stored["project"]) == (mid, identity(devbox), identity(laptop))
+    assert identity(devbox).startswith("github.com/ada/api-")
 
     # b answers from the devbox: the reply reaches the laptop's project (a's), with `re`.
     a = laptop.run("a")
@@ -117,3 +129,209 @@ def test_a_message_sent_on_one_machine_is_one_line_on_the_other_machines_session
     [back] = [m for m in json.loads(laptop.peers("inbox", "--json", session="a").stdout) if m["id"] == reply_id]
     assert back["re"] == mid and back["text"] == "rebased"
     assert message_ids(b.stdout)[mid] == 1 and message_ids(a.stdout)[reply_id] == 1
+
+
+# -- what the server holds, read with nats-py itself (the tests' explicit signals) --------------------------
+
+
+def consumer_state(server: NatsServer, machine: Machine) -> tuple[int, int, int]:
+    """(messages not yet delivered, delivered but not acked, deliveries made) of the machine's consumer for its project."""
+    import asyncio
+
+    import nats
+
+    from attend.peers.machine import identity_digest, machine_id, project_identity
+
+    name = f"m-{machine_id(machine.home.env())}-{identity_digest(project_identity(machine.home.project, machine.home.env()))}"
+
+    async def go() -> tuple[int, int, int]:
+        nc = await nats.connect(server.url)
+        try:
+            info = await nc.jetstream().consumer_info("ATTEND_PEERS", name)
+            return info.num_pending, info.num_ack_pending, info.delivered.consumer_seq
+        finally:
+            await nc.close()
+    return asyncio.run(go())
+
+
+def stream_texts(server: NatsServer) -> list[str]:
+    """The text of every message in the stream, in the order it was stored."""
+    import asyncio
+
+    import nats
+
+    async def go() -> list[str]:
+        nc = await nats.connect(server.url)
+        try:
+            js = nc.jetstream()
+            info = await js.stream_info("ATTEND_PEERS")
+            out = []
+            for seq in range(info.state.first_seq, info.state.last_seq + 1):
+                msg = await js.get_msg("ATTEND_PEERS", seq)
+                out.append(json.loads(msg.data)["text"])
+            return out
+        finally:
+            await nc.close()
+    return asyncio.run(go())
+
+
+def test_a_channel_reaches_its_members_on_every_machine(machines) -> None:
+    laptop = machines("laptop")
+    devbox = machines("devbox", "https://github.com/ada/api")
+    b = devbox.run("b")
+    # Channels are the server's, shared by every project: this test's own name keeps other tests' off it.
+    joined = devbox.peers("join", "release-this-test", session="b")
+    assert joined.returncode == 0, joined.stderr
+    assert json.loads(laptop.peers("channels", "--json").stdout)["release-this-test"] == ["b"]
+    mid = laptop.send("--channel", "release-this-test", "tagging 2.0 now")
+    line = f"[attend sensor=messages priority=high] message {mid} from a on @release-this-test: tagging 2.0 now"
+    b.wait_for(lambda lines: line in lines)
+    assert message_ids(b.stdout)[mid] == 1
+    refused = laptop.peers("send", "--channel", "nobody-here", "hello?", session="a")
+    assert refused.returncode == 1 and "no other live member on channel nobody-here" in refused.stderr
+
+
+def test_to_takes_another_machines_project_by_the_identity_peers_list_shows(machines, tmp_path) -> None:
+    laptop = machines("laptop")
+    devbox = machines("devbox", "git@github.com:ada/web.git")  # a project the laptop has no clone of
+    b = devbox.run("b")
+    rows = json.loads(laptop.peers("list", "--json").stdout)
+    web = identity(devbox)
+    [row] = [r for r in rows if r["session"] == "b" and r["project"] == web]
+    assert row["project"] == web and web.startswith("github.com/ada/web-") and row["machine"] != ""
+    assert row["path"] == str(devbox.home.project.resolve())
+    mid = laptop.send("--to", web, "your API changed")
+    b.wait_for(lambda lines: any(mid in x for x in lines))
+    unknown = laptop.peers("send", "--to", "github.com/ada/nothing", "anyone?", session="a")
+    assert unknown.returncode == 1 and "not a directory" in unknown.stderr
+
+
+@pytest.fixture
+def own_server(tmp_path):
+    """A server of the test's own: nothing another test sent (a channel's messages reach every project) is on it."""
+    nats = NatsServer(tmp_path / "own-nats")
+    yield nats
+    nats.stop()
+
+
+def test_a_receiver_killed_between_writing_a_message_and_acking_it_shows_it_once(machines, own_server) -> None:
+    server = own_server
+    laptop = machines("laptop", config=machine_config(server.url))
+    devbox = machines("devbox", "https://github.com/ada/api", config=machine_config(server.url))
+    b = devbox.run("b", ATTEND_CRASH_AT="peer-handed-over:1")
+    mid = laptop.send("--to", str(laptop.home.project), "do not lose me")
+    assert b.proc.wait(timeout=60) == -signal.SIGKILL  # killed after the file was written, before the ack
+    assert consumer_state(server, devbox)[1] == 1  # delivered, not acked
+    again = devbox.run("b")
+    again.wait_for(lambda lines: any(mid in x for x in lines))
+    # The server delivers it again after its ack wait; the file already there drops the repeat and acks it.
+    wait_until(lambda: consumer_state(server, devbox) == (0, 0, 2), what="the redelivery acked")
+    assert message_ids(b.stdout + again.stdout)[mid] == 1
+    assert devbox.peers("inbox", "--json", session="b").stdout.count(mid) == 1
+
+
+def test_a_server_restart_loses_nothing_waiting_or_sent_after_it(machines, server) -> None:
+    laptop = machines("laptop")
+    devbox = machines("devbox", "https://github.com/ada/api")
+    waiting = laptop.peers("send", "--to", str(laptop.home.project), "sent while nobody ran", session="a")
+    assert waiting.returncode == 0 and "waits on the server" in waiting.stderr
+    first = waiting.stdout.strip()
+    server.restart()
+    b = devbox.run("b")  # its cold start hands over what waited
+    b.wait_for(lambda lines: any(first in x for x in lines))
+    server.restart()  # under a running session: its mirror reconnects and resumes from its consumer
+    later = laptop.send("--to", str(laptop.home.project), "sent after the second restart")
+    b.wait_for(lambda lines: any(later in x for x in lines))
+    counts = message_ids(b.stdout)
+    assert counts[first] == 1 and counts[later] == 1
+
+
+def test_sends_with_the_server_down_are_spooled_and_published_in_order_when_it_returns(machines, server) -> None:
+    laptop = machines("laptop", sensors=("messages", "peers"))
+    devbox = machines("devbox", "https://github.com/ada/api")
+    b = devbox.run("b")
+    a = laptop.run("a")  # publishes the spool once the server is back
+    server.stop()
+    sent = []
+    for n in range(3):
+        done = laptop.peers("send", "--to", str(laptop.home.project), f"offline {n}", session="a")
+        assert done.returncode == 0, done.stderr
+        assert "unavailable: Connect call failed" in done.stderr and f"{n + 1} message(s) wait" in done.stderr
+        sent.append(done.stdout.strip())
+    for sensor in ("messages", "peers"):  # their state, in the connection's own words; never a crash
+        poll = laptop.home.attend("sensors", "poll", sensor)
+        assert f"sensor {sensor}: unavailable" in poll.stdout and "Connect call failed" in poll.stdout, poll.stdout
+    server.start()
+    b.wait_for(lambda lines: all(any(m in x for x in lines) for m in sent))
+    texts = [t for t in stream_texts(server) if t.startswith("offline ")]
+    assert texts == ["offline 0", "offline 1", "offline 2"]
+    assert all(message_ids(b.stdout)[m] == 1 for m in sent)
+    assert not list((laptop.home.state / "attend" / "peers-spool").glob("*.json"))
+    assert a.proc.poll() is None
+
+
+def test_a_refused_credential_is_auth_failed_in_the_servers_words(machines, tmp_path) -> None:
+    guarded = NatsServer(tmp_path / "guarded", "--user", "ada", "--pass", "right")
+    try:
+        config = machine_config(guarded.url, extra="    user: ada\n    password: wrong-s3cret\n")
+        laptop = machines("laptop", config=config)
+        doctor = laptop.home.attend("doctor")
+        assert "FAIL peers server: auth_failed: Authorization Violation" in doctor.stdout
+        assert "wrong-s3cret" not in doctor.stdout + doctor.stderr
+        poll = laptop.home.attend("sensors", "poll", "messages")
+        assert "auth_failed" in poll.stdout and "Authorization Violation" in poll.stdout
+        listed = laptop.peers("list")
+        assert listed.returncode == 1 and "auth_failed: Authorization Violation" in listed.stderr
+        laptop.home.config_file.write_text(machine_config(guarded.url, extra="    user: ada\n    password: right\n"))
+        assert "ok   peers server: connected to 127.0.0.1" in laptop.home.attend("doctor").stdout
+    finally:
+        guarded.stop()
+
+
+def test_a_backlog_of_ten_thousand_messages_reaches_a_starting_session_as_one_cold_start(machines, server) -> None:
+    import asyncio
+
+    import nats
+
+    from attend.peers.machine import identity_digest
+
+    devbox = machines("devbox", "https://github.com/ada/api")
+    total = 10_000
+    project = identity(devbox)
+
+    async def publish() -> None:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        subject = f"attend.peers.p.{identity_digest(project)}"
+        start = int(time.time() * 1000) - total
+        for n in range(total):
+            mid = f"{start + n:013d}-{n:06x}"
+            body = {"id": mid, "from": "a", "from_kind": "session", "project": project,
+                    "to": project, "channel": None, "re": None, "text": f"backlog {n}",
+                    "ts": (start + n) / 1000}
+            await js.publish(subject, json.dumps(body).encode(), headers={"Nats-Msg-Id": mid})
+        await nc.close()
+
+    asyncio.run(publish())
+    b = devbox.run("b")
+    wait_until(lambda: consumer_state(server, devbox)[:2] == (0, 0), what="the backlog drained")
+    tray = devbox.home.cache / "attend" / "peers" / f"p-{identity_digest(project)}"
+    assert len(list(tray.glob("*.json"))) == total
+    # Mirrored before the sensor's baseline, the cold start hands over the newest 50 and counts the rest in one
+    # line; mirrored after it, the sensor's digest makes the burst one line. Never ten thousand lines.
+    b.wait_for(lambda lines: any("earlier messages not shown" in x or "new messages from a" in x for x in lines))
+    assert len(message_ids(b.stdout)) <= 51
+
+
+def test_peers_list_shows_every_machine_and_a_dead_machines_sessions_leave_within_the_ttl(machines) -> None:
+    laptop = machines("laptop")
+    devbox = machines("devbox", "https://github.com/ada/api")
+    a = laptop.run("a")
+    b = devbox.run("b")
+    rows = {r["session"]: r for r in json.loads(laptop.peers("list", "--json").stdout)}
+    assert set(rows) >= {"a", "b"} and rows["a"]["machine"] != rows["b"]["machine"]
+    assert rows["b"]["project"] == rows["a"]["project"] == identity(laptop)
+    b.stop(signal.SIGKILL)  # the machine dies: nothing removes its key, the bucket's TTL does
+    wait_until(lambda: "b" not in {r["session"] for r in json.loads(laptop.peers("list", "--json").stdout)},
+               what="b gone from the laptop's list")
+    assert a.proc.poll() is None

@@ -464,8 +464,10 @@ class Mailbox:
         """What a tray's `.project` names (a sweep removes a tray whose marker is a path that is gone)."""
         return str(Path(to).resolve())
 
-    def post(self, message: Message) -> Path:
+    def post(self, message: Message, *, sync: bool = True) -> Path:
         """Write `message` into its tray or channel; return its file.
+
+        `sync=False` leaves its fsync to the caller (a batch made durable at once: peers/natsbox.py).
 
         Raises:
             FileExistsError: a message with that id is there already (it is left as it was).
@@ -476,7 +478,7 @@ class Mailbox:
             if not marker.exists():
                 write_atomically(marker, self._marker(message.to))
         path = folder / f"{message.id}.json"
-        write_atomically(path, json.dumps(message.to_json(), ensure_ascii=False), exclusive=True)
+        write_atomically(path, json.dumps(message.to_json(), ensure_ascii=False), exclusive=True, sync=sync)
         return path
 
     def new_id(self) -> str:

@@ -95,13 +95,13 @@ class NatsMailbox(Mailbox):
 
     # -- sending -----------------------------------------------------------------------------------
 
-    def post(self, message: Message) -> Path:
+    def post(self, message: Message, *, sync: bool = True) -> Path:
         """Write `message` here, spool it, and publish the spool in order (see the module docstring).
 
         Raises:
             FileExistsError: a message with that id is here already (nothing is spooled).
         """
-        path = super().post(message)
+        path = super().post(message, sync=sync)
         entry = {"subject": self._subject(message), "message": message.to_json()}
         write_atomically(self.spool / f"{time.time_ns():020d}-{message.id}.json", json.dumps(entry, ensure_ascii=False))
         with contextlib.suppress(Unavailable):
@@ -153,9 +153,15 @@ class NatsMailbox(Mailbox):
 
         message = Message.from_json(read_json_bounded(data))
         try:
-            super().post(message)
+            super().post(message, sync=False)  # the batch is made durable at once before its acks (`_settle`)
         except FileExistsError:
             pass  # sent from here, or delivered before a crash kept it from being acked: once is enough
+
+    @staticmethod
+    def _settle() -> None:
+        """Make a batch of handed-over messages durable before any of them is acked: one sync for the batch
+        instead of two fsyncs a message (10,000 waiting messages in about a second, not a minute)."""
+        os.sync()
 
     def receive(self, project: Path | str) -> None:
         """Bring what waits for `project` here now (a one-shot command); a running session's mirror suffices.
@@ -168,11 +174,11 @@ class NatsMailbox(Mailbox):
             if self.link.failure is not None:
                 raise self.link.failure
             return
-        self.link.drain(consumer, subjects, self._hand_over)
+        self.link.drain(consumer, subjects, self._hand_over, self._settle)
 
     def start_receiving(self, project: Path | str, before_ack: Any = None) -> None:
         consumer, subjects = self._consumer(project)
-        self.link.mirror(consumer, subjects, self._hand_over, before_ack)
+        self.link.mirror(consumer, subjects, self._hand_over, self._settle, before_ack)
 
     def stop_receiving(self, project: Path | str) -> None:
         self.link.stop_mirror(self._consumer(project)[0])

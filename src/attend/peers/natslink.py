@@ -128,7 +128,8 @@ class Link:
         self._connecting: asyncio.Lock | None = None
         self._last_error: BaseException | None = None
         self._retry_at = 0.0
-        self._mirrors: dict[str, asyncio.Task[None]] = {}
+        self._lost_at = 0.0
+        self._mirrors: dict[str, tuple[asyncio.Task[None], tuple[Any, ...]]] = {}
         #: The last failure, or None while the connection works (what the sensors report).
         self.failure: Unavailable | None = None
 
@@ -175,11 +176,16 @@ class Link:
         self._last_error = exc
 
     async def _disconnected(self) -> None:
+        self._lost_at = self.loop.time()
         self.failure = Unavailable("unavailable", _words(self._last_error) if self._last_error else
                                    "the connection to the server was lost")
 
     async def _reconnected(self) -> None:
         self.failure = None
+        # A fetch asked of the server before it went away is never answered: start each mirror's loop again.
+        for consumer, (task, args) in list(self._mirrors.items()):
+            task.cancel()
+            self._mirrors[consumer] = (self.loop.create_task(self._mirror(*args)), args)
 
     def _options(self) -> dict[str, Any]:
         from attend.spec.headers import VAR_REFERENCE
@@ -219,9 +225,17 @@ class Link:
         """The JetStream context, connecting first when needed (the stream made when missing)."""
         if self._nc is not None and self._nc.is_connected:
             return self._js
-        if self._nc is not None and (self._nc.is_reconnecting or self._nc.is_connecting):
-            raise Unavailable("unavailable", _words(self._last_error))
-        if self.failure is not None and self._nc is None and self.loop.time() < self._retry_at:
+        if self._nc is not None and not self._nc.is_closed:
+            # Lost and being found again (nats-py reconnects by itself): a loss just now may be a restart, so it
+            # is waited for a little; one that lasts answers at once (a send spools, a sensor says unavailable).
+            deadline = self._lost_at + CONNECT_TIMEOUT
+            while not self._nc.is_connected and self.loop.time() < deadline:
+                await asyncio.sleep(0.05)
+            if self._nc.is_connected:
+                return self._js
+            raise Unavailable("unavailable", _words(self._last_error) if self._last_error else
+                              "the connection to the server was lost")
+        if self.failure is not None and self.loop.time() < self._retry_at:
             raise self.failure  # a connection just failed: the next attempt waits a little
         if self._connecting is None:
             self._connecting = asyncio.Lock()
@@ -232,17 +246,18 @@ class Link:
             import nats
             from nats.js import api
 
-            if self._nc is not None:
-                with contextlib.suppress(Exception):
-                    await self._nc.close()
             self._last_error = None
             try:
-                nc = await nats.connect(**{**self._options(), "allow_reconnect": False})
+                # The first connection tries each server once (and a wrong credential is said at once); a lost
+                # one is then sought again without end (a `max_reconnect_attempts` of -1 would make the first
+                # attempt loop too).
+                nc = await nats.connect(**{**self._options(), "allow_reconnect": False, "max_reconnect_attempts": 1})
             except Exception as exc:  # noqa: BLE001
                 self._nc = None
                 raise self._failed(self._last_error or exc) from None
             # Reconnect from here on: a lost server is waited for (the mirror resumes from its consumer).
             nc.options["allow_reconnect"] = True
+            nc.options["max_reconnect_attempts"] = -1
             js = nc.jetstream(timeout=CALL_TIMEOUT)
             config = api.StreamConfig(
                 name=STREAM, subjects=[f"{SUBJECT_PREFIX}.>"], storage=api.StorageType.FILE, max_age=MAX_AGE,
@@ -356,20 +371,22 @@ class Link:
 
     # -- the mirror --------------------------------------------------------------------------------
 
-    def mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
+    def mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None], settle: Callable[[], None],
                before_ack: Callable[[], None] | None = None) -> None:
         """Keep moving what `consumer` delivers into this machine through `handle` (a message's payload), acking
-        each only after `handle` returned; runs on the loop until `stop_mirror` (reconnecting as needed).
+        a batch only after `handle` returned for each and `settle()` made them durable; runs on the loop until
+        `stop_mirror` (reconnecting as needed).
 
         `handle` raising OSError leaves the message unacked (delivered again); ValueError (a payload that is
         no message) acks it: it can never be handed over.
         """
         def start() -> None:
-            if consumer not in self._mirrors or self._mirrors[consumer].done():
-                self._mirrors[consumer] = self.loop.create_task(self._mirror(consumer, subjects, handle, before_ack))
+            if consumer not in self._mirrors or self._mirrors[consumer][0].done():
+                args = (consumer, subjects, handle, settle, before_ack)
+                self._mirrors[consumer] = (self.loop.create_task(self._mirror(*args)), args)
         self.loop.call_soon_threadsafe(start)
 
-    def drain(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
+    def drain(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None], settle: Callable[[], None],
               timeout: float = CALL_TIMEOUT) -> int:
         """Move what `consumer` holds now into this machine (a one-shot command's mirror); how many came."""
         async def go() -> int:
@@ -380,7 +397,7 @@ class Link:
                     batch = await self._fetch(sub, 0.2)
                     if not batch:
                         return moved
-                    moved += await self._hand_over(batch, handle, None)
+                    moved += await self._hand_over(batch, handle, settle, None)
             finally:
                 with contextlib.suppress(Exception):
                     await sub.unsubscribe()
@@ -388,14 +405,14 @@ class Link:
 
     def mirroring(self, consumer: str) -> bool:
         """Whether this process mirrors `consumer` now."""
-        task = self._mirrors.get(consumer)
-        return task is not None and not task.done()
+        found = self._mirrors.get(consumer)
+        return found is not None and not found[0].done()
 
     def stop_mirror(self, consumer: str) -> None:
         def stop() -> None:
-            task = self._mirrors.pop(consumer, None)
-            if task is not None:
-                task.cancel()
+            found = self._mirrors.pop(consumer, None)
+            if found is not None:
+                found[0].cancel()
         self.loop.call_soon_threadsafe(stop)
 
     async def _subscribe(self, consumer: str, subjects: list[str]) -> Any:
@@ -418,9 +435,9 @@ class Link:
         except (TimeoutError, NatsTimeout):
             return []
 
-    async def _hand_over(self, batch: list[Any], handle: Callable[[bytes], None],
+    async def _hand_over(self, batch: list[Any], handle: Callable[[bytes], None], settle: Callable[[], None],
                          before_ack: Callable[[], None] | None) -> int:
-        moved = 0
+        handed = []
         for msg in batch:
             try:
                 handle(msg.data)
@@ -430,14 +447,17 @@ class Link:
             except OSError:
                 await msg.nak(delay=ACK_WAIT)  # this machine cannot store it now: again later
                 continue
+            handed.append(msg)
+        if handed:
+            settle()
             if before_ack is not None:
                 before_ack()
+        for msg in handed:
             await msg.ack()
-            moved += 1
-        return moved
+        return len(handed)
 
     async def _mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
-                      before_ack: Callable[[], None] | None) -> None:
+                      settle: Callable[[], None], before_ack: Callable[[], None] | None) -> None:
         sub = None
         while True:
             try:
@@ -445,7 +465,7 @@ class Link:
                     sub = await self._subscribe(consumer, subjects)
                 batch = await self._fetch(sub, FETCH_WAIT)
                 if batch:
-                    await self._hand_over(batch, handle, before_ack)
+                    await self._hand_over(batch, handle, settle, before_ack)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the server went away: wait for it, then resume from the consumer
@@ -460,7 +480,7 @@ class Link:
     def close(self) -> None:
         """Close the connection and stop the loop's thread."""
         async def go() -> None:
-            for task in self._mirrors.values():
+            for task, _ in self._mirrors.values():
                 task.cancel()
             if self._nc is not None:
                 with contextlib.suppress(Exception):

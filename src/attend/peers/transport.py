@@ -50,6 +50,7 @@ def peers_settings(env: Mapping[str, str] | None = None) -> PeersSettings:
 
 def _read(path: Path, env: Mapping[str, str]) -> PeersSettings:
     from attend.spec.config import config_default, load_config
+    from attend.spec.durations import parse_duration
     from attend.spec.paths import layer_paths
 
     # `peers` is read from the user's file only (load_config ignores it in a project's), so any folder
@@ -65,7 +66,7 @@ def _read(path: Path, env: Mapping[str, str]) -> PeersSettings:
     return PeersSettings("nats", NatsSettings(
         urls=tuple([urls] if isinstance(urls, str) else urls), creds=nats["creds"], nkey=nats["nkey"],
         token=nats["token"], user=nats["user"], password=nats["password"], tls_ca=nats["tls_ca"],
-        tls_cert=nats["tls_cert"], tls_key=nats["tls_key"], presence_ttl=float(nats["presence_ttl"])))
+        tls_cert=nats["tls_cert"], tls_key=nats["tls_key"], presence_ttl=parse_duration(nats["presence_ttl"])))
 
 
 def open_mailbox(env: Mapping[str, str] | None = None, clock: Any = None) -> Mailbox:
