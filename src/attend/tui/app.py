@@ -560,18 +560,20 @@ class SensorsScreen(Screen[None]):
         try:
             run = self.model.probe(name)
         except ProbeRefused as refused:
-            self.app.call_from_thread(self.notify, str(refused), title="probe", severity="error", timeout=8)
+            self.app.call_from_thread(self.notify, printable(str(refused)), title="probe", severity="error", timeout=8,
+                                      markup=False)
             return
         except RuntimeFailure as failure:
-            self.app.call_from_thread(self.notify, f"{failure.state}: {failure.message}", title="probe failed",
-                                      severity="error", timeout=8)
+            # the server's words: printable, and no markup (a `[/]` in them is text)
+            self.app.call_from_thread(self.notify, printable(f"{failure.state}: {failure.message}", one_line=True),
+                                      title="probe failed", severity="error", timeout=8, markup=False)
             return
         self.app.call_from_thread(self._probe_answer, run)
 
     def _probe_answer(self, run: Any) -> None:
         from attend.runtime.mcp.probe import CONFIRM_QUESTION
 
-        found = run.describe()
+        found = printable(run.describe())  # the lost keys are the server's words
         if not run.verdict.ok:
             run_record = self.model.record_probe(run, False)
             self.app.push_screen(TextDialog(Text(found + f"\nrecorded: {run_record['sensor']} stays unprobed",

@@ -105,7 +105,7 @@ async def test_a_wrong_token_is_auth_failed_with_the_servers_words_and_backs_off
 
 #: A refusal that drives a terminal (issue 35, item 3): the body's OSC title sequence, screen clears and colours
 #: (ESC bytes), the challenge's 8-bit CSI and OSC (C1 controls, which a header may carry), each some 8 KB.
-HOSTILE_BODY = "\x1b]0;owned\x07" + "\x1b[2J\x1b[31mred " * 700
+HOSTILE_BODY = "\x1b]0;owned\x07" + "\x1b[2J\x1b[31mred [/][bold] " * 500
 HOSTILE_CHALLENGE = 'Bearer error="invalid_token", error_description="' + "\u009b2J\u009d0;owned\u009c\u202e " * 1000 + '"'
 #: What a terminal acts on: C0 but tab and newline, DEL, C1, the bidirectional controls (text.printable's set).
 DRIVES_A_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
@@ -291,3 +291,39 @@ def test_a_hostile_refusal_reaches_every_surface_escaped_on_one_line_and_cut(
     doctor_json = quiet_home.attend("doctor", "--json")
     (auth,) = [check for check in json.loads(doctor_json.stdout)["checks"] if check["check"] == "mcp auth"]
     assert_quoted(auth["message"])
+
+
+def test_the_tabs_probe_shows_a_hostile_refusal_escaped_and_as_plain_text(
+    home: Any, behind: Behind, remote: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the tab's probe (`P`) is a surface too: the server's words are no markup for it (`[/]` would end a style
+    # that was never opened) and drive no terminal
+    import asyncio
+
+    from textual.widgets import DataTable
+
+    from attend.tui import SensorsApp
+
+    servers = {"tracker": {"type": "http", "url": f"http://127.0.0.1:{remote}/mcp",
+                           "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}}
+    (home.project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    home.write_user_sensor("tracker", mcp_sensor_yaml("tracker", "tracker"))
+    monkeypatch.setenv("REMOTE_TOKEN", "wrong")
+    answer_hostile_refusals(behind)
+    shown: list[tuple[str, bool]] = []
+
+    async def run() -> None:
+        app = SensorsApp(home.project, refresh_seconds=None)
+        async with app.run_test(size=(120, 40)) as pilot:
+            table = app.screen.query_one("#sensors", DataTable)
+            table.move_cursor(row=table.get_row_index("tracker"))
+            await pilot.press("P")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            shown.extend((n.message, n.markup) for n in app._notifications if n.title == "probe failed")
+
+    asyncio.run(run())
+    ((message, markup),) = shown
+    assert markup is False
+    assert message.startswith("auth_failed: MCP server 'tracker' refused the credential: ")
+    assert_quoted(message)
