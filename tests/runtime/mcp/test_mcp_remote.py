@@ -112,7 +112,11 @@ DRIVES_A_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\
 
 
 def answer_hostile_refusals(behind: Behind) -> None:
-    refusal_file(behind).write_text(json.dumps({"body": HOSTILE_BODY, "challenge": HOSTILE_CHALLENGE}))
+    """Make the module's server answer a refused request with HOSTILE_BODY and HOSTILE_CHALLENGE (written whole:
+    the server reads the file on each refusal)."""
+    from attend.files import write_atomically
+
+    write_atomically(refusal_file(behind), json.dumps({"body": HOSTILE_BODY, "challenge": HOSTILE_CHALLENGE}))
 
 
 def assert_quoted(message: str) -> None:
