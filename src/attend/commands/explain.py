@@ -111,6 +111,9 @@ def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, 
     declared = [(str(p), "file") for p in sensor.data.get("wake_on") or []]
     crate, note = _crate_wake_on(sensor, project_dir, env)
     declared += [(p, f"crate {sensor.data.get('source')}") for p in crate]
+    from attend.runtime.kinds.process import branch_wake_on
+
+    declared += [(p, "argv {branch}") for p in branch_wake_on(sensor.data, project_dir)]
     rows = []
     for pattern, by in declared:
         target = watch_target(pattern, project_dir, home=env.get("HOME"))

@@ -1,7 +1,9 @@
 """The command kind: one poll runs an argv without a shell (ADR-403 §1; DESIGN.md, Runtime).
 
 Decisions:
-- argv is executed directly, never through a shell; `env` is merged over the daemon's environment;
+- argv is executed directly, never through a shell; `{branch}` in it is the branch checked out in the project
+  at each poll (`process.branch_argv`; a stream's argv does not take it: its process outlives a checkout);
+  `env` is merged over the daemon's environment;
   `cwd` is relative to the project directory.
 - The child runs in its own session (so its own process group). On timeout the whole group gets
   SIGTERM, then SIGKILL after `KILL_GRACE` seconds, so a script's own children die with it.
@@ -15,7 +17,8 @@ Decisions:
   turn a finished poll into a `timeout`).
 - Failure states: `timeout`, `exit` (non-zero, with the code and the stderr tail), `malformed`
   (invalid JSON, invalid UTF-8, over the cap, a `lines` output with lines of which none parses),
-  `exec_failed` (no such program, not executable, no such cwd). A failure never raises: it is a
+  `exec_failed` (no such program, not executable, no such cwd), `unavailable` (argv names `{branch}` and no
+  branch is checked out: no repository, a detached HEAD). A failure never raises: it is a
   `PollOutcome` the caller records.
 """
 
@@ -30,7 +33,14 @@ from typing import TYPE_CHECKING
 import trio
 
 from attend.runtime.kinds import PollContext, PollOutcome
-from attend.runtime.kinds.process import DEFAULT_TIMEOUT, STDERR_TAIL, command_settings, exec_failure, signal_group
+from attend.runtime.kinds.process import (
+    DEFAULT_TIMEOUT,
+    STDERR_TAIL,
+    branch_argv,
+    command_settings,
+    exec_failure,
+    signal_group,
+)
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
@@ -195,6 +205,10 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
 
         return await collect(compiled, ctx, ctx.stream_for)
     settings = command_settings(compiled, ctx)
+    argv = branch_argv(settings["argv"], ctx.project_dir)  # `{branch}`: the checkout's, at each poll
+    if isinstance(argv, str):
+        return PollOutcome.failed("unavailable", argv)
+    settings["argv"] = argv
     run = await run_command(**settings)
     if run.state != "ok":
         return PollOutcome.failed(run.state, run.message, returncode=run.returncode, stderr=run.stderr)

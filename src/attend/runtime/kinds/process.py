@@ -5,6 +5,7 @@ signals, and the words for a child that could not start."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +14,8 @@ from attend.runtime.kinds import PollContext
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
-__all__ = ["DEFAULT_TIMEOUT", "SESSION_PLACEHOLDER", "SESSION_VAR", "STDERR_TAIL", "command_settings", "exec_failure",
-           "signal_group"]
+__all__ = ["BRANCH_PLACEHOLDER", "DEFAULT_TIMEOUT", "SESSION_PLACEHOLDER", "SESSION_VAR", "STDERR_TAIL", "branch_argv",
+           "branch_wake_on", "command_settings", "exec_failure", "signal_group"]
 
 #: Seconds a command may run when its file sets no `timeout`.
 DEFAULT_TIMEOUT = 10.0
@@ -48,6 +49,38 @@ SESSION_PLACEHOLDER = "{session}"
 
 #: The environment variable naming that session.
 SESSION_VAR = "ATTEND_SESSION"
+
+
+#: In a polled command sensor's argv, replaced by the branch checked out in the project at each poll.
+BRANCH_PLACEHOLDER = "{branch}"
+
+
+def branch_wake_on(data: Mapping[str, Any], project_dir: Path | str) -> list[str]:
+    """The HEAD file a polled command sensor whose argv names `{branch}` wakes on (a branch switch polls it at
+    once; the daemon and `attend explain` both ask here); none for any other sensor."""
+    block = data.get("command") or {}
+    if (data.get("kind") != "command" or block.get("output") == "stream"
+            or not any(BRANCH_PLACEHOLDER in str(a) for a in block.get("argv") or [])):
+        return []
+    from attend.sensors.git import git_dirs
+
+    found = git_dirs(Path(project_dir))
+    return [str((found[0] if found is not None else Path(project_dir) / ".git") / "HEAD")]
+
+
+def branch_argv(argv: list[str], project_dir: Path | str) -> list[str] | str:
+    """`argv` with `{branch}` replaced by the branch checked out in `project_dir` (HEAD read from git's files,
+    `sensors.git.read_head`), or why there is none (a str): no repository, or a detached HEAD."""
+    if not any(BRANCH_PLACEHOLDER in a for a in argv):
+        return argv
+    from attend.sensors.git import read_head
+
+    head = read_head(Path(project_dir))
+    if head is None:
+        return f"argv names {BRANCH_PLACEHOLDER}, and {project_dir} is in no git repository"
+    if not head.branch:
+        return f"argv names {BRANCH_PLACEHOLDER}, and HEAD is detached in {project_dir}: no branch is checked out"
+    return [a.replace(BRANCH_PLACEHOLDER, head.branch) for a in argv]
 
 
 def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict[str, Any]:

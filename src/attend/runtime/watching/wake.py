@@ -9,7 +9,8 @@ Decisions:
   during a poll polls once more afterwards, since the poll may have read the state before it.
 - Crate sensors declare their own paths with an optional ``wake_on(focus)`` method (git: HEAD, index,
   refs and packed-refs of the repository, worktrees resolved); they are asked again after every poll,
-  so a repository created after the daemon started is watched from its first poll on.
+  so a repository created after the daemon started is watched from its first poll on. A polled command
+  whose argv names `{branch}` wakes on the repository's HEAD (`process.branch_wake_on`): a switch polls it.
 - Watching is an accelerator: a pattern whose folder cannot be watched (a permission error inside
   `/proc`, a folder replaced while it is walked, no inotify watches left) leaves its sensor on its
   `interval`; the daemon logs why once, records it in the sensor's status (`wake_error`, shown by
@@ -48,6 +49,10 @@ def declared_wake_on(compiled: Any, ctx: Any) -> tuple[list[str], list[str]]:
         home = ctx.env.get("HOME")
         refused = [p for p in entries if not inside_project(watch_target(p, ctx.project_dir, home=home), ctx.project_dir)]
         entries = [p for p in entries if p not in refused]
+    if compiled.kind == "command":
+        from attend.runtime.kinds.process import branch_wake_on
+
+        entries += branch_wake_on(compiled.sensor.data, ctx.project_dir)  # `{branch}` in argv: HEAD
     if compiled.kind == "crate":
         instance = ctx.crate_instances.get(ctx.state_key(compiled.name))
         declare = getattr(getattr(instance, "sensor", None), "wake_on", None)
