@@ -12,11 +12,13 @@ from attend.compiler import compile_sensor, diagnose
 from attend.commands import explain, test as testfiles
 testfiles.main(SimpleNamespace(project_dir=sys.argv[1], paths=[], json=True))
 explain.main(SimpleNamespace(project_dir=sys.argv[1], target="git", json=True))
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("trio", "mcp", "anyio", "textual")))
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("trio", "mcp", "anyio", "textual", "nats", "asyncio")))
 """
 
 
 def test_explain_and_test_run_without_importing_trio_mcp_or_textual(home) -> None:
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text("peers:\n  transport: nats\n")  # peers across machines chosen: no nats here
     run = subprocess.run([sys.executable, "-c", PROBE, str(home.project)], capture_output=True, text=True,
                          env=home.env(), cwd=home.project, timeout=60)
     assert run.returncode == 0, run.stderr
@@ -27,7 +29,7 @@ CHECK_PROBE = """
 import sys
 from attend.cli import main
 main(['compile', '--check'])
-heavy = ('trio', 'mcp', 'anyio', 'textual', 'watchfiles', 'cerberus', 'regex', 'importlib.metadata')
+heavy = ('trio', 'mcp', 'anyio', 'textual', 'nats', 'asyncio', 'watchfiles', 'cerberus', 'regex', 'importlib.metadata')
 print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy[:6]))
 # start-up cuts (issue 15): the check needs none of these, so none of them may creep back
 print(sorted(m for m in ('typing', 'dataclasses', 'inspect', 'json', 'shutil', 'cerberus', 'importlib',

@@ -175,7 +175,22 @@ def plain_words(command: str, home_dir: str) -> list[str] | None:
     return words
 
 
+#: The NATS servers `run_command` started for a page (stopped at its end).
+NATS_SERVERS: list[Any] = []
+
+
 def run_command(command: str, home: Any, shim: Path) -> subprocess.CompletedProcess[str]:
+    if command.startswith("nats-server "):
+        # A page's local NATS server (`<!-- docs: nats-server -->`, docs/peers.md): the real binary, started by
+        # tests/nats_rig.py with a temporary store on a port the kernel picks (never the fixed 4222 two runs
+        # could both want), ready on its own signal; the home's URL names that port, as the default names 4222.
+        from tests.conftest import run_in_process
+
+        from nats_rig import NatsServer
+
+        server = NatsServer(home.root / "nats-server")
+        NATS_SERVERS.append(server)
+        return run_in_process(["settings", "set", "attend.peers.nats.url", server.url], env=home.env(), cwd=home.project)
     words = plain_words(command, home.env()["HOME"]) if command.startswith("attend ") else None
     if words is not None:  # a line whose only shell work is splitting words (and dropping a comment)
         from tests.conftest import run_in_process
@@ -208,7 +223,8 @@ def test_the_words_of_a_command_run_in_process_are_the_words_bash_gives(tmp_path
 
 
 #: A page that registers an MCP server (`<!-- docs: mcp-server NAME -->`) probes it for real: heavy (tests/conftest.py).
-RUN_DOCUMENTS = [pytest.param(d, marks=[pytest.mark.heavy] if page_directives(d, "mcp-server") else [])
+RUN_DOCUMENTS = [pytest.param(d, marks=[pytest.mark.heavy] if page_directives(d, "mcp-server")
+                              or page_directives(d, "nats-server") else [])
                  for d in DOCUMENTS]
 
 
@@ -217,6 +233,18 @@ def test_every_command_of_the_document_runs(doc: Path, home, shim):
     if "ip -json" in doc.read_text() and shutil.which("ip") is None:
         pytest.skip("iproute2's ip is not installed (the page's example sensor runs it)")
     stage_files(doc, home)
+    ran, failures = 0, []
+    try:
+        ran, failures = _run_blocks(doc, home, shim)
+    finally:
+        while NATS_SERVERS:
+            NATS_SERVERS.pop().stop()
+    assert not failures, "\n\n".join(failures)
+    if any(commands_of(b) for b in blocks(doc) if not skipped(b)):
+        assert ran
+
+
+def _run_blocks(doc: Path, home: Any, shim: Path) -> tuple[int, list[str]]:
     ran, failures = 0, []
     for block in blocks(doc):
         if skipped(block):
@@ -234,9 +262,7 @@ def test_every_command_of_the_document_runs(doc: Path, home, shim):
             if done.returncode != expected or "Traceback" in done.stderr:
                 failures.append(f"{block.where}: `{command}` exited {done.returncode} (expected {expected}):\n"
                                 f"{done.stdout[-800:]}{done.stderr[-800:]}")
-    assert not failures, "\n\n".join(failures)
-    if any(commands_of(b) for b in blocks(doc) if not skipped(b)):
-        assert ran
+    return ran, failures
 
 
 # --------------------------------------------------------------------------- YAML

@@ -21,12 +21,16 @@ code = main(['drain', '--format', 'hook', '--project', sys.argv[1]])
 heavy = ('trio', 'yaml', 'hashlib', 'locale', 'subprocess', 'platform', 'uuid', 'typing', 'dataclasses', 'inspect', 'attend.runtime.delivery',
          'attend.sensors', 'attend.compiler', 'attend.grammar', 'attend.spec.loading',
          'attend.spec.config', 'attend.spec.layers', 'attend.spec.validate', 'attend.runtime.daemon',
-         'attend.runtime.sessions.cold_start', 'attend.runtime.serve', 'attend.runtime.sessions.printer')
+         'attend.runtime.sessions.cold_start', 'attend.runtime.serve', 'attend.runtime.sessions.printer',
+         'nats', 'asyncio', 'attend.peers.natslink', 'attend.peers.natsbox', 'attend.peers.transport')
 print(code, sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy)))
 """
 
 
 def test_a_post_tool_use_hook_with_nothing_to_hand_over_loads_no_sensor_and_imports_no_trio(home) -> None:
+    # Peers across machines chosen (docs/peers.md): still no nats, no asyncio, no transport on this path.
+    home.config_file.parent.mkdir(parents=True, exist_ok=True)
+    home.config_file.write_text("peers:\n  transport: nats\n")
     path = run_lock_path(home.project, home.env())
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as lock:  # a live poller: the hook has none to start

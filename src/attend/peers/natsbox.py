@@ -37,7 +37,7 @@ from typing import Any
 
 from attend.files import state_folder, write_atomically
 from attend.peers.machine import identity_digest, machine_id, project_identity
-from attend.peers.mailbox import OPEN, Mailbox, Message, Presence, _locked, _time
+from attend.peers.mailbox import OPEN, Mailbox, Message, Presence, _locked, _real_folder, _time
 from attend.peers.natslink import (
     CHANNELS_BUCKET,
     PRESENCE_BUCKET,
@@ -67,6 +67,7 @@ class NatsMailbox(Mailbox):
         self.link = link(self.settings)
         self.machine = machine_id(self.env)
         self.spool = state_folder(self.env) / "peers-spool"
+        self._checked: set[Path] = set()
 
     # -- names -------------------------------------------------------------------------------------
 
@@ -152,10 +153,18 @@ class NatsMailbox(Mailbox):
         from attend.peers.mailbox import read_json_bounded
 
         message = Message.from_json(read_json_bounded(data))
-        try:
-            super().post(message, sync=False)  # the batch is made durable at once before its acks (`_settle`)
-        except FileExistsError:
-            pass  # sent from here, or delivered before a crash kept it from being acked: once is enough
+        folder = self._folder(to=message.to, channel=message.channel)
+        if folder not in self._checked:  # once per folder: a real folder (never a link), its `.project` marker
+            _real_folder(folder)
+            if message.to and not message.channel and not (folder / ".project").exists():
+                write_atomically(folder / ".project", self._marker(message.to))
+            self._checked.add(folder)
+        path = folder / f"{message.id}.json"
+        if os.path.lexists(path):
+            return  # sent from here, or delivered before a crash kept it from being acked: once is enough
+        # Not `exclusive` (a hard link and an unlink more per file): a message id names one message, so a
+        # second writer racing this one writes the same bytes. The batch is made durable before its acks.
+        write_atomically(path, json.dumps(message.to_json(), ensure_ascii=False), sync=False)
 
     @staticmethod
     def _settle() -> None:

@@ -69,6 +69,8 @@ CHANNELS_BUCKET = "attend-peers-channels"
 ACK_WAIT = 10.0
 #: How long a blocking call waits for the loop (seconds): past it the server is `unavailable`.
 CALL_TIMEOUT = 5.0
+#: How long a one-shot command's drain of what waits for it may take (seconds; 10,000 messages take a few).
+DRAIN_TIMEOUT = 60.0
 #: How long a connection attempt may take (seconds).
 CONNECT_TIMEOUT = 2.0
 #: How many messages one fetch of the mirror takes, and how long it long-polls (seconds).
@@ -387,7 +389,7 @@ class Link:
         self.loop.call_soon_threadsafe(start)
 
     def drain(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None], settle: Callable[[], None],
-              timeout: float = CALL_TIMEOUT) -> int:
+              timeout: float = DRAIN_TIMEOUT) -> int:
         """Move what `consumer` holds now into this machine (a one-shot command's mirror); how many came."""
         async def go() -> int:
             sub = await self._subscribe(consumer, subjects)
