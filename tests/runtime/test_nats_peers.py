@@ -335,3 +335,57 @@ def test_peers_list_shows_every_machine_and_a_dead_machines_sessions_leave_withi
     wait_until(lambda: "b" not in {r["session"] for r in json.loads(laptop.peers("list", "--json").stdout)},
                what="b gone from the laptop's list")
     assert a.proc.poll() is None
+
+
+def publish_raw(server: NatsServer, subject: str, bodies: list[dict]) -> None:
+    """Publish `bodies` as they are (what anyone holding the credentials can put on the stream)."""
+    import asyncio
+
+    import nats
+
+    async def go() -> None:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        for n, body in enumerate(bodies):
+            await js.publish(subject, json.dumps(body).encode(), headers={"Nats-Msg-Id": f"raw-{time.time_ns()}-{n}"})
+        await nc.close()
+    asyncio.run(go())
+
+
+def test_a_message_from_the_server_cannot_name_a_file_outside_the_peers_folder_or_a_folder_to_run_git_in(
+        machines, server, tmp_path) -> None:
+    from attend.peers.machine import identity_digest
+
+    devbox = machines("devbox", "https://github.com/ada/api")
+    b = devbox.run("b")
+    project = identity(devbox)
+    base = {"from": "mallory", "from_kind": "session", "project": "x", "re": None, "ts": time.time()}
+    publish_raw(server, f"attend.peers.p.{identity_digest(project)}", [
+        {**base, "id": "../../../../escaped", "to": project, "channel": None, "text": "path"},
+        {**base, "id": "1700000000000-aaaaaa", "to": project, "channel": "../../escaped", "text": "channel"},
+        {**base, "id": "1700000000001-aaaaab", "to": str(tmp_path), "channel": None, "text": "a folder as to"},
+        {**base, "id": "1700000000002-aaaaac", "to": project, "channel": None, "text": "the honest one"},
+    ])
+    b.wait_for(lambda lines: any("1700000000002-aaaaac" in x for x in lines))
+    wait_until(lambda: consumer_state(server, devbox)[:2] == (0, 0), what="all four settled")
+    assert not list(tmp_path.rglob("escaped*")) and not list(devbox.home.root.rglob("escaped*"))
+    # `to` naming a folder is an identity like any other: its own tray, nothing resolved, no git run there.
+    assert (devbox.home.cache / "attend" / "peers" / f"p-{identity_digest(str(tmp_path))}" /
+            "1700000000001-aaaaab.json").exists()
+    assert message_ids(b.stdout) == Counter({"1700000000002-aaaaac": 1})
+
+
+def test_a_session_started_with_the_server_down_receives_once_it_is_up(machines, own_server) -> None:
+    server = own_server
+    laptop = machines("laptop", config=machine_config(server.url))
+    devbox = machines("devbox", "https://github.com/ada/api", config=machine_config(server.url))
+    server.stop()
+    b = DaemonProcess(devbox.home, "--session", "b")
+    devbox.daemons.append(b)
+    wait_until(lambda: any("sensor(s) running" in line for line in b.stderr), what="b runs")
+    wait_until(lambda: sensors_json(devbox.home)["messages"]["state"] == "unavailable", what="unavailable")
+    assert "Connect call failed" in sensors_json(devbox.home)["messages"]["message"]
+    server.start()
+    mid = laptop.send("--to", str(laptop.home.project), "you came up after the server")
+    b.wait_for(lambda lines: any(mid in x for x in lines))
+    assert message_ids(b.stdout)[mid] == 1

@@ -63,6 +63,8 @@ MAX_TEXT = 8000
 MAX_PEER_FILE_BYTES = MAX_PEER_MESSAGE_BYTES
 #: The latest time a message or heartbeat may carry (seconds; the year 3000): later is a bad file.
 MAX_TIME = 32503680000.0
+#: What a message id looks like (`new_id`): its time in milliseconds and 24 random bits.
+MESSAGE_ID_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\Z")
 #: What a message file's name looks like (`new_id`): the only files a sweep removes, with `.project`.
 MESSAGE_NAME_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\.json\Z")
 #: What a channel name may look like: it names a folder, so no separators and no dots.
@@ -537,7 +539,7 @@ class Mailbox:
 
     def find(self, message_id: str) -> Message | None:
         """The message with `message_id` in any tray or channel."""
-        if not re.fullmatch(r"[0-9]{13}-[0-9a-f]{6}", message_id):
+        if not MESSAGE_ID_RE.fullmatch(message_id):
             return None
         for path in self.root.glob(f"*/{message_id}.json"):
             try:

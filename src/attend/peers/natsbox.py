@@ -37,7 +37,17 @@ from typing import Any
 
 from attend.files import state_folder, write_atomically
 from attend.peers.machine import identity_digest, machine_id, project_identity
-from attend.peers.mailbox import OPEN, Mailbox, Message, Presence, _locked, _real_folder, _time
+from attend.peers.mailbox import (
+    MESSAGE_ID_RE,
+    OPEN,
+    Mailbox,
+    Message,
+    Presence,
+    _locked,
+    _real_folder,
+    _time,
+    check_channel,
+)
 from attend.peers.natslink import (
     CHANNELS_BUCKET,
     PRESENCE_BUCKET,
@@ -153,7 +163,16 @@ class NatsMailbox(Mailbox):
         from attend.peers.mailbox import read_json_bounded
 
         message = Message.from_json(read_json_bounded(data))
-        folder = self._folder(to=message.to, channel=message.channel)
+        # Whoever holds the credentials wrote this: the id names a file (so it must look like one attend draws),
+        # and `to` is taken as an identity, never resolved as a path here (no git run in a folder it names).
+        if not MESSAGE_ID_RE.fullmatch(message.id):
+            raise ValueError(f"message id {message.id[:40]!r} is not one attend draws")
+        if message.channel and message.channel != OPEN:
+            folder = self.root / f"@{check_channel(message.channel)}"
+        elif message.to:
+            folder = self.root / f"p-{identity_digest(message.to)}"
+        else:
+            folder = self.root / OPEN
         if folder not in self._checked:  # once per folder: a real folder (never a link), its `.project` marker
             _real_folder(folder)
             if message.to and not message.channel and not (folder / ".project").exists():
