@@ -9,7 +9,7 @@ along, each a presence line). Fires are `FIRE_SPACING` apart, more than the even
 a fire never waits behind the one before it. Goal: within one poll interval + 1 s.
 
 Session scope: the shipped `context` sensor (`scope: session`, a crate reading each session's own
-transcript) polled in-process the way the daemon polls it (`live_session_ids`, then one `kinds.poll` and
+transcript) polled in-process the way the daemon polls it (`session_foci`, then one `kinds.poll` and
 `record_poll` per live session) with 1 and with 10 live sessions: the time of one round, and the ratio
 per session against one session's round (goal: linear, at most 1.2x per session).
 """
@@ -146,7 +146,7 @@ def _scope_rounds() -> tuple[float, float]:
     from attend.runtime import kinds
     from attend.runtime.kinds import PollContext
     from attend.runtime.pipeline import record_poll
-    from attend.runtime.sessions.status import live_session_ids
+    from attend.runtime.sessions.status import session_foci
     from attend.runtime.store import Store, default_db_path, scope_for
     from attend.spec import layer_paths, load_set
 
@@ -177,7 +177,7 @@ def _scope_rounds() -> tuple[float, float]:
                 from dataclasses import replace
 
                 start = time.perf_counter()
-                for session in live_session_ids(store):
+                for session in (s.session for s in session_foci(store)):
                     outcome = await kinds.poll(compiled, replace(ctx, session=session))
                     assert outcome.ok, outcome
                     record_poll(store, compiled, outcome, now=time.time(), session=session)

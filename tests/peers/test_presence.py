@@ -34,7 +34,7 @@ def test_peers_list_shows_each_sessions_status_and_context_use_from_its_transcri
         "busy": ("working", 75.0), "idle": ("waiting", 10.0), "plain": ("unknown", "unknown")}
     assert rows["busy"]["context_tokens"] == 150_000 and rows["plain"]["project"] == str(elsewhere.resolve())
     text = home.attend("peers", "list").stdout
-    assert f"busy  {home.project.resolve()}  working  context 75%  (pid None)" in text
+    assert f"busy  {home.project.resolve()}  working  context 75%  hooks  (no pid)" in text
     assert "plain" in text and "unknown  context unknown" in text
 
 

@@ -205,6 +205,13 @@ def sensors_json(home) -> dict[str, dict]:
     return {row["name"]: row for row in json.loads(out.stdout)}
 
 
+def peers_list(home) -> dict[str, dict]:
+    """`attend peers list --json`, keyed by session."""
+    out = home.attend("peers", "list", "--json")
+    assert out.returncode == 0, out.stderr
+    return {row["session"]: row for row in json.loads(out.stdout)}
+
+
 def last_poll(home) -> int:
     """The id of the newest poll trace in the home's store (ids only grow: a later poll has a larger id)."""
     return scalar(home, "SELECT COALESCE(MAX(id), 0) FROM poll_history")

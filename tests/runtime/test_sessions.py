@@ -12,7 +12,7 @@ import time
 from collections import Counter
 
 import pytest
-from daemon_rig import alive, caught_up, journal_rows, last_poll, query, sensors_json, wait_until
+from daemon_rig import alive, caught_up, journal_rows, last_poll, peers_list, query, sensors_json, wait_until
 
 from attend.files import run_lock_holder, run_lock_path
 
@@ -282,12 +282,6 @@ def test_the_processes_sensor_never_reports_a_session_of_the_project_not_even_ac
             s.wait()
 
 
-def _peers_list(home) -> dict[str, dict]:
-    listed = home.attend("peers", "list", "--json")
-    assert listed.returncode == 0, listed.stderr
-    return {row["session"]: row for row in json.loads(listed.stdout)}
-
-
 def _sessions_line(home) -> str:
     """The `sessions:` line of `attend sensors`, or "" while it shows none (no live session polls yet)."""
     shown = home.attend("sensors")
@@ -317,7 +311,7 @@ def test_a_second_attend_run_with_a_live_session_id_warns_and_its_exit_leaves_th
 
     # The first one still runs: its presence and its registration are as they were, at once.
     assert json.loads(heartbeat.read_text())["pid"] == first.proc.pid
-    assert _peers_list(quiet_home)["dup"]["pid"] == first.proc.pid
+    assert peers_list(quiet_home)["dup"]["pid"] == first.proc.pid
     sent = quiet_home.attend("peers", "send", "--to", str(quiet_home.project), "still there?")
     assert sent.returncode == 0, sent.stderr
     assert _sessions_line(quiet_home).startswith(f"sessions: session dup (pid {first.proc.pid}) polls since ")
@@ -335,7 +329,7 @@ def test_when_the_first_of_two_processes_with_one_session_id_dies_the_other_take
             return False
 
     wait_until(owned_by_second, what="the second one's heartbeat")
-    assert _peers_list(quiet_home)["dup"]["pid"] == second.proc.pid
+    assert peers_list(quiet_home)["dup"]["pid"] == second.proc.pid
     wait_until(lambda: _sessions_line(quiet_home).startswith(f"sessions: session dup (pid {second.proc.pid}) polls"),
                what="the second one polls under the session's name")
     assert second.stop() == 0

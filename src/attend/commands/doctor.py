@@ -190,14 +190,17 @@ def check_sensors(sensor_set: Any, polled_invalid: dict[str, str] | None = None)
 
 
 def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
-    """Two lines: which session polls the project and since when (or none), and the attached ones."""
+    """Which session polls the project and since when (or none); the other live sessions, each with its
+    conduit; and a warning for each whose Monitor stream stopped while it lives."""
     from attend.files import run_lock_holder, run_lock_path
+    from attend.runtime.sessions.handover import conduits, run_command
     from attend.runtime.sessions.status import project_sessions
     from attend.runtime.store import StoreUnavailable
 
+    hooks: list[Any] = []
     try:
-        sessions = project_sessions(project_dir, env)
-        poller, attached, lock_pid = sessions.poller, sessions.attached, sessions.lock_pid
+        sessions = project_sessions(project_dir, env, conduits=conduits(project_dir, env))
+        poller, attached, lock_pid, hooks = sessions.poller, sessions.attached, sessions.lock_pid, sessions.hooks
     except StoreUnavailable:  # the store check says why; the run lock still tells who polls
         poller, attached, lock_pid = None, [], run_lock_holder(run_lock_path(project_dir, env))
     if poller is not None:
@@ -211,11 +214,23 @@ def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
                        "open a Claude Code session with the plugin (its monitor starts one), or run "
                        f"`attend run --project {shlex.quote(str(project_dir))}`")
     if attached:
-        names = [f"{s.session} (pid {s.pid})" for s in attached]
+        names = [s.named() for s in attached]
         joined = Check("sessions", "ok", f"{len(attached)} attached (each prints every notification): {_names(names)}")
     else:
         joined = Check("sessions", "ok", "no other session attached")
-    return [daemon, joined]
+    checks = [daemon, joined]
+    if hooks:
+        names = [s.named() for s in hooks]
+        checks.append(Check("sessions", "ok", f"{len(hooks)} served by their hooks alone (no attend stream): "
+                                              f"{_names(names)}"))
+    for live in hooks:
+        if live.stream_stopped is not None:
+            checks.append(Check(
+                "stream", "warn", f"session {live.session}'s attend stream (pid {live.stopped_pid}) stopped at "
+                                  f"{iso_time(live.stream_stopped)} while the session lives; its hooks carry its lines",
+                f"a Monitor running `{run_command(project_dir, env)}` starts it again (Claude Code never restarts "
+                "a plugin's monitor)"))
+    return checks
 
 
 #: How far back (seconds) `attend doctor` lists the recoveries `attend run` logged.

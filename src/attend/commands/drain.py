@@ -52,8 +52,6 @@ __all__ = ["hook_input", "main"]
 HOOK_INPUT_LIMIT = 1 << 20
 #: The most characters a hook's context holds (Claude Code cuts hook output past 10,000).
 CONTEXT_LIMIT = 9000
-#: How often (seconds) a session's hooks record that it is live, for a headless poller's idle limit.
-HOOK_BEAT = 30.0
 #: The hook events answered with this session's lines while its Monitor is not live.
 PROMPT_EVENTS = ("UserPromptSubmit", "PostToolUse")
 
@@ -150,45 +148,56 @@ def main(args: Any) -> int:
         return 0  # an event attend has nothing to say on
     if hook.get("stop_hook_active") is True:
         return 0  # once per stop: the Stop hook asked for a turn already; what came since waits for the next
-    from attend.runtime.delivery import format_line
-    from attend.runtime.sessions.handover import HANDOVER_ROWS
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths
 
     session = _session_id(args, hook)
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
-        if session is not None and args.format == "hook" and _hooks_carry(store, session, args.project_dir):
-            return _hand_over(store, session, "Stop", args.project_dir)
-        with store.exclusive():
-            seen: list[str] = []
-            lines: list[str] = []
-            summaries = 0  # lines standing for messages passed over, not messages themselves
-            if session is None:
-                entries, upto = store.undrained("message", limit=HANDOVER_ROWS), 0
-            else:
-                from attend.runtime.sessions.handover import monitor_live
-                from attend.runtime.sessions.seen import for_session
+        try:
+            return _stop(args, store, session)
+        finally:
+            if session is not None and args.format == "hook":
+                _register(store, session, args.project_dir, hook)
 
-                # A live Monitor prints the high and medium rows itself, perhaps a moment from now: never these.
-                entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS, low_only=monitor_live(store, session))
-                already = store.seen_items(session)
-                entries, seen = for_session(entries, session, already)
-                lines, summaries, cold = _cold_start(store, session, args.project_dir, already | set(seen))
-                seen += cold
-            lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
-                      for e in entries]
-            if lines:
-                if args.format == "hook":
-                    head = f"attend: {_arrived(len(lines) - summaries)} while you worked:"
-                    _answer({"decision": "block", "reason": capped(head, lines)})
-                else:
-                    print("\n".join(lines))
-                sys.stdout.flush()
-            # Recorded after printing: a crash in between hands the rows over again rather than never.
-            if session is None:
-                store.mark_drained(e.id for e in entries)
+
+def _stop(args: Any, store: Any, session: str | None) -> int:
+    """The Stop hook (`--format hook`) and `attend drain` outside a hook: what this session has not been
+    handed yet."""
+    from attend.runtime.delivery import format_line
+    from attend.runtime.sessions.handover import HANDOVER_ROWS
+
+    if session is not None and args.format == "hook" and _hooks_carry(store, session, args.project_dir):
+        return _hand_over(store, session, "Stop", args.project_dir)
+    with store.exclusive():
+        seen: list[str] = []
+        lines: list[str] = []
+        summaries = 0  # lines standing for messages passed over, not messages themselves
+        if session is None:
+            entries, upto = store.undrained("message", limit=HANDOVER_ROWS), 0
+        else:
+            from attend.runtime.sessions.handover import monitor_live
+            from attend.runtime.sessions.seen import for_session
+
+            # A live Monitor prints the high and medium rows itself, perhaps a moment from now: never these.
+            entries, upto = store.drain_backlog(session, limit=HANDOVER_ROWS, low_only=monitor_live(store, session))
+            already = store.seen_items(session)
+            entries, seen = for_session(entries, session, already)
+            lines, summaries, cold = _cold_start(store, session, args.project_dir, already | set(seen))
+            seen += cold
+        lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
+                  for e in entries]
+        if lines:
+            if args.format == "hook":
+                head = f"attend: {_arrived(len(lines) - summaries)} while you worked:"
+                _answer({"decision": "block", "reason": capped(head, lines)})
             else:
-                store.claim_drained(session, entries, upto, seen)
+                print("\n".join(lines))
+            sys.stdout.flush()
+        # Recorded after printing: a crash in between hands the rows over again rather than never.
+        if session is None:
+            store.mark_drained(e.id for e in entries)
+        else:
+            store.claim_drained(session, entries, upto, seen)
     return 0
 
 
@@ -236,9 +245,11 @@ def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, c
     return capped(head.format(arrived=arrived), lines, more=handover.more)
 
 
-def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None) -> int:
+def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None,
+               note: tuple[str, str] | None = None) -> int:
     """Hand `session` its lines worth a turn, as the hook `event` answers: a Stop hook asks for another turn
     for them (and does the session's cold start when it is not done), a prompt hook adds them as context.
+    `note`, the line saying the session's stream stopped (`stream_note`), goes first when there are lines.
 
     Looked for without the lock (most hooks have nothing); read, printed and recorded holding it.
     """
@@ -255,6 +266,9 @@ def _hand_over(store: Any, session: str, event: str, project_dir: str, handover:
         handover = hook_handover(store, session, project_dir=project_dir)
         text = _handed_text(store, session, project_dir, handover, cold=stop,
                             head="attend: {arrived} while you worked:" if stop else "attend: {arrived}:")
+        if text and note is not None:
+            text = f"{note[0]}\n{text}"
+            handover.items.append(note[1])
         if text and stop:
             _answer({"decision": "block", "reason": text})
             sys.stdout.flush()
@@ -264,12 +278,26 @@ def _hand_over(store: Any, session: str, event: str, project_dir: str, handover:
     return 0
 
 
+def _register(store: Any, session: str, project_dir: str, hook: dict[str, Any], *, force: bool = False) -> None:
+    """Record that `session` lives (runtime/sessions/register.py); a store too busy to write it is no
+    reason to fail the hook: its next one records it."""
+    import sqlite3
+
+    from attend.runtime.sessions.register import register_hook
+
+    try:
+        register_hook(store, session, project_dir=project_dir, hook=hook, force=force)
+    except sqlite3.OperationalError as exc:
+        print(f"attend: session {session} not registered this time: {exc}", file=sys.stderr)
+
+
 def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
-    """`UserPromptSubmit`, `PostToolUse`: this session's lines worth a turn while its Monitor is not live.
+    """`UserPromptSubmit`, `PostToolUse`: this session's lines worth a turn while its Monitor is not live,
+    and once, the line saying its Monitor stream stopped (`stream_note`).
 
     The cheap path: with nothing to hand over, it reads the store and answers nothing.
     """
-    from attend.runtime.sessions.handover import hook_handover
+    from attend.runtime.sessions.handover import hook_handover, stream_note
     from attend.runtime.store import open_project_store
     from attend.spec.paths import layer_paths
 
@@ -278,10 +306,16 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
         return 0
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         _keep_a_poller(args.project_dir, store)
+        note = stream_note(store, session, args.project_dir)
         handover = hook_handover(store, session, project_dir=args.project_dir)
         if (handover.entries or handover.upto > handover.since) and _hooks_carry(store, session, args.project_dir):
-            return _hand_over(store, session, event, args.project_dir, handover)
-        store.hook_heartbeat(session, every=HOOK_BEAT)
+            _hand_over(store, session, event, args.project_dir, handover, note)
+            if note is not None and note[1] in store.seen_items(session):
+                note = None  # said with the lines it handed over
+        if note is not None:
+            _context(event, note[0])
+            store.mark_seen(session, [note[1]])
+        _register(store, session, args.project_dir, hook)
     return 0
 
 
@@ -300,12 +334,12 @@ def _doorbell(args: Any) -> int:
     if session is None or sys.stderr is None:
         return 0
     try:
-        return _ring(args, session, foreground)
+        return _ring(args, session, foreground, hook)
     except Exception:  # noqa: BLE001 - exit 2 would wake the model with attend's own trouble: never
         return 0
 
 
-def _ring(args: Any, session: str, foreground: bool) -> int:
+def _ring(args: Any, session: str, foreground: bool, hook: dict[str, Any]) -> int:
     import gc
 
     from attend.files import state_folder
@@ -318,7 +352,7 @@ def _ring(args: Any, session: str, foreground: bool) -> int:
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         # The session's row first (made at the journal's end when it has none): a line that comes once the
         # doorbell is armed is after its position, whichever process journals or prints it.
-        store.hook_heartbeat(session, every=0.0)
+        _register(store, session, args.project_dir, hook)
         path = doorbell_lock_path(state_folder(os.environ), store.project_digest(), session)
         with open_lock(path) as lock:
             if not try_lock(lock):
@@ -328,8 +362,14 @@ def _ring(args: Any, session: str, foreground: bool) -> int:
                     gc.enable()  # a wait of hours: cycles are collected (a hook runs without the collector)
 
                 def show(handover: Any) -> None:
+                    from attend.runtime.sessions.handover import stream_note
+
                     text = _handed_text(store, session, args.project_dir, handover, cold=False,
                                         head="attend: {arrived}:")
+                    note = stream_note(store, session, args.project_dir) if text else None
+                    if note is not None:  # said with the lines it rings for, recorded with them
+                        text = f"{note[0]}\n{text}"
+                        handover.items.append(note[1])
                     if text:
                         sys.stderr.write(text + "\n")
                         sys.stderr.flush()
@@ -378,26 +418,25 @@ def _session_start(args: Any, hook: dict[str, Any]) -> int:
     with open_project_store(layer_paths(args.project_dir, os.environ)) as store:
         if session is not None:
             _follow_clear(store, session, hook.get("source"))
+            _register(store, session, args.project_dir, hook, force=True)
         started, problem = _keep_a_poller(args.project_dir, store)
         _context("SessionStart", _status(store, args.project_dir, session, started, problem))
-        if session is not None:
-            store.hook_heartbeat(session, every=0.0)
     return 0
 
 
 def _follow_clear(store: Any, session: str, source: Any) -> None:
-    """Record which Claude Code process `session` belongs to; after `/clear` (`source: clear`) the new id
-    inherits the position and seen items of that process's previous session."""
-    from attend.peers.identity import resolve_session
-
-    owner = resolve_session(None, env={k: v for k, v in os.environ.items() if k != "ATTEND_SESSION"}).owner_pid
-    if owner is None:
+    """After `/clear` (`source: clear`) the new id inherits the position and seen items of the previous
+    session of the same Claude Code process (found by ancestry: peers/identity.py `find_host`)."""
+    if source != "clear":
         return
-    if source == "clear":
-        old = store.session_of_claude_pid(owner, other_than=session)
-        if old is not None:
-            store.inherit_session(old, session)
-    store.set_claude_pid(session, owner)
+    from attend.peers.identity import find_host
+
+    host = find_host()
+    if host is None:
+        return
+    old = store.session_of_claude_pid(host[0], other_than=session, start=host[1])
+    if old is not None:
+        store.inherit_session(old, session)
 
 
 def _keep_a_poller(project_dir: str, store: Any) -> tuple[int | None, str]:
@@ -410,9 +449,12 @@ def _keep_a_poller(project_dir: str, store: Any) -> tuple[int | None, str]:
     if run_lock_holder(run_lock_path(project_dir, digest=store.project_digest())) is not None:
         return None, ""
     from attend.runtime.sessions.handover import conduits
+    from attend.runtime.sessions.status import live_sessions
 
     if conduits(project_dir) == "monitor":
         return None, ""
+    if any(s.pid is not None for s in live_sessions(store.sessions())):
+        return None, ""  # an `attend run` of the project takes the lock (one attached, one starting again as itself)
     from attend.runtime.headless import ensure_poller
 
     try:
@@ -421,14 +463,30 @@ def _keep_a_poller(project_dir: str, store: Any) -> tuple[int | None, str]:
         return None, f"no poller could be started: {exc.strerror or exc}"
 
 
+def _enabled_sensors(project_dir: str) -> int:
+    """How many sensors a poller starting now runs: the enabled ones the runtime may run."""
+    from attend.runtime.runnable import runnable
+    from attend.spec import load_set
+
+    return sum(runnable(s) and s.enabled for s in load_set(project_dir, os.environ).sensors.values())
+
+
 def _status(store: Any, project_dir: str, session: str | None, started: int | None, problem: str) -> str:
-    """The SessionStart status: sensors running, who polls, lines waiting, what `attend run` logged lately."""
-    from attend.runtime.sessions.handover import hook_handover
+    """The SessionStart status: sensors running, who polls, how this session's lines reach it, what
+    `attend run` logged lately.
+
+    Said as it is at that moment: a poller that just started has recorded no sensor yet, so its count is
+    the sensors it starts; right after `/clear`, the session's `attend run` still serves the old id for a
+    moment, and is named as this session's (status.py); the lines said to wait are those its hooks hand
+    over, and only while they carry its lines.
+    """
+    from attend.runtime.sessions.handover import conduits, hook_handover, monitor_live, stream_note
     from attend.runtime.sessions.runlog import log_path, read_log
     from attend.runtime.sessions.status import project_sessions
     from attend.text import printable_path
 
-    sessions = project_sessions(project_dir, store=store)
+    chosen = conduits(project_dir)
+    sessions = project_sessions(project_dir, store=store, conduits=chosen)
     statuses = store.statuses().values()
     polled = sum(status.next_poll is not None for status in statuses)
     # A streaming command never has a next poll: it is one a daemon started (its lane recorded) and
@@ -437,20 +495,35 @@ def _status(store: Any, project_dir: str, session: str | None, started: int | No
                     and status.state not in ("invalid", "refused") for status in statuses)
     running = polled + streaming
     split = f" ({polled} polled, {streaming} streaming)" if streaming else ""
-    parts = [f"attend: {running} sensor{'s' if running != 1 else ''} running for "
-             f"{printable_path(project_dir)}{split}."]
+    where = printable_path(project_dir)
+    if started is not None or sessions.lock_pid is None or running == 0:
+        # Nothing polls, or the poller has not recorded its sensors yet: what it runs is what is enabled.
+        enabled = _enabled_sensors(project_dir)
+        verb = "start" if started is not None or sessions.lock_pid is not None else "enabled"
+        parts = [f"attend: {enabled} sensor{'s' if enabled != 1 else ''} {verb} for {where}."]
+    else:
+        parts = [f"attend: {running} sensor{'s' if running != 1 else ''} running for {where}{split}."]
     if started is not None:
         parts.append(f"No poller was running; a headless poller started (pid {started}).")
     elif problem:
         parts.append(problem[0].upper() + problem[1:] + ".")
     elif sessions.poller is None and sessions.lock_pid is not None:
-        parts.append(f"A headless poller (pid {sessions.lock_pid}) polls.")
+        parts.append(f"A headless poller (pid {sessions.lock_pid}) polls{sessions.others(say_none=False)}.")
     else:
         parts.append(sessions.describe()[0].upper() + sessions.describe()[1:] + ".")
     if session is not None:
-        handover = hook_handover(store, session, project_dir=project_dir)
-        waiting = len(handover.entries) + handover.more
-        parts.append(f"{waiting} line{'s wait' if waiting != 1 else ' waits'} for this session.")
+        note = stream_note(store, session, project_dir)
+        if note is not None:
+            parts.append(note[0])
+            store.mark_seen(session, [note[1]])
+        if chosen != "monitor" and (chosen == "hooks" or not monitor_live(store, session)):
+            handover = hook_handover(store, session, project_dir=project_dir)
+            waiting = len(handover.entries) + handover.more
+            parts.append(f"{waiting} line{'s wait' if waiting != 1 else ' waits'} for this session.")
+        elif chosen != "monitor" or monitor_live(store, session):
+            parts.append("This session's attend stream (its Monitor) carries its lines.")
+        else:
+            parts.append("No attend stream carries this session's lines yet (attend.delivery.conduits is monitor).")
     logged = read_log(log_path(project_dir), since=time.time() - LOG_RECENT)[-LOG_LINES:]
     if logged:
         parts.append("attend run logged: " + "; ".join(

@@ -215,7 +215,8 @@ def inbox(args: Any) -> int:
 
 
 def list_sessions(args: Any) -> int:
-    """The live sessions: session, project, status (working/waiting from the transcript's age), context use, pid."""
+    """The live sessions: session, project, status (working/waiting from the transcript's age), context use,
+    conduit (`monitor`: its `attend run` prints its lines; `hooks`: its hooks alone carry them) and pids."""
     from attend.peers.presence import TranscriptReader
     from attend.sensors.peers import presence_settings
 
@@ -223,8 +224,9 @@ def list_sessions(args: Any) -> int:
     live = mailbox.presences()
     reader = TranscriptReader(presence_settings(args.project_dir, os.environ))
     now = mailbox.clock()
-    rows = [{**p.to_json(), "beat": p.beat, **({"machine": p.machine, "path": p.path} if p.machine else {}),
-             **reader.state(p, now).to_json()} for p in live]
+    rows = [{**p.to_json(), "beat": p.beat, "conduit": p.current_conduit(),
+             **({"machine": p.machine, "path": p.path} if p.machine else {}), **reader.state(p, now).to_json()}
+            for p in live]
     if args.json:
         print(json_text(rows, indent=2))
     elif not rows:
@@ -233,8 +235,10 @@ def list_sessions(args: Any) -> int:
         for row in rows:
             context = row["context"] if row["context"] == "unknown" else f"{row['context']:g}%"
             machine = f"  on {printable_path(row['machine'])}" if row.get("machine") else ""
+            pids = [f"pid {row['pid']}"] if row["pid"] is not None else []
+            pids += [f"Claude Code pid {row['claude_pid']}"] if row["claude_pid"] is not None else []
             print(f"{printable_path(row['session'])}  {printable_path(row['project'])}  {row['status']}  "
-                  f"context {context}  (pid {row['pid']}{machine})")
+                  f"context {context}  {row['conduit']}  ({', '.join(pids) or 'no pid'}{machine})")
     return 0
 
 

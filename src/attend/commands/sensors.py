@@ -102,11 +102,12 @@ def _run_command(project_dir: str) -> str:
 @reports_refusals
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
+    from attend.runtime.sessions.handover import conduits
     from attend.runtime.sessions.status import project_sessions
 
     sensor_set = _load(args)
     with open_project_store(sensor_set.paths) as store:
-        sessions = project_sessions(args.project_dir, store=store)
+        sessions = project_sessions(args.project_dir, store=store, conduits=conduits(args.project_dir))
         rows = sensor_rows(sensor_set, store, args.project_dir, sessions=sessions)
     daemon = sessions.lock_pid is not None
     if getattr(args, "json", False):
@@ -118,6 +119,8 @@ def sensors_list(args: Any) -> int:
     print(_table(rows))
     if not daemon:
         print(f"(no daemon runs for {args.project_dir}: start one with `{_run_command(args.project_dir)}`)")
+        if sessions.hooks:
+            print(f"sessions: {sessions.describe()}")
     else:
         print(f"sessions: {sessions.describe()}")
     return 0

@@ -9,7 +9,13 @@ Resolution order, first match wins:
    its ancestors (at most `MAX_HOPS` hops up) names the session;
 4. ``pid-<pid>``: unresolved. Such a session delivers, but keeps no delivery position.
 
-Process facts (parent, running or zombie) come from psutil. A session record is read as a regular
+A session's Claude Code process (its *host*) is named by its pid and its start time (`process_start`:
+the kernel's clock ticks after boot, as ``/proc/<pid>/stat`` says), so a pid the system gave to another
+process since is not taken for it (`host_runs`). A session is live while its host runs, whichever
+conduit it has (runtime/sessions/status.py).
+
+Process facts (parent, running or zombie, start time) come from ``/proc/<pid>/stat`` (psutil where there
+is no ``/proc``). A session record is read as a regular
 file of at most `MAX_RECORD_BYTES` (a FIFO, a symlink to ``/dev/zero`` or a huge file is no record),
 and JSON nested too deep for the parser is no record either: a hostile record never stops a command.
 
@@ -43,8 +49,11 @@ __all__ = [
     "claude_record",
     "claude_records",
     "claude_sessions_dir",
+    "find_host",
+    "host_runs",
     "parent_pid",
     "process_runs",
+    "process_start",
     "resolve_session",
     "validate_session_id",
 ]
@@ -84,12 +93,14 @@ class Session:
         resolved: False for the ``pid-<pid>`` fallback: such a session keeps no delivery position.
         source: where the id came from: ``flag``, ``env``, ``claude`` or ``pid``.
         owner_pid: the Claude Code process that owns the session (``claude`` source), else None.
+        owner_start: that process's start time (`process_start`), else None.
     """
 
     id: str
     resolved: bool
     source: str
     owner_pid: int | None = None
+    owner_start: str | None = None
 
 
 def validate_session_id(value: str) -> str:
@@ -104,15 +115,38 @@ def validate_session_id(value: str) -> str:
     return value
 
 
+#: What `_proc_stat` answers when this system has no ``/proc`` to read (psutil is asked instead).
+_NO_PROC = None
+
+
+def _proc_stat(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first, then the parent, ...), [] when
+    the process is gone (or is no pid), `_NO_PROC` on a system without ``/proc``.
+
+    Read directly, not through psutil: a hook asks this of a session's processes, and importing psutil
+    costs more than the rest of a hook's start-up.
+    """
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return []
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return [] if os.path.exists("/proc/self/stat") else _NO_PROC
+    return fields if len(fields) > 19 else []
+
+
 def process_runs(pid: int) -> bool:
     """False when process `pid` is gone or a zombie (it exited and waits to be collected); True otherwise.
 
-    A pid this process may not inspect (another user's) counts as running: only its absence is a fact.
+    A pid this process may not inspect (another user's, where psutil is asked) counts as running: only
+    its absence is a fact.
     """
+    fields = _proc_stat(pid)
+    if fields is not None:
+        return bool(fields) and fields[0] not in (b"Z", b"X", b"x")
     import psutil
 
-    if not isinstance(pid, int) or pid <= 0:
-        return False  # not a pid at all
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:  # ZombieProcess is a NoSuchProcess: collected or not, it has exited
@@ -121,8 +155,39 @@ def process_runs(pid: int) -> bool:
         return True
 
 
+def process_start(pid: int) -> str | None:
+    """When process `pid` started, as a text that tells it apart from a later process given the same pid;
+    None once it is gone (or is no pid).
+
+    On Linux: the kernel's clock ticks after boot (``/proc/<pid>/stat`` field 22; Claude Code's session
+    record says the same as ``procStart``), which never moves with the wall clock. Elsewhere psutil's
+    creation time, to the hundredth of a second.
+    """
+    fields = _proc_stat(pid)
+    if fields is not None:
+        return fields[19].decode("ascii", "replace") if fields else None
+    import psutil
+
+    try:
+        return f"{psutil.Process(pid).create_time():.2f}"
+    except (psutil.Error, OSError):
+        return None
+
+
+def host_runs(pid: int | None, start: str | None) -> bool:
+    """Whether the process `pid` that started at `start` (`process_start`) still runs (a zombie does not)."""
+    return pid is not None and start is not None and process_runs(pid) and process_start(pid) == start
+
+
 def parent_pid(pid: int) -> int | None:
     """The parent of `pid`, or None when it is gone or cannot be read."""
+    fields = _proc_stat(pid)
+    if fields is not None:
+        try:
+            ppid = int(fields[1]) if fields else 0
+        except ValueError:
+            return None
+        return ppid if ppid > 0 else None
     import psutil
 
     try:
@@ -246,5 +311,23 @@ def resolve_session(
         for candidate in ancestors(pid):
             session = _claude_record(candidate, folder)
             if session is not None:
-                return Session(session, True, "claude", owner_pid=candidate)
+                return Session(session, True, "claude", owner_pid=candidate, owner_start=process_start(candidate))
     return Session(f"pid-{pid}", False, "pid")
+
+
+def find_host(env: Mapping[str, str] | None = None, pid: int | None = None) -> tuple[int, str] | None:
+    """The Claude Code process this process runs under (the nearest ancestor with a session record in
+    `claude_sessions_dir`), as (pid, `process_start`); None when there is none.
+
+    A hook's own session id comes from its JSON, so only the process is looked for here: whatever id its
+    record names (it changes on `/clear`), that process runs the session.
+    """
+    env = os.environ if env is None else env
+    folder = claude_sessions_dir(env)
+    if not folder.is_dir():
+        return None
+    for candidate in ancestors(os.getpid() if pid is None else pid):
+        if _claude_record(candidate, folder) is not None:
+            start = process_start(candidate)
+            return None if start is None else (candidate, start)
+    return None

@@ -7,11 +7,15 @@ Layout (every name below is made here, never taken from a message or a user's pa
   that no longer exists.
 - `open/`: the open channel, every live session's. `@<channel>/`: a named channel; its members (session
   ids) are in `channels.yaml`.
-- `heartbeat/<session>`: presence, rewritten by every `attend run` (`HEARTBEAT` in runtime/serve.py);
-  a session is live while its file is younger than `LIVE_FOR` seconds (a SIGKILLed `attend run` stays
-  live that long: its session may restart it, and mail sent meanwhile waits for it). A heartbeat is the
-  process's that wrote it (its `pid`): a second `attend run` with the same session id neither rewrites
-  nor removes it while that process runs (`.heartbeat.lock` makes each check-and-write one step).
+- `heartbeat/<session>`: presence, rewritten by every `attend run` (`HEARTBEAT` in runtime/serve.py)
+  and written by a session's hooks (runtime/sessions/register.py). When it names the session's Claude
+  Code process (`claude_pid`, `claude_start`: its host), the session is live while that process runs,
+  however old the file is (a session its hooks alone serve writes it only now and then), and not a
+  moment longer. Otherwise it is live while the file is younger than `LIVE_FOR` seconds (a SIGKILLed
+  `attend run` stays live that long: its session may restart it, and mail sent meanwhile waits for
+  it). A heartbeat is the process's that wrote it (its `pid`): a second `attend run` with the same
+  session id neither rewrites nor removes it while that process runs, and a hook (no `pid`) never
+  rewrites one whose `attend run` runs (`.heartbeat.lock` makes each check-and-write one step).
 
 Decisions implemented here: one JSON file per message `{id, from, from_kind, project, to, channel, re,
 text, ts}`, written to a hidden temporary file and renamed into place, so a reader never sees half a
@@ -223,12 +227,14 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Presence:
-    """A session's heartbeat.
+    """A session's heartbeat: its `attend run` (`pid`, None when its hooks wrote it) and its Claude Code
+    process (`claude_pid` and `claude_start`, `identity.process_start`; None when not known).
 
     Across machines (peers/natsbox.py) `project` is the project's identity (peers/machine.py), `machine` the
     machine the session runs on, `path` its folder there, `remote` true for another machine's session (whose
     transcript is not here: `activity`, its transcript's last write as its machine saw it, tells its status),
-    and `conduit` how its lines reach it (`attend.delivery.conduits`).
+    and `conduit` how its lines reach it as its writer said (`monitor` or `hooks`; `current_conduit` is
+    what a local session's processes say now).
     """
 
     session: str
@@ -241,10 +247,35 @@ class Presence:
     remote: bool = False
     activity: float | None = None
     conduit: str | None = None
+    claude_pid: int | None = None
+    claude_start: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The heartbeat as its file holds it."""
-        return {"session": self.session, "project": self.project, "pid": self.pid, "started": self.started}
+        return {"session": self.session, "project": self.project, "pid": self.pid, "started": self.started,
+                "claude_pid": self.claude_pid, "claude_start": self.claude_start, "conduit": self.conduit}
+
+    def live(self, now: float) -> bool:
+        """Whether the session lives at `now`: its Claude Code process runs (when named), else the file is
+        younger than `LIVE_FOR` seconds. (Another machine's session is its server's to tell: live.)"""
+        from attend.peers.identity import host_runs
+
+        if self.remote:
+            return True
+        if self.claude_pid is not None and self.claude_start is not None:
+            return host_runs(self.claude_pid, self.claude_start)
+        return now - self.beat <= LIVE_FOR
+
+    def current_conduit(self) -> str:
+        """How the session's lines reach it now: `monitor` while its `attend run` runs and prints them, else
+        `hooks` (another machine's session: as its writer said, `unknown` when it said nothing)."""
+        from attend.peers.identity import process_runs
+
+        if self.remote:
+            return self.conduit or "unknown"
+        if self.pid is not None and process_runs(self.pid):
+            return self.conduit or "monitor"
+        return "hooks"
 
 
 def _read_presence(path: Path) -> Presence:
@@ -258,10 +289,20 @@ def _read_presence(path: Path) -> Presence:
     data = read_peer_file(path)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    pid = data.get("pid")
-    if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 1 << 31):
-        raise ValueError("pid is not a process id")
-    return Presence(str(data["session"]), str(data["project"]), pid, _time(data.get("started", beat), "started"), beat)
+    pid, claude_pid = _pid(data.get("pid"), "pid"), _pid(data.get("claude_pid"), "claude_pid")
+    start = data.get("claude_start")
+    if start is not None and not isinstance(start, str):
+        raise ValueError("claude_start is not text")
+    conduit = data.get("conduit")
+    return Presence(str(data["session"]), str(data["project"]), pid, _time(data.get("started", beat), "started"), beat,
+                    claude_pid=claude_pid, claude_start=start, conduit=conduit if conduit in ("monitor", "hooks") else None)
+
+
+def _pid(value: Any, name: str) -> int | None:
+    """`value` as a process id (None for none); `ValueError` for anything else."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 1 << 31):
+        raise ValueError(f"{name} is not a process id")
+    return value
 
 
 @dataclass
@@ -292,8 +333,8 @@ class Mailbox:
         with _locked(self.root / ".heartbeat.lock"):
             yield folder
 
-    def _live_owner(self, path: Path, pid: int) -> Presence | None:
-        """The heartbeat at `path` when it is live and another running process's than `pid`."""
+    def _live_owner(self, path: Path, pid: int | None) -> Presence | None:
+        """The heartbeat at `path` when it is live and another running process's than `pid` (None: a hook's)."""
         from attend.peers.identity import process_runs
 
         try:
@@ -305,17 +346,22 @@ class Mailbox:
         return owner if isinstance(owner.pid, int) and process_runs(owner.pid) else None
 
     def beat(self, session: str, project: Path | str, *, pid: int | None, started: float,
-             conduit: str | None = None) -> Presence | None:
+             host: tuple[int, str] | None = None, conduit: str | None = None) -> Presence | None:
         """Record that `session` is alive in `project` (rewrites its heartbeat); None when written.
 
-        A heartbeat is its process's: while a live heartbeat names another running process (two `attend
-        run` with one session id), nothing is written and that owner's presence is returned. Once the
-        owner exits (its heartbeat removed, or its process gone), the next beat takes the heartbeat over.
+        `pid`: the `attend run` writing it, None for a hook. `host`: the session's Claude Code process
+        (pid, `process_start`), when known. `conduit`: how its lines reach it (`monitor`, `hooks`). A
+        heartbeat is its process's: while a live heartbeat names another running process (two `attend run`
+        with one session id), nothing is written and that owner's presence is returned; a hook writes
+        nothing while the session's `attend run` runs (it beats itself). Once the owner exits (its heartbeat
+        removed, or its process gone), the next beat takes the heartbeat over.
         """
         with self._presence_locked() as folder:
-            if pid is not None and (owner := self._live_owner(folder / session, pid)) is not None:
+            if (owner := self._live_owner(folder / session, pid)) is not None:
                 return owner
-            presence = Presence(session, str(Path(project).resolve()), pid, started, self.clock())
+            claude_pid, claude_start = host if host is not None else (None, None)
+            presence = Presence(session, str(Path(project).resolve()), pid, started, self.clock(),
+                                claude_pid=claude_pid, claude_start=claude_start, conduit=conduit)
             write_atomically(folder / session, json.dumps(presence.to_json()))
         return None
 
@@ -359,7 +405,7 @@ class Mailbox:
             except (OSError, ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
                 self.corrupt_heartbeats.append((path, skip_reason(exc)))
                 continue
-            if live_only and now - presence.beat > LIVE_FOR:
+            if live_only and not presence.live(now):
                 continue
             out.append(presence)
         return sorted(out, key=lambda p: (p.started, p.session))

@@ -221,8 +221,8 @@ class NatsMailbox(Mailbox):
         return f"{self.machine}.{hashlib.sha256(session.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
 
     def beat(self, session: str, project: Path | str, *, pid: int | None, started: float,
-             conduit: str | None = None) -> Presence | None:
-        owner = super().beat(session, project, pid=pid, started=started, conduit=conduit)
+             host: tuple[int, str] | None = None, conduit: str | None = None) -> Presence | None:
+        owner = super().beat(session, project, pid=pid, started=started, host=host, conduit=conduit)
         if owner is None:
             folder = str(Path(project).resolve())
             activity = self.activity(session, folder) if self.activity is not None else None

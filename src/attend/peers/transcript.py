@@ -100,16 +100,21 @@ def session_transcript(projects_dir: Path, project: Path | str, session: str) ->
     return None
 
 
-def focus_transcript(projects_dir: Path, project: Path, session: str) -> Transcript:
+def focus_transcript(projects_dir: Path, project: Path, session: str, transcript: Path | str | None = None) -> Transcript:
     """The transcript a sensor reads: session `session`'s own when it is polled for one (a
     `scope: session` sensor: never another session's), else the project's newest.
+
+    `transcript`: the path the session's hooks were given by Claude Code (runtime/sessions/register.py);
+    when it names a file, it is the session's transcript wherever Claude Code keeps it (a
+    `CLAUDE_CONFIG_DIR` elsewhere than `projects_dir`'s folder).
 
     Raises:
         NoTranscript: no such transcript.
     """
     if not session:
         return newest_transcript(projects_dir, project)
-    path = session_transcript(projects_dir, project, session)
+    told = Path(transcript) if transcript else None
+    path = told if told is not None and told.is_file() else session_transcript(projects_dir, project, session)
     if path is None:
         raise NoTranscript(f"no Claude Code transcript of session {session} under {projects_dir}")
     try:

@@ -56,7 +56,7 @@ from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.sessions.printer import STALE_TEST_FIRE, SessionPrinter
-from attend.runtime.sessions.status import live_session_ids
+from attend.runtime.sessions.status import session_foci
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.runtime.watching.reload import watch
@@ -353,12 +353,13 @@ class Daemon:
                 return await poll_for(cadence, None, self.ctx)
             # Once per live session of the project, each with that session as its focus; the cadence
             # follows the busiest of them (a session's change halves the interval for all).
-            sessions = live_session_ids(self.store)
+            sessions = session_foci(self.store)
             if not sessions:
                 self.store.update_status(compiled.name, message=NO_LIVE_SESSION, last_poll=self.clock(),
                                          next_poll=self.clock() + cadence.interval)
                 return cadence
-            after = [await poll_for(cadence, s, replace(self.ctx, session=s)) for s in sessions]
+            after = [await poll_for(cadence, s.session, replace(self.ctx, session=s.session, transcript=s.transcript))
+                     for s in sessions]
             return min(after, key=lambda c: c.interval)
 
         async def poll_for(cadence: Cadence, session: str | None, ctx: PollContext) -> Cadence:

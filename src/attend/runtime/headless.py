@@ -12,8 +12,11 @@ Decisions implemented here:
   neither moves a session's position nor marks a row printed (`MutePrinter`); each session's conduits
   hand the rows over.
 - It ends itself once no session of the project has been live for `idle_limit()` seconds (10 minutes;
-  `ATTEND_HEADLESS_IDLE` sets another, for tests): a session is live while its `attend run` beats, or
-  while its hooks run (store/sessions.py `hook_heartbeat`). Its own start counts as a beat.
+  `ATTEND_HEADLESS_IDLE` sets another, for tests): a session is live while its Claude Code process
+  runs (runtime/sessions/status.py `live_sessions`: a session its hooks alone serve is live between its
+  hooks, however far apart they are), while its `attend run` runs, and, for a session whose Claude Code
+  process is not known, while its hooks register it (sessions/register.py, every `HOOK_BEAT` seconds).
+  Its own start counts as a beat.
 - A later `attend run` (a Monitor) attaches to it and takes over once it ends, as with any poller.
 """
 
@@ -97,6 +100,7 @@ async def serve_headless(
     from attend.files import run_lock_path
     from attend.runtime.daemon import Daemon
     from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
+    from attend.runtime.sessions.status import live_sessions
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths
     from attend.text import printable_path
@@ -115,7 +119,7 @@ async def serve_headless(
                      f"once no session has been live for {limit:g} s\n")
         stderr.flush()
         store = open_project_store(layer_paths(project_dir, env), clock=clock)
-        started = clock()
+        seen_live = clock()  # its own start counts as a session seen live
         with open(os.devnull, "w") as devnull:
             try:
                 daemon = Daemon(project_dir, env=env, stdout=devnull, stderr=stderr, clock=clock,
@@ -124,7 +128,9 @@ async def serve_headless(
                     nursery.start_soon(daemon.run)
                     while True:
                         await trio.sleep(min(5.0, limit / 4))
-                        last = max(started, store.last_heartbeat() or 0.0)
+                        if live_sessions(store.sessions()):
+                            seen_live = clock()  # a live session: the idle time starts again from now
+                        last = max(seen_live, store.last_heartbeat() or 0.0)
                         if clock() - last > limit:
                             stderr.write(f"attend: no session of {printable_path(project_dir)} has been live "
                                          f"for {limit:g} s; the headless poller ends\n")

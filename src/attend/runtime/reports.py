@@ -160,7 +160,10 @@ def sensor_rows(
 
     statuses = store.statuses()
     noise = {name: sensor_noise(store, name, limit=1) for name in sensor_set.sensors}
-    sessions = sessions if sessions is not None else project_sessions(project_dir, store=store)
+    if sessions is None:
+        from attend.runtime.sessions.handover import conduits
+
+        sessions = project_sessions(project_dir, store=store, conduits=conduits(project_dir))
     probes = {name: store.get_probe(name) for name, s in sensor_set.sensors.items() if s.kind == "mcp"}
     daemon = sessions.lock_pid
     compiled = compiled or {}
@@ -172,6 +175,9 @@ def sensor_rows(
         row["daemon_running"] = daemon is not None
         row["polling_session"] = sessions.poller.session if sessions.poller else None
         row["attached_sessions"] = [s.session for s in sessions.attached]
+        row["hooks_sessions"] = [s.session for s in sessions.hooks]
+        row["sessions"] = [{"session": s.session, "conduit": s.conduit, "stream_stopped": s.stream_stopped}
+                           for s in sessions.every()]
         if daemon is None:
             row["next_poll"] = None  # nothing polls without a daemon
     return rows

@@ -7,9 +7,9 @@ Decisions implemented here:
   it prints the project's journal on its own stdout and retries the lock every `TAKEOVER_CHECK`
   seconds, so when the poller exits (SIGTERM, SIGKILL, a crash: the kernel drops the flock) one of
   them takes over within that delay plus the daemon's start.
-- Every session, the poller included, prints through one `SessionPrinter` (sessions/printer.py); with
-  `attend.delivery.conduits: hooks` through none (`MutePrinter`): it stays up, polls and beats, and its
-  hooks carry its lines.
+- Every session, the poller included, prints through one `SessionPrinter` (sessions/printer.py), muted
+  while `attend.delivery.conduits` is `hooks`: it stays up, polls and beats, and its hooks carry its
+  lines. The setting is read again whenever its file changes (upkeep.py, within a second).
 - Every session's presence for peers (peers/mailbox.py, `heartbeat/<session>`) is rewritten every
   `HEARTBEAT` seconds and removed on a clean exit. Presence and the store row are the process's that
   holds them: a second `attend run` with a session id already live warns at start-up, prints the same
@@ -43,16 +43,15 @@ from typing import TextIO
 import trio
 
 from attend.files import run_lock_path
-from attend.peers.identity import Session, process_runs
+from attend.peers.identity import Session, host_runs, process_runs
 from attend.peers.mailbox import Mailbox, Unavailable
 from attend.peers.transport import open_mailbox
 from attend.runtime.daemon import Daemon
 from attend.runtime.faults import crash_point
-from attend.runtime.headless import MutePrinter
 from attend.runtime.sessions.handover import conduits
 from attend.runtime.sessions.printer import JOURNAL_CHECK, STALE_TEST_FIRE, SessionPrinter, StreamClosed
 from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
-from attend.runtime.sessions.upkeep import Reexec, Upkeep, keep_polling
+from attend.runtime.sessions.upkeep import Reexec, Upkeep, found, keep_polling
 from attend.runtime.store import Store, StoreUnavailable, open_project_store
 from attend.text import printable, printable_path
 
@@ -169,26 +168,42 @@ async def serve_session(
         _log(stderr, f"warning: session id {session.id} is already live {other[1]} (pid {other[0]}); this process "
                      f"prints the same stream but leaves pid {other[0]}'s presence and registration alone. "
                      "Give each session its own id (--session or ATTEND_SESSION)")
-    printer: SessionPrinter | MutePrinter
-    conduit = conduits(project_dir, env)
-    if conduit == "hooks":
-        # The hooks only (handover.py `conduits`): this process stays up, polls and beats, and prints no
-        # line; the session's hooks hand its lines over and move its position.
-        _log(stderr, f"attend.delivery.conduits is hooks: session {session.id}'s lines go through its hooks; "
-                     "this attend run polls and prints none")
-        printer = MutePrinter(stderr)
-    else:
-        printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
-                                 env=env, claim=other is None)
+    printer = SessionPrinter(store, session, stdout=stdout, stderr=stderr, clock=clock, project_dir=project_dir,
+                             env=env, claim=other is None)
+
+    def follow_conduits(chosen: str) -> None:
+        # With the hooks only (handover.py `conduits`) this process stays up, polls and beats, and prints
+        # no line; the session's hooks hand its lines over and move its position. A change of the setting
+        # takes effect here within `UPKEEP` (upkeep.py), in either direction.
+        if printer.muted == (chosen == "hooks"):
+            return
+        printer.mute(chosen == "hooks")
+        if chosen == "hooks":
+            _log(stderr, f"attend.delivery.conduits is hooks: session {session.id}'s lines go through its hooks; "
+                         "this attend run polls and prints none")
+        else:
+            _log(stderr, f"attend.delivery.conduits is {chosen}: this attend run prints session {session.id}'s "
+                         "lines again, from where its hooks left off")
+
+    follow_conduits(conduits(project_dir, env))
     role = {"now": "attached"}
+    host = (session.owner_pid, session.owner_start) if session.owner_pid and session.owner_start else None
+    moving = False  # a re-exec: the same process goes on serving (another id, or a new version)
     stores = [store]
-    upkeep = Upkeep(project_dir, env, session, stores, lambda: role["now"] == "polling", partial(_log, stderr), lock)
+    upkeep = Upkeep(project_dir, env, session, stores, lambda: role["now"] == "polling", partial(_log, stderr), lock,
+                    on_conduits=follow_conduits)
+
+    started = clock()
+
+    def beat() -> object:
+        # The presence says how the session's lines reach it now (the setting may change under it).
+        return mailbox.beat(session.id, project_dir, pid=os.getpid(), started=started, host=host,
+                            conduit="hooks" if printer.muted else "monitor")
+
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(printer.run)
-            nursery.start_soon(_heartbeat, store, session.id, partial(
-                mailbox.beat, session.id, project_dir, pid=os.getpid(), started=clock(), conduit=conduit),
-                lambda: role["now"])
+            nursery.start_soon(_heartbeat, store, session.id, beat, lambda: role["now"])
             # Across machines (transport nats): this machine's consumer for the project is mirrored into the
             # peers folder while the session runs, each message acked once its file is written; spooled
             # sends go out when the server is back.
@@ -206,8 +221,7 @@ async def serve_session(
             store.set_session_role(session.id, "polling", pid=os.getpid())
 
             async def poll() -> None:
-                daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock,
-                            printer=printer)  # type: ignore[arg-type]  # a MutePrinter too, as headless.py's
+                daemon = Daemon(project_dir, env=env, stdout=stdout, stderr=stderr, clock=clock, printer=printer)
                 stores.append(daemon.store)
                 try:
                     await daemon.run()
@@ -218,11 +232,19 @@ async def serve_session(
             # unusable store ends it (commands/run.py says why in one line).
             await keep_polling(poll, partial(_log, stderr),
                                ends=(StreamClosed, BrokenPipeError, Reexec, StoreUnavailable, sqlite3.Error))
+    except BaseException as exc:
+        moving = found(exc, (Reexec,)) is not None
+        raise
     finally:
         # Only what is this process's own: another process serving the same session id keeps its row
         # and its heartbeat (each check-and-remove is one step: a conditional UPDATE, the presence lock).
+        # A stopped row keeps this pid: the session's stream ran and stopped, which its next hook says.
+        # A process that starts again at once as itself (a re-exec keeps its pid) did not stop: its row
+        # stays live through the exec (a hook meanwhile finds the session's Monitor live), and the new
+        # start takes it over, or lets it go when it serves another id (`Store.release_moved`).
         try:
-            store.set_session_role(session.id, "stopped", pid=None, only_pid=os.getpid())
+            if not moving:
+                store.set_session_role(session.id, "stopped", pid=os.getpid(), only_pid=os.getpid())
         except sqlite3.Error:
             pass  # the row stays as it was; its dead pid tells it apart from a live one
         store.close()
@@ -230,7 +252,10 @@ async def serve_session(
         upkeep.lock.close()  # the lock taken again after its file was removed, if any
         mailbox.stop_receiving(project_dir)
         try:
-            # Peers see a clean exit at once (a crash: after LIVE_FOR).
+            # Peers see a clean exit at once (a crash: after LIVE_FOR). A session whose Claude Code process
+            # lives on stays present: its hooks serve it now.
             mailbox.leave_presence(session.id, pid=os.getpid())
+            if host is not None and not moving and host_runs(*host):
+                mailbox.beat(session.id, project_dir, pid=None, started=clock(), host=host)
         except OSError:
             pass

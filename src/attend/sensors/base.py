@@ -52,7 +52,8 @@ class Focus:
     environment the poll runs in (the daemon's, or a one-shot command's: `PollContext.env`): a sensor reads
     `HOME`, the XDG folders, `PATH` and the like from it (`expand_home`, `peers_dir(focus.env)`), never from
     `os.environ`, so a daemon given another environment polls in it. A Focus built without one (a test, a
-    harness of its own) gets the process's environment.
+    harness of its own) gets the process's environment. `transcript` is that
+    session's transcript as Claude Code told its hooks, when it did (None otherwise).
     """
 
     cwd: Path
@@ -60,9 +61,11 @@ class Focus:
     keywords: tuple[str, ...] = ()
     session: str = ""
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, compare=False, repr=False)
+    transcript: Path | None = None
 
 
-def focus_from_env(cwd: Path, env: Mapping[str, str], *, session: str | None = None) -> Focus:
+def focus_from_env(cwd: Path, env: Mapping[str, str], *, session: str | None = None,
+                   transcript: Path | str | None = None) -> Focus:
     """The focus of a session in `cwd`, with description and keywords read from `env`.
 
     Args:
@@ -70,13 +73,14 @@ def focus_from_env(cwd: Path, env: Mapping[str, str], *, session: str | None = N
         env: The daemon's environment; `ATTEND_FOCUS` and `ATTEND_FOCUS_KEYWORDS` (comma-separated)
             are read from it, and are empty when unset.
         session: the session a session-scoped sensor is polled for (None: a project-wide poll).
+        transcript: that session's transcript as Claude Code told its hooks (None: not told).
 
     Returns:
         The Focus (its `env` is `env`).
     """
     keywords = tuple(k.strip() for k in env.get(FOCUS_KEYWORDS_VAR, "").split(",") if k.strip())
     return Focus(cwd=Path(cwd), description=env.get(FOCUS_DESCRIPTION_VAR, "").strip(), keywords=keywords,
-                 session=session or "", env=env)
+                 session=session or "", env=env, transcript=Path(transcript) if transcript else None)
 
 
 class SensorUnavailable(Exception):
@@ -108,14 +112,15 @@ def newest_transcript(projects_dir: Path, project: str | Path) -> Any:
         raise SensorUnavailable(str(exc)) from None
 
 
-def focus_transcript(projects_dir: Path, project: str | Path, session: str) -> Any:
+def focus_transcript(projects_dir: Path, project: str | Path, session: str, transcript: Path | None = None) -> Any:
     """`peers.transcript.focus_transcript` for a sensor: the focused session's own transcript (a
-    `scope: session` poll), else the project's newest; no transcript is `SensorUnavailable`."""
+    `scope: session` poll; `transcript`, the focus's, when Claude Code told it), else the project's
+    newest; no transcript is `SensorUnavailable`."""
     from attend.peers.transcript import NoTranscript
     from attend.peers.transcript import focus_transcript as focused
 
     try:
-        return focused(projects_dir, Path(project), session)
+        return focused(projects_dir, Path(project), session, transcript)
     except NoTranscript as exc:
         raise SensorUnavailable(str(exc)) from None
 

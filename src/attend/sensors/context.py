@@ -108,7 +108,7 @@ class ContextSensor:
         Raises:
             SensorUnavailable: no transcript for the project, or no assistant turn with usage in it.
         """
-        transcript = focus_transcript(expand_home(self.projects_dir, focus.env), focus.cwd, focus.session)
+        transcript = focus_transcript(expand_home(self.projects_dir, focus.env), focus.cwd, focus.session, focus.transcript)
         samples = read_samples(transcript.path)
         if not samples:
             raise SensorUnavailable(f"no assistant turn with token usage in {transcript.path}")

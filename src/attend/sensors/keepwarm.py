@@ -59,7 +59,7 @@ class KeepwarmSensor:
         Raises:
             SensorUnavailable: no transcript for the project.
         """
-        transcript = focus_transcript(expand_home(self.projects_dir, focus.env), focus.cwd, focus.session)
+        transcript = focus_transcript(expand_home(self.projects_dir, focus.env), focus.cwd, focus.session, focus.transcript)
         samples = read_samples(transcript.path)
         tokens = samples[-1].tokens if samples else 0
         idle = max(0.0, self._clock() - transcript.mtime)

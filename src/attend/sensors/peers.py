@@ -124,7 +124,8 @@ class PeersSensor:
         for presence in presences:
             state = reader.state(presence, now)
             item = {"session": presence.session, "project": presence.project, "here": presence.project == here,
-                    "pid": presence.pid, "started": presence.started, **state.to_json()}
+                    "pid": presence.pid, "started": presence.started, "conduit": presence.current_conduit(),
+                    **state.to_json()}
             if presence.machine:
                 item["machine"] = presence.machine
             sessions.append(item)

@@ -233,6 +233,11 @@ class SensorsScreen(Screen[None]):
             text.append(f"  {count} pending (w: review)", style="bold yellow")
         if self.filter_text:
             text.append(f"  filter: {self.filter_text}", style="magenta")
+        live = self.model.rows[0].get("sessions") if self.model.rows else None
+        if live:  # each live session and its conduit (the Monitor stream, or its hooks alone)
+            text.append("  sessions: " + ", ".join(
+                printable(f"{s['session']} {s['conduit']}" + (" (stream stopped)" if s.get("stream_stopped") else ""),
+                          one_line=True) for s in live), style="green")
         self.query_one("#title", Static).update(text)
 
     def current_name(self) -> str | None:

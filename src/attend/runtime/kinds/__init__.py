@@ -85,7 +85,8 @@ class PollContext:
 
     `mcp_pool` is the shared MCP session pool (kinds/mcp.py), started only when an mcp sensor exists.
     `crate_instances` keeps each crate sensor's object alive between polls, keyed by `state_key`.
-    `session`: the session a session-scoped sensor is polled for (its focus), None for a project poll.
+    `session`: the session a session-scoped sensor is polled for (its focus), None for a project poll;
+    `transcript`: that session's transcript as Claude Code told its hooks (None: not told).
     `stream_for` is how long a one-shot poll of a streaming command collects (the daemon never polls one).
     """
 
@@ -97,6 +98,7 @@ class PollContext:
     crate_instances: dict[str, Any] = field(default_factory=dict)
     stdout_cap: int = 1 << 20
     session: str | None = None
+    transcript: str | None = None
     #: Seconds a one-shot poll of a streaming command collects its records (`sensors poll --for`).
     stream_for: float = 5.0
 

@@ -129,7 +129,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     if instance.busy.is_set():
         return PollOutcome.failed("timeout", "the previous poll is still running")
     timeout = _timeout(compiled)
-    focus = focus_from_env(ctx.project_dir, ctx.env, session=ctx.session)
+    focus = focus_from_env(ctx.project_dir, ctx.env, session=ctx.session, transcript=ctx.transcript)
     instance.busy.set()
     try:
         with trio.move_on_after(timeout) as scope:

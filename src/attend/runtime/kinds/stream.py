@@ -53,7 +53,6 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -164,21 +163,12 @@ OWNER_VAR = "ATTEND_STREAM_OWNER"
 
 
 def _owner_tag(pid: int) -> str | None:
-    """`PID@START` of a running process (its start time tells a reused pid apart); None once it is gone.
-    On Linux START is the kernel's clock ticks since boot (/proc/PID/stat), never a wall time that moves
-    with the clock."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return f"{pid}@{stat.rsplit(')', 1)[1].split()[19]}"
-    except (OSError, IndexError):
-        if Path("/proc/self/stat").exists():
-            return None  # a /proc without this process: it is gone
-    import psutil
+    """`PID@START` of a running process (its start time, `identity.process_start`, tells a reused pid
+    apart); None once it is gone."""
+    from attend.peers.identity import process_start
 
-    try:
-        return f"{pid}@{psutil.Process(pid).create_time():.2f}"
-    except psutil.Error:
-        return None
+    start = process_start(pid)
+    return None if start is None else f"{pid}@{start}"
 
 
 _swept = False

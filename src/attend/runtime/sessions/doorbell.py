@@ -57,7 +57,7 @@ DOORBELL_CHECK = 0.2
 LIVENESS_CHECK = 1.0
 #: The longest a doorbell waits (seconds); the Stop hook's `timeout` in hooks/hooks.json is above it.
 DOORBELL_CEILING = 8 * 3600.0
-#: Seconds between two beats for the session (`Store.hook_heartbeat`; commands/drain.py HOOK_BEAT).
+#: Seconds between two beats for the session (`Store.register_session`; sessions/register.py HOOK_BEAT).
 BEAT = 30.0
 
 
@@ -74,43 +74,37 @@ def doorbell_lock_path(state_folder: Path, digest: str, session: str) -> Path:
 
 
 class Claude:
-    """The session's Claude Code process, told apart from a later process with the same pid."""
+    """The session's Claude Code process, told apart from a later process with the same pid (its start time,
+    `peers.identity.process_start`)."""
 
     def __init__(self, pid: int | None) -> None:
+        from attend.peers.identity import process_start
+
         self.pid = pid
-        self._started = _start_time(pid) if pid is not None else None
+        self._started = process_start(pid) if pid is not None else None
 
     def runs(self) -> bool:
         """Whether the process still runs (True when there is none to watch: the ceiling bounds the wait)."""
         if self.pid is None:
             return True
-        from attend.peers.identity import process_runs
+        from attend.peers.identity import host_runs
 
-        return process_runs(self.pid) and (self._started is None or _start_time(self.pid) == self._started)
+        return host_runs(self.pid, self._started)
 
     @classmethod
     def of_hook(cls, env: Mapping[str, str]) -> Claude:
-        """The Claude Code process of the running hook: `$CLAUDE_PID`, else the owner of the session record
-        of an ancestor, else the hook's parent."""
+        """The Claude Code process of the running hook: `$CLAUDE_PID`, else the nearest ancestor with a
+        session record (`peers.identity.find_host`), else the hook's parent."""
         pid = env.get("CLAUDE_PID", "")
         if pid.isdigit() and int(pid) > 0:
             return cls(int(pid))
-        from attend.peers.identity import resolve_session
+        from attend.peers.identity import find_host
 
         try:
-            owner = resolve_session(None, env={k: v for k, v in env.items() if k != "ATTEND_SESSION"}).owner_pid
+            host = find_host(env)
         except Exception:  # noqa: BLE001 - no session record to go by: the parent then
-            owner = None
-        return cls(owner if owner is not None else os.getppid())
-
-
-def _start_time(pid: int) -> float | None:
-    import psutil
-
-    try:
-        return float(psutil.Process(pid).create_time())
-    except (psutil.Error, OSError):
-        return None
+            host = None
+        return cls(host[0] if host is not None else os.getppid())
 
 
 def ring(
@@ -176,7 +170,7 @@ def ring(
             keep_polled()
         if now - beat >= BEAT:
             beat = now
-            store.hook_heartbeat(session, every=0.0)
+            store.register_session(session)
         if now - started >= ceiling:
             return "ceiling"
         sleep(DOORBELL_CHECK)

@@ -35,8 +35,12 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["HANDOVER_ROWS", "Handover", "about_itself", "conduits", "hook_handover", "monitor_live", "shown_to",
-           "worth_a_turn"]
+__all__ = ["HANDOVER_ROWS", "STREAM_STOPPED", "Handover", "about_itself", "conduits", "hook_handover", "monitor_live",
+           "run_command", "shown_to", "stream_note", "worth_a_turn"]
+
+#: The seen item (`session_seen`) that marks a stopped Monitor stream as said to its session, with the
+#: pid of the `attend run` whose stream it was: each stop is said once.
+STREAM_STOPPED = ":stream-stopped:"
 
 def about_itself(entry: Any, session: str | None) -> bool:
     """A presence line (sensor `PRESENCE_SENSOR`, keyed by session id) about `session` itself."""
@@ -76,9 +80,66 @@ def conduits(project_dir: str | Path, env: Mapping[str, str] | None = None) -> s
 
 
 def monitor_live(store: Any, session: str) -> bool:
-    """Whether `session`'s Monitor stream (`attend run`) runs now: its row is live and its process runs."""
+    """Whether `session`'s Monitor stream (`attend run`) runs now: an `attend run` of it runs (its own, or,
+    right after `/clear`, the one of its Claude Code process still serving the id it had before:
+    status.py)."""
     row = store.session(session)
-    return row is not None and row.role != "stopped" and row.pid is not None and process_runs(int(row.pid))
+    if row is None:
+        return False
+    if row.role != "stopped" and row.pid is not None and process_runs(int(row.pid)):
+        return True
+    if row.claude_pid is None or row.claude_start is None:
+        return False
+    from attend.runtime.sessions.status import session_facts
+
+    facts = session_facts(store, session)
+    return facts is not None and facts.pid is not None
+
+
+def run_command(project_dir: str | Path, env: Mapping[str, str] | None = None) -> str:
+    """The command that starts a session's attend stream: `attend run --project DIR`, through the plugin's
+    `bin/attend` when the hook runs from the plugin (`CLAUDE_PLUGIN_ROOT`: attend need not be on PATH)."""
+    import shlex
+
+    env = os.environ if env is None else env
+    root = env.get("CLAUDE_PLUGIN_ROOT")
+    program = shlex.quote(os.path.join(root, "bin", "attend")) if root else "attend"
+    return f"{program} run --project {shlex.quote(str(project_dir))}"
+
+
+def stream_note(store: Any, session: str, project_dir: str, env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+    """The line a hook of `session` says when the session's Monitor stream stopped while it lives, and the
+    seen item that records it was said; None when there is nothing to say (no stream ran in the life of
+    its Claude Code process, one runs, the stop was said already, or `attend.delivery.conduits` is
+    `hooks`: no stream carried its lines).
+
+    Only for a session whose Claude Code process is known: a stop is said only in the life of the process
+    whose Monitor stopped (a session resumed in a new process starts without one).
+    """
+    row = store.session(session)
+    if row is None or row.claude_pid is None or row.claude_start is None:
+        return None
+    from attend.runtime.sessions.status import stopped_stream
+
+    stopped = stopped_stream(store.host_sessions(row.claude_pid, row.claude_start) or [row])
+    if stopped is None:
+        return None
+    when, pid = stopped
+    item = f"{STREAM_STOPPED}{pid}"
+    if item in store.seen_items(session):
+        return None
+    chosen = conduits(project_dir, env)
+    if chosen == "hooks":
+        return None
+    at = f" at {time.strftime('%H:%M:%S', time.localtime(when))}" if when is not None else ""
+    command = run_command(project_dir, env)
+    if chosen == "monitor":
+        return (f"attend: this session's attend stream (pid {pid}) stopped{at}; with attend.delivery.conduits "
+                f"monitor its lines wait in attend's journal until a Monitor running `{command}` starts it "
+                "again.", item)
+    return (f"attend: this session's attend stream (pid {pid}) stopped{at}; its lines now reach it through "
+            f"attend's hooks, after each prompt and tool call and when it stops. A Monitor running `{command}` "
+            "starts the stream again.", item)
 
 
 #: The most rows worth a turn a hook reads: more lines than fit in its answer (commands/drain.py

@@ -96,6 +96,22 @@ class SessionPrinter:
         self._message_sensors: list[Any] | None = None
         self._digests: dict[str, Any] | None = None
         self._wake = trio.Event()
+        #: Whether it prints nothing for now (`attend.delivery.conduits: hooks`: the hooks carry the lines).
+        self.muted = False
+
+    def mute(self, muted: bool) -> None:
+        """Print nothing from now on (`muted`), or print again: from where the session's hooks left off,
+        what is still news first (as a stream that starts)."""
+        if muted == self.muted:
+            return
+        self.muted = muted
+        self._digests = None  # the sensor files may have changed meanwhile
+        if not muted and self.session_id is not None:
+            row = self.store.session(self.session_id)
+            if row is not None:
+                self.position = max(self.position, row.printed_upto)
+            self._restarting = True
+        self.wake()
 
     def wake(self) -> None:
         """Ask for a round now (this process just journaled something)."""
@@ -107,6 +123,8 @@ class SessionPrinter:
         Raises:
             StreamClosed: a stream's reader went away; nothing of this round was recorded.
         """
+        if self.muted:
+            return 0
         entries, drained_upto = self.store.session_backlog(
             self.session_id, self.position, stale_test_before=self.clock() - STALE_TEST_FIRE
         )

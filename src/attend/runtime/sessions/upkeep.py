@@ -101,10 +101,12 @@ class Upkeep:
         polling: whether this process holds the run lock now.
         log: one line of the process's log.
         lock: the run lock file this process holds or waits on.
+        on_conduits: told `attend.delivery.conduits` whenever its config files changed.
     """
 
     def __init__(self, project_dir: Path, env: Mapping[str, str], session: Session, stores: list[Any],
-                 polling: Callable[[], bool], log: Callable[[str], None], lock: IO[str]) -> None:
+                 polling: Callable[[], bool], log: Callable[[str], None], lock: IO[str],
+                 on_conduits: Callable[[str], None] | None = None) -> None:
         self.project_dir = project_dir
         self.env = env
         self.session = session
@@ -112,13 +114,17 @@ class Upkeep:
         self.polling = polling
         self.log = log
         self.lock = lock
+        self.on_conduits = on_conduits
+        self._config_seen: tuple[Any, ...] | None = None
         self.version = env.get("ATTEND_PLUGIN_VERSION")
         self.venv = env.get("ATTEND_PLUGIN_VENV")
-        if session.owner_pid is not None:
-            try:
-                stores[0].set_claude_pid(session.id, session.owner_pid)
-            except Exception:  # noqa: BLE001 - without it, /clear starts the new id afresh
-                pass
+        try:
+            # The id this process served before it started again as itself (`/clear`) is served no more.
+            stores[0].release_moved(session.id, os.getpid())
+            if session.owner_pid is not None and session.owner_start is not None:
+                stores[0].register_session(session.id, host=(session.owner_pid, session.owner_start))
+        except Exception:  # noqa: BLE001 - without it, /clear starts the new id afresh
+            pass
 
     async def run(self) -> None:
         """Check every `UPKEEP` seconds; `Reexec` ends the serving for a new start."""
@@ -132,10 +138,11 @@ class Upkeep:
                 self.log(f"upkeep failed ({type(exc).__name__}: {exc}); it tries again in {UPKEEP:g} s")
 
     def check(self) -> None:
-        """One round: the store and lock, then `/clear`, then the plugin version."""
+        """One round: the store and lock, then `/clear`, then the plugin version, then the conduits."""
         self._store()
         self._cleared()
         self._plugin()
+        self._conduits()
 
     def _store(self) -> None:
         poller = self.polling()
@@ -172,6 +179,20 @@ class Upkeep:
         raise Reexec(f"Claude Code's session {self.session.id} is {now} now (/clear); it keeps the old one's "
                      "position; attend run starts again for it")
 
+    def _conduits(self) -> None:
+        """`attend.delivery.conduits`, read again when a config file changed (its size, time or inode)."""
+        if self.on_conduits is None:
+            return
+        from attend.runtime.sessions.handover import conduits
+        from attend.spec import layer_paths
+
+        paths = layer_paths(self.project_dir, self.env)
+        seen = tuple(_file_version(p) for p in (paths.config_file, paths.project_config_file))
+        if seen == self._config_seen:
+            return
+        self._config_seen = seen
+        self.on_conduits(conduits(self.project_dir, self.env))
+
     def _plugin(self) -> None:
         if not self.venv or not self.version:
             return
@@ -183,3 +204,12 @@ class Upkeep:
             raise Reexec(f"attend {installed} was installed under this attend run ({self.version}); "
                          f"{RECOVERED} in place: it starts again on the new version",
                          {"ATTEND_PLUGIN_VERSION": installed})
+
+
+def _file_version(path: Path) -> tuple[int, int, int] | None:
+    """What tells a changed file apart: its inode, size and modification time (None: no such file)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns

@@ -1,6 +1,6 @@
 """The store's tables and their migrations (`PRAGMA user_version`).
 
-Version 9 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
+Version 11 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
 scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), version 4
 the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the authored items each
 session was shown, and its cold start), created like every table by the idempotent statements of
@@ -14,6 +14,10 @@ Version 9 added `sessions.claude_pid` (the Claude Code process a session id was 
 Version 10 added the partial indexes `journal_turn` (the rows worth a turn: messages, high and medium
 lines) and `journal_turn_unprinted` (those no session showed yet), so what a hook hands over is read from
 them in a bounded number of rows however long the backlog (store/sessions.py `turn_backlog`).
+Version 11 added `sessions.claude_start` (that process's start time, so a session is live while that very
+process runs: peers/identity.py `host_runs`), `sessions.claude_seen` (when it was last registered: of the
+ids one process had, the one registered last is its session) and `sessions.transcript` (the transcript path
+its hooks were given), added to the table as `claude_pid` was.
 
 A database at the current version is checked at every open (`check_tables`): a table that is missing
 is created again, empty (and said); a table that lacks a column attend reads is a file that is not
@@ -32,8 +36,9 @@ __all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "SchemaMismatch", "check_tables", 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
 #: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table,
 #: version 5 no `sensor_status.state_source` column, version 6 no `sensor_status.wake_error` column,
-#: version 7 no `store_info` table, version 8 no `sessions.claude_pid` column, version 9 no `journal_turn` indexes.
-SCHEMA_VERSION = 10
+#: version 7 no `store_info` table, version 8 no `sessions.claude_pid` column, version 9 no `journal_turn` indexes,
+#: version 10 no `sessions.claude_start`, `claude_seen` and `transcript` columns.
+SCHEMA_VERSION = 11
 
 #: The current schema (every statement idempotent).
 SCHEMA = """
@@ -165,6 +170,9 @@ _ADDED_COLUMNS = (
     ("sensor_status", "state_source", "TEXT NOT NULL DEFAULT 'poll'"),
     ("sensor_status", "wake_error", "TEXT NOT NULL DEFAULT ''"),
     ("sessions", "claude_pid", "INTEGER"),
+    ("sessions", "claude_start", "TEXT"),
+    ("sessions", "claude_seen", "REAL"),
+    ("sessions", "transcript", "TEXT"),
 )
 
 #: The indexes of `SCHEMA`.

@@ -12,7 +12,12 @@ each session has been shown is its own:
   (`printed = 0`: disclosed while no `attend run` was alive, or while the poller died before printing);
   a restarted session (same id) resumes from its stored positions.
 - `role` is `polling` (the run lock's holder), `attached` or `stopped`; `pid` and `heartbeat` tell a
-  live row from one a SIGKILL left behind.
+  live row from one a SIGKILL left behind. A stopped row keeps the pid of the `attend run` that served it
+  last (None when none ever did): a session whose Monitor stream ended is told so once (handover.py).
+- `claude_pid`, `claude_start`: the session's Claude Code process (its host) and its start time, recorded
+  by its `attend run` and by its hooks (`register_session`); `claude_seen` when it was last registered (one
+  process has one session at a time: `/clear` gives it a new id, the one registered last), `transcript`
+  the transcript path its hooks were given. A session is live while its host runs (runtime/sessions/status.py).
 - `session_seen`: the authored items (peer messages: `<sensor>/<key>`, runtime/sessions/seen.py) each session
   was shown, by either conduit or by its cold start, recorded in the same transaction as the position
   that shows them, so an item reaching a session twice (the cold start and then the sensor's fire) is
@@ -67,6 +72,10 @@ class SessionRecord:
     role_since: float | None
     started: float | None
     heartbeat: float | None
+    claude_pid: int | None = None
+    claude_start: str | None = None
+    claude_seen: float | None = None
+    transcript: str | None = None
 
 
 class SessionRows(JournalRows):
@@ -202,6 +211,11 @@ class SessionRows(JournalRows):
         row = self._db.execute("SELECT 1 FROM session_seen WHERE scope = ? AND session = ? AND item = ?",
                                (self.scope, session, COLD_START)).fetchone()
         return row is not None
+
+    def mark_seen(self, session: str, items: Sequence[str]) -> None:
+        """Record that `session` was shown the items `items` (a line a hook said once: handover.py)."""
+        with self._write():
+            self._mark_seen(session, items)
 
     def record_cold_start(self, session: str, seen: Sequence[str]) -> None:
         """Record, in one transaction, that `session`'s cold start showed or passed over the items `seen`."""
@@ -366,26 +380,6 @@ class SessionRows(JournalRows):
                 " AND id <= ? ORDER BY id LIMIT ?)", (self.scope, upto, MARK_BATCH))
             self._mark_seen(session, seen)
 
-    def hook_heartbeat(self, session: str, *, every: float) -> None:
-        """Record that `session` is live (a hook of it ran), at most once every `every` seconds.
-
-        A session served only by hooks has no process to beat for it; its hooks do, so a headless
-        poller knows the project still has a live session. Read first: most hooks write nothing.
-        """
-        now = self._clock()
-        row = self._db.execute("SELECT heartbeat FROM sessions WHERE scope = ? AND session = ?",
-                               (self.scope, session)).fetchone()
-        if row is not None and isinstance(row[0], float | int) and now - row[0] < every:
-            return
-        with self._write():
-            self._db.execute(
-                "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
-                " VALUES (?, ?, ?, ?, 'stopped', ?, ?)",
-                (self.scope, session, self.journal_end(), self.journal_end(), now, now),
-            )
-            self._db.execute("UPDATE sessions SET heartbeat = ? WHERE scope = ? AND session = ?",
-                             (now, self.scope, session))
-
     # -- per-session sensor state ------------------------------------------------------------------
 
     def prune_session_states(self, before: float) -> int:
@@ -412,22 +406,53 @@ class SessionRows(JournalRows):
 
     # -- /clear: a new session id for the same Claude Code process ------------------------------------
 
-    def set_claude_pid(self, session: str, pid: int) -> None:
-        """Record that `session` is the session of Claude Code process `pid` (its row is made when missing)."""
+    def register_session(self, session: str, *, host: tuple[int, str] | None = None,
+                         transcript: str | None = None) -> None:
+        """Record that `session` lives now (its row is made when missing): `claude_seen` and its heartbeat
+        are now; with `host`, it is the session of that Claude Code process (pid, `identity.process_start`);
+        with `transcript`, the transcript path its hooks were given."""
         now = self._clock()
+        pid, start = host if host is not None else (None, None)
         with self._write():
             end = self.journal_end()
             self._db.execute(
                 "INSERT OR IGNORE INTO sessions (scope, session, printed_upto, drained_upto, role, started, heartbeat)"
                 " VALUES (?, ?, ?, ?, 'stopped', ?, ?)", (self.scope, session, end, end, now, now))
-            self._db.execute("UPDATE sessions SET claude_pid = ? WHERE scope = ? AND session = ?",
-                             (pid, self.scope, session))
+            if host is not None:
+                # Another Claude Code process took the id up (`claude --resume`): the `attend run` that
+                # stopped under the previous one was not this process's Monitor.
+                self._db.execute(
+                    "UPDATE sessions SET pid = NULL WHERE scope = ? AND session = ? AND role = 'stopped'"
+                    " AND (claude_pid IS NOT ? OR claude_start IS NOT ?)", (self.scope, session, pid, start))
+            self._db.execute(
+                "UPDATE sessions SET claude_pid = COALESCE(?, claude_pid), claude_start = COALESCE(?, claude_start),"
+                " claude_seen = ?, transcript = COALESCE(?, transcript), heartbeat = MAX(COALESCE(heartbeat, 0), ?)"
+                " WHERE scope = ? AND session = ?",
+                (pid, start, now, transcript, now, self.scope, session))
 
-    def session_of_claude_pid(self, pid: int, *, other_than: str) -> str | None:
-        """The session last recorded for Claude Code process `pid`, other than `other_than` (None: none)."""
+    def release_moved(self, session: str, pid: int) -> int:
+        """Stop the rows process `pid` left live for other ids than `session` when it started again as
+        itself for `session` (`/clear`: runtime/serve.py); they name no stream that stopped (pid NULL)."""
+        with self._write():
+            cur = self._db.execute(
+                "UPDATE sessions SET role = 'stopped', pid = NULL, role_since = ? WHERE scope = ? AND pid = ?"
+                " AND session != ? AND role != 'stopped'", (self._clock(), self.scope, pid, session))
+        return int(cur.rowcount)
+
+    def host_sessions(self, pid: int, start: str) -> list[SessionRecord]:
+        """The rows recorded for Claude Code process `pid` started at `start` (its ids before and after `/clear`)."""
+        rows = self._db.execute("SELECT * FROM sessions WHERE scope = ? AND claude_pid = ? AND claude_start = ?",
+                                (self.scope, pid, start))
+        return list(decoded(rows, session_from_row))
+
+    def session_of_claude_pid(self, pid: int, *, other_than: str, start: str | None = None) -> str | None:
+        """The session last recorded for Claude Code process `pid` (started at `start`, when given and
+        recorded), other than `other_than` (None: none)."""
         row = self._db.execute(
             "SELECT session FROM sessions WHERE scope = ? AND claude_pid = ? AND session != ?"
-            " ORDER BY heartbeat DESC LIMIT 1", (self.scope, pid, other_than)).fetchone()
+            " AND (? IS NULL OR claude_start IS NULL OR claude_start = ?)"
+            " ORDER BY COALESCE(claude_seen, heartbeat) DESC LIMIT 1",
+            (self.scope, pid, other_than, start, start)).fetchone()
         return None if row is None else str(row[0])
 
     def inherit_session(self, old: str, new: str) -> bool:
@@ -445,9 +470,9 @@ class SessionRows(JournalRows):
                 " VALUES (?, ?, ?, ?, 'stopped', ?, ?)", (self.scope, new, row.printed_upto, row.drained_upto, now, now))
             self._db.execute(
                 "UPDATE sessions SET printed_upto = MAX(printed_upto, ?), drained_upto = MAX(drained_upto, ?),"
-                " claude_pid = COALESCE(claude_pid, (SELECT claude_pid FROM sessions WHERE scope = ? AND session = ?))"
+                " claude_pid = COALESCE(claude_pid, ?), claude_start = COALESCE(claude_start, ?)"
                 " WHERE scope = ? AND session = ?",
-                (row.printed_upto, row.drained_upto, self.scope, old, self.scope, new))
+                (row.printed_upto, row.drained_upto, row.claude_pid, row.claude_start, self.scope, new))
             self._db.execute(
                 "INSERT OR IGNORE INTO session_seen (scope, session, item, time)"
                 " SELECT scope, ?, item, time FROM session_seen WHERE scope = ? AND session = ?", (new, self.scope, old))
@@ -485,4 +510,8 @@ def session_from_row(row: sqlite3.Row) -> SessionRecord:
         role_since=optional_number(row["role_since"], "role_since"),
         started=optional_number(row["started"], "started"),
         heartbeat=optional_number(row["heartbeat"], "heartbeat"),
+        claude_pid=integer(row["claude_pid"], "claude_pid", optional=True),
+        claude_start=text(row["claude_start"], "claude_start", optional=True),
+        claude_seen=optional_number(row["claude_seen"], "claude_seen"),
+        transcript=text(row["transcript"], "transcript", optional=True),
     )
