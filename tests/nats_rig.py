@@ -82,9 +82,11 @@ class NatsServer:
         self.start()
 
 
-def machine_config(url: str, *, extra: str = "", fast: bool = True) -> str:
-    """config.yaml of a machine on the server at `url` (with the end-to-end tests' short governor windows)."""
-    text = f"peers:\n  transport: nats\n  nats:\n    url: {url}\n    presence_ttl: 10s\n{extra}"
+def machine_config(url: str | list[str], *, extra: str = "", fast: bool = True) -> str:
+    """config.yaml of a machine on the server at `url` (or a cluster's servers), with the end-to-end tests'
+    short governor windows."""
+    urls = url if isinstance(url, str) else "[" + ", ".join(url) + "]"
+    text = f"peers:\n  transport: nats\n  nats:\n    url: {urls}\n    presence_ttl: 10s\n{extra}"
     if fast:
         text += ("engagement:\n  absolute_refractory: 0\ngovernor:\n  event: {cooldown: 0.1, limit: 1000, window: 60}\n"
                  "  message: {cooldown: 0.1, limit: 1000, window: 60}\n")
@@ -93,3 +95,56 @@ def machine_config(url: str, *, extra: str = "", fast: bool = True) -> str:
 
 def environment_without_nats() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("NATS_")}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class NatsCluster:
+    """Three `nats-server -js` on 127.0.0.1 routed into one JetStream cluster (each its own store)."""
+
+    def __init__(self, folder: Path, size: int = 3) -> None:
+        routes = [_free_port() for _ in range(size)]
+        route_urls = ",".join(f"nats://127.0.0.1:{p}" for p in routes)
+        self.nodes = [NatsServer(folder / f"n{i}", "--server_name", f"n{i}", "--cluster_name", "attend",
+                                 "--cluster", f"nats://127.0.0.1:{routes[i]}", "--routes", route_urls)
+                      for i in range(size)]
+
+    @property
+    def urls(self) -> list[str]:
+        return [node.url for node in self.nodes]
+
+    def wait_for_jetstream(self) -> None:
+        """Until the cluster answers JetStream requests (its metadata leader elected): the explicit signal."""
+        import asyncio
+        import time
+
+        import nats
+
+        async def answers() -> bool:
+            try:
+                nc = await nats.connect(self.urls, connect_timeout=1, max_reconnect_attempts=1)
+            except Exception:  # noqa: BLE001
+                return False
+            try:
+                await nc.jetstream(timeout=1).account_info()
+                return True
+            except Exception:  # noqa: BLE001 - no leader yet
+                return False
+            finally:
+                await nc.close()
+
+        deadline = time.monotonic() + PATIENCE
+        while not asyncio.run(answers()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster's JetStream did not come up")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()

@@ -372,7 +372,9 @@ def test_a_message_from_the_server_cannot_name_a_file_outside_the_peers_folder_o
     # `to` naming a folder is an identity like any other: its own tray, nothing resolved, no git run there.
     assert (devbox.home.cache / "attend" / "peers" / f"p-{identity_digest(str(tmp_path))}" /
             "1700000000001-aaaaab.json").exists()
-    assert message_ids(b.stdout) == Counter({"1700000000002-aaaaac": 1})
+    shown = message_ids(b.stdout)
+    assert shown["1700000000002-aaaaac"] == 1
+    assert not {"1700000000000-aaaaaa", "1700000000001-aaaaab"} & set(shown)  # another project's, and terminated
 
 
 def test_a_session_started_with_the_server_down_receives_once_it_is_up(machines, own_server) -> None:
@@ -389,3 +391,29 @@ def test_a_session_started_with_the_server_down_receives_once_it_is_up(machines,
     mid = laptop.send("--to", str(laptop.home.project), "you came up after the server")
     b.wait_for(lambda lines: any(mid in x for x in lines))
     assert message_ids(b.stdout)[mid] == 1
+
+
+def test_a_three_node_cluster_loses_no_message_when_any_one_node_dies(machines, tmp_path) -> None:
+    from nats_rig import NatsCluster
+
+    cluster = NatsCluster(tmp_path / "cluster")
+    try:
+        cluster.wait_for_jetstream()
+        config = machine_config(cluster.urls, extra="    replicas: 3\n")
+        laptop = machines("laptop", config=config)
+        devbox = machines("devbox", "https://github.com/ada/api", config=config)
+        b = devbox.run("b")
+        # A send while the cluster elects a new leader for the stream (the dead node led it) waits in the spool;
+        # the laptop's running session publishes it once the election is over.
+        laptop.run("a")
+        sent = [laptop.send("--to", str(laptop.home.project), "before any loss")]
+        b.wait_for(lambda lines: any(sent[0] in x for x in lines))
+        for n, node in enumerate(cluster.nodes):  # each node in turn, so the ones b and the laptop use die too
+            node.stop(signal.SIGKILL)
+            sent.append(laptop.send("--to", str(laptop.home.project), f"with node {n} dead"))
+            b.wait_for(lambda lines: any(sent[-1] in x for x in lines))
+            node.start()
+            cluster.wait_for_jetstream()
+        assert all(message_ids(b.stdout)[m] == 1 for m in sent)
+    finally:
+        cluster.stop()

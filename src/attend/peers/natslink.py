@@ -94,6 +94,7 @@ class NatsSettings:
     tls_cert: str | None = None
     tls_key: str | None = None
     presence_ttl: float = 30.0
+    replicas: int = 1
 
     def __repr__(self) -> str:  # never a secret in a traceback or a log
         return f"NatsSettings(urls={self.urls!r})"
@@ -264,7 +265,7 @@ class Link:
             config = api.StreamConfig(
                 name=STREAM, subjects=[f"{SUBJECT_PREFIX}.>"], storage=api.StorageType.FILE, max_age=MAX_AGE,
                 max_bytes=MAX_BYTES, max_msg_size=MAX_PEER_MESSAGE_BYTES, duplicate_window=DUPLICATE_WINDOW,
-                discard=api.DiscardPolicy.OLD)
+                discard=api.DiscardPolicy.OLD, num_replicas=self.settings.replicas)
             try:
                 try:
                     await js.stream_info(STREAM)
@@ -287,7 +288,7 @@ class Link:
             except Exception:  # noqa: BLE001 - not there yet: made here
                 ttl = self.settings.presence_ttl if name == PRESENCE_BUCKET else None
                 self._kv[name] = await js.create_key_value(api.KeyValueConfig(
-                    bucket=name, history=1, ttl=ttl, storage=api.StorageType.FILE))
+                    bucket=name, history=1, ttl=ttl, storage=api.StorageType.FILE, replicas=self.settings.replicas))
         return self._kv[name]
 
     # -- what the peers use ------------------------------------------------------------------------

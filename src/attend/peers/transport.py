@@ -66,7 +66,7 @@ def _read(path: Path, env: Mapping[str, str]) -> PeersSettings:
     return PeersSettings("nats", NatsSettings(
         urls=tuple([urls] if isinstance(urls, str) else urls), creds=nats["creds"], nkey=nats["nkey"],
         token=nats["token"], user=nats["user"], password=nats["password"], tls_ca=nats["tls_ca"],
-        tls_cert=nats["tls_cert"], tls_key=nats["tls_key"], presence_ttl=parse_duration(nats["presence_ttl"])))
+        tls_cert=nats["tls_cert"], tls_key=nats["tls_key"], presence_ttl=parse_duration(nats["presence_ttl"]), replicas=int(nats["replicas"])))
 
 
 def open_mailbox(env: Mapping[str, str] | None = None, clock: Any = None) -> Mailbox:

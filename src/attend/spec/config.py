@@ -191,6 +191,9 @@ CONFIG_SCHEMA: dict[tuple[str, ...], ConfigField] = {
         "string", None, "a client certificate file (TLS client authentication, with tls_key)", user_only=True),
     ("peers", "nats", "tls_key"): ConfigField(
         "string", None, "the client certificate's key file", user_only=True),
+    ("peers", "nats", "replicas"): ConfigField(
+        "integer", 1, "how many servers of a cluster keep each of attend's streams and buckets (3 survives one "
+        "server's loss; 1 for a single server); fixed when they are made", 1, user_only=True),
     ("peers", "nats", "presence_ttl"): ConfigField(
         "duration", 30.0, "how long a session stays in peers list after its last heartbeat (a crashed "
         "machine's sessions leave within it); the presence bucket is created with it", 10.0),
