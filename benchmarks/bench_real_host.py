@@ -5,7 +5,7 @@ in an interactive session in tmux against the tests' fake Messages API (tests/ho
 shipped sensors off. Three kinds of event, interleaved, `ROUNDS` each; each is timed from just before the
 event is made until the fake API receives the session's request that carries its line (the request's
 arrival time, taken by the server as it logs it); before each, the session is idle again (its turn for the
-one before ended):
+one before ended, and `SETTLE` passed):
 - test fire: `attend sensors fire items --input FILE` (run in this process: no interpreter start);
 - peer message: `attend peers send --to PROJECT TEXT` (likewise), through the shipped messages sensor;
 - wake_on: a new item in a file a sensor watches (`wake_on`, `min_interval: 0.1s`), written by an atomic
@@ -36,6 +36,12 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 
 #: Events timed per kind.
 ROUNDS = 12
+#: Seconds after which an event whose line reached no request counts as lost (reported, not timed).
+LOST_AFTER = 15.0
+#: Seconds each event waits after the session said it is idle. Claude Code 2.1.328 dropped a Monitor line that
+#: reached it just as a turn ended (2-3 of 60 events made 17-45 ms after the session record said idle; 0 of 60
+#: with this pause): the figure is the idle session's, and a lost line is counted, not timed.
+SETTLE = 1.0
 
 
 def main() -> None:
@@ -97,7 +103,7 @@ def main() -> None:
 
                     kinds: dict[str, Callable[[str], None]] = {"test fire": fire, "peer message": peer,
                                                                "wake_on file change": change}
-                    seconds = _timed(session, api, kinds, "monitor")
+                    seconds, lost = _timed(session, api, kinds, "monitor")
                 # The same events into an idle session whose lines the hooks carry (its Monitor prints nothing):
                 # the doorbell wakes it. It is armed when the agent stops, so the session has a first turn.
                 done = home.attend("settings", "set", "attend.delivery.conduits", "hooks")
@@ -106,35 +112,46 @@ def main() -> None:
                     session.wait_ready()
                     session.type("hello")
                     api.wait_for("hello", session=session.id)
-                    seconds.update(_timed(session, api, {"test fire": fire, "wake_on file change": change}, "doorbell",
-                                          ready=session.doorbell_armed))
+                    more, more_lost = _timed(session, api, {"test fire": fire, "wake_on file change": change},
+                                             "doorbell", ready=session.doorbell_armed)
+                    seconds.update(more)
+                    lost.update(more_lost)
             finally:
                 host.close()
     for kind, values in seconds.items():
         report(f"{kind} -> request: median of {len(values)}", statistics.median(values), "s")
         report(f"{kind} -> request: worst of {len(values)}", max(values), "s")
+        report(f"{kind}: lines that reached no request (of {ROUNDS})", len(lost[kind]), "", note=", ".join(lost[kind]))
 
 
 def _timed(session: Any, api: Any, kinds: dict[str, Callable[[str], None]], conduit: str,
-           ready: Callable[[], object] = lambda: True) -> dict[str, list[float]]:
-    """Each kind of event made `ROUNDS` times, interleaved, into the idle `session` (idle again, and `ready`,
-    before each): seconds from the event to the arrival of the session's request that carries its line,
-    keyed `<kind> (<conduit>)`."""
+           ready: Callable[[], object] = lambda: True) -> tuple[dict[str, list[float]], dict[str, list[str]]]:
+    """Each kind of event made `ROUNDS` times, interleaved, into the idle `session` (idle again, `SETTLE`
+    passed, and `ready`, before each): seconds from the event to the arrival of the session's request that
+    carries its line, and the events whose line reached no request within `LOST_AFTER`, keyed
+    `<kind> (<conduit>)`."""
     from waiting import wait_until
 
     seconds: dict[str, list[float]] = {f"{kind} ({conduit})": [] for kind in kinds}
+    lost: dict[str, list[str]] = {f"{kind} ({conduit})": [] for kind in kinds}
     since = 0.0
     for round_ in range(ROUNDS):
         for kind, make in kinds.items():
             session.wait_idle(since)
+            time.sleep(SETTLE)
             wait_until(ready, what=f"the {conduit} ready")
             token = f"bench-{conduit}-{kind.split()[0]}-{round_}"
             started = time.time()
             make(token)
-            request = api.wait_for(token, session=session.id)
+            try:
+                request = api.wait_for(token, session=session.id, timeout=LOST_AFTER)
+            except AssertionError:
+                lost[f"{kind} ({conduit})"].append(token)
+                since = 0.0  # no turn came: the session is idle as it was
+                continue
             seconds[f"{kind} ({conduit})"].append(request.received - started)
             since = request.received
-    return seconds
+    return seconds, lost
 
 
 if __name__ == "__main__":

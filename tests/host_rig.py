@@ -17,6 +17,7 @@ Fixtures (registered for every test package by tests/conftest.py; a test using `
             s.type("a prompt")                # a user's prompt, typed and entered
             s.wait_idle()                     # the turn ended: Claude Code waits for the user again
             s.screen()                        # the terminal as the user sees it (for failure messages)
+            host.caught_up(s)                 # a fresh marker line reached s's requests: all before it did too
         host.api.reply(bash("attend peers send x"), text("done"), session=s.id)  # script the model (fake_api.py)
         host.api.of(s.id)                     # the requests of one session, in order; .is_turn, .text, .count()
         polled(host.home, "items")            # a sensor's poll read a result (its baseline is taken)
@@ -33,12 +34,14 @@ question are pre-answered in ~/.claude.json. `attend` on the sessions' PATH is t
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +50,7 @@ from typing import Any
 import pytest
 
 from claude_rig import claude_env, copy_checkout, path_without_attend
-from fake_api import FakeAPI
+from fake_api import FakeAPI, Request
 from pip_rig import pip_env
 from waiting import PATIENCE, wait_until
 
@@ -56,6 +59,12 @@ API_KEY = "sk-ant-api03-attend-test-fake-key-000000000000000000000000000AA"
 
 #: The statuses Claude Code's session record (~/.claude/sessions/<pid>.json) has while it waits for the user.
 IDLE = frozenset({"idle", "shell"})
+
+#: The rig's marker sensor (`ClaudeHost.caught_up`), and the seconds after which a marker line that reached no
+#: request is fired again.
+MARKER = "rig-marker"
+MARKER_RETRY = 8.0
+_markers = itertools.count(1)
 
 #: The terminal an interactive session draws in.
 COLUMNS, ROWS = 200, 50
@@ -201,6 +210,33 @@ class ClaudeHost:
         finally:
             session.close()
 
+    def caught_up(self, session: Session, timeout: float = PATIENCE) -> Request:
+        """The request of `session` that carried a fresh marker line: everything made before it reached the
+        session's Monitor stream and Claude Code (the explicit signal a negative waits for).
+
+        The marker is a test fire of the rig's own sensor `rig-marker` (written into the user layer on first
+        use). Claude Code sometimes drops a Monitor line that reaches it just as a turn ends (seen with
+        2.1.328, docs/claude-code.md), so a marker that reached no request within `MARKER_RETRY` seconds is
+        fired again, until `timeout`."""
+        if not (self.home.user_sensors / f"{MARKER}.yaml").exists():
+            self.home.write_user_sensor(MARKER, json.dumps({
+                "spec": 1, "name": MARKER, "kind": "command", "lane": "event", "interval": "1h", "threshold": 0,
+                "command": {"argv": ["echo", "[]"]},
+                "triggers": {"new": {"path": "$[*]", "key": "id", "on": "added", "magnitude": 3,
+                                     "description": "{id}"}},
+            }))
+        deadline = time.monotonic() + timeout
+        while True:
+            token = f"{MARKER}-{next(_markers)}"
+            done = self.home.attend("sensors", "fire", MARKER, "--input", "-", input=json.dumps([{"id": token}]))
+            assert done.returncode == 0, done.stderr
+            try:
+                return self.api.wait_for(token, session=session.id,
+                                         timeout=min(MARKER_RETRY, max(deadline - time.monotonic(), 0.1)))
+            except AssertionError:
+                if time.monotonic() >= deadline:
+                    raise
+
     def close(self) -> None:
         for session in self.sessions:
             session.close()
@@ -319,7 +355,9 @@ class Session:
 
     def wait_idle(self, since: float = 0.0) -> None:
         """Wait until Claude Code waits for the user again (a turn ended), by a status it wrote at `since`
-        (a `time.time()`) or later: a status written before a request came cannot say that turn ended."""
+        (a `time.time()`) or later: a status written before a request came cannot say that turn ended.
+        A Monitor line that reaches Claude Code just as a turn ends may be dropped (seen): a test that needs
+        a line through should not make it at that moment, or use `ClaudeHost.caught_up`'s retry."""
         def idle_since() -> bool:
             return self.idle() and self.record.get("statusUpdatedAt", 0) / 1000 >= since
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from host_rig import polled
+from waiting import wait_until
+
 #: The line a test fire of the `items` sensor prints for an item whose text is {text}.
 FIRED = "[attend sensor=items priority=medium] [test] {text}"
 
@@ -36,12 +39,10 @@ def test_a_test_fire_reaches_an_idle_monitor_session_s_next_request_exactly_once
         # inside <event>...</event> (docs/claude-code.md).
         assert f"<event>{FIRED.format(text='rig-fire-one')}</event>" in first.messages_text
         assert first.count("rig-fire-one") == 1
-        # The session caught up: a later line reached a later request; the first line is in the conversation
+        # The session caught up (a later line reached a later request); the first line is in the conversation
         # once (no second delivery by a hook, no repeat by the monitor).
-        fire(home, "rig-fire-two")
-        second = host.api.wait_for("rig-fire-two", session=session.id)
-        assert second.number > first.number
-        assert (second.count("rig-fire-one"), second.count("rig-fire-two")) == (1, 1)
+        last = host.caught_up(session)
+        assert last.number > first.number and last.count("rig-fire-one") == 1, host.api.summary()
         assert [r.number for r in host.api.of(session.id) if "rig-fire-one" in r.messages_text
                 and "rig-fire-one" not in _before(host.api, r)] == [first.number]
 
@@ -50,3 +51,20 @@ def _before(api, request) -> str:
     """The messages text of the session's request before `request` ('' for its first)."""
     earlier = [r for r in api.of(request.session) if r.number < request.number]
     return earlier[-1].messages_text if earlier else ""
+
+
+def test_a_peer_message_reaches_an_idle_monitor_session_s_next_request_exactly_once(claude_host, quiet_home):
+    host, home = claude_host, quiet_home
+    items_sensor(home)
+    home.write_user_sensor("messages", "spec: 1\nenabled: true\n")
+    with host.session() as session:
+        session.wait_ready()
+        wait_until(lambda: polled(home, "messages"), what="the messages sensor's baseline")
+        # a turn, and its end: the agent stopped once (the plugin's Stop hook, the doorbell, armed), as in any session
+        session.wait_idle(host.caught_up(session).received)
+        done = home.attend("peers", "send", "--to", str(home.project), "rig-peer-hello")
+        assert done.returncode == 0, done.stderr
+        first = host.api.wait_for("rig-peer-hello", session=session.id)
+        assert first.count("rig-peer-hello") == 1
+        last = host.caught_up(session)
+        assert last.count("rig-peer-hello") == 1, host.api.summary()

@@ -3,8 +3,6 @@ one's model is told, read from the requests the real CLI sends (host_rig.py)."""
 
 from __future__ import annotations
 
-import json
-
 from fake_api import text
 from host_rig import polled
 from waiting import wait_until
@@ -18,13 +16,14 @@ def test_two_sessions_each_get_their_own_context_line_and_not_the_other_s(claude
         a.wait_ready()
         b.wait_ready()
         # A first turn each at 10 % of the sensor's 200,000-token window: the sensor's first reading of a
-        # session is its baseline. Then A's next turn reports 85 % (the `high` tier: a medium line), B's 91 % (`critical`: a high line).
+        # session is its baseline. Then A's next turn reports 85 % (the `high` tier: a medium line), B's 91 %
+        # (`critical`: a high line).
         for session in (a, b):
             host.api.reply(text("first answer", usage={"input_tokens": 20_000}), session=session.id)
             session.type("first prompt")
         for session in (a, b):
             wait_until(lambda s=session: polled(home, "context", s.id), what=f"the context sensor's baseline of {session.id}")
-            session.wait_idle()
+            session.wait_idle(host.api.wait_for("first prompt", session=session.id).received)
         host.api.reply(text("A's answer", usage={"input_tokens": 170_000}), session=a.id)
         host.api.reply(text("B's answer", usage={"input_tokens": 182_000}), session=b.id)
         a.type("second prompt of session A")
@@ -33,15 +32,9 @@ def test_two_sessions_each_get_their_own_context_line_and_not_the_other_s(claude
         line_b = host.api.wait_for("context 91.0% used", session=b.id)
         assert "<event>[attend sensor=context priority=medium] context 85.0% used (170000 of 200000 tokens)</event>" \
             in line_a.messages_text
-        # Both sessions caught up (a test fire after both lines reached each), and neither was told the other's use.
-        home.write_user_sensor("marker", json.dumps({
-            "spec": 1, "name": "marker", "kind": "command", "lane": "event", "interval": "1h", "threshold": 0,
-            "command": {"argv": ["echo", "[]"]},
-            "triggers": {"new": {"path": "$[*]", "key": "id", "on": "added", "magnitude": 3, "description": "{id}"}},
-        }))
-        done = home.attend("sensors", "fire", "marker", "--input", "-", input='[{"id": "rig-caught-up"}]')
-        assert done.returncode == 0, done.stderr
-        last_a = host.api.wait_for("rig-caught-up", session=a.id, after=line_a.number)
-        last_b = host.api.wait_for("rig-caught-up", session=b.id, after=line_b.number)
+        # Both sessions caught up (a marker line reached each after its context line), and neither was told
+        # the other's use.
+        last_a, last_b = host.caught_up(a), host.caught_up(b)
+        assert last_a.number > line_a.number and last_b.number > line_b.number
         assert (last_a.count("context 85.0% used"), last_a.count("context 91.0%")) == (1, 0)
         assert (last_b.count("context 91.0% used"), last_b.count("context 85.0%")) == (1, 0)
