@@ -84,6 +84,20 @@ def test_a_session_its_hooks_alone_serve_is_a_live_peer_for_as_long_as_its_claud
     assert refused.returncode == 1 and "no live session in" in refused.stderr
 
 
+def test_the_poller_rewrites_the_presence_of_a_session_its_hooks_alone_serve(world, items_sensor) -> None:
+    # Across machines a presence lives only while it is rewritten (the NATS bucket's TTL), and a hooks-only
+    # session's hooks may be hours apart: its poller beats for it, as an `attend run` beats for its own.
+    items_sensor(trigger=HIGH_ITEM)
+    claude = world.claude("hooked")
+    claude.hook("SessionStart", source="startup")
+    beat = world.cache / "attend" / "peers" / "heartbeat" / "hooked"
+    hour_ago = time.time() - 3600
+    os.utime(beat, (hour_ago, hour_ago))
+    wait_until(lambda: beat.stat().st_mtime > hour_ago + 3000, what="the headless poller rewrites the presence")
+    written = json.loads(beat.read_text())
+    assert (written["pid"], written["claude_pid"], written["conduit"]) == (None, claude.pid, "hooks")
+
+
 def test_attend_sensors_and_doctor_show_a_hooks_only_session_and_its_conduit(world, items_sensor) -> None:
     items_sensor(trigger=HIGH_ITEM)
     claude = world.claude("hooked")

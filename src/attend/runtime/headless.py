@@ -16,7 +16,8 @@ Decisions implemented here:
   runs (runtime/sessions/status.py `live_sessions`: a session its hooks alone serve is live between its
   hooks, however far apart they are), while its `attend run` runs, and, for a session whose Claude Code
   process is not known, while its hooks register it (sessions/register.py, every `HOOK_BEAT` seconds).
-  Its own start counts as a beat.
+  Its own start counts as a beat. Meanwhile it rewrites the presence of each session its hooks alone
+  serve, as an `attend run` rewrites its own (sessions/register.py `beat_for_hooks_sessions`).
 - A later `attend run` (a Monitor) attaches to it and takes over once it ends, as with any poller.
 """
 
@@ -98,7 +99,9 @@ async def serve_headless(
     import trio
 
     from attend.files import run_lock_path
+    from attend.peers.transport import open_mailbox
     from attend.runtime.daemon import Daemon
+    from attend.runtime.sessions.register import beat_for_hooks_sessions
     from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
     from attend.runtime.sessions.status import live_sessions
     from attend.runtime.store import open_project_store
@@ -119,6 +122,7 @@ async def serve_headless(
                      f"once no session has been live for {limit:g} s\n")
         stderr.flush()
         store = open_project_store(layer_paths(project_dir, env), clock=clock)
+        mailbox = open_mailbox(env, clock)  # the presence of the sessions its hooks alone serve (register.py)
         seen_live = clock()  # its own start counts as a session seen live
         with open(os.devnull, "w") as devnull:
             try:
@@ -130,6 +134,7 @@ async def serve_headless(
                         await trio.sleep(min(5.0, limit / 4))
                         if live_sessions(store.sessions()):
                             seen_live = clock()  # a live session: the idle time starts again from now
+                            beat_for_hooks_sessions(store, mailbox, project_dir)
                         last = max(seen_live, store.last_heartbeat() or 0.0)
                         if clock() - last > limit:
                             stderr.write(f"attend: no session of {printable_path(project_dir)} has been live "

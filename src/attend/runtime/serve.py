@@ -50,6 +50,7 @@ from attend.runtime.daemon import Daemon
 from attend.runtime.faults import crash_point
 from attend.runtime.sessions.handover import conduits
 from attend.runtime.sessions.printer import JOURNAL_CHECK, STALE_TEST_FIRE, SessionPrinter, StreamClosed
+from attend.runtime.sessions.register import beat_for_hooks_sessions
 from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
 from attend.runtime.sessions.upkeep import Reexec, Upkeep, found, keep_polling
 from attend.runtime.store import Store, StoreUnavailable, open_project_store
@@ -96,8 +97,10 @@ def _claim_if_orphaned(store: Store, session: str, role: str) -> None:
         store.set_session_role(session, role, pid=me)
 
 
-async def _heartbeat(store: Store, session: str, presence: Callable[[], object], role: Callable[[], str]) -> None:
-    """Record every `HEARTBEAT` seconds that the session lives: its store row, and its peers presence.
+async def _heartbeat(store: Store, session: str, presence: Callable[[], object], role: Callable[[], str],
+                     others: Callable[[], object] = lambda: None) -> None:
+    """Record every `HEARTBEAT` seconds that the session lives: its store row, and its peers presence; while
+    this process polls, `others` too (the presence of the sessions its hooks alone serve: register.py).
 
     Both are this process's only while it holds them: a second process with the same session id
     writes neither while the first runs, and takes them over at its next beat once the first is gone.
@@ -105,7 +108,9 @@ async def _heartbeat(store: Store, session: str, presence: Callable[[], object],
     while True:
         try:
             presence()
-        except OSError:
+            if role() == "polling":
+                others()
+        except (OSError, sqlite3.OperationalError):
             pass  # an unwritable cache folder: peers do not see this session, the session still runs
         await trio.sleep(HEARTBEAT)
         try:
@@ -203,7 +208,8 @@ async def serve_session(
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(printer.run)
-            nursery.start_soon(_heartbeat, store, session.id, beat, lambda: role["now"])
+            nursery.start_soon(_heartbeat, store, session.id, beat, lambda: role["now"],
+                               partial(beat_for_hooks_sessions, store, mailbox, project_dir))
             # Across machines (transport nats): this machine's consumer for the project is mirrored into the
             # peers folder while the session runs, each message acked once its file is written; spooled
             # sends go out when the server is back.

@@ -14,6 +14,9 @@ Decisions implemented here:
   changes, and otherwise at most every `HOOK_BEAT` seconds; every other hook only reads the row.
 - A hook writes the session's presence only when it found the Claude Code process (without it, nothing
   could tell when the session ends), and never over the presence of the session's running `attend run`.
+- The project's poller rewrites the presence of each live session its hooks alone serve as often as an
+  `attend run` rewrites its own (`beat_for_hooks_sessions`): across machines a presence lives only while it
+  is rewritten (the NATS bucket's TTL, peers/natslink.py), and such a session's hooks may be hours apart.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-__all__ = ["HOOK_BEAT", "MAX_TRANSCRIPT_PATH", "register_hook"]
+__all__ = ["HOOK_BEAT", "MAX_TRANSCRIPT_PATH", "beat_for_hooks_sessions", "register_hook"]
 
 #: How often (seconds) a session's hooks register it again (its heartbeat, its presence, its process).
 HOOK_BEAT = 30.0
@@ -74,3 +77,18 @@ def register_hook(store: Any, session: str, *, project_dir: str, hook: Mapping[s
         Mailbox(peers_dir(env)).beat(session, project_dir, pid=None, started=started, host=host)
     except OSError:
         pass  # an unwritable cache folder: peers do not see this session; it is served all the same
+
+
+def beat_for_hooks_sessions(store: Any, mailbox: Any, project_dir: Any) -> None:
+    """Rewrite the presence of every live session of the project that its hooks alone serve (no `attend run`
+    of it runs; its Claude Code process is known and runs): the poller's beat for them."""
+    from attend.peers.mailbox import Unavailable
+    from attend.runtime.sessions.status import live_sessions
+
+    for live in live_sessions(store.sessions()):
+        if live.pid is None and live.claude_pid is not None and live.claude_start is not None:
+            try:
+                mailbox.beat(live.session, project_dir, pid=None, started=live.started or time.time(),
+                             host=(live.claude_pid, live.claude_start), conduit="hooks")
+            except (OSError, Unavailable):
+                pass  # an unwritable cache folder, an unreachable server: the next beat tries again

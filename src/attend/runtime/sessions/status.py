@@ -53,7 +53,7 @@ class LiveSession:
         since: when it took this role (a hooks-only session: when it was last registered).
         started: when its row was made.
         conduit: `monitor` or `hooks` (see the module docstring).
-        claude_pid: its Claude Code process, when known.
+        claude_pid: its Claude Code process, when known (`claude_start`: that process's start time).
         transcript: its transcript, as its hooks were told (None: not told).
         stream_stopped: when its Monitor stream stopped while it lives, or None.
         stopped_pid: the `attend run` whose stream stopped then.
@@ -69,6 +69,7 @@ class LiveSession:
     transcript: str | None = None
     stream_stopped: float | None = None
     stopped_pid: int | None = None
+    claude_start: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The session as a JSON-ready mapping."""
@@ -198,11 +199,13 @@ def live_sessions(records: Iterable[Any], *, lock_pid: int | None = None, condui
         if run is not None:
             role = "polling" if lock_pid is not None and run.pid == lock_pid else "attached"
             out.append(LiveSession(current.session, int(run.pid), role, run.role_since, current.started,
-                                   HOOKS if conduits == HOOKS else MONITOR, current.claude_pid, current.transcript))
+                                   HOOKS if conduits == HOOKS else MONITOR, current.claude_pid, current.transcript,
+                                   claude_start=current.claude_start))
             continue
         stopped = stopped_stream(rows) if conduits != HOOKS else None  # no stream carried its lines
+        when, pid = stopped or (None, None)
         out.append(LiveSession(current.session, None, "hooks", current.claude_seen, current.started, HOOKS,
-                               current.claude_pid, current.transcript, *(stopped or (None, None))))
+                               current.claude_pid, current.transcript, when, pid, current.claude_start))
     return sorted(out, key=lambda s: (s.started or 0.0, s.session))
 
 
