@@ -8,7 +8,7 @@ import signal
 import pytest
 from daemon_rig import PATIENCE, journal_rows, wait_until
 
-from attend.runtime.faults import STAGES
+from attend.runtime.faults import NOTIFICATION_STAGES
 
 ADDED = {"path": "$.items[*]", "key": "id", "on": "added", "initial": "fire", "author": "by", "magnitude": 3,
          "description": "item {id}"}
@@ -19,7 +19,7 @@ def _ids(lines: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("lane", ["message", "event"])
-@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize("stage", NOTIFICATION_STAGES)
 def test_a_crash_at_each_stage_loses_and_repeats_nothing_after_a_restart(items_sensor, daemon, quiet_home, stage, lane) -> None:
     items = items_sensor(trigger=ADDED, lane=lane, interval="0.3s", min_interval="0.1s")
     items.set([{"id": n, "by": "w"} for n in range(1, 4)])

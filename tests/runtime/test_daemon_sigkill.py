@@ -19,12 +19,12 @@ import time
 import pytest
 from daemon_rig import PATIENCE, caught_up, journal_rows, last_poll, wait_until
 
-from attend.runtime.faults import STAGES
+from attend.runtime.faults import NOTIFICATION_STAGES
 
 pytestmark = pytest.mark.slow
 
 #: The crash plan: every stage once, at its first and its second arrival in turn.
-PLAN = [(stage, 1 + i % 2) for i, stage in enumerate(STAGES)]
+PLAN = [(stage, 1 + i % 2) for i, stage in enumerate(NOTIFICATION_STAGES)]
 
 #: The real engagement defaults and the real message-lane governor (its limit and window), its cooldown
 #: 1 s instead of 3 s: still over three poll intervals, so accumulations are held by the governor and a
@@ -58,7 +58,7 @@ def test_the_journal_holds_every_notification_exactly_once_across_sigkills(items
             items.set(list(written))
             time.sleep(0.12)
 
-    assert {stage for stage, _ in PLAN} == set(STAGES)
+    assert {stage for stage, _ in PLAN} == set(NOTIFICATION_STAGES)
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     shown: list[str] = []
@@ -138,7 +138,7 @@ def test_a_session_scoped_sensor_tells_each_session_its_own_lines_once_across_si
                 tmp.replace(folder / f"{s}.json")
             time.sleep(0.25)
 
-    assert {stage for pair in SESSION_PLAN for stage, _ in pair} == set(STAGES)
+    assert {stage for pair in SESSION_PLAN for stage, _ in pair} == set(NOTIFICATION_STAGES)
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     shown: dict[str, list[str]] = {s: [] for s in sessions}

@@ -23,7 +23,7 @@ from daemon_rig import (
     wait_until,
 )
 
-from attend.runtime.faults import STAGES
+from attend.runtime.faults import NOTIFICATION_STAGES
 
 pytestmark = pytest.mark.slow
 
@@ -242,7 +242,7 @@ def test_a_restarted_daemon_ends_what_a_dead_daemons_stream_left_behind(daemon, 
     assert d2.stop() == 0
 
 
-@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize("stage", NOTIFICATION_STAGES)
 def test_a_daemon_killed_at_each_stage_of_a_streams_evaluation_resumes_at_its_cursor(daemon, quiet_home, stage) -> None:
     # The cursor is stored with the evaluation that read its record (one transaction): the next daemon's
     # child starts right after it, so a record is evaluated once (one that was read but not evaluated when the

@@ -25,10 +25,14 @@ import os
 import signal
 from collections.abc import Mapping
 
-__all__ = ["STAGES", "crash_point", "env_seconds"]
+__all__ = ["NOTIFICATION_STAGES", "PEER_STAGES", "STAGES", "crash_point", "env_seconds"]
 
+#: The stages every notification passes, whatever the peers transport (the SIGKILL tests plan over these).
+NOTIFICATION_STAGES = ("poll-committed", "disclosed", "printed", "recorded")
+#: The stages only a peer message from the NATS transport passes (tests/runtime/test_nats_peers.py).
+PEER_STAGES = ("peer-handed-over",)
 #: Every stage a crash point names (a plan naming another stage is refused at the first point reached).
-STAGES = ("poll-committed", "disclosed", "printed", "recorded", "peer-handed-over")
+STAGES = NOTIFICATION_STAGES + PEER_STAGES
 
 _plan: tuple[str, int] | None = None
 _read = False
