@@ -587,3 +587,28 @@ def test_the_detail_of_a_subscribed_resource_sensor_on_a_remote_server_says_how_
     assert "board://issues" in fields["mcp.resource"] and "true" in fields["mcp.subscribe"]
     assert "Bearer <hidden: 14 characters>" in fields["mcp.server.headers.Authorization"]
     assert "s3cret" not in detail + " ".join(fields.values())
+
+
+def test_the_title_names_each_live_session_and_its_conduit(tab_home) -> None:
+    import subprocess
+
+    from attend.peers.identity import process_start
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    claude = subprocess.Popen(["sleep", "600"])  # a Claude Code process whose session its hooks alone serve
+    try:
+        with open_project_store(layer_paths(tab_home.project)) as store:
+            store.register_session("hooked", host=(claude.pid, process_start(claude.pid)))
+        app = make_app(tab_home)
+        seen: dict[str, Any] = {}
+
+        async def scenario(pilot: Any) -> None:
+            await _until(pilot, lambda: _table(pilot.app).row_count > 0)
+            seen["title"] = str(pilot.app.screen.query_one("#title", Static).render())
+
+        drive(app, scenario)
+    finally:
+        claude.kill()
+        claude.wait()
+    assert "sessions: hooked hooks" in seen["title"], seen["title"]
