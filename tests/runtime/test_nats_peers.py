@@ -417,3 +417,15 @@ def test_a_three_node_cluster_loses_no_message_when_any_one_node_dies(machines, 
         assert all(message_ids(b.stdout)[m] == 1 for m in sent)
     finally:
         cluster.stop()
+
+
+def test_a_session_starting_on_another_machine_wakes_the_peers_sensor_and_is_news_here(machines) -> None:
+    laptop = machines("laptop", sensors=("messages", "peers"))
+    devbox = machines("devbox", "https://github.com/ada/api")
+    a = laptop.run("a")
+    marker = laptop.home.cache / "attend" / "peers" / "heartbeat" / ".remote"
+    before = marker.stat().st_mtime_ns if marker.exists() else 0
+    devbox.run("b")
+    # The presence bucket's watch on the laptop touched the heartbeat folder the peers sensor wakes on.
+    wait_until(lambda: marker.exists() and marker.stat().st_mtime_ns != before, what="the laptop's wake")
+    a.wait_for(lambda lines: any("session b started in this project" in x for x in lines))

@@ -207,9 +207,17 @@ class NatsMailbox(Mailbox):
     def start_receiving(self, project: Path | str, before_ack: Any = None) -> None:
         consumer, subjects = self._consumer(project)
         self.link.mirror(consumer, subjects, self._hand_over, self._settle, before_ack)
+        # A session starting or leaving on another machine rewrites nothing here: the presence bucket's watch
+        # touches `heartbeat/.remote`, which the peers sensor wakes on (it watches the heartbeat folder).
+        self.link.watch(PRESENCE_BUCKET, self._presence_changed)
 
     def stop_receiving(self, project: Path | str) -> None:
         self.link.stop_mirror(self._consumer(project)[0])
+        self.link.stop_watch(PRESENCE_BUCKET)
+
+    def _presence_changed(self) -> None:
+        with contextlib.suppress(OSError):
+            write_atomically(_real_folder(self.root / "heartbeat") / ".remote", f"{time.time()}\n", sync=False)
 
     def failure(self) -> Unavailable | None:
         """Why the server cannot be used now, as this process last saw it (None: it can)."""

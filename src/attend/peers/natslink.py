@@ -133,6 +133,7 @@ class Link:
         self._retry_at = 0.0
         self._lost_at = 0.0
         self._mirrors: dict[str, tuple[asyncio.Task[None], tuple[Any, ...]]] = {}
+        self._watches: dict[str, asyncio.Task[None]] = {}
         #: The last failure, or None while the connection works (what the sensors report).
         self.failure: Unavailable | None = None
 
@@ -405,6 +406,50 @@ class Link:
                 with contextlib.suppress(Exception):
                     await sub.unsubscribe()
         return self.call(go, timeout)
+
+    def watch(self, bucket: str, on_change: Callable[[], None]) -> None:
+        """Call `on_change()` whenever a key of `bucket` comes or goes (not at each rewrite of one), until
+        `stop_watch`; a lost server is waited for and the watch made again."""
+        def start() -> None:
+            if bucket not in self._watches or self._watches[bucket].done():
+                self._watches[bucket] = self.loop.create_task(self._watch(bucket, on_change))
+        self.loop.call_soon_threadsafe(start)
+
+    def stop_watch(self, bucket: str) -> None:
+        def stop() -> None:
+            task = self._watches.pop(bucket, None)
+            if task is not None:
+                task.cancel()
+        self.loop.call_soon_threadsafe(stop)
+
+    async def _watch(self, bucket: str, on_change: Callable[[], None]) -> None:
+        # Every key new to this watch, or gone, is a change (the keys there when it starts too: one wake more at
+        # start, but nats-py marks the end of the current keys only after the first one of an empty bucket).
+        known: set[str] = set()
+        while True:
+            watcher = None
+            try:
+                kv = await self._bucket(bucket)
+                watcher = await kv.watchall()
+                while True:
+                    entry = await watcher.updates(timeout=None)
+                    if entry is None:
+                        continue
+                    if entry.operation in ("DEL", "PURGE") or entry.value is None:
+                        if entry.key in known:
+                            known.discard(entry.key)
+                            on_change()
+                    elif entry.key not in known:
+                        known.add(entry.key)
+                        on_change()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the server went away: watch again once it is back
+                await asyncio.sleep(RECONNECT_WAIT)
+            finally:
+                if watcher is not None:
+                    with contextlib.suppress(Exception):
+                        await watcher.stop()
 
     def mirroring(self, consumer: str) -> bool:
         """Whether this process mirrors `consumer` now."""
