@@ -68,9 +68,9 @@ MAXIMAL_TRIGGERS, MAXIMAL_PROPERTIES = 256, 189
 
 
 def _maximal(folder: Path) -> None:
+    from attend.bounds import MAX_TRIGGERS
     from attend.compiler.diagnostics import diagnose
     from attend.spec import load_paths
-    from attend.spec.validate import MAX_TRIGGERS
 
     assert MAXIMAL_TRIGGERS == MAX_TRIGGERS
     lines = ["spec: 1", "name: maximal", "description: the largest valid sensor", "kind: command",

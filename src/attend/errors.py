@@ -82,7 +82,7 @@ CODES: dict[str, str] = {
     "alias-limit": "YAML aliases expand past the allowed size",
     "too-deep": "the document nests deeper than allowed",
     "not-a-mapping": "the document (or a block) must be a mapping",
-    # The schema (spec/schema.py, spec/validate.py)
+    # The schema (spec/schema.py, spec/validate/)
     "spec-version": "the `spec` field is missing or names an unknown version",
     "unknown-field": "a field the spec does not define",
     "wrong-type": "a field holds a value of the wrong type",

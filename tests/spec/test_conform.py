@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from attend.spec.conform import conforms
 from attend.spec.loading import read_sensor_file
 from attend.spec.schema import SENSOR_SCHEMA
-from attend.spec.validate import _cerberus
+from attend.spec.validate.shape import _cerberus
 from property_examples import examples
 
 SHIPPED = Path(__file__).resolve().parents[2] / "src" / "attend" / "sensors.d"

@@ -62,7 +62,7 @@ def test_docs_spec_md_documents_every_field_of_the_schema() -> None:
 
 def test_the_schema_the_validator_uses_passes_cerberus_own_schema_check_unchanged() -> None:
     # The validator takes SENSOR_SCHEMA pre-expanded and unchecked (start-up time); this is the check.
-    from attend.spec.validate import _cerberus, checked_schema
+    from attend.spec.validate.shape import _cerberus, checked_schema
 
     validator_class = type(_cerberus())
     checked = validator_class(checked_schema().schema)  # cerberus validates it here, or raises SchemaError

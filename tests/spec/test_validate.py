@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from attend.bounds import MAX_TRIGGERS
 from attend.spec import merge_sensor
 from attend.spec.loading import parse_yaml
 from attend.spec.model import SensorFile
-from attend.spec.validate import MAX_TRIGGERS, normalise
+from attend.spec.validate import normalise
 
 
 def sensor_from(text: str, *, layer: str = "user", name: str = "probe"):

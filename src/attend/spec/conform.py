@@ -1,6 +1,6 @@
 """Does a document certainly satisfy the spec's cerberus schema? The fast path of validation.
 
-Cerberus stays the one source of shape errors and their wording (`spec/validate.py`), but importing
+Cerberus stays the one source of shape errors and their wording (`spec/validate/shape.py`), but importing
 it and walking a valid sensor through it was a quarter of `attend compile --check`'s start-up. Almost
 every file a user checks is valid, so `conforms` first walks the document against the same rules
 (`spec/schema.py`) with plain isinstance checks; only a document it cannot vouch for goes to cerberus.

@@ -1,6 +1,6 @@
 """The spec v1 schema: every field of a sensor file, its type, default and one-line description (ADR-403 §1).
 
-The schema is a cerberus schema (validated by `spec/validate.py`, exported by `spec/jsonschema.py`);
+The schema is a cerberus schema (validated by `spec/validate/`, exported by `spec/jsonschema.py`);
 each field's `meta` holds its description and default, which `describe(keypath)` returns for
 `attend settings help`. Trigger names, where-property names and the crate block's fields are wildcards.
 
@@ -106,7 +106,7 @@ class FieldDoc:
 def _f(type_: str | list[str], description: str, default: Any = None, **rules: Any) -> dict[str, Any]:
     """One field's cerberus rules, with its description and default kept in `meta`.
 
-    A `duration` field also carries the `duration` rule (spec/validate.py checks the string form).
+    A `duration` field also carries the `duration` rule (spec/validate/shape.py checks the string form).
     """
     if type_ == "duration":
         rules["duration"] = True
@@ -195,6 +195,19 @@ MCP_TRANSPORTS = ("stdio", "http", "streamable-http", "sse")
 #: The inline server fields of a stdio server, and those of a remote one (`type` is either's).
 MCP_STDIO_FIELDS = ("command", "args", "env")
 MCP_REMOTE_FIELDS = ("url", "headers")
+
+#: The `command:` fields that only an `output: stream` command uses (their defaults fill only its block).
+STREAM_ONLY_FIELDS = ("stream_format", "max_line")
+
+#: The `command:` fields that only a polled command uses (a stream runs for as long as the daemon runs and
+#: reads lines of at most `max_line`): a stream's block gets no defaults for them.
+POLL_ONLY_FIELDS = ("timeout", "max_output")
+
+#: The `mcp:` fields that only a tool call uses (a resource sensor gets no defaults for them).
+TOOL_ONLY_FIELDS = ("args", "allow_unannotated")
+
+#: The `mcp:` fields that only a resource read uses (a tool sensor gets no defaults for them).
+RESOURCE_ONLY_FIELDS = ("subscribe",)
 
 MCP_SERVER_SCHEMA: dict[str, Any] = {
     "type": _f("string", "the transport: stdio (attend starts `command`; the default), http (streamable HTTP at "
