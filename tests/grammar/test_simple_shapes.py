@@ -15,8 +15,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attend import grammar
 from attend.errors import AttendSyntaxError, PathSyntaxError, Span
+from attend.grammar import expressions
 from attend.grammar.simple import READERS
 from attend.records import fields
 from property_examples import examples
@@ -39,7 +39,7 @@ def _with_spans(node: Any) -> Any:
 def _by_lark(text: str, start: str, base: Span | None) -> Any:
     error, code = ERRORS[start]
     try:
-        return _with_spans(grammar._parse_with_lark(text, start, base, error, code))
+        return _with_spans(expressions._parse_with_lark(text, start, base, error, code))
     except AttendSyntaxError:
         return "error"
 
