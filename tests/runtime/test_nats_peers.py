@@ -429,3 +429,21 @@ def test_a_session_starting_on_another_machine_wakes_the_peers_sensor_and_is_new
     # The presence bucket's watch on the laptop touched the heartbeat folder the peers sensor wakes on.
     wait_until(lambda: marker.exists() and marker.stat().st_mtime_ns != before, what="the laptop's wake")
     a.wait_for(lambda lines: any("session b started in this project" in x for x in lines))
+
+
+def test_a_send_retried_after_it_was_stored_is_stored_once(machines, own_server) -> None:
+    """A spool entry published, then published again (the sender died after the server stored it and before
+    it removed the entry): `Nats-Msg-Id` makes the server store it once."""
+    from attend.peers.machine import identity_digest
+    from attend.peers.transport import open_mailbox
+
+    laptop = machines("laptop", config=machine_config(own_server.url))
+    mid = laptop.send("--to", str(laptop.home.project), "only once please")
+    mailbox = open_mailbox(laptop.home.env())
+    spool = laptop.home.state / "attend" / "peers-spool"
+    assert not list(spool.glob("*.json"))
+    [stored] = json.loads(laptop.peers("inbox", "--json", session="a").stdout)
+    entry = {"subject": f"attend.peers.p.{identity_digest(stored['to'])}", "message": stored}
+    (spool / f"{time.time_ns():020d}-{mid}.json").write_text(json.dumps(entry))
+    assert mailbox.flush() == 1  # published again, and taken off the spool
+    assert stream_texts(own_server) == ["only once please"]
