@@ -269,12 +269,20 @@ def _add_peers(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     q = add("reply", "answer the last message this session received")
     q.add_argument("text", metavar="TEXT")
     q = add("inbox", "the messages this session receives (newest 20), or one in full")
-    q.add_argument("id", nargs="?", metavar="ID")
+    which = q.add_mutually_exclusive_group()
+    which.add_argument("id", nargs="?", metavar="ID", help="one message, in full")
+    which.add_argument("--id", dest="message_id", metavar="ID", help="one message, in full (the same as ID)")
     q.add_argument("--all", action="store_true", help="every message, not only the newest 20")
+    q.add_argument("--limit", metavar="N", type=_positive, default=None,
+                   help="how many messages a page holds (default 20)")
+    q.add_argument("--page", metavar="P", type=_positive, default=1,
+                   help="which page, newest first: 1 is the newest N, 2 the N before them (default 1)")
+    q.add_argument("--before", metavar="ID", help="only messages older than message ID")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
     q = add("list", "the live sessions on this machine")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
     q = add("whoami", "this process's session and project")
+    q.add_argument("--machine", action="store_true", help="this machine's id and name instead")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
     q = add("join", "join a channel")
     q.add_argument("name", metavar="NAME")
@@ -282,6 +290,17 @@ def _add_peers(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     q.add_argument("name", metavar="NAME")
     q = add("channels", "the channels and their members")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
+
+
+def _positive(text: str) -> int:
+    """An argument that counts something: a whole number from 1 (a usage error otherwise: exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
 
 
 def _add_sensors(sub: _Subparsers, common: argparse.ArgumentParser) -> None:

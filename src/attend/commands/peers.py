@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from attend.errors import EXIT_FAILED, Refusal
+from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
 from attend.peers.identity import resolve_session
 from attend.peers.mailbox import (
     MAX_TEXT,
+    MESSAGE_ID_RE,
     OPEN,
     Mailbox,
     Message,
@@ -184,14 +185,24 @@ def reply(args: Any) -> int:
 
 
 def inbox(args: Any) -> int:
-    """The messages this session receives, newest last; one in full with ID."""
+    """The messages this session receives, newest last; one in full with ID (`--id ID`); a page of them with
+    `--limit`, `--page` and `--before`."""
+    wanted = args.id or getattr(args, "message_id", None)
+    limit, page, before = getattr(args, "limit", None), getattr(args, "page", 1), getattr(args, "before", None)
+    if wanted and (limit is not None or page != 1 or before is not None or args.all):
+        raise Refusal("inbox ID shows one message: --all, --limit, --page and --before list messages", EXIT_USAGE)
+    if args.all and (limit is not None or page != 1):
+        raise Refusal("--all lists every message: --limit and --page choose a page of them", EXIT_USAGE)
+    if before is not None and not MESSAGE_ID_RE.fullmatch(before):
+        raise Refusal(f"--before {printable(before)}: not a message id (like 1764565200000-3f9a1c; "
+                      "attend peers inbox shows them)", EXIT_USAGE)
     mailbox = open_mailbox()
     me, _ = _me(args)
     _received(mailbox, args.project_dir)
-    if args.id:
-        message = mailbox.find(args.id)
+    if wanted:
+        message = mailbox.find(wanted)
         if message is None:
-            print(f"attend: no message {printable(args.id)!s}", file=sys.stderr)
+            print(f"attend: no message {printable(wanted)!s}", file=sys.stderr)
             return EXIT_FAILED
         if args.json:
             print(json_text(message.to_json(), indent=2))
@@ -200,9 +211,10 @@ def inbox(args: Any) -> int:
             print(printable(message.text))
         return 0
     if args.all:
-        messages = mailbox.visible_to(me, args.project_dir)
+        messages = [m for m in mailbox.visible_to(me, args.project_dir) if before is None or m.id < before]
     else:
-        messages = mailbox.newest_visible(me, args.project_dir, INBOX_SHOWN)
+        shown = INBOX_SHOWN if limit is None else limit
+        messages = mailbox.newest_visible(me, args.project_dir, shown, skip=(page - 1) * shown, before=before)
     for path, reason in mailbox.corrupt:
         print(f"attend: skipped {printable_path(path)}: {reason}", file=sys.stderr)
     if args.json:
@@ -243,7 +255,19 @@ def list_sessions(args: Any) -> int:
 
 
 def whoami(args: Any) -> int:
-    """This process's session, where it came from, and the project."""
+    """This process's session, where it came from, and the project; with `--machine`, this machine's id
+    (peers/machine.py: what names it across machines) and name (its host name)."""
+    if getattr(args, "machine", False):
+        import socket
+
+        from attend.peers.machine import machine_id
+
+        machine = {"machine": machine_id(), "name": socket.gethostname()}
+        if args.json:
+            print(json_text(machine, indent=2))
+        else:
+            print(f"{printable(machine['machine'])} ({printable(machine['name'])})")
+        return 0
     session = resolve_session(getattr(args, "session", None))
     info = {"session": session.id, "source": session.source, "resolved": session.resolved,
             "from_kind": "session" if session.resolved else "human",

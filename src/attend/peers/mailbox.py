@@ -48,6 +48,7 @@ __all__ = [
     "LIVE_FOR",
     "MAX_PEER_FILE_BYTES",
     "MAX_TEXT",
+    "MESSAGE_ID_RE",
     "Mailbox",
     "Message",
     "PeerError",
@@ -67,6 +68,8 @@ MAX_TEXT = 8000
 MAX_PEER_FILE_BYTES = MAX_PEER_MESSAGE_BYTES
 #: The latest time a message or heartbeat may carry (seconds; the year 3000): later is a bad file.
 MAX_TIME = 32503680000.0
+#: What a message id looks like (`new_id`): its time in milliseconds and 24 random bits.
+MESSAGE_ID_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\Z")
 #: What a message id looks like (`new_id`): its time in milliseconds and 24 random bits.
 MESSAGE_ID_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\Z")
 #: What a message file's name looks like (`new_id`): the only files a sweep removes, with `.project`.
@@ -556,32 +559,39 @@ class Mailbox:
         messages = [m for folder in self._visible_folders(session, project) for m in self.read_folder(folder)]
         return sorted(messages, key=lambda m: (m.ts, m.id))
 
-    def newest_visible(self, session: str, project: Path | str, limit: int) -> list[Message]:
+    def newest_visible(self, session: str, project: Path | str, limit: int, *, skip: int = 0,
+                       before: str | None = None) -> list[Message]:
         """The newest `limit` messages of `visible_to`, oldest first, reading only the files it needs.
 
         A message file is named by its id, which starts with its time in milliseconds (`new_id`), so the
         newest files are found by name and only they are parsed: 20 of 10,000 cost 20 reads, not 10,000.
         Corrupt files among those read are skipped and noted (`corrupt`); older ones are not read.
+
+        Args:
+            skip: how many of the newest messages to pass over first (a page further back: `inbox --page`).
+            before: only messages whose id sorts before this one (older: `inbox --before ID`).
         """
         self.corrupt = []
         names: list[tuple[str, Path]] = []
+        bound = None if before is None else f"{before}.json"
         for folder in self._visible_folders(session, project):
             try:
                 with os.scandir(folder) as entries:
                     names.extend((e.name, folder) for e in entries
-                                 if e.name.endswith(".json") and not e.name.startswith("."))
+                                 if e.name.endswith(".json") and not e.name.startswith(".")
+                                 and (bound is None or e.name < bound))
             except OSError:
                 continue  # no such tray or channel yet
         names.sort(reverse=True)
         out: list[Message] = []
         for name, folder in names:
-            if len(out) >= limit:
+            if len(out) >= limit + skip:
                 break
             try:
                 out.append(Message.from_json(read_peer_file(folder / name)))
             except (OSError, ValueError) as exc:
                 self.corrupt.append((folder / name, skip_reason(exc)))
-        return sorted(out, key=lambda m: (m.ts, m.id))
+        return sorted(out[skip:], key=lambda m: (m.ts, m.id))
 
     def find(self, message_id: str) -> Message | None:
         """The message with `message_id` in any tray or channel."""
