@@ -103,6 +103,10 @@ def identity(machine: Machine) -> str:
     return project_identity(machine.home.project, machine.home.env())
 
 
+def stored_machine(machine: Machine) -> str:
+    return (machine.home.state / "attend" / "machine-id").read_text().strip()
+
+
 def message_ids(lines: list[str]) -> Counter[str]:
     return Counter(line.split()[4] for line in lines if line.startswith("[attend sensor=messages "))
 
@@ -119,6 +123,8 @@ def test_a_message_sent_on_one_machine_is_one_line_on_the_other_machines_session
     [stored] = json.loads(inbox.stdout)
     assert (stored["id"], stored["to"], stored["project"]) == (mid, identity(devbox), identity(laptop))
     assert identity(devbox).startswith("github.com/ada/api-")
+    me = json.loads(devbox.peers("whoami", "--json", session="b").stdout)
+    assert me["identity"] == identity(devbox) and me["machine"] == stored_machine(devbox)
 
     # b answers from the devbox: the reply reaches the laptop's project (a's), with `re`.
     a = laptop.run("a")

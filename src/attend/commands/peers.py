@@ -272,10 +272,16 @@ def whoami(args: Any) -> int:
     info = {"session": session.id, "source": session.source, "resolved": session.resolved,
             "from_kind": "session" if session.resolved else "human",
             "project": str(Path(args.project_dir).resolve())}
+    mailbox = open_mailbox()
+    if mailbox.transport != "files":  # across machines: the project's name there, and this machine's
+        info["identity"] = mailbox.project_key(args.project_dir)
+        info["machine"] = getattr(mailbox, "machine", "")
     if args.json:
         print(json.dumps(info, indent=2))
     else:
-        print(f"{session.id} ({info['from_kind']}, from {session.source}) in {printable_path(info['project'])}")
+        across = f" ({printable_path(info['identity'])} on {info['machine']})" if "identity" in info else ""
+        print(f"{session.id} ({info['from_kind']}, from {session.source}) in {printable_path(info['project'])}"
+              f"{across}")
     return 0
 
 
