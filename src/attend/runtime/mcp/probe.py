@@ -16,12 +16,11 @@ an invalid sensor).
 
 from __future__ import annotations
 
-import io
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from attend.errors import EXIT_USAGE, Refusal
 
@@ -144,10 +143,8 @@ class ProbeRun:
 
     def describe(self) -> str:
         """What the probe found, as `attend sensors probe` prints it before asking."""
-        out = io.StringIO()
         done = f"read {self.settings.target}" if self.settings.resource is not None else f"called {self.settings.tool}"
-        _describe(out, self.compiled.name, self.server_name, done, self.verdict)
-        return out.getvalue()
+        return _describe(self.compiled.name, self.server_name, done, self.verdict)
 
     def record(self, store: Any, confirmed: bool) -> dict[str, Any]:
         """Write the probe record (confirmed only when the comparison passed) and return it."""
@@ -194,24 +191,20 @@ CONFIRM_QUESTION = (
 )
 
 
-def _describe(out: TextIO, sensor: str, server: str, done: str, verdict: ProbeComparison) -> None:
-    print(f"probe {sensor}: {done} on {server} twice", file=out)
+def _describe(sensor: str, server: str, done: str, verdict: ProbeComparison) -> str:
+    lines = [f"probe {sensor}: {done} on {server} twice"]
     for name, count in verdict.items.items():
         lost = verdict.lost.get(name, [])
         what = "watched value(s)" if name in verdict.keyless else "item(s)"
         if lost:
             shown = ", ".join(lost[:SHOWN_KEYS]) + (f" and {len(lost) - SHOWN_KEYS} more" if len(lost) > SHOWN_KEYS else "")
-            print(f"  {name}: FAILED — the second call lost {len(lost)} of {count} {what}: {shown}", file=out)
+            lines.append(f"  {name}: FAILED — the second call lost {len(lost)} of {count} {what}: {shown}")
         else:
-            print(f"  {name}: ok — the second call holds all {count} {what} of the first", file=out)
-    for note in verdict.notes:
-        print(f"  note: {note}", file=out)
+            lines.append(f"  {name}: ok — the second call holds all {count} {what} of the first")
+    lines += [f"  note: {note}" for note in verdict.notes]
     if not verdict.ok:
-        print("the tool changes what it returns when called (a cursor or a read marker); the sensor stays unprobed", file=out)
-
-
-
-
+        lines.append("the tool changes what it returns when called (a cursor or a read marker); the sensor stays unprobed")
+    return "".join(line + "\n" for line in lines)
 
 
 def _canonical(value: Any) -> str:
