@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import trio
-
-if TYPE_CHECKING:
-    from attend.runtime.watching.watcher import WakeSignal
 
 __all__ = [
     "DECAY_FACTOR",
@@ -26,6 +23,7 @@ __all__ = [
     "WAKE_SETTLE",
     "Cadence",
     "CadenceParams",
+    "Wake",
     "backoff",
     "next_cadence",
     "poll_on_cadence",
@@ -121,11 +119,20 @@ def next_cadence(params: CadenceParams, cadence: Cadence, *, observed: bool, fai
     return Cadence(interval=interval, quiet_polls=quiet)
 
 
+class Wake(Protocol):
+    """What `poll_on_cadence` needs of a wake signal (`runtime.watching.watcher.WakeSignal`): the watcher
+    imports the cadence's backoff, so the cadence names only the two calls it makes."""
+
+    def clear(self) -> None: ...
+
+    async def wait(self) -> None: ...
+
+
 async def poll_on_cadence(
     params: CadenceParams,
     poll: Callable[[Cadence], Awaitable[Cadence]],
     *,
-    wake: WakeSignal | None = None,
+    wake: Wake | None = None,
     until_due: Callable[[], float | None] | None = None,
 ) -> None:
     """Poll at once, then again after each new cadence's interval, until cancelled.

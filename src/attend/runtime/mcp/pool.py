@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, TypeVar
 
 import httpx2
 import trio
@@ -67,11 +67,21 @@ from attend.runtime.mcp.policy import (
 from attend.text import quoted
 
 if TYPE_CHECKING:
-    from attend.runtime.kinds import PollContext
+    from attend.spec.model import LayerPaths
 
 __all__ = ["CLIENT_LOG", "GRACE_VARIABLE", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
 
 _R = TypeVar("_R")
+
+
+class PoolContext(Protocol):
+    """What a pool reads of the poll context (`runtime.kinds.PollContext`, which imports the pool): where
+    servers log, where they start, their environment, and the slot a CLI command's pool is set in."""
+
+    project_dir: Path
+    env: dict[str, str]
+    paths: LayerPaths
+    mcp_pool: Any
 
 #: The folder under the state directory that holds one stderr log per server.
 LOG_DIR = "mcp"
@@ -155,7 +165,7 @@ class McpPool:
             `ctx.project_dir` and get `ctx.env` with their own `env` merged over it.
     """
 
-    def __init__(self, ctx: PollContext) -> None:
+    def __init__(self, ctx: PoolContext) -> None:
         self._state_dir = Path(ctx.paths.state_dir)
         self._cwd = Path(ctx.project_dir)
         # Servers see the daemon's environment with their own `env` merged over it, as Claude Code starts them.
@@ -711,7 +721,7 @@ def _describe(exc: BaseException) -> str:
 
 
 @asynccontextmanager
-async def running_pool(ctx: PollContext) -> AsyncIterator[McpPool]:
+async def running_pool(ctx: PoolContext) -> AsyncIterator[McpPool]:
     """A pool for one CLI command (`sensors poll`, `sensors probe`), set as `ctx.mcp_pool` while open.
 
     On the way out the pool is cancelled, and with it every server it started. The daemon keeps its pool
