@@ -30,7 +30,6 @@ __all__ = [
     "RuntimeFailure",
     "Severity",
     "Span",
-    "SpecError",
     "by_position",
     "caret_excerpt",
     "line_col",
@@ -317,12 +316,6 @@ class PathSyntaxError(AttendSyntaxError):
     """An invalid JSONPath expression; `.column` is the 1-based column inside the expression."""
 
     default_code = "path-syntax"
-
-
-class SpecError(AttendError):
-    """A sensor file that breaks spec v1."""
-
-    default_code = "spec"
 
 
 class CompileError(AttendError):
