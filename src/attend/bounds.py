@@ -31,6 +31,8 @@ __all__ = [
     "MAX_OUTPUT_BYTES",
     "STREAM_BUFFER_BYTES",
     "MAX_CURSOR_BYTES",
+    "MAX_LINE_BYTES",
+    "STREAM_KEPT_BYTES",
     "STREAM_BUFFER_LINES",
     "MAX_PATTERN_CHARS",
     "MAX_PATTERN_EXPANSION",
@@ -73,6 +75,14 @@ MAX_OUTPUT_BYTES = 64 << 20
 #: full buffer coalesces (the oldest lines are dropped and counted), so a flood never grows the daemon.
 STREAM_BUFFER_LINES = 1000
 STREAM_BUFFER_BYTES = 1 << 20
+#: The largest `command.max_line` a streaming command may set (1 MiB, the buffer's own size): a line is held
+#: whole while it is framed, waits whole in the buffer and is parsed whole, so this bounds a stream's memory
+#: (docs/runtime.md, "Memory per stream"; 64 MiB lines took a daemon to 2,980 MB).
+MAX_LINE_BYTES = 1 << 20
+#: The JSON bytes a streaming keyed trigger keeps of its newest records (besides at most `STREAM_KEYS_KEPT`
+#: keys): past it the oldest keys are forgotten, as past the count. The kept records are stored and read
+#: back at each evaluation, so without it 500 records of a 1 MiB line each would be 500 MB to read back.
+STREAM_KEPT_BYTES = 1 << 20
 #: The longest stream cursor (`command.cursor`), in UTF-8 bytes: it becomes an argument of the next start
 #: (a journald cursor is about 150), so a longer one, or one holding a NUL, which no argument can, is
 #: refused at the record and the last good cursor kept (a 200 KB one failed every start: E2BIG).

@@ -314,8 +314,12 @@ class Framer:
         self.cutting = False
 
 
-def read_record(line: str, stream_format: str = "json") -> Any:
+def read_record(line: str, stream_format: str = "json", max_line: int = DEFAULT_MAX_LINE) -> Any:
     """One line of a streaming command as its record: the JSON value (`json`), or `{"line": line}`.
+
+    A `json` line holds at most one JSON value or key per `DATA_BYTES_PER_VALUE` bytes of `max_line`, as a
+    command's output does of `max_output` (4,096 under the 64 KiB default): the parsed record stays within
+    a few times `max_line` whatever its shape.
 
     Raises:
         MalformedOutput: a `json` line that is not a JSON value attend admits.
@@ -325,7 +329,7 @@ def read_record(line: str, stream_format: str = "json") -> Any:
     from attend.compiler.results import MalformedResult, read_json
 
     try:
-        return read_json(line)
+        return read_json(line, cap=max_line, cap_name="max_line")
     except MalformedResult as exc:
         raise MalformedOutput(exc.message) from None
 

@@ -226,7 +226,7 @@ class _Reader:
                     errors.append(f"line {number}: longer than max_line ({max_line} bytes): cut")
                 for raw in framed:
                     try:
-                        items.append(read_record(raw.decode("utf-8", "replace"), stream_format))
+                        items.append(read_record(raw.decode("utf-8", "replace"), stream_format, max_line))
                     except MalformedOutput as exc:
                         errors.append(f"line {number}: {exc.message}")
             return {"items": items}, errors

@@ -30,6 +30,7 @@ from operator import itemgetter
 from typing import Any
 
 from attend import ir
+from attend.bounds import STREAM_KEPT_BYTES
 from attend.compiler import ops
 from attend.compiler.conditions import compile_condition, compile_where
 from attend.compiler.noise import flap as flapping
@@ -145,7 +146,8 @@ def _checked_now(now: Any) -> float:
 
 
 #: The keys a streaming sensor's keyed trigger remembers (the most recently updated); an older key is
-#: forgotten, so its next record reads as added. Bounds the stored state of an endless stream.
+#: forgotten, so its next record reads as added. Bounds the stored state of an endless stream, with
+#: `STREAM_KEPT_BYTES` (attend.bounds) bounding the JSON of what they hold.
 STREAM_KEYS_KEPT = 500
 
 
@@ -154,7 +156,8 @@ def stream_items(
     warn: Callable[[str], None],
 ) -> dict[str, Any]:
     """A streaming trigger's items: `previous` updated by `nodes` (this evaluation's records, oldest
-    first), the newest record of each key winning and moving to the end; at most `STREAM_KEYS_KEPT`.
+    first), the newest record of each key winning and moving to the end; at most `STREAM_KEYS_KEPT`, and
+    only the newest whose JSON fits in `STREAM_KEPT_BYTES` (the newest one always).
 
     `keyed` maps nodes to {key: node} (the trigger's `_items`); a key repeated within the records is
     normal in a stream, so the newest one is taken and only records without the key are warned about.
@@ -171,6 +174,14 @@ def stream_items(
     if len(items) > STREAM_KEYS_KEPT:
         for k in list(items)[: len(items) - STREAM_KEYS_KEPT]:
             del items[k]
+    keys, size = list(items), 0
+    for index in range(len(keys) - 1, -1, -1):  # newest first
+        size += len(json.dumps(items[keys[index]], separators=(",", ":"), ensure_ascii=False))
+        if size > STREAM_KEPT_BYTES:
+            # This one and the older ones are forgotten; the newest is kept whatever its size.
+            for k in keys[: min(index + 1, len(keys) - 1)]:
+                del items[k]
+            break
     return items
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 from attend.bounds import (
     MAX_COUNT,
     MAX_DECAY_THRESHOLD,
+    MAX_LINE_BYTES,
     MAX_MAGNITUDE,
     MAX_OUTPUT_BYTES,
 )
@@ -183,7 +184,7 @@ COMMAND_SCHEMA: dict[str, Any] = {
     "stream_format": _f("string", "output: stream only: a record per line as json (one JSON value) or lines "
                         "(the text as {line: TEXT})", "json", allowed=list(STREAM_FORMATS)),
     "max_line": _f("integer", "output: stream only: the longest line in bytes; a longer one is cut to this and "
-                   "counted", DEFAULT_MAX_LINE, min=1, max=MAX_OUTPUT_BYTES),
+                   "counted", DEFAULT_MAX_LINE, min=1, max=MAX_LINE_BYTES),
     "cursor": _f("string", "output: stream only: the record field (dotted allowed) remembered across restarts and "
                  "put into argv as {cursor} when the process starts again (an argument holding {cursor} is "
                  "left out while none is known)"),

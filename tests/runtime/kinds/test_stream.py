@@ -124,3 +124,32 @@ def test_the_sweep_ends_what_a_gone_daemons_stream_left_in_its_group_and_keeps_t
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_a_streaming_trigger_forgets_the_oldest_keys_past_its_byte_bound() -> None:
+    from attend.bounds import STREAM_KEPT_BYTES
+
+    trigger = _stream_trigger({"path": "$.items[*]", "key": "id", "on": "added", "description": "{id}"})
+    pad = "x" * (STREAM_KEPT_BYTES // 4)  # four such records are just over the bound
+    _, state = trigger.step(None, {"items": [{"id": n, "pad": pad} for n in range(6)]}, now=0)
+    def kept(state: dict) -> list[int]:
+        return [item["id"] for item in state["items"].values()]
+
+    assert kept(state) == [3, 4, 5]
+    fires, state = trigger.step(state, {"items": [{"id": 2, "pad": pad}]}, now=1)
+    assert [f.key for f in fires] == [2] and kept(state) == [4, 5, 2]  # forgotten, so new again
+    _, state = trigger.step(state, {"items": [{"id": 9, "pad": pad * 5}]}, now=2)
+    assert kept(state) == [9]  # the newest is kept whatever its size
+
+
+def test_a_records_line_holds_at_most_one_json_value_per_16_bytes_of_max_line() -> None:
+    # A 1 MiB line of `{}`s is 22 MB of objects: the cap bounds a parsed record to a few times max_line.
+    import pytest
+
+    from attend.compiler import MalformedOutput
+    from attend.compiler.sensors import read_record
+
+    assert read_record("[1,2,3,4,5,6,7,8,9]", "json", max_line=160) == list(range(1, 10))
+    with pytest.raises(MalformedOutput, match="a max_line of 160 bytes reads at most 10"):
+        read_record("[1,2,3,4,5,6,7,8,9,10,11]", "json", max_line=160)
+    assert read_record("[1,2,3,4,5,6,7,8,9,10,11]", "lines", max_line=160) == {"line": "[1,2,3,4,5,6,7,8,9,10,11]"}

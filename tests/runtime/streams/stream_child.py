@@ -8,6 +8,15 @@
                                                 just before printing it, across restarts)
     stream_child.py flood N [FILE]              print N JSON lines as fast as it can, then the line
                                                 {"seq": "done"}; then hang (FILE gets "flooded" once done)
+    stream_child.py big SIZE SHAPE COUNT FILE [PAUSE]
+                                                print COUNT lines of SIZE bytes each (0: forever) as fast as
+                                                the pipe takes them (or PAUSE seconds apart; forever: FILE
+                                                says "flooding" after the first 4 MiB), then the line
+                                                {"seq": "last", "last": true},
+                                                write "done" to FILE and hang; SHAPE is text ({"seq": N, "pad":
+                                                "xx..."}), dense ({"seq": N, "v": [{},{},...]}, the most objects
+                                                a byte of JSON makes) or none (no newline ever: COUNT reads of
+                                                64 KiB of one endless line, no last line)
     stream_child.py hang                        ignore SIGTERM and print nothing, forever
     stream_child.py spawn FILE                  start `hang` as a child of its own (a pipeline's member, say),
                                                 write its pid to FILE, then hang too
@@ -50,6 +59,32 @@ def follow(path: Path, after: int | None) -> None:
         time.sleep(0.02)
 
 
+def big(size: int, shape: str, count: int, done: Path, pause: float) -> None:
+    out = sys.stdout.buffer
+    n = 0
+    while count == 0 or n < count:
+        n += 1
+        if shape == "none":
+            out.write(b"x" * 65536)
+            continue
+        head = b'{"seq": %d, ' % n
+        if shape == "dense":
+            body = b'"v": [' + b"{}," * ((size - len(head) - 10) // 3) + b'{}]}\n'
+        else:
+            body = b'"pad": "' + b"x" * (size - len(head) - 12) + b'"}\n'
+        out.write(head + body)
+        out.flush()
+        if count == 0 and n * size >= 4 << 20 > (n - 1) * size:
+            done.write_text("flooding")  # forever: the daemon has read the first 4 MiB
+        time.sleep(pause)
+    if shape != "none":
+        out.write(b'{"seq": "last", "last": true}\n')
+    out.flush()
+    done.write_text("done")
+    while True:
+        time.sleep(3600)
+
+
 def main() -> None:
     mode = sys.argv[1]
     if mode == "follow":
@@ -69,6 +104,8 @@ def main() -> None:
             Path(sys.argv[3]).write_text("flooded")
         while True:
             time.sleep(3600)
+    elif mode == "big":
+        big(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), Path(sys.argv[5]), float(sys.argv[6]) if len(sys.argv) > 6 else 0.0)
     elif mode == "spawn":
         import subprocess
 

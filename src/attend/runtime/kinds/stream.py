@@ -16,15 +16,18 @@ Decisions:
   time), which whatever it starts inherits, and a daemon's first stream ends, once, every process of
   this user marked with an owner that no longer runs and still in its stream's process group
   (`sweep_orphans`). Without prctl the stream's own process ends at its next write to the closed pipe.
-- Framing: stdout is split on `\\n`; a line longer than `max_line` bytes is cut to its first `max_line`
-  bytes and counted (`cut`), the rest of it is skipped. Blank lines are ignored. Each line is one record:
-  a JSON value (`stream_format: json`) or `{"line": TEXT}` (`lines`). A line that does not read is a line
-  error (counted, shown in the status), never a failed evaluation.
+- Framing: stdout is split on `\\n`; a line longer than `max_line` bytes (at most `MAX_LINE_BYTES`) is
+  cut to its first `max_line` bytes and counted (`cut`), the rest of it is skipped. Blank lines are
+  ignored. Each line is one record: a JSON value (`stream_format: json`, at most one value or key per
+  `DATA_BYTES_PER_VALUE` bytes of `max_line`) or `{"line": TEXT}` (`lines`). A line that does not read is
+  a line error (counted, the last one's reason shown in the status), never a failed evaluation.
 - Pressure: the lines waiting for the next evaluation are bounded (`BUFFER_LINES` lines and
-  `BUFFER_BYTES` bytes). A full buffer coalesces: the oldest waiting lines are dropped and counted
-  (`coalesced`), so a flood never blocks the daemon and never grows its memory. Memory bound per
-  stream sensor: `BUFFER_BYTES` + `max_line` (the line being framed) + `READ_CHUNK` + `STDERR_TAIL`
-  bytes, about 1.2 MiB with the defaults, whatever the process prints.
+  `BUFFER_BYTES` bytes, and a line is at most `max_line` <= `BUFFER_BYTES`). A full buffer coalesces: the
+  oldest waiting lines are dropped and counted (`coalesced`), so a flood never blocks the daemon and
+  never grows its memory. Memory per stream sensor (docs/runtime.md, "Memory per stream"): reading
+  `max_line` + `READ_CHUNK` + `STDERR_TAIL`, waiting `BUFFER_BYTES`, evaluating those lines parsed (about
+  24 times their bytes at JSON's densest), and each keyed trigger's kept records (`STREAM_KEPT_BYTES` of
+  JSON, read back at each evaluation): under 96 MiB for the whole daemon, whatever the process prints.
 - Evaluation: the records since the last evaluation as `{"items": [...]}`, at most every
   `min_interval` (`evaluate` is the daemon's `record_poll`, the one evaluation path).
 - Restart: a process that exits (whatever its code) or cannot start is started again after
@@ -284,16 +287,21 @@ class StreamState:
     stderr: bytearray = field(default_factory=bytearray)
     #: The last cursor refused (`cursor_refusal`) and why, said in the status.
     cursor_refused: str = ""
+    #: Why the last line that did not read did not (with `line_errors`, said in the status).
+    last_line_error: str = ""
 
-    def notes(self) -> list[str]:
-        """The stream's facts as status notes (empty while there is nothing to say)."""
+    def notes(self, cut_now: int = 0) -> list[str]:
+        """The stream's facts as status notes (empty while there is nothing to say); `cut_now`: the lines cut
+        so far by the running process's framer (added to `cut` when it ends)."""
         out = []
         if self.cursor_refused:
             out.append(f"{self.cursor_refused}; the last good cursor is kept")
         if self.restarts:
             out.append(f"stream restarted {self.restarts} time(s); last: {self.last_exit}")
-        if self.cut:
-            out.append(f"{self.cut} line(s) longer than max_line were cut")
+        if self.cut + cut_now:
+            out.append(f"{self.cut + cut_now} line(s) longer than max_line were cut")
+        if self.line_errors:
+            out.append(f"{self.line_errors} line(s) did not read so far; the last: {self.last_line_error}")
         if self.coalesced:
             out.append(f"{self.coalesced} record(s) coalesced under pressure (dropped, oldest first)")
         tail = self.stderr_tail()
@@ -332,6 +340,8 @@ class StreamSupervisor:
         self.buffer = LineBuffer()
         self.last_line: bytes | None = None
         self.pid: int | None = None
+        #: The running process's framer (its cuts are said while it runs).
+        self.framer: Framer | None = None
 
     # -- one run of the process -------------------------------------------------------------------
 
@@ -358,7 +368,7 @@ class StreamSupervisor:
         self.state.stderr.clear()
         if on_start is not None:
             on_start(proc.pid)
-        framer = Framer(self.max_line, self._push)
+        framer = self.framer = Framer(self.max_line, self._push)
         stdout_done, stderr_done = trio.Event(), trio.Event()
 
         async def read_stdout() -> None:
@@ -391,6 +401,7 @@ class StreamSupervisor:
                 nursery.cancel_scope.cancel()
         finally:
             self.state.cut += framer.cut
+            self.framer = None
             if proc.returncode is None:
                 signal_group(proc.pid, signal.SIGTERM)
                 with trio.CancelScope(shield=True):
@@ -415,7 +426,8 @@ class StreamSupervisor:
         try:
             from attend.compiler.sensors import read_record
 
-            cursor = _cursor_of(read_record(self.last_line.decode("utf-8"), self.stream_format), self.cursor_fields)
+            record = read_record(self.last_line.decode("utf-8"), self.stream_format, self.max_line)
+            cursor = _cursor_of(record, self.cursor_fields)
         except Exception:  # noqa: BLE001 - an unreadable last line keeps the cursor known before it
             return
         if cursor is not None:
@@ -445,12 +457,14 @@ class StreamSupervisor:
         errors: list[str] = []
         for line in lines:
             try:
-                items.append(read_record(line.decode("utf-8"), self.stream_format))
+                items.append(read_record(line.decode("utf-8"), self.stream_format, self.max_line))
             except UnicodeDecodeError as exc:
                 errors.append(f"a record is not valid UTF-8 (byte {exc.start}): {line[:60]!r}")
             except MalformedOutput as exc:
                 errors.append(f"{exc.message}: {line[:80].decode('utf-8', 'replace')!r}")
         self.state.line_errors += len(errors)
+        if errors:
+            self.state.last_line_error = errors[-1]
         outcome = PollOutcome(result={"items": items}, line_errors=errors)
         if self.cursor_fields is not None:
             # The newest cursor that can be an argument is stored and kept for a restart; a refused one never is.
@@ -463,7 +477,7 @@ class StreamSupervisor:
                     break
         # An evaluation's notes become the status message: a running process stays said (docs/runtime.md)
         running = [f"stream running (pid {self.pid})"] if self.pid is not None else []
-        outcome.meta[NOTES] = [*running, *self.state.notes()]
+        outcome.meta[NOTES] = [*running, *self.state.notes(self.framer.cut if self.framer is not None else 0)]
         return outcome
 
     # -- the daemon's loop --------------------------------------------------------------------------
