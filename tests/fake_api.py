@@ -18,7 +18,10 @@ Each `/v1/messages` request is logged (`Request`: body, headers, the session id 
 on a fixed time.
 
 Scripted replies go, in order, to the model turns of the agent (requests that offer tools); `reply(...,
-session=ID)` keeps a reply for one session. A turn with no reply waiting gets `text(DEFAULT_TEXT)`.
+session=ID)` keeps a reply for one session. A turn with no reply waiting gets `text(DEFAULT_TEXT)`, reporting
+the usage figures of its session's last scripted turn: a context does not shrink by itself (only a compaction
+shrinks it), so a turn Claude Code starts on its own (a Monitor event reaching an idle session) must not
+tell the context and disclosure sensors that it did.
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ class FakeAPI:
         self.requests: list[Request] = []
         self.others: list[tuple[str, str]] = []  # (method, path) of everything that is not /v1/messages
         self._replies: list[tuple[str | None, Reply]] = []
+        self._context: dict[str, dict[str, int]] = {}  # session -> the usage its last scripted turn reported
         self._changed = threading.Condition()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -169,12 +173,15 @@ class FakeAPI:
 
     def _answer_for(self, request: Request) -> Reply:
         with self._changed:
-            if request.is_turn:
-                for i, (session, reply) in enumerate(self._replies):
-                    if session is None or session == request.session:
-                        del self._replies[i]
-                        return reply
-            return text(DEFAULT_TEXT)
+            if not request.is_turn:
+                return text(DEFAULT_TEXT)
+            for i, (session, reply) in enumerate(self._replies):
+                if session is None or session == request.session:
+                    del self._replies[i]
+                    if reply.usage:
+                        self._context[request.session] = reply.usage
+                    return reply
+            return text(DEFAULT_TEXT, usage=self._context.get(request.session))
 
     # -- the log ----------------------------------------------------------------------------------------
 

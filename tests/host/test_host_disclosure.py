@@ -45,6 +45,9 @@ def test_a_working_session_is_told_the_commands_once_and_the_line_it_received_re
         wait_until(lambda: any(r["sensor"] == "disclosure" for r in journal_rows(home)),
                    what="the disclosure line journaled while the tool runs")
         go.touch()
+        # The line reaches the model with the tool's result, or (when the Monitor prints it as the turn's last
+        # request goes out) in a turn Claude Code starts for it, which the fake answers at the context the
+        # session was at (fake_api: a context does not shrink without a compaction).
         told = host.api.wait_for("peers messaging: `attend peers send TEXT`", session=session.id)
         assert f"<event>{LINE}" in told.messages_text and told.count("peers messaging:") == 1
         session.wait_idle()
