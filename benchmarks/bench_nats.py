@@ -5,7 +5,10 @@ Two machines are two XDG homes with clones of one repository (one project identi
 sensor; each round the sending machine posts one message the way `attend peers send` does (its mailbox's
 `post`: this machine's folder, the spool, the publish) and times the moment its line appears on b's stdout.
 The same rounds with the files transport (one machine, one home) are the baseline. Both homes use the end-to-end
-tests' short message-lane governor (0.1 s between disclosures), so no line waits on the governor.
+tests' short message-lane governor (0.1 s between disclosures), so no line waits on the governor. Each round
+also times the message's file appearing in the receiving machine's peers folder: the transport's own part of
+the latency (the rest, the sensor's wake, poll and print, is one path for both transports, and varies with where
+the sensor's 250 ms `min_interval` stands when the file lands).
 
 Then the trio/asyncio bridge alone (one call to the loop's thread and back, and one publish through it), and a
 backlog: 10,000 messages waiting for a project drained by a starting session (from `attend run`'s start to
@@ -73,9 +76,13 @@ def _machine(root: Path, url: str | None, remote: str) -> tuple[dict[str, str], 
     return env, project
 
 
-def _rounds(sender_env: dict[str, str], sender_project: Path, receiver_env: dict[str, str], receiver: Path) -> list[float]:
-    """Start b on the receiving machine, then time ROUNDS posts from the sending one to its line."""
-    from attend.peers.mailbox import Message
+def _rounds(sender_env: dict[str, str], sender_project: Path, receiver_env: dict[str, str],
+            receiver: Path) -> tuple[list[float], list[float]]:
+    """Start b on the receiving machine, then time ROUNDS posts from the sending one: to the message's file in
+    the receiving machine's peers folder (the transport's own part), and to its line."""
+    import glob
+
+    from attend.peers.mailbox import Message, peers_dir
     from attend.peers.transport import open_mailbox
 
     session = subprocess.Popen([sys.executable, "-m", "attend", "run", "--session", "b"], cwd=receiver,
@@ -84,7 +91,8 @@ def _rounds(sender_env: dict[str, str], sender_project: Path, receiver_env: dict
     threading.Thread(target=_lines, args=(session, lines), daemon=True).start()
     mailbox = open_mailbox(sender_env)
     to = mailbox.project_key(sender_project)
-    out = []
+    out, landed = [], []
+    folder = str(peers_dir(receiver_env))
     try:
         def post(text: str) -> str:
             message = Message(mailbox.new_id(), "a", "session", to, to, None, None, text, time.time())
@@ -96,11 +104,14 @@ def _rounds(sender_env: dict[str, str], sender_project: Path, receiver_env: dict
             time.sleep(SPACING)
             sent = time.perf_counter()
             mid = post(f"round {n}")
+            while not glob.glob(f"{folder}/p-*/{mid}.json"):
+                time.sleep(0.0005)
+            landed.append(time.perf_counter() - sent)
             out.append(_wait_line(lines, mid) - sent)
     finally:
         session.terminate()
         session.wait(timeout=PATIENCE)
-    return out
+    return out, landed
 
 
 def _consumer_idle(url: str, name: str) -> bool:
@@ -213,10 +224,10 @@ def main() -> None:
         server = NatsServer(root / "nats")
         try:
             files_env, files_project = _machine(root / "files", None, "git@github.com:ada/api.git")
-            files = _rounds(files_env, files_project, files_env, files_project)
+            files, files_landed = _rounds(files_env, files_project, files_env, files_project)
             laptop_env, laptop_project = _machine(root / "laptop", server.url, "git@github.com:ada/api.git")
             devbox_env, devbox_project = _machine(root / "devbox", server.url, "https://github.com/ada/api")
-            across = _rounds(laptop_env, laptop_project, devbox_env, devbox_project)
+            across, across_landed = _rounds(laptop_env, laptop_project, devbox_env, devbox_project)
             call, publish = _bridge(server.url)
             drained, written = _backlog(server.url, root)
         finally:
@@ -229,6 +240,11 @@ def main() -> None:
            note=f"{median / base:.2f}x the files transport; goal <= 0.3 s")
     report(f"nats transport: send -> line across two machines (worst of {ROUNDS})", max(across), "s",
            note=f"{max(across) / max(files):.2f}x the files transport's worst")
+    here = statistics.median(files_landed)
+    report("files transport: send -> file in the peers folder (baseline, median)", here * 1e3, "ms")
+    there = statistics.median(across_landed)
+    report("nats transport: send -> file in the other machine's folder (median)", there * 1e3, "ms",
+           note=f"{there / here:.1f}x the files transport; the rest of send -> line is the sensor's wake, as above")
     report("bridge: one call to the asyncio thread and back (median of 200)", call * 1e6, "us")
     report("bridge: one publish stored by the server (median of 200)", publish * 1e3, "ms",
            note=f"{publish / call:.0f}x the bare call")
