@@ -4,7 +4,7 @@ the repository), `wheels` (pip_rig.py's wheelhouse) and `plugin_build` (the run'
 virtualenv, started early by `early_plugin_build`).
 
 Without npm the `claude` fixture skips its test, except under CI (`CI` set), where a missing Claude Code
-is a failure: CI must never pass by skipping the real host.
+is a failure: CI must never pass by skipping the real host (`npm_cache.cannot_run`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from claude_rig import REPO, as_installed, copy_checkout, installed_claude
+from npm_cache import cannot_run
 from pip_rig import EXTRA, EXTRA_VERSION, launcher_env, pip_env, wheelhouse
 
 
@@ -32,10 +33,7 @@ def claude() -> Path:
     """The real `claude` CLI of the pinned release (installed into the test cache on first use)."""
     exe = installed_claude()
     if exe is None:
-        why = "npm is not installed: the tests of the real Claude Code need Node.js to install it"
-        if os.environ.get("CI"):
-            pytest.fail(why + " (CI never skips them)")
-        pytest.skip(why)
+        cannot_run("npm is not installed: the tests of the real Claude Code need Node.js to install it")
     return exe
 
 

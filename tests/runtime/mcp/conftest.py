@@ -45,5 +45,7 @@ def everything() -> Path:
 
     package = installed_everything()
     if package is None:
-        pytest.skip("npm is not installed: these tests need Node.js to install @modelcontextprotocol/server-everything")
+        from npm_cache import cannot_run
+
+        cannot_run("npm is not installed: these tests need Node.js to install @modelcontextprotocol/server-everything")
     return package

@@ -44,3 +44,22 @@ async def test_a_wire_server_tool_that_raises_answers_an_error_result_as_the_sdk
     _, call = await call_tool(McpSettings({"server": server, "tool": "list_items", "timeout": GENEROUS}), ctx)
     assert call.document == {"items": [{"id": "a", "title": "first"}]}
     assert len(behind.starts()) == 1
+
+
+def test_a_test_of_server_everything_fails_under_ci_when_npm_cannot_install_it(tmp_path: Path) -> None:
+    # No npm on PATH and an empty test cache: on a developer's machine the test is skipped, under CI it fails
+    # (CI must never pass by skipping the real server). A real pytest run of a real test of the package.
+    import os
+    import subprocess
+    import sys
+
+    test = f"{Path(__file__).with_name('test_mcp_everything.py')}::test_a_2025_server_wakes_a_subscribed_user_through_resources_subscribe"
+    (tmp_path / "bin").mkdir()
+    runs = {}
+    for ci in ("true", ""):
+        env = {**os.environ, "PATH": str(tmp_path / "bin"), "ATTEND_TEST_CACHE": str(tmp_path / "cache"), "CI": ci}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
+                               "-p", "no:cacheprovider", test], capture_output=True, text=True, env=env, timeout=600)
+        runs[ci] = done.stdout.strip().splitlines()[-1]
+    assert "1 error" in runs["true"] and "skipped" not in runs["true"], runs
+    assert "1 skipped" in runs[""], runs
