@@ -327,8 +327,7 @@ class Session:
     def doorbell_armed(self) -> bool:
         """attend's doorbell (the plugin's asyncRewake Stop hook) waits for this session: it holds the session's
         doorbell lock (runtime/sessions/doorbell.py). Armed when the agent stops, so after a first turn."""
-        from attend.files import project_digest, run_lock_holder, state_folder
-        from attend.runtime.sessions.doorbell import doorbell_lock_path
+        from attend.files import doorbell_lock_path, project_digest, run_lock_holder, state_folder
 
         if not self.record.get("sessionId"):
             return False

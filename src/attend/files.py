@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["XDG_DEFAULTS", "FileTooLarge", "NotRegularFile", "WriteFailed", "project_digest", "read_regular_file",
-           "remove_file", "run_lock_holder", "run_lock_path", "scope_for", "state_folder", "write_atomically",
+           "remove_file", "doorbell_lock_path", "run_lock_holder", "run_lock_path", "scope_for", "state_folder", "write_atomically",
            "home_folder", "xdg_home"]
 
 #: New files get the permissions an editor would give them (subject to the umask).
@@ -259,6 +259,12 @@ def run_lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None,
     """The run lock of `project_dir`: `$XDG_STATE_HOME/attend/run-<digest>.lock` (`digest`: its
     `project_digest`, when the caller has it already)."""
     return state_folder(os.environ if env is None else env) / f"run-{digest or project_digest(project_dir)}.lock"
+
+
+def doorbell_lock_path(state: Path, digest: str, session: str) -> Path:
+    """The lock one doorbell per session holds (runtime/sessions/doorbell.py): `<state>/doorbell-<project
+    digest>-<session>.lock`, beside the run lock; whether it is held is `run_lock_holder` too."""
+    return state / f"doorbell-{digest}-{session}.lock"
 
 
 def run_lock_holder(path: Path) -> int | None:

@@ -130,6 +130,17 @@ class ClaudeStandIn:
         self.monitors.append(monitor)
         return monitor
 
+    def doorbell(self) -> Monitor:
+        """Start the plugin's Stop hook, the doorbell (`attend drain --format doorbell`), as this process's child
+        (it waits in the background, as Claude Code runs an asyncRewake hook; its session named by `--session`)."""
+        self._count += 1
+        out = self.home.root / f"doorbell-{self.pid}-{self._count}.out"
+        err = out.with_suffix(".err")
+        done = self._ask({"spawn": [sys.executable, "-m", "attend", "drain", "--format", "doorbell", "--session",
+                                    self.session, "--project", str(self.project)],
+                          "env": self.env, "cwd": str(self.project), "stdout": str(out), "stderr": str(err)})
+        return Monitor(done["pid"], out, err)
+
     def clear(self, session: str) -> None:
         """`/clear`: the process's record names a new session id."""
         self._ask({"record": True, "session": session})

@@ -20,8 +20,7 @@ import pytest
 from daemon_rig import PATIENCE, alive, journal_rows, query, sensors_json, wait_until
 from hook_rig import HIGH_ITEM, hook, poller, start_session
 
-from attend.files import run_lock_holder, state_folder
-from attend.runtime.sessions.doorbell import doorbell_lock_path
+from attend.files import doorbell_lock_path, run_lock_holder, state_folder
 
 pytestmark = [
     pytest.mark.slow,
@@ -232,3 +231,28 @@ def test_a_sessions_first_doorbell_rings_for_a_line_another_sessions_monitor_pri
         assert code == 2 and err.splitlines()[1:] == ["[attend sensor=items priority=high] new item 1"]
     finally:
         bell.stop()
+
+
+def test_a_session_whose_doorbell_waits_shows_the_doorbell_as_its_conduit(hooks_home) -> None:
+    from stand_in import ClaudeStandIn
+
+    from attend.runtime.sessions.status import project_sessions
+
+    def conduit() -> str | None:
+        found = [s.conduit for s in project_sessions(hooks_home.project, hooks_home.env()).hooks if s.session == "s1"]
+        return found[0] if found else None
+
+    claude = ClaudeStandIn(hooks_home, "s1")  # runs the hooks as its children, as Claude Code does
+    try:
+        claude.hook("SessionStart", source="startup")
+        assert conduit() == "hooks"
+        bell = claude.doorbell()
+        wait_until(lambda: conduit() == "doorbell", what="the doorbell armed, shown as the session's conduit")
+        wait_until(lambda: (sensors_json(hooks_home).get("items") or {}).get("last_poll") is not None,
+                   what="the first poll")
+        hooks_home.items.set([{"id": 1}])
+        wait_until(lambda: not alive(bell.pid), what="the doorbell rang")
+        assert bell.stderr[1:] == ["[attend sensor=items priority=high] new item 1"]
+        assert conduit() == "hooks"  # until the session's next stop arms it again
+    finally:
+        claude.exit()

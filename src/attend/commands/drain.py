@@ -342,8 +342,8 @@ def _doorbell(args: Any) -> int:
 def _ring(args: Any, session: str, foreground: bool, hook: dict[str, Any]) -> int:
     import gc
 
-    from attend.files import state_folder
-    from attend.runtime.sessions.doorbell import Claude, doorbell_lock_path, ring
+    from attend.files import doorbell_lock_path, state_folder
+    from attend.runtime.sessions.doorbell import Claude, ring
     from attend.runtime.sessions.runlock import open_lock, try_lock
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths

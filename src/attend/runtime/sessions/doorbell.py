@@ -42,13 +42,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["DOORBELL_CEILING", "DOORBELL_CHECK", "LIVENESS_CHECK", "Claude", "doorbell_lock_path", "ring",
+__all__ = ["DOORBELL_CEILING", "DOORBELL_CHECK", "LIVENESS_CHECK", "Claude", "ring",
            "runs_in_foreground"]
 
 #: Seconds between two looks at the store (`PRAGMA data_version`): the Monitor stream's own cadence.
@@ -66,11 +65,6 @@ def runs_in_foreground(env: Mapping[str, str]) -> bool:
     asyncRewake hook as a plain one (seen with 2.1.328: the run waited for it, and its exit 2 continued
     the turn). An interactive session (`cli`) and the SDK's streaming sessions run it in the background."""
     return env.get("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli"
-
-
-def doorbell_lock_path(state_folder: Path, digest: str, session: str) -> Path:
-    """The lock one doorbell per session holds: `<state>/doorbell-<project digest>-<session>.lock`."""
-    return state_folder / f"doorbell-{digest}-{session}.lock"
 
 
 class Claude:

@@ -16,8 +16,10 @@ Decisions implemented here:
   starts again for the new one: sessions/upkeep.py), is that session's Monitor meanwhile, so a status
   written right after `/clear` names the new id, not the old one.
 - Its conduit: `monitor` while an `attend run` of it prints (not with `attend.delivery.conduits: hooks`),
-  else `hooks`. A session whose Monitor stream ran and stopped while its host lives has `stream_stopped`
-  (when it stopped): Claude Code never starts a plugin monitor again, and the hooks say so once.
+  else `doorbell` while its doorbell waits (runtime/sessions/doorbell.py: it holds the session's
+  doorbell lock; an idle session is woken for a line worth a turn), else `hooks`. A session whose
+  Monitor stream ran and stopped while its host lives has `stream_stopped` (when it stopped): Claude
+  Code never starts a plugin monitor again, and the hooks say so once.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import os
 
 from attend.peers.identity import host_runs, process_runs
-from attend.records import field, record
+from attend.records import field, record, replace
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up reads this module)
 if TYPE_CHECKING:
@@ -33,13 +35,13 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["UNRESOLVED_PREFIX", "LiveSession", "ProjectSessions", "live_sessions", "project_sessions",
-           "session_facts", "session_foci", "stopped_stream"]
+__all__ = ["DOORBELL", "HOOKS", "MONITOR", "UNRESOLVED_PREFIX", "LiveSession", "ProjectSessions", "live_sessions",
+           "project_sessions", "session_facts", "session_foci", "stopped_stream"]
 
 #: How an `attend run` that could not name its session is named (`pid-<pid>`, peers/identity.py).
 UNRESOLVED_PREFIX = "pid-"
-#: The conduits a live session is served through (the doorbell, once armed, adds its own).
-MONITOR, HOOKS = "monitor", "hooks"
+#: The conduits a live session is served through (`doorbell`: its hooks, and its doorbell armed).
+MONITOR, HOOKS, DOORBELL = "monitor", "hooks", "doorbell"
 
 
 @record(frozen=True)
@@ -52,7 +54,7 @@ class LiveSession:
         role: `polling` (its `attend run` holds the run lock), `attached`, or `hooks` (no `attend run`).
         since: when it took this role (a hooks-only session: when it was last registered).
         started: when its row was made.
-        conduit: `monitor` or `hooks` (see the module docstring).
+        conduit: `monitor`, `doorbell` or `hooks` (see the module docstring).
         claude_pid: its Claude Code process, when known (`claude_start`: that process's start time).
         transcript: its transcript, as its hooks were told (None: not told).
         stream_stopped: when its Monitor stream stopped while it lives, or None.
@@ -243,13 +245,15 @@ def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = No
     lock_pid = run_lock_holder(run_lock_path(project_dir, env))
     if store is None:
         with open_project_store(layer_paths(project_dir, env)) as own:
-            records = own.sessions()
+            records, digest = own.sessions(), own.project_digest()
     else:
-        records = store.sessions()
+        records, digest = store.sessions(), store.project_digest()
     poller = None
     attached = []
     hooks = []
     for live in live_sessions(records, lock_pid=lock_pid, conduits=conduits):
+        if live.conduit == HOOKS and _doorbell_armed(env, digest, live.session):
+            live = replace(live, conduit=DOORBELL)
         if live.role == "polling":
             poller = live
         elif live.role == "attached":
@@ -257,3 +261,10 @@ def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = No
         else:
             hooks.append(live)
     return ProjectSessions(poller, attached, lock_pid if lock_pid and lock_pid > 0 else None, hooks)
+
+
+def _doorbell_armed(env: Mapping[str, str], digest: str, session: str) -> bool:
+    """Whether a doorbell of `session` waits: it holds the session's doorbell lock."""
+    from attend.files import doorbell_lock_path, run_lock_holder, state_folder
+
+    return run_lock_holder(doorbell_lock_path(state_folder(env), digest, session)) is not None
