@@ -3,7 +3,7 @@
 Each path is selected from the same document of 10,000 items; the figure is attend's best time as a
 ratio to the comprehension a person would write for that path (goal: at most 2x), and
 python-jsonpath's (`jsonpath.compile(expr).findall`) as a ratio to the same baseline. All three must
-return the same list. `explain` shows how each path is evaluated (its stages; compiler/paths.py).
+return the same list. `explain` shows how each path is evaluated (its stages; compiler/jsonpath.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fused path closures (compiler/paths.py): one loop nest per run of child segments, RFC 9535 exactly."""
+"""Fused path closures (compiler/jsonpath.py): one loop nest per run of child segments, RFC 9535 exactly."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attend
-from attend.compiler.paths import FUSED_RUN_LIMIT, path_stages
+from attend.compiler.jsonpath import FUSED_RUN_LIMIT, path_stages
 from attend.grammar import parse_path
 from property_examples import examples
 

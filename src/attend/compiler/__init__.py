@@ -65,7 +65,7 @@ def compile_path(expr: str) -> Callable[[Any], list[Any]]:
     Raises:
         attend.PathSyntaxError: the expression is invalid; `.column` is the 1-based column.
     """
-    from attend.compiler.paths import compile_path_ir
+    from attend.compiler.jsonpath import compile_path_ir
     from attend.grammar import parse_path
 
     return compile_path_ir(parse_path(expr))

@@ -12,7 +12,7 @@ from typing import Any
 
 from attend import ir
 from attend.compiler import ops
-from attend.compiler.paths import is_singular, path_stages
+from attend.compiler.jsonpath import is_singular, path_stages
 from attend.compiler.triggers import STATE_VERSION, CompiledTrigger
 
 __all__ = ["STAGE_WORDS", "TRANSITION_RULES", "trigger_plan"]
@@ -45,7 +45,7 @@ def _segment(segment: ir.ChildSegment | ir.DescendantSegment) -> dict[str, str]:
     return {"segment": str(segment), "selects": what}
 
 
-#: What each evaluation stage of a path does (compiler/paths.py, `path_stages`).
+#: What each evaluation stage of a path does (compiler/jsonpath.py, `path_stages`).
 STAGE_WORDS = {
     "walk": "a direct walk down names and indices",
     "copy": "one copy of the container's members",

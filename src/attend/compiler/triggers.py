@@ -33,11 +33,11 @@ from attend import ir
 from attend.bounds import STREAM_KEPT_BYTES
 from attend.compiler import ops
 from attend.compiler.conditions import compile_condition, compile_where
+from attend.compiler.jsonpath import compile_path_ir, is_singular
 from attend.compiler.noise import flap as flapping
 from attend.compiler.noise import hold as holding
 from attend.compiler.noise import hysteresis, resolve_flap
 from attend.compiler.noise.state import STATE_VERSION, read_state
-from attend.compiler.paths import compile_path_ir, is_singular
 from attend.compiler.templates import compile_template
 from attend.spec.yamltext import yaml_text
 from attend.text import changes_text

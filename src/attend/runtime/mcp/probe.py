@@ -66,7 +66,7 @@ def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeC
         second: the second call's result.
     """
     from attend.compiler import ops
-    from attend.compiler.paths import compile_path_ir
+    from attend.compiler.jsonpath import compile_path_ir
 
     verdict = ProbeComparison()
     if not triggers:
