@@ -299,7 +299,7 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
     """
     from attend.runtime.sessions.handover import hook_handover, stream_note
     from attend.runtime.store import open_project_store
-    from attend.spec.paths import layer_paths
+    from attend.spec.folders import layer_paths
 
     session = _session_id(args, hook)
     if session is None:

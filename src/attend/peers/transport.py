@@ -51,7 +51,7 @@ def peers_settings(env: Mapping[str, str] | None = None) -> PeersSettings:
 def _read(path: Path, env: Mapping[str, str]) -> PeersSettings:
     from attend.spec.config import config_default, load_config
     from attend.spec.durations import parse_duration
-    from attend.spec.paths import layer_paths
+    from attend.spec.folders import layer_paths
 
     # `peers` is read from the user's file only (load_config ignores it in a project's), so any folder
     # serves as the project here.

@@ -12,10 +12,10 @@ if TYPE_CHECKING:
 
     from attend.spec.config import Config, legacy_keys, load_config
     from attend.spec.durations import parse_duration
+    from attend.spec.folders import layer_paths
     from attend.spec.layers import build_sensor, load_paths, load_set, merge_sensor
     from attend.spec.loading import read_sensor_file
     from attend.spec.model import LAYERS, KeyPath, LayerPaths, MergedSensor, Origin, SensorFile, SensorSet
-    from attend.spec.paths import layer_paths
 
 #: Where each name of the package lives: its module is imported when the name is first used, so a
 #: caller that needs only the paths (a hook, the run lock) never loads the YAML reader or the validator.

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config
+from attend.spec.folders import layer_paths
 from attend.spec.loading import file_stem, read_sensor_source
 from attend.spec.model import (
     LAYERS,
@@ -32,7 +33,6 @@ from attend.spec.model import (
     SensorFile,
     SensorSet,
 )
-from attend.spec.paths import layer_paths
 from attend.spec.validate import normalise, validate_sensor
 
 __all__ = [
