@@ -210,6 +210,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     _add_peers(sub, common)
 
+    p = sub.add_parser("tune", parents=[common],
+                       help="engagement settings from the pace of your recent Claude Code sessions")
+    p.add_argument("--projects", metavar="N", type=_positive, default=None,
+                   help="how many projects' transcripts to read, newest first (default 10)")
+    p.add_argument("--sessions", metavar="N", type=_positive, default=None,
+                   help="how many sessions of each project, newest first (default 5)")
+    p.add_argument("--apply", action="store_true", help="write the values into the user layer's config.yaml")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(handler="attend.commands.tune:main")
+
     p = sub.add_parser("doctor", parents=[common], help="what a working setup needs, one line per check with its fix")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.doctor:main")

@@ -40,8 +40,9 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["XDG_DEFAULTS", "FileTooLarge", "NotRegularFile", "WriteFailed", "project_digest", "read_regular_file",
-           "remove_file", "doorbell_lock_path", "run_lock_holder", "run_lock_path", "scope_for", "state_folder", "write_atomically",
+__all__ = ["XDG_DEFAULTS", "FileTooLarge", "NotRegularFile", "WriteFailed", "claude_folder", "project_digest",
+           "read_regular_file", "remove_file", "doorbell_lock_path", "run_lock_holder", "run_lock_path", "scope_for",
+           "state_folder", "write_atomically",
            "home_folder", "xdg_home"]
 
 #: New files get the permissions an editor would give them (subject to the umask).
@@ -236,6 +237,13 @@ def xdg_home(env: Mapping[str, str], variable: str) -> Path:
 def home_folder(env: Mapping[str, str]) -> Path:
     """The home folder of `env`: its `$HOME`, else the user database's (what `~` means to the process)."""
     return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+def claude_folder(env: Mapping[str, str]) -> Path:
+    """Claude Code's configuration folder for `env`: `$CLAUDE_CONFIG_DIR` (as Claude Code reads it), else
+    `~/.claude` (its settings.json, sessions/ and projects/ live there)."""
+    named = env.get("CLAUDE_CONFIG_DIR")
+    return Path(named) if named else home_folder(env) / ".claude"
 
 
 def state_folder(env: Mapping[str, str]) -> Path:

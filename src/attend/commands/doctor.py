@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import EXIT_FAILED
+from attend.files import claude_folder
 from attend.text import iso_time, json_text, printable
 
 __all__ = ["Check", "EXIT_FAILED", "main", "run_checks"]
@@ -253,12 +254,6 @@ def check_recoveries(project_dir: Path, env: Mapping[str, str]) -> Check:
                  f"see the run log {log_path(project_dir, env)} for what led to it")
 
 
-def claude_dir(env: Mapping[str, str]) -> Path:
-    """Claude Code's configuration folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    named = env.get("CLAUDE_CONFIG_DIR")
-    return Path(named) if named else Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
@@ -282,7 +277,7 @@ def _hook_commands(settings: Any, event: str) -> Iterable[str]:
 
 
 def check_claude_code(project_dir: Path, env: Mapping[str, str]) -> Check:
-    home = claude_dir(env)
+    home = claude_folder(env)
     settings_files = [home / "settings.json", project_dir / ".claude" / "settings.json",
                       project_dir / ".claude" / "settings.local.json"]
     settings = {path: _read_json(path) for path in settings_files}

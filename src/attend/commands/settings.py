@@ -19,7 +19,6 @@ from typing import Any
 from attend.errors import (
     EXIT_FAILED,
     EXIT_OK,
-    EXIT_OVERRIDDEN,
     EXIT_REJECTED,
     EXIT_USAGE,
     EXIT_WRITE_FAILED,
@@ -28,10 +27,8 @@ from attend.errors import (
 from attend.files import WriteFailed
 from attend.settings.config_keys import (
     CONFIG_FIELDS,
-    USER_ONLY,
     config_field,
     section_names,
-    value_problem,
 )
 from attend.settings.document import (
     WouldNotReadBack,
@@ -64,9 +61,10 @@ from attend.settings.plans import (
     refuse_whole_sensor,
     render,
     resolve_config,
+    set_config,
     takes_literal,
 )
-from attend.settings.policy import SettingsRefusal, overriding_layer, target_layer
+from attend.settings.policy import SettingsRefusal, target_layer
 from attend.settings.resolve import (
     check_sensor_key,
     flatten,
@@ -161,27 +159,8 @@ def _paths(args: Any) -> LayerPaths:
 
 def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> int:
     layer_name = target_layer(args.project_layer)
-    if key.path in USER_ONLY and layer_name == "project":
-        raise SettingsRefusal(
-            f"{key} can be set only in the user layer ({_paths(args).config_file}): a project cannot grant "
-            "trust to itself; write it with --layer user", EXIT_REJECTED)
     value, flow = given or parse_value(args.value, _literal(args, key))
-    problem = value_problem(key.path, value)
-    if problem:
-        raise SettingsRefusal(f"{key} {problem}; nothing was written", EXIT_REJECTED)
-    layers = config_layers(_paths(args))
-    # The project file overrides every config key but trust, which only the user file holds.
-    stored = {} if key.path in USER_ONLY else {name: layer.section for name, layer in layers.items()}
-    if overriding_layer(key.path, layer_name, stored) is not None:
-        raise SettingsRefusal(
-            f"{key} is overridden by the project layer ({layers['project'].path}); nothing was written. "
-            "Set it there with --layer project, or unset it there first", EXIT_OVERRIDDEN)
-    target = layers[layer_name]
-    def write(doc: Any, where: Any) -> bool:
-        doc.set(where, value, flow=flow)
-        return True
-
-    edit_config(target, key.path, write)
+    target = set_config(_paths(args), key, value, layer_name, flow=flow)
     shown = shown_config_value(key.path, value)  # a secret setting is never repeated
     return _done(args, f"{key} = {render(shown)}  ({layer_name}: {target.path})", key, layer_name, target.path,
                  "set", shown)

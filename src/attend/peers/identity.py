@@ -214,12 +214,9 @@ def ancestors(pid: int, hops: int = MAX_HOPS) -> list[int]:
 
 def claude_sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     """Claude Code's folder of live-session records: ``$CLAUDE_CONFIG_DIR/sessions`` or ``~/.claude/sessions``."""
-    env = os.environ if env is None else env
-    base = env.get("CLAUDE_CONFIG_DIR")
-    if base:
-        return Path(base) / "sessions"
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".claude" / "sessions"
+    from attend.files import claude_folder
+
+    return claude_folder(os.environ if env is None else env) / "sessions"
 
 
 @record(frozen=True)

@@ -30,6 +30,7 @@ __all__ = [
     "read_new_lines",
     "read_samples",
     "session_transcript",
+    "turn_of",
     "turn_usage",
 ]
 
@@ -170,6 +171,28 @@ def turn_usage(entry: Any) -> UsageSample | None:
     if tokens <= 0:
         return None
     return UsageSample(_timestamp(entry.get("timestamp")), str(message.get("model") or ""), tokens)
+
+
+def turn_of(entry: Any) -> tuple[str, float] | None:
+    """Who spoke in transcript entry `entry` and when: ("user", t) for a prompt the user typed, ("assistant", t)
+    for the session's own assistant turn; None for anything else (a tool result, which Claude Code writes as a
+    user entry; a meta or sidechain entry; a summary; an entry without a readable timestamp)."""
+    if not isinstance(entry, dict) or entry.get("isSidechain") or entry.get("isMeta"):
+        return None
+    kind = entry.get("type")
+    if kind not in ("user", "assistant"):
+        return None
+    when = _timestamp(entry.get("timestamp"))
+    if when <= 0:
+        return None
+    if kind == "user":
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if "toolUseResult" in entry or not isinstance(content, str | list):
+            return None
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return None
+    return kind, when
 
 
 def read_samples(path: Path, tail_bytes: int = TAIL_BYTES) -> list[UsageSample]:

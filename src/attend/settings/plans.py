@@ -23,6 +23,7 @@ from attend.settings.config_keys import (
     config_default,
     config_field,
     section_names,
+    value_problem,
 )
 from attend.settings.document import (
     EditableDocument,
@@ -59,7 +60,7 @@ IDENTITY_FIELDS = frozenset({"spec", "name"})
 __all__ = [
     "IDENTITY_FIELDS", "YAML_INDICATORS", "ConfigLayer", "NothingToUnset", "SensorEdit", "check_config_key",
     "check_field_key", "config_default", "config_layers", "edit_config", "key_type", "parse_value",
-    "plan_sensor_set", "plan_sensor_unset", "refuse_whole_sensor", "render", "resolve_config", "takes_literal",
+    "plan_sensor_set", "plan_sensor_unset", "refuse_whole_sensor", "render", "resolve_config", "set_config", "takes_literal",
 ]
 
 
@@ -151,6 +152,40 @@ def edit_config(
     if changed:
         write_atomically(layer.path, doc.text())
     return changed
+
+
+def set_config(paths: LayerPaths, key: Key, value: Any, layer_name: str, *, flow: bool = False,
+               write: bool = True) -> ConfigLayer:
+    """Check `value` for config key `key` and write it into `layer_name`'s config.yaml: what `attend settings
+    set` does for a config key (and `attend tune --apply`); the layer written. With `write` False only the
+    checks run (a caller writing several keys checks them all first).
+
+    Raises:
+        SettingsRefusal: a user-only key in the project layer or a bad value (exit 3), a key the project layer
+            overrides (exit 4); nothing is written.
+    """
+    if key.path in USER_ONLY and layer_name == "project":
+        raise SettingsRefusal(
+            f"{key} can be set only in the user layer ({paths.config_file}): a project cannot grant "
+            "trust to itself; write it with --layer user", EXIT_REJECTED)
+    problem = value_problem(key.path, value)
+    if problem:
+        raise SettingsRefusal(f"{key} {problem}; nothing was written", EXIT_REJECTED)
+    layers = config_layers(paths)
+    # The project file overrides every config key but trust, which only the user file holds.
+    stored = {} if key.path in USER_ONLY else {name: layer.section for name, layer in layers.items()}
+    if overriding_layer(key.path, layer_name, stored) is not None:
+        raise SettingsRefusal(
+            f"{key} is overridden by the project layer ({layers['project'].path}); nothing was written. "
+            "Set it there with --layer project, or unset it there first", EXIT_OVERRIDDEN)
+    target = layers[layer_name]
+    if write:
+        def put(doc: Any, where: Any) -> bool:
+            doc.set(where, value, flow=flow)
+            return True
+
+        edit_config(target, key.path, put)
+    return target
 
 
 def check_field_key(key: Key, sensor: MergedSensor) -> None:
