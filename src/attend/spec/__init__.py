@@ -26,7 +26,7 @@ _MODULE_OF = {
     "read_sensor_file": "loading",
     "LAYERS": "model", "KeyPath": "model", "LayerPaths": "model", "Origin": "model", "MergedSensor": "model",
     "SensorFile": "model", "SensorSet": "model",
-    "layer_paths": "paths",
+    "layer_paths": "folders",
 }
 
 __all__ = [
