@@ -12,7 +12,15 @@ from typing import Any
 
 from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
 from attend.spec.durations import ACCEPTED_FORMS, json_schema_pattern
-from attend.spec.schema import MCP_REMOTE_FIELDS, MCP_STDIO_FIELDS, MCP_TRANSPORTS, SENSOR_SCHEMA, SPEC_VERSION
+from attend.spec.schema import (
+    MCP_REMOTE_FIELDS,
+    MCP_STDIO_FIELDS,
+    MCP_TRANSPORTS,
+    NAME_PATTERN,
+    OPERATORS,
+    SENSOR_SCHEMA,
+    SPEC_VERSION,
+)
 
 __all__ = ["DURATION_PATTERN", "json_schema"]
 
@@ -91,12 +99,11 @@ def json_schema() -> dict[str, Any]:
         **_object(SENSOR_SCHEMA),
     }
     schema["properties"]["spec"]["const"] = SPEC_VERSION
-    schema["properties"]["name"]["pattern"] = r"^[a-z0-9][a-z0-9_-]*$"
+    schema["properties"]["name"]["pattern"] = NAME_PATTERN
     trigger = schema["properties"]["triggers"]["additionalProperties"]
     trigger["properties"]["where"]["additionalProperties"]["anyOf"] = [
         {"type": ["string", "number", "boolean", "null", "array"]},
-        {"type": "object", "propertyNames": {"enum": ["equals", "not", "in", "contains", "like", "matches",
-                                                       "above", "below"]}},
+        {"type": "object", "propertyNames": {"enum": list(OPERATORS)}},
     ]
     mcp = schema["properties"]["mcp"]
     mcp["oneOf"] = [{"required": ["tool"], "not": {"required": ["resource"]}},

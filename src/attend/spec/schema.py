@@ -14,6 +14,7 @@ the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
 
 from __future__ import annotations
 
+from attend import ir
 from attend.records import record
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
@@ -64,8 +65,9 @@ LANES = ("event", "message")
 #: A sensor's scope: one poll for the project, or one per live session of it (DESIGN.md, Delivery).
 SCOPES = ("project", "session")
 ON_VALUES = ("added", "removed", "changed", "enters", "leaves")
-#: The where operators (DESIGN.md, Trigger semantics), each with its description.
-OPERATORS: dict[str, str] = {
+#: The where operators (DESIGN.md, Trigger semantics), each with its description, in `ir.OPERATORS`' order
+#: (the one list of their names; a name without a description here fails at import).
+_OPERATOR_TEXT = {
     "equals": "the field equals this value",
     "not": "the field does not equal this value (a missing field satisfies `not`)",
     "in": "the field equals one of these values",
@@ -75,6 +77,14 @@ OPERATORS: dict[str, str] = {
     "above": "the field is a number (or numeric string) above this",
     "below": "the field is a number (or numeric string) below this",
 }
+OPERATORS: dict[str, str] = {op: _OPERATOR_TEXT[op] for op in ir.OPERATORS}
+#: Seconds a command may run when its file sets no `timeout`.
+DEFAULT_COMMAND_TIMEOUT = 10.0
+#: Seconds for an mcp connect and call when `mcp.timeout` is not set. Servers started through npx/uvx may
+#: download themselves on first start, so this is longer than a command's default.
+DEFAULT_MCP_TIMEOUT = 30.0
+#: The most stdout bytes one command run may print when its file sets no `max_output` (1 MiB).
+DEFAULT_MAX_OUTPUT = 1 << 20
 #: The slowest cadence when no file says otherwise, in seconds.
 DEFAULT_INTERVAL = 60.0
 #: The fastest cadence when no file says otherwise, in seconds (never above the interval).
@@ -175,11 +185,11 @@ COMMAND_SCHEMA: dict[str, Any] = {
                required=True, minlength=1, schema=_STR_LIST),
     "env": _f("dict", "environment variables merged over the daemon's environment", {}, **_STR_MAP),
     "cwd": _f("string", "the working directory, relative to the project directory", "."),
-    "timeout": _f("duration", "how long one run may take before its process group is killed", 10.0),
+    "timeout": _f("duration", "how long one run may take before its process group is killed", DEFAULT_COMMAND_TIMEOUT),
     "output": _f("string", "how stdout is read: json (the poll result), lines (magnitude|description), or "
                  "stream (one long-running process; each line is a record, triggers see {items: [...]})",
                  "json", allowed=["json", "lines", "stream"]),
-    "max_output": _f("integer", "the most stdout bytes one run may print; more is a failed poll", 1 << 20, min=1,
+    "max_output": _f("integer", "the most stdout bytes one run may print; more is a failed poll", DEFAULT_MAX_OUTPUT, min=1,
                      max=MAX_OUTPUT_BYTES),
     "stream_format": _f("string", "output: stream only: a record per line as json (one JSON value) or lines "
                         "(the text as {line: TEXT})", "json", allowed=list(STREAM_FORMATS)),
@@ -234,7 +244,7 @@ MCP_SCHEMA: dict[str, Any] = {
     "args": _f("dict", "the tool call's fixed arguments (tool only)", {}, keysrules={"type": "string"}),
     "allow_unannotated": _f("boolean", "allow a tool that does not declare readOnlyHint (shown as an override)",
                             False),
-    "timeout": _f("duration", "how long one tool call may take", 30.0),
+    "timeout": _f("duration", "how long one tool call may take", DEFAULT_MCP_TIMEOUT),
 }
 
 SENSOR_SCHEMA: dict[str, Any] = {

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attend.spec.schema import DEFAULT_MAX_OUTPUT
+
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
     from attend.spec.model import LayerPaths
@@ -96,7 +98,7 @@ class PollContext:
     store: Any = None
     mcp_pool: Any = None
     crate_instances: dict[str, Any] = field(default_factory=dict)
-    stdout_cap: int = 1 << 20
+    stdout_cap: int = DEFAULT_MAX_OUTPUT
     session: str | None = None
     transcript: str | None = None
     #: Seconds a one-shot poll of a streaming command collects its records (`sensors poll --for`).

@@ -41,6 +41,7 @@ from attend.runtime.kinds.process import (
     exec_failure,
     signal_group,
 )
+from attend.spec.schema import DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
@@ -80,7 +81,7 @@ async def run_command(
     env: dict[str, str] | None = None,
     cwd: Path | str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    max_output: int = 1 << 20,
+    max_output: int = DEFAULT_MAX_OUTPUT,
     kill_grace: float = KILL_GRACE,
 ) -> CommandRun:
     """Run `argv` once, capture its (capped) stdout and the tail of its stderr.

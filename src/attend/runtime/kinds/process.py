@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attend.runtime.kinds import PollContext
+from attend.spec.schema import DEFAULT_COMMAND_TIMEOUT
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
@@ -17,8 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["BRANCH_PLACEHOLDER", "DEFAULT_TIMEOUT", "SESSION_PLACEHOLDER", "SESSION_VAR", "STDERR_TAIL", "branch_argv",
            "branch_wake_on", "command_settings", "exec_failure", "signal_group"]
 
-#: Seconds a command may run when its file sets no `timeout`.
-DEFAULT_TIMEOUT = 10.0
+#: Seconds a command may run when its file sets no `timeout` (the spec's default).
+DEFAULT_TIMEOUT = DEFAULT_COMMAND_TIMEOUT
 
 
 #: Bytes of stderr kept for a failure message.

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from attend.errors import RuntimeFailure, reason
 from attend.spec.headers import VAR_REFERENCE
+from attend.spec.schema import DEFAULT_MCP_TIMEOUT
 
 __all__ = [
     "CLAUDE_JSON",
@@ -382,9 +383,8 @@ def _remote_definition(entry: Mapping[str, Any], *, name: str, source: str, env:
     )
 
 
-#: Seconds for a connect and for a call when `mcp.timeout` is not set (the spec default). Servers started
-#: through npx/uvx may download themselves on first start, so this is longer than a command's default.
-DEFAULT_TIMEOUT = 30.0
+#: Seconds for a connect and for a call when `mcp.timeout` is not set (the spec's default).
+DEFAULT_TIMEOUT = DEFAULT_MCP_TIMEOUT
 
 
 class McpSettings:
