@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from attend.compiler.digest import compile_digest
+from attend.compiler.digest import DIGEST_TRIGGER, compile_digest
 from attend.compiler.findings import fold_fires, supersede
 from attend.compiler.ops import RENDER_LIMIT
 from attend.compiler.templates import FOCUS_SESSION
@@ -108,6 +108,12 @@ class CompiledSensor:
         }
         #: `project` (one poll for every session) or `session` (one poll per live session, DESIGN.md, Delivery).
         self.scope: str = str(sensor.data.get("scope") or "project")
+        #: The trigger names its fires can carry: the triggers turned on, `digest` with a digest, `lines` for a
+        #: lines-protocol command without triggers (what a test file's `expect` may name).
+        self.fire_triggers: frozenset[str] = (
+            frozenset({LINES_TRIGGER}) if not self.declares_triggers and self.output == "lines"
+            else frozenset(triggers) | ({DIGEST_TRIGGER} if self.digest is not None else set())
+        )
         #: Whether a line names its key (an MCP sensor's `(server=…, key=…)`): then only fires of one key fold.
         self.lines_name_key = self.kind == "mcp"
 

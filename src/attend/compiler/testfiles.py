@@ -252,7 +252,8 @@ class _Reader:
                             "polls", str(index), "at")
         return at
 
-    def expectations(self, poll: dict[str, Any], index: int) -> list[dict[str, Any]]:
+    def expectations(self, poll: dict[str, Any], index: int, sensor: str, triggers: frozenset[str]) -> list[dict[str, Any]]:
+        """The poll's `expect` entries; a `trigger` must be one the sensor's fires can carry (`triggers`)."""
         at = ("polls", str(index), "expect")
         expect = poll.get("expect") or []
         if not isinstance(expect, list):
@@ -267,6 +268,10 @@ class _Reader:
                     raise self.fail("`magnitude` must be a number", *at, str(n), "magnitude")
                 if name in ("trigger", "description") and not isinstance(value, str):
                     raise self.fail(f"`{name}` must be a string", *at, str(n), name)
+                if name == "trigger" and value not in triggers:
+                    known = ", ".join(sorted(triggers)) or "none"
+                    raise self.fail(f"sensor {sensor} never fires a trigger named {value!r} (it fires: {known})",
+                                    *at, str(n), name)
         return expect
 
 
@@ -332,7 +337,7 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
         for index, poll in enumerate(polls):
             poll_result, line_errors = reader.poll_input(poll, index, compiled.stream_format, compiled.output == "lines",
                                                          compiled.max_line)
-            expected = reader.expectations(poll, index)
+            expected = reader.expectations(poll, index, name, compiled.fire_triggers)
             now = reader.time_of(poll, index, now, interval)
             step = compiled.step(states, poll_result, now=now)
             states = step.states
