@@ -364,7 +364,8 @@ def _add_sensors(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     q.set_defaults(handler="attend.commands.sensors:sensors_unshelve")
 
     q = s.add_parser("history", parents=[common], help="the last poll verdicts: why it fired or was held")
-    q.add_argument("name", metavar="NAME")
+    q.add_argument("name", metavar="NAME", nargs="?",
+                   help="the sensor (default: every sensor with a poll that fired, held or failed something)")
     q.add_argument("--trigger", metavar="T", help="only this trigger")
     q.add_argument("--limit", metavar="N", type=int, default=HISTORY_KEPT,
                    help=f"how many polls, newest first (default {HISTORY_KEPT}, all that are kept)")

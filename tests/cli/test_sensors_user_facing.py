@@ -205,3 +205,26 @@ def test_doctor_prints_a_project_folder_named_with_terminal_controls_escaped(qui
     done = quiet_home.attend("doctor", "--project", str(project))
     assert not re.search(DRIVES_A_TERMINAL, done.stdout), done.stdout
     assert "proj\\x1b]0;owned\\x07\\x9b2J" in done.stdout
+
+
+def test_the_command_the_away_line_names_runs_and_lists_each_sensors_fires(items, quiet_home) -> None:
+    # A session back from away reads `N notifications while this session was away; attend sensors history`:
+    # that command, as written (no NAME), lists every sensor's polls that fired or held something.
+    import shlex
+
+    from attend.runtime.sessions.news import away_text
+
+    command = shlex.split(away_text(3).rsplit("; ", 1)[1])
+    assert command == ["attend", "sensors", "history"]
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # the baseline
+    items(json.dumps({"items": [{"id": 1}, {"id": 2}, {"id": 3}]}))
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0
+    text = quiet_home.attend(*command[1:])
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("items:\n"), text.stdout
+    assert '    key 3: queued: waiting for the discloser  "new item 3"' in text.stdout  # one sensor's text, indented
+    as_json = quiet_home.attend(*command[1:], "--json")
+    assert [d["sensor"] for d in json.loads(as_json.stdout)] == ["items"]  # the quiet shipped sensors are left out
+    refused = quiet_home.attend(*command[1:], "--trigger", "new")
+    assert refused.returncode == 2
+    assert "--trigger needs a sensor" in refused.stderr

@@ -553,12 +553,17 @@ def sensors_unshelve(args: Any) -> int:
 
 @reports_refusals
 def sensors_history(args: Any) -> int:
-    """`attend sensors history NAME [--trigger T] [--limit N] [--all] [--json]`."""
+    """`attend sensors history [NAME] [--trigger T] [--limit N] [--all] [--json]`."""
     from attend.runtime.noise.query import sensor_noise
 
     if args.limit < 1:
         print(f"attend: --limit must be at least 1, not {args.limit}", file=sys.stderr)
         return EXIT_USAGE
+    if args.name is None:
+        if args.trigger:
+            print("attend: --trigger needs a sensor: attend sensors history NAME --trigger T", file=sys.stderr)
+            return EXIT_USAGE
+        return _every_sensor_history(args)
     target = args.name if not args.trigger else f"{args.name}/{args.trigger}"
     sensor_set, name, trigger = resolve_target(args.project_dir, target)
     with open_project_store(sensor_set.paths) as store:
@@ -567,6 +572,30 @@ def sensors_history(args: Any) -> int:
         print(json_text(data, indent=2))
         return 0
     sys.stdout.write(render_history(data))
+    return 0
+
+
+def _every_sensor_history(args: Any) -> int:
+    """`attend sensors history` without NAME: each sensor's history that has something to show (a poll that
+    fired, held or failed something, a shelf, a flapping key; with `--all`, any poll), sensor by sensor; the
+    command the away line (`N notifications while this session was away; attend sensors history`) names."""
+    from attend.runtime.noise.query import sensor_noise
+    from attend.spec import load_set
+
+    sensor_set = load_set(args.project_dir)
+    with open_project_store(sensor_set.paths) as store:
+        every = [sensor_noise(store, name, limit=args.limit, everything=args.everything)
+                 for name in sorted(sensor_set.sensors)]
+    shown = [d for d in every if d["history"] or d["shelves"] or d["flapping"]]
+    if args.json:
+        print(json_text(shown, indent=2))
+        return 0
+    if not shown:
+        print("no poll of any sensor fired or held anything" + ("" if args.everything else "; --all shows every poll"))
+        return 0
+    for data in shown:
+        print(f"{data['sensor']}:")
+        sys.stdout.write("".join(f"  {line}\n" for line in render_history(data).splitlines()))
     return 0
 
 
