@@ -220,6 +220,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.tune:main")
 
+    p = sub.add_parser("permissions", parents=[common],
+                       help="the permissions the enabled sensors require that Claude Code's settings do not allow")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(handler="attend.commands.permissions:main")
+
     p = sub.add_parser("doctor", parents=[common], help="what a working setup needs, one line per check with its fix")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.doctor:main")

@@ -47,7 +47,8 @@ def test_doctor_on_a_fresh_machine_says_to_install_the_plugin_and_exits_1(home):
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert [line.split()[1].rstrip(":") for line in lines] == [
-        "versions", "store", "sensors", "daemon", "sessions", "recoveries", "claude-code", "path", "commands", "mcp"]
+        "versions", "store", "sensors", "daemon", "sessions", "recoveries", "claude-code", "path", "commands", "permissions",
+        "mcp"]
     (wiring,) = [line for line in lines if " claude-code: " in line]
     assert wiring.startswith("FAIL claude-code: neither the attend plugin nor a Stop hook")
     assert "fix: in Claude Code: `/plugin marketplace add <your attend clone>`, then `/plugin install attend@attend`" in wiring

@@ -12,8 +12,10 @@ which session polls this project and since when, and which are attached; the Cla
 plugin installed and enabled, or a Stop hook running `attend drain` in a settings.json, with its three
 companion hooks unless conduits is `monitor`); `attend` on PATH (after a plugin-only install, the link
 that puts it there); the program
-of every enabled command sensor is on PATH; every enabled MCP sensor's server resolves to a program
-on PATH (or a remote endpoint), and none refused its credential (`auth_failed`, in the server's words).
+of every enabled command sensor is on PATH; the permissions the enabled sensors require (`requires:`) are
+allowed in Claude Code's settings (a warning naming what `attend permissions` would add); every enabled MCP
+sensor's server resolves to a program on PATH (or a remote endpoint), and none refused its credential
+(`auth_failed`, in the server's words).
 """
 
 from __future__ import annotations
@@ -372,6 +374,31 @@ def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -
     return Check("commands", "ok", f"the programs of all {len(sensors)} enabled command sensors are on PATH")
 
 
+def check_permissions(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
+    """The permissions the enabled sensors require (`requires:`) against Claude Code's rules (`attend
+    permissions`): a warning, since attend polls without them; the agent is asked each time it acts."""
+    from attend.commands.permissions import sensor_requirements
+    from attend.settings.permissions import audit
+
+    found = audit(sensor_requirements(sensor_set), project_dir, env)
+    unread = f"; not read: {_names([str(p) for p, _ in found.unreadable])}" if found.unreadable else ""
+    if found.blocked:
+        return Check("permissions", "warn", "refused by a deny or ask rule: " + _names(
+            [f"{f.rule} ({f.list} rule {f.by} in {f.file})" for f in found.blocked]) + unread,
+            "see `attend permissions`; remove the rule if the sensors' agent should act on their news")
+    if found.missing:
+        return Check("permissions", "warn", "not allowed in Claude Code's settings: " + _names(
+            [f"{f.rule} (for {', '.join(f.sensors)})" for f in found.missing]) + unread,
+            "`attend permissions` prints the lines to add to permissions.allow")
+    needed = len(found.allowed)
+    if found.unreadable:
+        return Check("permissions", "warn", f"{needed} required permission(s) allowed{unread}",
+                     "fix the file's JSON: Claude Code cannot read it either")
+    if not needed:
+        return Check("permissions", "ok", "no enabled sensor requires a permission")
+    return Check("permissions", "ok", f"all {needed} permission(s) the enabled sensors require are allowed")
+
+
 #: Seconds `doctor` waits for a remote MCP server's host to accept a connection.
 REACH_TIMEOUT = 2.0
 
@@ -486,6 +513,7 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
         ("claude-code", lambda: check_claude_code(project_dir, env)),
         ("path", lambda: check_path(env)),
         ("commands", lambda: check_commands(sensor_set(), project_dir, env)),
+        ("permissions", lambda: check_permissions(sensor_set(), project_dir, env)),
         ("mcp", lambda: check_mcp(sensor_set(), project_dir, env, _polled(paths, "auth_failed"),
                                   lambda names: _probed(paths, names))),
     ]
