@@ -264,6 +264,9 @@ def test_sends_with_the_server_down_are_spooled_and_published_in_order_when_it_r
         assert done.returncode == 0, done.stderr
         assert "unavailable: Connect call failed" in done.stderr and f"{n + 1} message(s) wait" in done.stderr
         sent.append(done.stdout.strip())
+    doctor = laptop.home.attend("doctor").stdout
+    assert "FAIL peers server: unavailable: Connect call failed" in doctor, doctor
+    assert "warn peers spool: 3 sent message(s) wait to go out" in doctor
     for sensor in ("messages", "peers"):  # their state, in the connection's own words; never a crash
         poll = laptop.home.attend("sensors", "poll", sensor)
         assert f"sensor {sensor}: unavailable" in poll.stdout and "Connect call failed" in poll.stdout, poll.stdout
@@ -453,3 +456,38 @@ def test_a_send_retried_after_it_was_stored_is_stored_once(machines, own_server)
     (spool / f"{time.time_ns():020d}-{mid}.json").write_text(json.dumps(entry))
     assert mailbox.flush() == 1  # published again, and taken off the spool
     assert stream_texts(own_server) == ["only once please"]
+
+
+def test_an_nkey_seed_file_logs_in_and_a_token_from_the_environment_too_neither_ever_shown(machines, tmp_path) -> None:
+    import os
+
+    import nkeys
+
+    seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+    user = nkeys.from_seed(bytearray(seed)).public_key.decode()
+    conf = tmp_path / "nkey.conf"
+    conf.write_text(f'authorization {{ users = [ {{ nkey: "{user}" }} ] }}\n')
+    seed_file = tmp_path / "user.nk"
+    seed_file.write_bytes(seed)
+    keyed = NatsServer(tmp_path / "keyed", "-c", str(conf))
+    token = NatsServer(tmp_path / "token", "--auth", "t0ken-s3cret")
+    try:
+        laptop = machines("laptop", config=machine_config(keyed.url, extra=f"    nkey: {seed_file}\n"))
+        doctor = laptop.home.attend("doctor")
+        assert "ok   peers server: connected to 127.0.0.1" in doctor.stdout, doctor.stdout
+        assert seed.decode() not in doctor.stdout + doctor.stderr
+        other = tmp_path / "other.nk"
+        other.write_bytes(nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER))
+        laptop.home.config_file.write_text(machine_config(keyed.url, extra=f"    nkey: {other}\n"))
+        assert "FAIL peers server: auth_failed: Authorization Violation" in laptop.home.attend("doctor").stdout
+
+        devbox = machines("devbox", config=machine_config(token.url, extra="    token: ${PEERS_TOKEN}\n"))
+        env = devbox.home.env(PEERS_TOKEN="t0ken-s3cret")
+        doctor = run_in_process(["doctor"], env=env, cwd=devbox.home.project)
+        assert "ok   peers server: connected to 127.0.0.1" in doctor.stdout, doctor.stdout
+        assert "t0ken" not in doctor.stdout + doctor.stderr
+        shown = run_in_process(["settings", "get", "attend.peers.nats.token"], env=env, cwd=devbox.home.project)
+        assert shown.stdout.splitlines()[0] == "${PEERS_TOKEN}"
+    finally:
+        keyed.stop()
+        token.stop()

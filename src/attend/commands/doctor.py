@@ -134,13 +134,15 @@ def check_peers_server(env: Mapping[str, str]) -> list[Check]:
     except Unavailable as exc:
         if exc.state == "auth_failed":
             fix = "check attend.peers.nats.creds, nkey, token or user and password"
-        return [Check("peers server", "fail", f"{exc.state}: {exc.words}", fix)]
-    checks = [Check("peers server", "ok", f"connected to {info['server']}, JetStream answers: stream "
-                    f"{info['stream']} holds {info['messages']} message(s), {info['bytes']} bytes")]
+        checks = [Check("peers server", "fail", f"{exc.state}: {exc.words}", fix)]
+    else:
+        checks = [Check("peers server", "ok", f"connected to {info['server']}, JetStream answers: stream "
+                        f"{info['stream']} holds {info['messages']} message(s), {info['bytes']} bytes")]
     waiting = mailbox.waiting()
     if waiting:
         checks.append(Check("peers spool", "warn", f"{waiting} sent message(s) wait to go out",
-                            "a running `attend run` publishes them, or the next `attend peers send`"))
+                            "they go out in order once the server answers: a running `attend run` publishes them, "
+                            "or the next `attend peers send`"))
     return checks
 
 

@@ -206,6 +206,12 @@ class Link:
             "allow_reconnect": True, "max_reconnect_attempts": -1, "reconnect_time_wait": RECONNECT_WAIT,
             "error_cb": self._error, "disconnected_cb": self._disconnected, "reconnected_cb": self._reconnected,
         }
+        if s.creds or s.nkey:
+            import importlib.util
+
+            if importlib.util.find_spec("nkeys") is None:
+                raise Unavailable("unavailable", "attend.peers.nats.creds and nkey sign with the nkeys package, which "
+                                  "is not installed: pip install 'attend[nkeys]'")
         if s.creds:
             options["user_credentials"] = os.path.expanduser(s.creds)
         if s.nkey:
