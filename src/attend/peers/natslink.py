@@ -3,10 +3,11 @@
 nats-py is asyncio and attend's runtime is trio. The bridge is a thread running one asyncio loop per process
 and settings (`link(settings)`); every other module calls `Link`'s plain methods, which hand a coroutine
 to that loop (`asyncio.run_coroutine_threadsafe`) and wait for its result with a timeout. A trio task never
-awaits asyncio: the calls that may wait on the network (`publish`, `presences`, `channels`) are made
-from a sensor's poll thread or a one-shot command, and the heartbeat's `beat` does not wait at all (it
-hands its write to the loop and returns). The mirror (below) runs on the loop itself, so a running
-session costs the thread one long-polled fetch at a time. Chosen over trio-asyncio: no second event loop
+awaits asyncio: the calls that may wait on the network (`publish`, `entries`, `update`, `drain`) are made
+from a sensor's poll thread, a one-shot command or a trio worker thread (serve.py's spool flush), and the
+heartbeat's `put` does not wait at all (it hands its write to the loop and returns). The mirror and the
+presence watch (below) run on the loop itself, so a running session costs the thread one long-polled fetch
+and one watch. Chosen over trio-asyncio: no second event loop
 inside trio's, nothing asyncio leaks into trio code, and the lint path and the files transport import
 none of it (this module imports nats only inside the thread's first call). `python -m benchmarks
 bench_nats` measures one round trip across the bridge.
@@ -19,14 +20,16 @@ Layout on the server (constants below; the limits are stated in docs/peers.md):
   `Nats-Msg-Id: <message id>`, so a send retried within `DUPLICATE_WINDOW` is stored once.
 - consumers `m-<machine>-<digest>`: one durable pull consumer per machine and project, on the project's
   tray, the open channel and every channel, explicit acks. A message is acked only once it is in this
-  machine's peers folder (fsynced, `Mailbox.post`'s file), from where the messages sensor, the journal and
+  machine's peers folder (its file written whole, the batch synced with one `os.sync()` before any of its
+  acks: natsbox.py `_settle`), from where the messages sensor, the journal and
   each session's delivery position take it (the files transport's path, unchanged); a crash in between
   delivers it again after `ACK_WAIT`, and the file already there (same id) drops the repeat.
 - key-value bucket `attend-peers-presence` (TTL `presence_ttl`): one key per live session, rewritten at every
-  heartbeat; a machine that dies stops rewriting, and its sessions leave within the TTL.
+  heartbeat; a machine that dies stops rewriting, and its sessions leave within the TTL. A running session
+  watches it (`watch`): a key that comes or goes wakes this machine's peers sensor.
 - key-value bucket `attend-peers-channels`: one key per channel, its members.
 
-Failures: `Unavailable(state, words)`, `state` `unavailable` (no server reached: the connection's own
+Failures: `peers.mailbox.Unavailable(state, words)`, `state` `unavailable` (no server reached: the connection's own
 words, `Connect call failed ('127.0.0.1', 4222)`) or `auth_failed` (the server's: `Authorization
 Violation`). Never a prompt, never a credential in the words.
 """
