@@ -222,9 +222,23 @@ def test_the_command_the_away_line_names_runs_and_lists_each_sensors_fires(items
     text = quiet_home.attend(*command[1:])
     assert text.returncode == 0, text.stderr
     assert text.stdout.startswith("items:\n"), text.stdout
-    assert '    key 3: queued: waiting for the discloser  "new item 3"' in text.stdout  # one sensor's text, indented
+    assert '      key 3: fired  "new item 3"' in text.stdout  # one sensor's text, indented
     as_json = quiet_home.attend(*command[1:], "--json")
     assert [d["sensor"] for d in json.loads(as_json.stdout)] == ["items"]  # the quiet shipped sensors are left out
     refused = quiet_home.attend(*command[1:], "--trigger", "new")
     assert refused.returncode == 2
     assert "--trigger needs a sensor" in refused.stderr
+
+
+def test_a_one_shot_polls_printed_lines_read_as_fired_in_its_history(items, quiet_home) -> None:
+    # `sensors poll` prints its lines and journals them as delivered: its trace says `fired`, never
+    # `queued: waiting for the discloser` (no discloser ever sees those lines).
+    assert quiet_home.attend("sensors", "poll", "items").returncode == 0  # the baseline
+    items(json.dumps({"items": [{"id": 1}, {"id": 2}, {"id": 3}]}))
+    polled = quiet_home.attend("sensors", "poll", "items")
+    assert "[attend sensor=items priority=medium] new item 3" in polled.stdout
+    history = quiet_home.attend("sensors", "history", "items", "--json")
+    (trace,) = json.loads(history.stdout)["history"]
+    (part,) = trace["triggers"]
+    assert [(o["key"], o["outcome"]) for o in part["outcomes"]] == [(3, "fired")]
+    assert 'key 3: fired  "new item 3"' in quiet_home.attend("sensors", "history", "items").stdout

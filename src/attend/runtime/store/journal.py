@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from attend.records import record
+from attend.runtime.store.noise import settle_outcomes
 from attend.runtime.store.pending import _UNCHANGED, Observation, PendingRows
 from attend.runtime.store.rows import decoded, integer, json_column, number, text
 
@@ -88,8 +89,11 @@ class JournalRows(PendingRows):
         The trigger states and status as `commit_poll` writes them (the states under `state_sensor`, a
         session-scoped poll's `name@session`, when given); the fires go straight to the journal as one
         disclosure already delivered (printed and drained, `meta.shown`), never to `pending`, so no
-        session's `attend run` and no Stop hook replays them later as if they were current.
+        session's `attend run` and no Stop hook replays them later as if they were current; so the trace
+        records them `fired` (no discloser will settle them: they would read `queued` for ever).
         """
+        if trace is not None:
+            settle_outcomes(trace, fired=True, reason="")
         with self._write():
             self._poll_rows(sensor, states=states, observations=(), status=status, replace_states=True,
                             crate_state=crate_state, trace=trace, state_sensor=state_sensor)
