@@ -4,9 +4,10 @@ Decisions implemented here:
 
 - Every `attend run` serves one session (`peers.identity.resolve_session`) and stays up. The one that
   holds the project's run lock (runlock.py) polls: it runs the `Daemon`. Every other one is attached:
-  it prints the project's journal on its own stdout and retries the lock every `TAKEOVER_CHECK`
-  seconds, so when the poller exits (SIGTERM, SIGKILL, a crash: the kernel drops the flock) one of
-  them takes over within that delay plus the daemon's start.
+  it prints the project's journal on its own stdout and waits for the lock in a thread (`wait_lock`,
+  a blocking flock: no timer, no CPU at rest), so when the poller exits (SIGTERM, SIGKILL, a crash:
+  the kernel drops the flock) one of them takes over at once plus the daemon's start. Where the
+  lock cannot be waited for, it is tried again every `TAKEOVER_CHECK` seconds.
 - Every session, the poller included, prints through one `SessionPrinter` (sessions/printer.py), muted
   while `attend.delivery.conduits` is `hooks`: it stays up, polls and beats, and its hooks carry its
   lines. The setting is read again whenever its file changes (upkeep.py, within a second).
@@ -51,14 +52,14 @@ from attend.runtime.faults import crash_point
 from attend.runtime.sessions.handover import conduits
 from attend.runtime.sessions.printer import JOURNAL_CHECK, STALE_TEST_FIRE, SessionPrinter, StreamClosed
 from attend.runtime.sessions.register import beat_for_hooks_sessions
-from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock
+from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock, wait_lock
 from attend.runtime.sessions.upkeep import Reexec, Upkeep, found, keep_polling
 from attend.runtime.store import Store, StoreUnavailable, open_project_store
 from attend.text import printable, printable_path
 
 __all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "StreamClosed", "serve_session"]
 
-#: How often an attached session tries to take the run lock (seconds): most of the failover delay.
+#: How often an attached session tries to take the run lock where it cannot wait for it (seconds).
 TAKEOVER_CHECK = 0.25
 #: How often a session records that it is alive (seconds).
 HEARTBEAT = 5.0
@@ -221,7 +222,12 @@ async def serve_session(
             if not try_lock(lock):
                 _log(stderr, f"session {session.id} attached to {printable_path(project_dir)}; pid {holder_pid(lock)} polls it")
                 while not try_lock(lock):
-                    await trio.sleep(TAKEOVER_CHECK)
+                    try:
+                        # A thread a cancellation leaves blocked holds the lock at most until the file is
+                        # closed (the `finally` below): the kernel drops it with the file's last reference.
+                        await trio.to_thread.run_sync(wait_lock, lock, abandon_on_cancel=True)
+                    except OSError:
+                        await trio.sleep(TAKEOVER_CHECK)
                 _log(stderr, f"session {session.id} polls {printable_path(project_dir)} now (the poller exited)")
             role["now"] = "polling"
             store.set_session_role(session.id, "polling", pid=os.getpid())

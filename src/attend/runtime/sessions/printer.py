@@ -9,12 +9,20 @@
   priced for it alone) is `handover.shown_to`, shared with its hooks; a resolved session's first
   rounds also do its cold start (cold_start.py) once the messages sensor has its baseline.
 
+- When it looks: as soon as it is told, and otherwise rarely. The process's own disclosures wake it
+  (`wake`); rows another process commits ring its bell (store/bell.py: the committing connection rings
+  each live session's), and it looks every `JOURNAL_FALLBACK` seconds besides, so a bell that never
+  rings delays a line and never loses it. Without a bell of its own (it cannot bind one, another
+  process holds the session's row, or no session row) it looks every `JOURNAL_CHECK` seconds, as do
+  the rounds right after a skipped one and those of a pending cold start.
+
 The daemon and the discloser print through it; `runtime/serve.py` (`attend run`) makes one per session.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
@@ -35,11 +43,14 @@ from attend.runtime.sessions.handover import shown_to
 from attend.runtime.sessions.news import digest_rules, news, stale_after
 from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
+from attend.runtime.store.bell import bell_address
 
-__all__ = ["JOURNAL_CHECK", "STALE_TEST_FIRE", "SessionPrinter", "StreamClosed"]
+__all__ = ["JOURNAL_CHECK", "JOURNAL_FALLBACK", "STALE_TEST_FIRE", "SessionPrinter", "StreamClosed", "bind_bell"]
 
-#: How often a session looks for journal rows written by another process (seconds).
+#: How often a session without a bell looks for journal rows written by another process (seconds).
 JOURNAL_CHECK = 0.2
+#: How often a session with a bell looks all the same (seconds): a bell that never rang delays a line this long.
+JOURNAL_FALLBACK = 2.0
 #: Test lines older than this (seconds) are printed by a session only when they came after its start:
 #: none made before it is (`sensors fire` showed them where it ran, and a test belongs to the session
 #: that ran it).
@@ -48,6 +59,22 @@ STALE_TEST_FIRE = 0.0
 
 class StreamClosed(Exception):
     """The session's stdout (or stderr) reader went away."""
+
+
+def bind_bell(address: bytes) -> socket.socket:
+    """The session's bell (store/bell.py): a non-blocking datagram socket bound at `address`.
+
+    Raises:
+        OSError: it cannot be bound (no abstract namespace here, the address taken).
+    """
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.setblocking(False)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 class SessionPrinter:
@@ -62,6 +89,9 @@ class SessionPrinter:
         project_dir: the project; with it, a resolved session that never had its cold start gets it.
         env: the environment naming the layers and the peers folder (default `os.environ`).
         claim: False when another live process serves the same session here (its row stays its own).
+        open_bell: binds the session's bell at an address (`bind_bell`; a test hands one that fails or
+            never rings, to show the fallback timer delivering).
+        fallback: seconds between two looks with a bell (`JOURNAL_FALLBACK`).
     """
 
     def __init__(
@@ -75,6 +105,8 @@ class SessionPrinter:
         project_dir: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         claim: bool = True,
+        open_bell: Callable[[bytes], socket.socket] = bind_bell,
+        fallback: float = JOURNAL_FALLBACK,
     ) -> None:
         self.store = store
         self.session_id = session.id if session is not None else None
@@ -96,6 +128,10 @@ class SessionPrinter:
         self._message_sensors: list[Any] | None = None
         self._digests: dict[str, Any] | None = None
         self._wake = trio.Event()
+        self._open_bell = open_bell
+        self._fallback = fallback
+        #: Whether this process holds the session's row, so writers ring its bell (store/bell.py).
+        self._rung_here = session is not None and claim
         #: Whether it prints nothing for now (`attend.delivery.conduits: hooks`: the hooks carry the lines).
         self.muted = False
 
@@ -203,11 +239,46 @@ class SessionPrinter:
         self.cold_pending = False
         return len(handed.lines)
 
+    def _bell(self) -> socket.socket | None:
+        """This session's bound bell, or None (no session row of this process's, or it cannot bind)."""
+        if not self._rung_here or self.session_id is None:
+            return None
+        try:
+            return self._open_bell(bell_address(self.store.scope, self.session_id, os.getpid()))
+        except OSError:
+            return None
+
+    async def _listen(self, bell: socket.socket) -> None:
+        """Wake a round each time the bell rings (the rings waiting are one round); end if it breaks."""
+        while True:
+            await trio.lowlevel.wait_readable(bell)
+            try:
+                while True:
+                    bell.recv(64)
+            except BlockingIOError:
+                pass
+            except OSError:
+                return  # a broken bell: the fallback timer looks from now on
+            self._wake.set()
+
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Print new rows as they come (woken by this process, or every `JOURNAL_CHECK` seconds)."""
-        task_status.started()
+        """Print new rows as they come: woken by this process or the bell, else every `JOURNAL_FALLBACK`
+        seconds (`JOURNAL_CHECK` without a bell)."""
+        bell = self._bell()
+        try:
+            async with trio.open_nursery() as nursery:
+                if bell is not None:
+                    nursery.start_soon(self._listen, bell)
+                task_status.started()
+                await self._rounds(bell is not None)
+        finally:
+            if bell is not None:
+                bell.close()
+
+    async def _rounds(self, rung: bool) -> None:
         skipped = ""
         while True:
+            self._wake = trio.Event()  # a ring during the round below wakes the next one
             try:
                 self.print_new()
                 skipped = ""
@@ -217,6 +288,6 @@ class SessionPrinter:
                 if str(exc) != skipped:
                     self.stderr.write(f"attend: printing round skipped: {exc}\n")
                 skipped = str(exc)
-            with trio.move_on_after(JOURNAL_CHECK):
+            slow = rung and not skipped and not self.cold_pending
+            with trio.move_on_after(self._fallback if slow else JOURNAL_CHECK):
                 await self._wake.wait()
-            self._wake = trio.Event()

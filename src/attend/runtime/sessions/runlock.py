@@ -20,7 +20,7 @@ from typing import IO
 
 from attend.runtime.store import StoreUnavailable, make_state_folder
 
-__all__ = ["holder_pid", "open_lock", "try_lock"]
+__all__ = ["holder_pid", "open_lock", "try_lock", "wait_lock"]
 
 
 def open_lock(path: Path) -> IO[str]:
@@ -43,6 +43,16 @@ def try_lock(lock: IO[str]) -> bool:
     lock.write(str(os.getpid()))
     lock.flush()
     return True
+
+
+def wait_lock(lock: IO[str]) -> None:
+    """Wait until the lock on the open file `lock` is this process's (the holder died or let go); `try_lock`
+    then writes the pid. Blocks (the caller runs it in a thread): a waiting session uses no CPU.
+
+    Raises:
+        OSError: the lock cannot be waited for here (the caller retries on a timer).
+    """
+    fcntl.flock(lock, fcntl.LOCK_EX)
 
 
 def holder_pid(lock: IO[str]) -> str:

@@ -70,6 +70,8 @@ class StoreConnection:
         self._clock = clock
         self._busy_timeout_ms = busy_timeout_ms
         self._db = None  # type: ignore[assignment]
+        #: Journal rows were written in the open transaction: the sessions' bells ring once it commits (bell.py).
+        self._ring_after_commit = False
         try:
             # isolation_level=None: we open transactions ourselves (BEGIN IMMEDIATE), so a read never
             # has to be upgraded to a write lock halfway through (the classic SQLITE_BUSY deadlock).
@@ -229,12 +231,29 @@ class StoreConnection:
             yield self._db
             return
         self._db.execute("BEGIN IMMEDIATE")
+        self._ring_after_commit = False
         try:
             yield self._db
         except BaseException:
+            self._ring_after_commit = False
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+        if self._ring_after_commit:
+            self._ring_after_commit = False
+            self._ring_bells()
+
+    def _ring_bells(self) -> None:
+        """Tell the project's printing sessions that journal rows were committed (bell.py); never fails."""
+        from attend.runtime.store.bell import ring
+
+        try:
+            listeners = self._db.execute(
+                "SELECT session, pid FROM sessions WHERE scope = ? AND pid IS NOT NULL AND role != 'stopped'",
+                (self.scope,)).fetchall()
+        except sqlite3.Error:
+            return  # a busy or damaged store: the printers look on their fallback timer
+        ring(self.scope, [(str(row[0]), int(row[1])) for row in listeners])
 
 
 def _read_id(path: Path) -> str | None:

@@ -159,6 +159,8 @@ class JournalRows(PendingRows):
     ) -> list[JournalEntry]:
         entries: list[JournalEntry] = []
         disclosure: int | None = None
+        if observations and not delivered:
+            self._ring_after_commit = True  # the sessions print them: their bells ring at the commit
         prios = [priority] * len(observations) if isinstance(priority, str) else list(priority)
         for obs, prio in zip(observations, prios, strict=True):
             cur = self._db.execute(

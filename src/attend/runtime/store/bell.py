@@ -1,0 +1,62 @@
+"""The journal's bell: a store that committed journal rows tells the sessions printing them (issue 39).
+
+A session's printer (runtime/sessions/printer.py) used to look at the journal every 0.2 s, which was
+most of what an attached `attend run` cost at rest. It now waits on its bell and looks only when rung
+(and on a slow fallback timer, so a bell that never rings delays a line, never loses it).
+
+Decisions implemented here:
+
+- The bell is a Unix datagram socket in Linux's abstract namespace, one per printing process and
+  session (`bell_address`): nothing on disk to clean up after a crash, no path length limit, and
+  waiting on it costs nothing (the event loop's epoll). A file watch on the database was the
+  alternative; it would wake every session at each of the poller's commits (its status rows at every
+  poll) and watchfiles looks for changes every step (50 ms) in a thread, which costs more at rest
+  than the timer it replaced.
+- Who rings: the connection that committed journal rows (`StoreConnection._write` calls `ring` once
+  the outermost transaction committed, never inside it: a session woken before the commit would read
+  the journal without the rows). It rings every session of the project whose row names a live process
+  (`sessions.pid`, role polling or attached): one `sendto` each, never blocking, every error ignored
+  (a process gone, a bell not bound: the fallback timer covers it).
+- Where the abstract namespace does not exist (not Linux) the bell cannot bind; the printer says
+  nothing and looks on its fallback timer.
+"""
+
+from __future__ import annotations
+
+import socket
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["bell_address", "ring"]
+
+
+def bell_address(scope: str, session: str, pid: int) -> bytes:
+    """The abstract socket address of the bell of `session` of project `scope`, printed by process `pid`."""
+    import zlib  # a C module, cheap: hashlib's OpenSSL start-up is what hooks avoid
+
+    digest = zlib.crc32(f"{scope}\0{session}".encode("utf-8", "surrogateescape"))
+    return f"\0attend-journal-{pid}-{digest:08x}".encode()
+
+
+def ring(scope: str, listeners: Iterable[tuple[str, int]]) -> int:
+    """Ring the bells of `listeners` ((session, pid) pairs) of project `scope`; return how many took it."""
+    rung = 0
+    sock = None
+    try:
+        for session, pid in listeners:
+            if sock is None:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                sock.setblocking(False)
+            try:
+                sock.sendto(b"!", bell_address(scope, session, pid))
+                rung += 1
+            except OSError:
+                pass  # nobody listens there (gone, never bound), or its queue is full: it is rung already
+    except OSError:
+        pass  # no Unix sockets here: every printer looks on its fallback timer
+    finally:
+        if sock is not None:
+            sock.close()
+    return rung
