@@ -23,9 +23,15 @@ the one escaping path, not a pass of its own somewhere. Each match becomes `MARK
 - well-known token shapes: `sk-…` (`sk-ant-…`, `sk-proj-…`), GitHub's `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_`
   and `github_pat_`, GitLab's `glpat-`, Slack's `xox[abpr]-`, AWS access key ids `AKIA…`/`ASIA…`, JWTs
   (`eyJ….eyJ….…`);
-- whatever the user's own patterns (`attend.redact`, a list of regular expressions in config.yaml)
-  match: each whole match. `use(patterns)` puts them in force for this process; reading the config
-  (`spec.config.load_config`) does it, so a running daemon applies a changed list at its hot reload.
+- whatever the user's own patterns (`attend.redact`, a list of regular expressions in config.yaml or a
+  project's .claude/attend.yaml) match: each whole match. `use(patterns)` puts them in force for this
+  process; reading the config (`spec.config.load_config`) does it, so a running daemon applies a changed
+  list at its hot reload. They run on the `regex` module with a timeout (`PATTERN_TIMEOUT_SECONDS`, as
+  the `matches` operator does), since a file, a project's too, may hold a pattern that backtracks
+  catastrophically: a text on which they run past it is shown as `MARK` whole (what the pattern would
+  hide there cannot be known), each pattern that runs past it alone on that text is taken out of force
+  for this process (until `use` is handed another list), and `on_stall`'s reporter is told which (the
+  daemon logs it). So one stall costs at most the timeout per pattern in force, once.
 
 In structured data (`redact_data`, what `json_text` prints) each string is redacted, and the string
 under a mapping key that names a credential (`env: {API_TOKEN: …}`) is `MARK` whole; a short list of
@@ -47,7 +53,7 @@ from attend import lazyre
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
 __all__ = ["MARK", "credential_name", "cut", "pattern_problem", "redact", "redact_data", "shorten", "use", "user_patterns"]
@@ -111,7 +117,10 @@ _RULES = (
 _CREDENTIAL_KEY = lazyre.compile(rf"[A-Z0-9_]*(?:{_ENV_WORDS})[A-Z0-9_]*|(?i:[a-z0-9_-]*(?:{_ANY_CASE_WORDS}|authorization)[a-z0-9_-]*)")
 
 _user: tuple[str, ...] = ()
-_user_compiled: re.Pattern[str] | None = None
+_user_compiled: Any = None  # a `regex` pattern (the module is imported only when a user pattern runs)
+#: The user's patterns taken out of force in this process because they ran past the timeout.
+_stalled: tuple[str, ...] = ()
+_report: Callable[[str], object] | None = None
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -131,7 +140,7 @@ def redact(text: str) -> str:
             if lower:
                 low = None  # the text changed
     if _user:
-        text = _user_pattern().sub(MARK, text)
+        text = _user_redact(text)
     return text
 
 
@@ -205,9 +214,11 @@ def pattern_problem(pattern: object) -> str | None:
     shape = pattern_shape(pattern)
     if shape.problem is not None:
         return shape.problem
+    import regex  # what the pattern runs on (`redact`)
+
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
+        compiled = regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         return f"not a regular expression: {exc}"
     if compiled.search("") is not None:
         return "the pattern matches the empty text, so it would match everywhere"
@@ -216,11 +227,15 @@ def pattern_problem(pattern: object) -> str | None:
 
 def use(patterns: Iterable[str]) -> None:
     """Put the user's `patterns` in force (checked ones: `spec.config` leaves out what `pattern_problem`
-    refuses); nothing is compiled until the first text redacted after this."""
-    global _user, _user_compiled
+    refuses); nothing is compiled until the first text redacted after this. A list other than the one in
+    force puts back in force the patterns a stall took out."""
+    global _user, _user_compiled, _given, _stalled
     wanted = tuple(dict.fromkeys(patterns))
-    if wanted != _user:
-        _user, _user_compiled = wanted, None
+    if wanted != _given:
+        _given, _user, _user_compiled, _stalled = wanted, wanted, None, ()
+
+
+_given: tuple[str, ...] = ()  # the list `use` was handed last (`_user` less what stalled)
 
 
 def user_patterns() -> tuple[str, ...]:
@@ -228,9 +243,56 @@ def user_patterns() -> tuple[str, ...]:
     return _user
 
 
-def _user_pattern() -> re.Pattern[str]:
+def stalled() -> tuple[str, ...]:
+    """The user's patterns taken out of force in this process because they ran past the timeout."""
+    return _stalled
+
+
+def on_stall(report: Callable[[str], object] | None) -> None:
+    """Tell `report` (one sentence) each time a user pattern is taken out of force (None: tell no one)."""
+    global _report
+    _report = report
+
+
+def _user_pattern() -> Any:
     global _user_compiled
     if _user_compiled is None:
+        import regex
+
         good = [p for p in _user if pattern_problem(p) is None]  # `use` was handed unchecked ones: never fail
-        _user_compiled = re.compile("|".join(f"(?:{p})" for p in good) if good else "(?!)")
+        _user_compiled = regex.compile("|".join(f"(?:{p})" for p in good) if good else "(?!)")
     return _user_compiled
+
+
+def _user_redact(text: str) -> str:
+    """`text` with the user's patterns' matches as `MARK`, each search bounded by the timeout; on a stall,
+    `MARK` whole, and the patterns that stall alone on `text` out of force (`on_stall` told)."""
+    from attend.bounds import PATTERN_TIMEOUT_SECONDS
+
+    try:
+        return str(_user_pattern().sub(MARK, text, timeout=PATTERN_TIMEOUT_SECONDS))
+    except TimeoutError:
+        pass
+    global _user, _user_compiled, _stalled
+    import regex
+
+    culprits = []
+    for pattern in _user:
+        try:
+            regex.compile(pattern).search(text, timeout=PATTERN_TIMEOUT_SECONDS)
+        except TimeoutError:
+            culprits.append(pattern)
+        except regex.error:
+            pass  # refused by `pattern_problem`, never compiled into the search
+    culprits = culprits or list(_user)  # only together past the timeout: all of them, or the next text stalls too
+    if culprits:
+        _user = tuple(p for p in _user if p not in culprits)
+        _user_compiled = None
+        _stalled = (*_stalled, *culprits)
+        if _report is not None:
+            for pattern in culprits:
+                _report(f"attend.redact: the pattern {pattern!r} ran past {PATTERN_TIMEOUT_SECONDS:g} s on a "
+                        f"{len(text):,}-character text (it backtracks catastrophically): that text is shown as "
+                        f"{MARK} and the pattern is no longer applied until the config changes; fix or remove it "
+                        "in config.yaml or the project's .claude/attend.yaml")
+    return MARK

@@ -269,3 +269,27 @@ def test_a_redact_pattern_added_while_the_daemon_runs_applies_to_its_next_line(q
     assert "[attend sensor=items priority=medium] opened <redacted>" in lines
     assert not any("222222" in line for line in lines)
     assert d.stop() == 0
+
+
+def test_a_catastrophic_redact_pattern_in_a_project_file_costs_the_daemon_one_timeout_and_is_logged(
+        quiet_home, items_sensor, daemon) -> None:
+    # `(a|aa)+$` backtracks for minutes on a run of 40 `a` not at the end: a project's file must not stall the
+    # daemon with it. The search stops at the timeout, the text is hidden whole, the pattern is logged and
+    # left out; the project's other pattern still applies.
+    items = items_sensor(trigger={"path": "$.items[*]", "key": "id", "on": "added", "magnitude": 3,
+                                  "description": "opened {ticket}"})
+    project_config = quiet_home.project / ".claude" / "attend.yaml"
+    project_config.parent.mkdir(parents=True, exist_ok=True)
+    project_config.write_text("redact: ['(a|aa)+$', 'internal-[0-9]{6}']\n")
+    d = daemon()
+    wait_until(lambda: sensors_json(quiet_home)["items"]["last_poll"] is not None, what="the baseline poll")
+    items.set([{"id": 1, "ticket": "a" * 40 + "! internal-111111"}])
+    lines = d.wait_for(lambda lines: any(line.startswith("[attend sensor=items") for line in lines))
+    assert "[attend sensor=items priority=medium] <redacted>" in lines
+    wait_until(lambda: any("'(a|aa)+$' ran past" in line and "no longer applied" in line for line in d.stderr),
+               what="the stalled pattern logged")
+    items.set([{"id": 1, "ticket": "x"}, {"id": 2, "ticket": "a" * 40 + "! internal-222222"}])
+    lines = d.wait_for(lambda lines: any("internal-" in line or "opened" in line for line in lines))
+    assert f"[attend sensor=items priority=medium] opened {'a' * 40}! <redacted>" in lines
+    assert not any("111111" in line or "222222" in line for line in lines)
+    assert d.stop() == 0

@@ -98,6 +98,34 @@ def test_the_users_patterns_apply_to_every_text_and_bad_ones_are_refused() -> No
     assert pattern_problem("internal-[0-9]{6}") is None
 
 
+#: Backtracks catastrophically (Fibonacci in the length of a run of `a` not followed by the end), in Python's
+#: `re` and in the `regex` module alike: on `STALLING` it runs for minutes unless stopped.
+CATASTROPHIC = "(a|aa)+$"
+STALLING = "a" * 40 + "!"
+
+
+def test_a_user_pattern_that_backtracks_catastrophically_is_stopped_by_the_timeout_reported_and_taken_out() -> None:
+    told: list[str] = []
+    redact.on_stall(told.append)
+    try:
+        redact.use([CATASTROPHIC, "internal-[0-9]{6}"])
+        assert printable("ticket internal-123456 ok") == f"ticket {MARK} ok"
+        # The search stops at the timeout (else this test runs for minutes): what the pattern would have
+        # hidden in this text cannot be known, so the whole text is hidden, and the pattern is named.
+        assert printable(f"build {STALLING} ticket internal-123456") == MARK
+        assert len(told) == 1 and repr(CATASTROPHIC) in told[0] and "no longer applied" in told[0]
+        assert redact.stalled() == (CATASTROPHIC,) and redact.user_patterns() == ("internal-[0-9]{6}",)
+        # Out of force: the same text again costs no timeout and is redacted by the other patterns.
+        assert printable(f"build {STALLING} ticket internal-123456") == f"build {STALLING} ticket {MARK}"
+        assert len(told) == 1
+        redact.use([CATASTROPHIC, "internal-[0-9]{6}"])  # the same list (a hot reload): it stays out
+        assert redact.stalled() == (CATASTROPHIC,)
+        redact.use(["internal-[0-9]{6}"])  # a changed list is in force whole
+        assert redact.stalled() == () and redact.user_patterns() == ("internal-[0-9]{6}",)
+    finally:
+        redact.on_stall(None)
+
+
 def test_nothing_is_compiled_for_a_text_that_holds_no_cue() -> None:
     fresh = [redact._rule(needles, rule.pattern, lower=lower) for needles, lower, rule in
              ((n, low, p.compiled()) for n, low, p in redact._RULES)]

@@ -46,6 +46,7 @@ from typing import Any, TextIO
 
 import trio
 
+from attend import redact
 from attend.errors import reason
 from attend.files import remove_file, write_atomically
 from attend.runtime import kinds
@@ -444,6 +445,9 @@ class Daemon:
         self._drop_stale_test_fires()
         self.store.prune_journal(self.clock() - JOURNAL_RETENTION)
         self.store.prune_session_states(self.clock() - JOURNAL_RETENTION)
+        # A user's or a project's `attend.redact` pattern that runs past its timeout is taken out of force;
+        # the run log says which, and the SessionStart status repeats it (attend.redact).
+        redact.on_stall(self.log)
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -459,6 +463,7 @@ class Daemon:
                 self.log(f"{len(self.running)} sensor(s) running for {printable_path(self.project_dir)}")
                 task_status.started()
         finally:
+            redact.on_stall(None)
             self._nursery = None
             self.store.close()
 
