@@ -214,3 +214,13 @@ def test_a_diagnostic_excerpt_of_a_header_line_masks_a_literal_credential(home, 
     assert shown in source, result.stdout
     if text == BOARD:  # the caret stays under the value it is about, after the masked one before it
         assert source[caret.index("^")] == "["
+
+
+def test_a_sensor_name_given_for_a_file_is_told_which_command_takes_a_name(home) -> None:
+    # `attend compile --check git` reads a file called git: the message says where a name goes
+    named = home.attend("compile", "--check", "git")
+    assert named.returncode == 1
+    assert named.stdout.startswith("git:1:1: error: [io] no such file or directory (compile --check takes files "
+                                   "and folders; for the sensor named git: attend explain git)\n"), named.stdout
+    path = home.attend("compile", "--check", "missing.yaml")  # a path stays the plain message
+    assert path.stdout.startswith("missing.yaml:1:1: error: [io] no such file or directory\n"), path.stdout

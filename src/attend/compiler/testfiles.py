@@ -23,17 +23,13 @@ malformed test file (code `test-file`, positioned).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from attend.errors import AttendError, Diagnostic, reason
-from attend.spec.schema import DEFAULT_MAX_LINE, NAME_PATTERN
+from attend.spec.schema import DEFAULT_MAX_LINE, NAME_PATTERN, NAME_RE
 from attend.text import printable
-
-#: A sensor name (the spec's rule): a test file's `sensor:` names a file, so nothing else is looked up.
-NAME_RE = re.compile(NAME_PATTERN)
 
 __all__ = ["CheckedPoll", "TestFileResult", "match_fires", "run_test_file"]
 

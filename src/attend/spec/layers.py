@@ -33,6 +33,7 @@ from attend.spec.model import (
     SensorFile,
     SensorSet,
 )
+from attend.spec.schema import NAME_RE
 from attend.spec.validate import normalise, validate_sensor
 
 __all__ = [
@@ -310,6 +311,9 @@ def _expand(targets: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
                 files.append(target)
         elif target.exists():  # a FIFO or device would block the read or never end
             problems.append(Diagnostic(str(target), 1, 1, "io", "not a regular file"))
+        elif NAME_RE.fullmatch(str(target)):  # a bare word: most likely a sensor's name, not its file
+            problems.append(Diagnostic(str(target), 1, 1, "io", "no such file or directory (compile --check takes "
+                                       f"files and folders; for the sensor named {target}: attend explain {target})"))
         else:
             problems.append(Diagnostic(str(target), 1, 1, "io", "no such file or directory"))
     return files, problems

@@ -14,6 +14,8 @@ the last 50 poll verdicts kept per sensor (`HISTORY_KEPT`).
 
 from __future__ import annotations
 
+import re
+
 from attend import ir
 from attend.records import record
 
@@ -40,6 +42,7 @@ __all__ = [
     "KINDS",
     "LANES",
     "NAME_PATTERN",
+    "NAME_RE",
     "ON_VALUES",
     "OPERATORS",
     "SCOPES",
@@ -58,6 +61,8 @@ __all__ = [
 SPEC_VERSION = 1
 #: The sensor-name rule (also trigger names): lower-case letters, digits, `_` and `-`.
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
+#: `NAME_PATTERN` compiled (match with `fullmatch`: the whole text).
+NAME_RE = re.compile(NAME_PATTERN)
 #: Trigger names: like sensor names, upper case allowed; never a dot (settings keys split on dots).
 TRIGGER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 KINDS = ("crate", "command", "mcp")

@@ -4,7 +4,6 @@ message lane, supersedes), and `validate_sensor`, which runs them with the shape
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
@@ -22,6 +21,7 @@ from attend.spec.schema import (
     MCP_STDIO_FIELDS,
     MCP_TRANSPORTS,
     NAME_PATTERN,
+    NAME_RE,
     ON_VALUES,
     POLL_ONLY_FIELDS,
     SPEC_VERSION,
@@ -30,9 +30,6 @@ from attend.spec.schema import (
 from attend.spec.validate.locate import Locator, _duration_paths, _value_at
 from attend.spec.validate.shape import _finite_numbers, _non_finite, _schema_errors
 from attend.spec.validate.wording import _a, _describe, _short, _shown
-
-_NAME = re.compile(NAME_PATTERN)
-
 
 #: Where `lane_exception` is honoured: only a file attend itself ships may waive `author`.
 LANE_EXCEPTION_LAYER = "shipped"
@@ -101,14 +98,14 @@ def _file_rules(name: str, files: tuple[SensorFile, ...], data: dict[str, Any]) 
             continue
         origin = sensor_file.origins.get(("name",))
         file = origin.file if origin else str(sensor_file.path)
-        if not _NAME.fullmatch(sensor_file.name):
+        if not NAME_RE.fullmatch(sensor_file.name):
             out.append(Diagnostic(file, 1, 1, "bad-name",
                                   f"the file name {sensor_file.name!r} breaks the sensor-name rule {NAME_PATTERN} "
                                   "(lower-case letters, digits, _ and -)"))
         given = sensor_file.data.get("name")
         if "name" not in sensor_file.data or not isinstance(given, str) or origin is None:
             continue
-        if not _NAME.fullmatch(given):
+        if not NAME_RE.fullmatch(given):
             out.append(Diagnostic(file, origin.line, origin.col, "bad-name",
                                   f"name {given!r} breaks the rule {NAME_PATTERN} (lower-case letters, digits, _ and -)"))
         elif given != sensor_file.name:
