@@ -250,6 +250,10 @@ def test_a_server_restart_loses_nothing_waiting_or_sent_after_it(machines, serve
     b.wait_for(lambda lines: any(later in x for x in lines))
     counts = message_ids(b.stdout)
     assert counts[first] == 1 and counts[later] == 1
+    # Each delivered once: no pull request made while the server was away took a message for nobody (it
+    # would have come again only after the consumer's ack wait).
+    wait_until(lambda: consumer_state(server, devbox)[:2] == (0, 0), what="both acked")
+    assert consumer_state(server, devbox)[2] == 2
 
 
 def test_sends_with_the_server_down_are_spooled_and_published_in_order_when_it_returns(machines, server) -> None:
@@ -272,6 +276,10 @@ def test_sends_with_the_server_down_are_spooled_and_published_in_order_when_it_r
         assert f"sensor {sensor}: unavailable" in poll.stdout and "Connect call failed" in poll.stdout, poll.stdout
     server.start()
     b.wait_for(lambda lines: all(any(m in x for x in lines) for m in sent))
+    # Each delivered to b's machine once: no pull request made while the server was away took them for a fetch
+    # that had given up (they would have come again only after the consumer's ack wait).
+    wait_until(lambda: consumer_state(server, devbox)[:2] == (0, 0), what="all acked")
+    assert consumer_state(server, devbox)[2] == len(sent)
     texts = [t for t in stream_texts(server) if t.startswith("offline ")]
     assert texts == ["offline 0", "offline 1", "offline 2"]
     assert all(message_ids(b.stdout)[m] == 1 for m in sent)

@@ -78,7 +78,7 @@ DRAIN_TIMEOUT = 60.0
 CONNECT_TIMEOUT = 2.0
 #: How many messages one fetch of the mirror takes, and how long it long-polls (seconds).
 FETCH_BATCH = 256
-FETCH_WAIT = 5.0
+FETCH_WAIT = 2.0
 #: Between two connection attempts once the server was lost (seconds).
 RECONNECT_WAIT = 0.5
 
@@ -188,11 +188,10 @@ class Link:
                                    "the connection to the server was lost")
 
     async def _reconnected(self) -> None:
+        # The mirrors go on by themselves: a fetch asked before the loss ends within `FETCH_WAIT`, and none is
+        # asked while the connection is down. (Cancelling one instead left its request, which nats-py sends
+        # once reconnected, to take a message for nobody: it came again only after `ACK_WAIT`.)
         self.failure = None
-        # A fetch asked of the server before it went away is never answered: start each mirror's loop again.
-        for consumer, (task, args) in list(self._mirrors.items()):
-            task.cancel()
-            self._mirrors[consumer] = (self.loop.create_task(self._mirror(*args)), args)
 
     def _options(self) -> dict[str, Any]:
         from attend.spec.headers import VAR_REFERENCE
@@ -518,6 +517,11 @@ class Link:
         sub = None
         while True:
             try:
+                if self._nc is not None and not self._nc.is_connected and not self._nc.is_closed:
+                    # Lost: a pull request made now would wait in nats-py's buffer and reach the server once
+                    # it is back, where it takes messages for a fetch that has long given up.
+                    await asyncio.sleep(RECONNECT_WAIT / 5)
+                    continue
                 if sub is None:
                     sub = await self._subscribe(consumer, subjects)
                 batch = await self._fetch(sub, FETCH_WAIT)
