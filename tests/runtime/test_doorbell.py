@@ -20,7 +20,7 @@ import pytest
 from daemon_rig import PATIENCE, alive, journal_rows, query, sensors_json, wait_until
 from hook_rig import HIGH_ITEM, hook, poller, start_session
 
-from attend.files import doorbell_lock_path, run_lock_holder, state_folder
+from attend.files import doorbell_lock_path, run_lock_holder, run_lock_path, state_folder
 
 pytestmark = [
     pytest.mark.slow,
@@ -256,3 +256,35 @@ def test_a_session_whose_doorbell_waits_shows_the_doorbell_as_its_conduit(hooks_
         assert conduit() == "hooks"  # until the session's next stop arms it again
     finally:
         claude.exit()
+
+
+def test_a_line_that_comes_as_a_monitor_takes_the_session_over_is_the_monitors_alone(ring, hooks_home, claude) -> None:
+    """The doorbell checks that no Monitor took its session over once a second; a line that came in that second
+    was rung by the doorbell and printed by the Monitor too (the real host's bench saw a message twice). Here
+    the Monitor's attach and the line are one commit, so the doorbell's next look finds both at once."""
+    from attend.runtime.store import Observation, Store, scope_for
+    from attend.runtime.store.location import default_db_path
+
+    bell = ring()
+    wait_until(bell.armed, what="the doorbell armed")
+    monitor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])  # the `attend run` stand-in
+    store = Store(default_db_path(run_lock_path(hooks_home.project, hooks_home.env()).parent),
+                  scope=scope_for(hooks_home.project))
+    try:
+        # The explicit signal that the doorbell waits in its loop (past its first look, which asks for a Monitor):
+        # it moved the session's position past a low line.
+        store.commit_poll("deploys", states={}, observations=[Observation("queued", 1.0, "deploy 7 queued")])
+        store.disclose("deploys", store.pending("deploys"), lane="event", priority="low")
+        (low,) = journal_rows(hooks_home, sensor="deploys")
+        wait_until(lambda: position(hooks_home, "s1") >= low["id"], what="the doorbell passed the low line")
+        with store.exclusive():
+            store.attach_session("s1", pid=monitor.pid, resume=True)
+            store.commit_poll("deploys", states={}, observations=[Observation("new", 5.0, "deploy 7 finished")])
+            store.disclose("deploys", store.pending("deploys"), lane="event", priority="high")
+        assert bell.ended() == (0, "", "")  # the Monitor prints it, the doorbell says nothing
+        row = journal_rows(hooks_home, sensor="deploys")[-1]
+        assert row["priority"] == "high" and position(hooks_home, "s1") < row["id"]  # not recorded as handed over: the Monitor's to print
+    finally:
+        store.close()
+        monitor.kill()
+        monitor.wait(timeout=PATIENCE)

@@ -27,7 +27,9 @@ Decisions implemented here:
 - With a Monitor live at the stop, it hands over once what the Monitor left to the Stop hook, the message
   lane's low lines, which went to its stderr (store/sessions.py `drain_backlog`), then ends. Never a high
   or medium line, which the Monitor prints itself, perhaps a moment later: seen with the real CLI, a
-  message handed over by a doorbell armed as it arrived reached the session twice.
+  message handed over by a doorbell armed as it arrived reached the session twice. A Monitor that takes
+  the session over while the doorbell waits is seen within `LIVENESS_CHECK`, and at once when a line
+  worth a turn comes: the doorbell asks again holding the store's lock before it hands one over.
 - In the foreground (`claude -p` runs an asyncRewake hook as a plain Stop hook and waits for it:
   `runs_in_foreground`), it looks once and never waits; and never rings twice for one stop
   (`stop_hook_active`), so `claude -p` gets one extra turn for lines worth one and none for low lines.
@@ -150,8 +152,9 @@ def ring(
         current = store.data_version()
         if current != version:
             version = current
-            if _hand_over(store, session, project_dir, show, env, hook_handover):
-                return "rang"
+            handed = _hand_over(store, session, project_dir, show, env, hook_handover, carried)
+            if handed is not None:
+                return handed
         if foreground:
             return "nothing"
         if now - checked >= LIVENESS_CHECK:
@@ -171,22 +174,32 @@ def ring(
 
 
 def _hand_over(store: Any, session: str, project_dir: str, show: Callable[[Any], None],
-               env: Mapping[str, str] | None, hook_handover: Callable[..., Any]) -> bool:
+               env: Mapping[str, str] | None, hook_handover: Callable[..., Any],
+               carried: Callable[[], bool]) -> str | None:
     """Hand `session` its lines worth a turn, if any: looked for without the lock (the cheap, common case),
-    then read, shown and recorded holding it (another conduit may have taken them meanwhile). Lines that
-    are not worth a turn move the session's position past them (as a prompt hook passes them over)."""
+    then read, shown and recorded holding it (another conduit may have taken them meanwhile); "rang" when
+    it did, "monitor" when a Monitor took the session over, None when there was nothing. Lines that are not
+    worth a turn move the session's position past them (as a prompt hook passes them over).
+
+    Whether the hooks still carry the session is asked again holding the lock: a Monitor that attached since
+    the last liveness check (`LIVENESS_CHECK`, a second) prints these lines itself, and a line journaled in
+    that second reached the session twice, rung by the doorbell and printed by the Monitor. Holding the
+    lock, the answer stands: a Monitor attaching now commits after this transaction, and its printer then
+    reads what it recorded (the items shown)."""
     first = hook_handover(store, session, project_dir=project_dir, env=env)
     if not first.entries:
         if first.upto > first.since:
             first.record(store, session)
-        return False
+        return None
     with store.exclusive():
+        if not carried():
+            return "monitor"
         handover = hook_handover(store, session, project_dir=project_dir, env=env)
         if not handover.entries:
-            return False
+            return None
         show(handover)
         handover.record(store, session)
-    return True
+    return "rang"
 
 
 def _drain_messages(store: Any, session: str, show: Callable[[Any], None]) -> bool:
