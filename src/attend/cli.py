@@ -225,6 +225,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.permissions:main")
 
+    p = sub.add_parser("cleanup", parents=[common],
+                       help="remove the state of projects whose folder is gone (never by age)")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; remove nothing")
+    p.add_argument("--all", action="store_true",
+                   help="also the state of stopped projects (folder there, nothing of attend running for it); "
+                        "their peers trays stay")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(handler="attend.commands.cleanup:main")
+
     p = sub.add_parser("doctor", parents=[common], help="what a working setup needs, one line per check with its fix")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(handler="attend.commands.doctor:main")

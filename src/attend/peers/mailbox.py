@@ -627,15 +627,17 @@ class Mailbox:
             self.read_folder(folder)
         return found + self.corrupt
 
-    def sweep(self) -> int:
-        """Remove the trays of projects that no longer exist; return how many messages went.
+    def gone_trays(self) -> list[tuple[Path, str, list[str]]]:
+        """The trays of projects that no longer exist: (folder, the project its marker names, the message
+        files attend wrote in it).
 
-        Only what attend wrote goes: in a tray that is a real folder (a symlink is never followed), its
-        message files (`MESSAGE_NAME_RE`, regular files) and its `.project` marker; the folder itself
-        only when that leaves it empty. A marker that is not a path (or not readable) keeps the tray.
+        Only what attend wrote counts: a tray that is a real folder (a symlink is never followed) with a
+        `.project` marker that is a regular file naming an absolute path that is gone, and in it the message
+        files (`MESSAGE_NAME_RE`, regular files). A marker that is not a path (or not readable, or an identity
+        across machines) keeps the tray.
         """
-        removed = 0
-        for folder in self.root.glob("p-*") if self.root.is_dir() else []:
+        found = []
+        for folder in sorted(self.root.glob("p-*")) if self.root.is_dir() else []:
             marker = folder / ".project"
             try:
                 if not stat.S_ISDIR(os.lstat(folder).st_mode) or not stat.S_ISREG(os.lstat(marker).st_mode):
@@ -643,18 +645,30 @@ class Mailbox:
                 project = read_regular_file(marker, MAX_PEER_FILE_BYTES).decode("utf-8").strip()
                 if not os.path.isabs(project) or "\0" in project or os.path.exists(project):
                     continue
-                names = [entry.name for entry in os.scandir(folder)
-                         if MESSAGE_NAME_RE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)]
+                names = sorted(entry.name for entry in os.scandir(folder)
+                               if MESSAGE_NAME_RE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False))
             except (OSError, ValueError):
                 continue
-            for name in names:
-                try:
-                    os.unlink(folder / name)
-                    removed += 1
-                except OSError:
-                    continue
-            with contextlib.suppress(OSError):
-                if os.listdir(folder) == [".project"]:  # anything else in it is not attend's to remove
-                    os.unlink(marker)
-                    os.rmdir(folder)
+            found.append((folder, project, names))
+        return found
+
+    @staticmethod
+    def remove_tray(folder: Path, names: list[str]) -> int:
+        """Remove the message files `names` of the tray `folder` (`gone_trays`); the folder and its marker too
+        when that leaves nothing else in it (anything else is not attend's to remove). How many messages went."""
+        removed = 0
+        for name in names:
+            try:
+                os.unlink(folder / name)
+                removed += 1
+            except OSError:
+                continue
+        with contextlib.suppress(OSError):
+            if os.listdir(folder) == [".project"]:
+                os.unlink(folder / ".project")
+                os.rmdir(folder)
         return removed
+
+    def sweep(self) -> int:
+        """Remove the trays of projects that no longer exist (`gone_trays`); return how many messages went."""
+        return sum(self.remove_tray(folder, names) for folder, _, names in self.gone_trays())

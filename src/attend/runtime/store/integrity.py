@@ -55,7 +55,31 @@ class BadRowReport:
 
 
 class IntegrityChecks(StoreConnection):
-    """The checks of the file as a whole."""
+    """The checks of the file as a whole, and its projects (`attend cleanup`: runtime/cleanup.py)."""
+
+    def project_rows(self) -> dict[str, dict[str, int]]:
+        """Every project (scope) with rows in the file, and how many each of its tables holds (none: left out)."""
+        from attend.runtime.store.schema import PROJECT_TABLES
+
+        found: dict[str, dict[str, int]] = {}
+        for table in PROJECT_TABLES:
+            for scope, count in self._db.execute(f"SELECT scope, COUNT(*) FROM {table} GROUP BY scope"):  # noqa: S608
+                found.setdefault(str(scope), {})[table] = int(count)
+        return found
+
+    def remove_project(self, scope: str) -> dict[str, int]:
+        """Remove every row of project `scope` (and the digest remembered for it), in one transaction; how many
+        went from each table. Probe records are a sensor's, not a project's: they stay."""
+        from attend.runtime.store.schema import PROJECT_TABLES
+
+        removed: dict[str, int] = {}
+        with self._write() as db:
+            for table in PROJECT_TABLES:
+                count = db.execute(f"DELETE FROM {table} WHERE scope = ?", (scope,)).rowcount  # noqa: S608
+                if count:
+                    removed[table] = count
+            db.execute("DELETE FROM store_info WHERE key = ?", (f"digest {scope}",))
+        return removed
 
     def quick_check(self) -> list[str]:
         """SQLite's own check of the file: [] when it is sound, else its problems (at most 20)."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["SCHEMA_VERSION", "SCOPED_TABLES", "SchemaMismatch", "check_tables", "migrate"]
+__all__ = ["PROJECT_TABLES", "SCHEMA_VERSION", "SCOPED_TABLES", "SchemaMismatch", "check_tables", "migrate"]
 
 #: The schema version this code writes (`PRAGMA user_version`). Version 1 had no `scope` column,
 #: version 2 no noise tables, version 3 no `sessions` table, version 4 no `session_seen` table,
@@ -163,6 +163,8 @@ CREATE TABLE IF NOT EXISTS crate_state (
 
 #: The tables whose rows belong to one project (version 2 added their `scope` column).
 SCOPED_TABLES = ("trigger_state", "sensor_status", "pending", "journal", "crate_state", "sessions", "session_seen")
+#: Every table holding a project's rows (a `scope` column): the version 2 ones and the noise tables after them.
+PROJECT_TABLES = (*SCOPED_TABLES, "shelves", "poll_history")
 
 #: Columns added to a table after it was first created: (table, column, its definition), added to a
 #: database whose table lacks them (CREATE TABLE IF NOT EXISTS leaves an existing table as it is).
