@@ -400,11 +400,15 @@ def test_question_mark_shows_every_key(tab_home) -> None:
         assert keys in seen["help"] and what in seen["help"]
 
 
-def test_the_open_tab_refreshes_the_live_state_from_the_store(tab_home) -> None:
+#: A tick that never comes within a test: what shows came from a change signal or a key.
+NO_TICK = 3600.0
+
+
+def test_the_open_tab_shows_a_store_change_without_its_timer(tab_home) -> None:
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths
 
-    app = make_app(tab_home, refresh_seconds=0.05)
+    app = make_app(tab_home, refresh_seconds=NO_TICK)
     seen: dict[str, Any] = {}
 
     async def scenario(pilot: Any) -> None:
@@ -418,8 +422,8 @@ def test_the_open_tab_refreshes_the_live_state_from_the_store(tab_home) -> None:
     assert (seen["before"], seen["after"]) == ("timeout", "ok")
 
 
-def test_a_new_sensor_file_appears_in_the_open_tab(tab_home) -> None:
-    app = make_app(tab_home, refresh_seconds=0.05)
+def test_a_new_sensor_file_appears_in_the_open_tab_without_its_timer(tab_home) -> None:
+    app = make_app(tab_home, refresh_seconds=NO_TICK)
     seen: dict[str, Any] = {}
 
     async def scenario(pilot: Any) -> None:
@@ -430,6 +434,33 @@ def test_a_new_sensor_file_appears_in_the_open_tab(tab_home) -> None:
 
     drive(app, scenario)
     assert "disk-home" in seen["keys"]
+
+
+def test_a_key_press_shows_the_live_state_at_once(tab_home) -> None:
+    from attend.runtime.store import open_project_store
+    from attend.spec import layer_paths
+
+    app = make_app(tab_home, refresh_seconds=NO_TICK)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        pilot.app.model.on_change = None  # the change signal cut: only the key can show the new state
+        with open_project_store(layer_paths(tab_home.project)) as store:
+            store.update_status("build", state="ok", message="")
+        saw = False
+
+        def watcher_saw_it() -> bool:  # the watcher saw the commit and told nobody (asking consumes its flag)
+            nonlocal saw
+            saw = saw or pilot.app.model._watcher.changed("store")
+            return saw
+
+        assert await _until(pilot, watcher_saw_it)
+        seen["before"] = str(_table(pilot.app).get_cell("build", "state"))
+        await pilot.press("down")
+        seen["after"] = str(_table(pilot.app).get_cell("build", "state"))
+
+    drive(app, scenario)
+    assert (seen["before"], seen["after"]) == ("timeout", "ok")
 
 
 def test_s_shelves_the_sensor_through_sensors_shelve_and_capital_s_takes_it_down(tab_home) -> None:

@@ -1,7 +1,10 @@
 """`attend tui`: the sensors tab, a Textual app over the functions the CLI calls (ADR-403 §5).
 
 The list (`DataTable#sensors`, one row per sensor keyed by name) shows what `attend sensors list`
-shows and refreshes from the store every `REFRESH_SECONDS`; below it the highlighted sensor's fields
+shows and refreshes when something changed: the store (another process committed), a sensor or config
+file (the model's watcher says so from its thread), or a key was pressed; in between, a tick every
+`REFRESH_SECONDS` only redraws the relative times (`12s ago`) from the rows it has, without reading the
+store (where the files cannot be watched, the tick reads everything, as before); below it the highlighted sensor's fields
 (`DataTable#fields`, `attend settings list`'s effective view with layer and file) and its triggers.
 Edits are pending (`SensorsModel`) until reviewed and applied. Trio is imported only when a preview
 or a probe runs, in a worker thread.
@@ -44,8 +47,9 @@ from attend.tui.screens import (
 
 __all__ = ["REFRESH_SECONDS", "SensorsApp"]
 
-#: How often the open tab reads the live state from the store.
-REFRESH_SECONDS = 2.0
+#: How often the open tab redraws its relative times (`12s ago`) between two changes (seconds); it reads the
+#: store then only where the files cannot be watched.
+REFRESH_SECONDS = 5.0
 
 #: The colour of each state in the list (failures red; anything not listed is red too).
 STATE_STYLES = {
@@ -691,10 +695,36 @@ class SensorsScreen(Screen[None]):
         except Exception as exc:  # noqa: BLE001 - a store that went away shows, the tab stays open
             self.notify(f"could not refresh: {exc}", severity="error", timeout=4)
             return
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Update the list from the rows the model has (the relative times move on), reading nothing."""
+        if not self._columns_ready:
+            return
         try:
             self.fill()
         except NoMatches:
             return  # a tick before the screen's widgets are mounted, or while the app closes: the next one draws
+
+    def redraw_times(self) -> None:
+        """Only the relative times (`12s ago`, `in 3m`) of the rows shown, each cell only when its text moved:
+        what the tick between two changes does (a whole `fill` cost some 10 ms a tick)."""
+        if not self._columns_ready:
+            return
+        try:
+            table = self.query_one("#sensors", DataTable)
+        except NoMatches:
+            return
+        now = self.model.clock()
+        shown = {k.value for k in table.rows}
+        for row in self._visible():
+            name = row["name"]
+            if name not in shown:
+                continue
+            for key, text in (("last", when(row["last_poll"], now)),
+                              ("next", when(row["next_poll"], now, upcoming=True))):
+                if table.get_cell(name, key) != text:
+                    table.update_cell(name, key, text)
 
 
 class KeyBar(Footer):
@@ -727,7 +757,8 @@ class SensorsApp(App[None]):
         layer: the layer edits write (`user`, or `project` as `--project` chooses on the CLI).
         env: the environment (default `os.environ`).
         clock: the wall clock for `12s ago` (tests pass a fixed one).
-        refresh_seconds: how often the live state is read; None: never (snapshot tests).
+        refresh_seconds: how often the relative times are redrawn between changes (`REFRESH_SECONDS`);
+            None: never, and nothing is read on a change or a key either (snapshot tests).
     """
 
     CSS = CSS
@@ -752,11 +783,40 @@ class SensorsApp(App[None]):
 
     def on_mount(self) -> None:
         if self.refresh_seconds:
-            self.set_interval(self.refresh_seconds, self._refresh_live)
+            import asyncio
+
+            loop = asyncio.get_running_loop()
+
+            def changed() -> None:  # the model's watcher thread: the store or a file changed
+                try:
+                    loop.call_soon_threadsafe(self._refresh_live)
+                except RuntimeError:
+                    pass  # the app has closed its loop
+
+            self.model.on_change = changed
+            self.set_interval(self.refresh_seconds, self._tick)
+
+    def on_key(self) -> None:
+        """A key pressed: the list shows the live state at once (a change may not have been seen yet)."""
+        if self.refresh_seconds:
+            self._refresh_live()
+
+    def _tick(self) -> None:
+        """Between changes: redraw the relative times, or read everything when the files are not watched."""
+        if not self.model.watching:
+            self._refresh_live()
+            return
+        screen = self._sensors_screen()
+        if screen is not None:
+            screen.redraw_times()
+
+    def _sensors_screen(self) -> SensorsScreen | None:
+        screen = self.screen_stack[0] if self.screen_stack else None
+        return screen if isinstance(screen, SensorsScreen) else None
 
     def _refresh_live(self) -> None:
-        screen = self.screen_stack[0] if self.screen_stack else None
-        if isinstance(screen, SensorsScreen):
+        screen = self._sensors_screen()
+        if screen is not None:
             screen.refresh_live()
 
 

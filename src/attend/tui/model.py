@@ -172,7 +172,9 @@ class SensorsModel:
         #: Each (sensor, layer) file's bytes when the first pending change to it was made (None: no file).
         self._read: dict[tuple[str, str], bytes | None] = {}
         self._compiled: dict[str, tuple[Any, str]] = {}
-        self._watcher: Any = None  # the BackgroundWatcher of the layer files, from the first reload
+        self._watcher: Any = None  # the BackgroundWatcher of the layer files and the store, from the first reload
+        #: Called from the watcher's thread when a layer file or the store changed (the app refreshes then).
+        self.on_change: Callable[[], None] | None = None
         self._shown: dict[str, MergedSensor] = {}
         self._store: Any = None
 
@@ -183,23 +185,36 @@ class SensorsModel:
         from attend.runtime.runnable import compiled_or_error, runnable
 
         if self._watcher is None:  # watching before the first read: no edit made after it is missed
-            from attend.runtime.watching.notify import BackgroundWatcher
-            from attend.runtime.watching.targets import reload_targets
+            from attend.runtime.store import default_db_path
+            from attend.runtime.watching.notify import TAB_STEP_MS, BackgroundWatcher
+            from attend.runtime.watching.targets import reload_targets, store_targets
 
             folders = (self.paths.shipped, self.paths.shipped_projection, self.paths.user, self.paths.project)
             self._watcher = BackgroundWatcher(
-                reload_targets(folders, (self.paths.config_file, self.paths.project_config_file)))
+                {"files": reload_targets(folders, (self.paths.config_file, self.paths.project_config_file)),
+                 "store": store_targets(default_db_path(self.paths.state_dir))},
+                on_change=self._changed_on_disk, step_ms=TAB_STEP_MS)
         self.sensor_set = load_set(self.project_dir, self.env)
         self._compiled = {name: compiled_or_error(s) if runnable(s) else (None, "")
                           for name, s in self.sensor_set.sensors.items()}
         self._shown = {}
         self.refresh_state()
 
+    def _changed_on_disk(self, names: set[str]) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    @property
+    def watching(self) -> bool:
+        """Whether changes on disk are seen as they come (else the caller refreshes on its own timer)."""
+        return self._watcher is not None and self._watcher.working
+
     def refresh(self) -> bool:
         """Reload when a sensor or config file changed on disk, then read the live state; True if reloaded."""
-        if self._watcher is None or self._watcher.changed():
+        if self._watcher is None or self._watcher.changed("files"):
             self.reload()
             return True
+        self._watcher.changed("store")  # read below: a change up to here is seen
         self.refresh_state()
         return False
 

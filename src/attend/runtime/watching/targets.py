@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["PROJECT_OUTSIDE", "WatchPlan", "WatchTarget", "escape_glob", "inside_project", "plan_watches", "reload_targets",
-           "tree_without_links", "watch_target"]
+           "store_targets", "tree_without_links", "watch_target"]
 
 #: Why a project file's `wake_on` entry outside the project is not watched.
 PROJECT_OUTSIDE = ("outside the project: a project file's wake_on watches only the project (a checkout must "
@@ -287,3 +287,9 @@ def reload_targets(folders: Iterable[Path], files: Iterable[Path] = ()) -> list[
                for folder in folders]
     targets += [WatchTarget(str(file), Path(file).parent, False, escape_glob(str(file))) for file in files]
     return targets
+
+
+def store_targets(db: Path) -> list[WatchTarget]:
+    """The store's files (the database, its `-wal` a commit writes, its `-journal`), for a reader that
+    shows the store (the sensors tab): it reads again when another process committed."""
+    return [WatchTarget(f"{db}*", Path(db).parent, False, escape_glob(str(db)) + "*")]
