@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import queue
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -126,6 +127,22 @@ def _wait_polled(root: Path, count: int, timeout: float = 180.0, since: float = 
         time.sleep(0.5)
 
 
+#: Each wake_on change's stages (seconds), from the store's own times: change -> the poll's `last_poll`
+#: (watcher step and debounce, the cadence), -> the journal row's time (poll, evaluation, journal),
+#: -> the line read from stdout (the printer, the pipe).
+STAGES: list[tuple[float, float, float]] = []
+
+
+def _stages(db: Path, changed_wall: float, line_wall: float, n: int) -> None:
+    conn = sqlite3.connect(db)
+    try:
+        polled = conn.execute("SELECT last_poll FROM sensor_status WHERE sensor = 'feed'").fetchone()[0]
+        journaled = conn.execute("SELECT time FROM journal WHERE description = ?", (f"new item {n}",)).fetchone()[0]
+    finally:
+        conn.close()
+    STAGES.append((polled - changed_wall, journaled - polled, line_wall - journaled))
+
+
 def _latencies(wake: bool) -> list[float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -140,20 +157,27 @@ def _latencies(wake: bool) -> list[float]:
         daemon = _Daemon(root)
         try:
             _wait_polled(root, 1)  # the first poll is the baseline: an empty list
-            return _time_changes(daemon, lambda n: _write_items(data, n + 1), lambda n: f"new item {n}")
+            db = root / "state" / "attend" / "attend.db"
+            return _time_changes(daemon, lambda n: _write_items(data, n + 1), lambda n: f"new item {n}",
+                                 stages=(lambda changed, printed, n: _stages(db, changed, printed, n)) if wake else None)
         finally:
             daemon.stop()
 
 
-def _time_changes(daemon: _Daemon, change: Callable[[int], None], line: Callable[[int], str]) -> list[float]:
-    """Make change n (0 .. CHANGES-1) and time it until the daemon prints a line ending with `line(n)`."""
+def _time_changes(daemon: _Daemon, change: Callable[[int], None], line: Callable[[int], str],
+                  stages: Callable[[float, float, int], None] | None = None) -> list[float]:
+    """Make change n (0 .. CHANGES-1) and time it until the daemon prints a line ending with `line(n)`
+    (`stages(change wall time, line wall time, n)` after each)."""
     out = []
     for n in range(CHANGES):
         # Spacings that do not divide the polling interval, so changes land at every phase of it.
         time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)
-        changed = time.monotonic()
+        changed, changed_wall = time.monotonic(), time.time()
         change(n)
-        out.append(daemon.line_with(line(n)) - changed)
+        at = daemon.line_with(line(n))
+        out.append(at - changed)
+        if stages is not None:
+            stages(changed_wall, changed_wall + (at - changed), n)
     return out
 
 
@@ -164,6 +188,11 @@ def _latency() -> None:
         report(f"change-to-line, {label}: median of {len(values)}", statistics.median(values) * 1000, "ms",
                note=f"worst {max(values) * 1000:.0f} ms")
     report("wake_on median vs interval polling median", statistics.median(woken) / statistics.median(polled), "x")
+    for i, stage in enumerate(("watcher step/debounce and cadence (change -> poll)",
+                               "poll, evaluation, journal (poll -> journal row)", "printer and pipe (row -> line)")):
+        values = [s[i] * 1000 for s in STAGES]
+        report(f"  wake_on stage: {stage}", statistics.median(values), "ms",
+               note=f"median of {len(values)}; worst {max(values):.0f} ms")
     switches = _git_switches()
     report(f"shipped git sensor, branch switch to line: median of {len(switches)}", statistics.median(switches) * 1000,
            "ms", note=f"worst {max(switches) * 1000:.0f} ms; its 30 s interval alone would average 15 s")
