@@ -3,9 +3,12 @@ one's model is told, read from the requests the real CLI sends (host_rig.py)."""
 
 from __future__ import annotations
 
-from fake_api import text
+import re
+import subprocess
+
+from fake_api import bash, text
 from host_rig import polled
-from waiting import wait_until
+from waiting import PATIENCE, wait_until
 
 
 def test_two_sessions_each_get_their_own_context_line_and_not_the_other_s(claude_host, quiet_home):
@@ -38,3 +41,48 @@ def test_two_sessions_each_get_their_own_context_line_and_not_the_other_s(claude
         assert last_a.number > line_a.number and last_b.number > line_b.number
         assert (last_a.count("context 85.0% used"), last_a.count("context 91.0%")) == (1, 0)
         assert (last_b.count("context 91.0% used"), last_b.count("context 85.0%")) == (1, 0)
+
+
+#: A notification line of the processes sensor as the model reads it (a Monitor event or hook context).
+PROCESS_LINE = re.compile(r"\[attend sensor=processes priority=\w+\][^\n<]*")
+
+
+def test_a_session_is_never_told_of_another_session_s_tool_calls(claude_host, quiet_home):
+    host, home = claude_host, quiet_home
+    # The shipped processes sensor, on and polling every second, each start a medium line (a user who turned
+    # it up), so whatever it reports reaches both sessions at once.
+    home.write_user_sensor("processes", "spec: 1\nenabled: true\ninterval: 1s\nmin_interval: 1s\n"
+                                        "triggers:\n  started:\n    magnitude: 5\n")
+    step, go, build = home.project / "step", home.project / "go", home.project / "long-build"
+    # A build that runs until the test's go file exists. Its only argument says whose it is, and its command
+    # line (`/bin/sh <project>/long-build --of-...`) stays within the sensor's 160-character cut, so a line
+    # about it says whose it is: a longer one would be cut before the tag, and neither the line the test
+    # waits for nor the one it must never see could be told.
+    build.write_text(f"#!/bin/sh\nwhile [ ! -e '{go}' ]; do sleep 0.05; done\n")
+    build.chmod(0o755)
+    with host.session() as a, host.session() as b:
+        a.wait_ready()
+        b.wait_ready()
+        # B's tool call: a build that runs until the test says go, long past the sensor's minimum lifetime.
+        host.api.reply(bash(f"touch {step}; {build} --of-session-b"), text("B's build is done"), session=b.id)
+        b.type("run the build")
+        wait_until(step.exists, what="B's tool call running")
+        # A build nobody's session started, begun while B's runs: the sensor reports it, and idle A is told at
+        # once (its line comes from the polls that saw B's build alive). B is told only once its turn goes on:
+        # Claude Code sends no request while B's tool call runs, so the build is let finish first.
+        outside = subprocess.Popen([str(build), "--of-nobody"], cwd=home.project, env=host.env(),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            host.api.wait_for("--of-nobody", session=a.id, timeout=PATIENCE * 2)
+        finally:
+            go.touch()
+            outside.wait(timeout=PATIENCE)
+        host.api.wait_for("--of-nobody", session=b.id, timeout=PATIENCE * 2)
+        b.wait_idle()  # B's tool call ended and its turn with it
+        # Both sessions caught up after B's build ended (its exit polled too): the build nobody started reached
+        # each as a processes line, B's tool call in no processes line of any request of either session.
+        for session in (a, b):
+            host.caught_up(session)
+            told = [line for request in host.api.of(session.id) for line in PROCESS_LINE.findall(request.messages_text)]
+            assert any("--of-nobody" in line for line in told), told
+            assert not any("--of-session-b" in line for line in told), told
