@@ -236,9 +236,10 @@ def test_a_receiver_killed_between_writing_a_message_and_acking_it_shows_it_once
     assert devbox.peers("inbox", "--json", session="b").stdout.count(mid) == 1
 
 
-def test_a_server_restart_loses_nothing_waiting_or_sent_after_it(machines, server) -> None:
-    laptop = machines("laptop")
-    devbox = machines("devbox", "https://github.com/ada/api")
+def test_a_server_restart_loses_nothing_waiting_or_sent_after_it(machines, own_server) -> None:
+    server = own_server  # its own: the delivery counts below are of this test's messages alone
+    laptop = machines("laptop", config=machine_config(server.url))
+    devbox = machines("devbox", "https://github.com/ada/api", config=machine_config(server.url))
     waiting = laptop.peers("send", "--to", str(laptop.home.project), "sent while nobody ran", session="a")
     assert waiting.returncode == 0 and "waits on the server" in waiting.stderr
     first = waiting.stdout.strip()
@@ -256,9 +257,10 @@ def test_a_server_restart_loses_nothing_waiting_or_sent_after_it(machines, serve
     assert consumer_state(server, devbox)[2] == 2
 
 
-def test_sends_with_the_server_down_are_spooled_and_published_in_order_when_it_returns(machines, server) -> None:
-    laptop = machines("laptop", sensors=("messages", "peers"))
-    devbox = machines("devbox", "https://github.com/ada/api")
+def test_sends_with_the_server_down_are_spooled_and_published_in_order_when_it_returns(machines, own_server) -> None:
+    server = own_server  # its own: the delivery counts below are of this test's messages alone
+    laptop = machines("laptop", sensors=("messages", "peers"), config=machine_config(server.url))
+    devbox = machines("devbox", "https://github.com/ada/api", config=machine_config(server.url))
     b = devbox.run("b")
     a = laptop.run("a")  # publishes the spool once the server is back
     server.stop()
@@ -440,6 +442,7 @@ def test_a_session_starting_on_another_machine_wakes_the_peers_sensor_and_is_new
     laptop = machines("laptop", sensors=("messages", "peers"))
     devbox = machines("devbox", "https://github.com/ada/api")
     a = laptop.run("a")
+    wait_until(lambda: sensors_json(laptop.home)["peers"]["last_poll"] is not None, what="the peers baseline")
     marker = laptop.home.cache / "attend" / "peers" / "heartbeat" / ".remote"
     before = marker.stat().st_mtime_ns if marker.exists() else 0
     devbox.run("b")

@@ -136,7 +136,7 @@ class Link:
         self._retry_at = 0.0
         self._lost_at = 0.0
         self._mirrors: dict[str, tuple[asyncio.Task[None], tuple[Any, ...]]] = {}
-        self._watches: dict[str, asyncio.Task[None]] = {}
+        self._watches: dict[str, tuple[asyncio.Task[None], Callable[[], None]]] = {}
         #: The last failure, or None while the connection works (what the sensors report).
         self.failure: Unavailable | None = None
 
@@ -192,6 +192,10 @@ class Link:
         # asked while the connection is down. (Cancelling one instead left its request, which nats-py sends
         # once reconnected, to take a message for nobody: it came again only after `ACK_WAIT`.)
         self.failure = None
+        # A watch is the server's push to a subscription: made again, it lists the keys there now.
+        for bucket, (task, on_change) in list(self._watches.items()):
+            task.cancel()
+            self._watches[bucket] = (self.loop.create_task(self._watch(bucket, on_change)), on_change)
 
     def _options(self) -> dict[str, Any]:
         from attend.spec.headers import VAR_REFERENCE
@@ -419,15 +423,15 @@ class Link:
         """Call `on_change()` whenever a key of `bucket` comes or goes (not at each rewrite of one), until
         `stop_watch`; a lost server is waited for and the watch made again."""
         def start() -> None:
-            if bucket not in self._watches or self._watches[bucket].done():
-                self._watches[bucket] = self.loop.create_task(self._watch(bucket, on_change))
+            if bucket not in self._watches or self._watches[bucket][0].done():
+                self._watches[bucket] = (self.loop.create_task(self._watch(bucket, on_change)), on_change)
         self.loop.call_soon_threadsafe(start)
 
     def stop_watch(self, bucket: str) -> None:
         def stop() -> None:
-            task = self._watches.pop(bucket, None)
-            if task is not None:
-                task.cancel()
+            found = self._watches.pop(bucket, None)
+            if found is not None:
+                found[0].cancel()
         self.loop.call_soon_threadsafe(stop)
 
     async def _watch(self, bucket: str, on_change: Callable[[], None]) -> None:
@@ -514,7 +518,10 @@ class Link:
 
     async def _mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
                       settle: Callable[[], None], before_ack: Callable[[], None] | None) -> None:
-        sub = None
+        # The subscription is kept across a lost connection (nats-py makes it again on the server once back):
+        # a message the server hands to a pull request made before the loss then still reaches the next fetch,
+        # which takes what the subscription holds first. It is made anew only on a new connection.
+        sub, sub_nc = None, None
         while True:
             try:
                 if self._nc is not None and not self._nc.is_connected and not self._nc.is_closed:
@@ -522,8 +529,9 @@ class Link:
                     # it is back, where it takes messages for a fetch that has long given up.
                     await asyncio.sleep(RECONNECT_WAIT / 5)
                     continue
-                if sub is None:
+                if sub is None or sub_nc is not self._nc:
                     sub = await self._subscribe(consumer, subjects)
+                    sub_nc = self._nc
                 batch = await self._fetch(sub, FETCH_WAIT)
                 if batch:
                     await self._hand_over(batch, handle, settle, before_ack)
@@ -532,7 +540,8 @@ class Link:
             except Exception as exc:  # noqa: BLE001 - the server went away: wait for it, then resume from the consumer
                 if not isinstance(exc, Unavailable) and (self._nc is None or not self._nc.is_connected):
                     self.failure = Unavailable(_state_of(_words(exc)), _words(exc))
-                if sub is not None:
+                elif self._nc is not None and self._nc.is_connected and sub is not None:
+                    # Connected, yet the fetch failed (its consumer gone, say): made again, consumer too.
                     with contextlib.suppress(Exception):
                         await sub.unsubscribe()
                     sub = None
