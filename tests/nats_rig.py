@@ -69,6 +69,34 @@ class NatsServer:
         threading.Thread(target=read, args=(self.proc.stderr,), daemon=True).start()
         if not ready.wait(PATIENCE) or self.proc.poll() is not None:
             raise RuntimeError("nats-server did not start:\n" + "\n".join(self.log[-20:]))
+        if "--cluster" not in self.extra and not any(a in self.extra for a in ("--user", "--auth", "-c")):
+            self.wait_for_jetstream()
+
+    def wait_for_jetstream(self) -> None:
+        """Until JetStream answers (a restarted server recovers its streams after it says it is ready)."""
+        import asyncio
+        import time
+
+        import nats
+
+        async def answers() -> bool:
+            try:
+                nc = await nats.connect(self.url, connect_timeout=1, max_reconnect_attempts=1)
+            except Exception:  # noqa: BLE001
+                return False
+            try:
+                await nc.jetstream(timeout=1).account_info()
+                return True
+            except Exception:  # noqa: BLE001 - not yet
+                return False
+            finally:
+                await nc.close()
+
+        deadline = time.monotonic() + PATIENCE
+        while not asyncio.run(answers()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("nats-server's JetStream did not answer:\n" + "\n".join(self.log[-20:]))
+            time.sleep(0.1)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Stop it (SIGTERM: a clean shutdown, its store flushed) and wait for the exit."""

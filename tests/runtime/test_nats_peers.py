@@ -345,14 +345,14 @@ def test_a_backlog_of_ten_thousand_messages_reaches_a_starting_session_as_one_co
 def test_peers_list_shows_every_machine_and_a_dead_machines_sessions_leave_within_the_ttl(machines) -> None:
     laptop = machines("laptop")
     devbox = machines("devbox", "https://github.com/ada/api")
-    a = laptop.run("a")
-    b = devbox.run("b")
+    a = laptop.run("a-list")
+    b = devbox.run("b-list")
     rows = {r["session"]: r for r in json.loads(laptop.peers("list", "--json").stdout)}
-    assert set(rows) >= {"a", "b"} and rows["a"]["machine"] != rows["b"]["machine"]
-    assert rows["b"]["project"] == rows["a"]["project"] == identity(laptop)
+    assert set(rows) >= {"a-list", "b-list"} and rows["a-list"]["machine"] != rows["b-list"]["machine"]
+    assert rows["b-list"]["project"] == rows["a-list"]["project"] == identity(laptop)
     b.stop(signal.SIGKILL)  # the machine dies: nothing removes its key, the bucket's TTL does
-    wait_until(lambda: "b" not in {r["session"] for r in json.loads(laptop.peers("list", "--json").stdout)},
-               what="b gone from the laptop's list")
+    wait_until(lambda: "b-list" not in {r["session"] for r in json.loads(laptop.peers("list", "--json").stdout)},
+               what="b-list gone from the laptop's list")
     assert a.proc.poll() is None
 
 
@@ -439,16 +439,23 @@ def test_a_three_node_cluster_loses_no_message_when_any_one_node_dies(machines, 
 
 
 def test_a_session_starting_on_another_machine_wakes_the_peers_sensor_and_is_news_here(machines) -> None:
+    # Session ids of their own: the peers sensor keys sessions by id, and other tests' `b` may still be live on
+    # the module's server (another machine's, until the presence TTL).
     laptop = machines("laptop", sensors=("messages", "peers"))
     devbox = machines("devbox", "https://github.com/ada/api")
-    a = laptop.run("a")
+    a = laptop.run("a-wake")
     wait_until(lambda: sensors_json(laptop.home)["peers"]["last_poll"] is not None, what="the peers baseline")
     marker = laptop.home.cache / "attend" / "peers" / "heartbeat" / ".remote"
     before = marker.stat().st_mtime_ns if marker.exists() else 0
-    devbox.run("b")
+    devbox.run("b-wake")
     # The presence bucket's watch on the laptop touched the heartbeat folder the peers sensor wakes on.
     wait_until(lambda: marker.exists() and marker.stat().st_mtime_ns != before, what="the laptop's wake")
-    a.wait_for(lambda lines: any("session b started in this project" in x for x in lines))
+    try:
+        a.wait_for(lambda lines: any("session b-wake started in this project" in x for x in lines))
+    except AssertionError:
+        print(sensors_json(laptop.home)["peers"])
+        print(laptop.home.attend("sensors", "history", "peers").stdout)
+        raise
 
 
 def test_a_send_retried_after_it_was_stored_is_stored_once(machines, own_server) -> None:
