@@ -289,8 +289,13 @@ def _add_peers(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     target.add_argument("--to", metavar="PROJECT_DIR", help="the project whose sessions get it")
     target.add_argument("--channel", metavar="NAME", help="a channel (see `peers channels`)")
     q.add_argument("--re", metavar="ID", help="the message this one answers")
+    q.add_argument("--on-behalf-of", metavar="WHO",
+                   help="whom you send it for (default: the user this process runs as)")
     q.add_argument("text", metavar="TEXT")
-    q = add("reply", "answer the last message this session received")
+    q = add("reply", "answer message ID, or the last message this session received, where it came from")
+    q.add_argument("id", nargs="?", metavar="ID", help="the message to answer (default: the last one received)")
+    q.add_argument("--on-behalf-of", metavar="WHO",
+                   help="whom you send it for (default: the user this process runs as)")
     q.add_argument("text", metavar="TEXT")
     q = add("inbox", "the messages this session receives (newest 20), or one in full")
     which = q.add_mutually_exclusive_group()

@@ -37,7 +37,9 @@ def test_drain_hook_prints_a_stop_hook_block_decision_once(home) -> None:
     assert decision["reason"].splitlines() == [
         "attend: 2 messages arrived while you worked:",
         "[attend sensor=chat priority=low] ann: lunch?",
-        "[attend sensor=chat priority=low] bob: build is red see #ci",
+        # On the message lane each line of a description is a line of its own, each with the prefix.
+        "[attend sensor=chat priority=low] bob: build is red",
+        "[attend sensor=chat priority=low] see #ci",
     ]
     again = home.attend("drain", "--format", "hook")
     assert (again.returncode, again.stdout) == (0, "")

@@ -227,6 +227,39 @@ def test_a_reply_says_which_message_it_answers(peers) -> None:
     assert str(peers.other_project.resolve()) not in answer.stderr
 
 
+def test_reply_id_answers_that_message_not_the_last_one_and_refuses_one_it_never_received(peers) -> None:
+    peers.live("a", peers.project)
+    peers.live("b", peers.other_project)
+    first = peers.run("send", "--to", str(peers.other_project), "first question").stdout.strip()
+    peers.run("send", "--to", str(peers.other_project), "second question")
+    answer = peers.run("reply", first, "answer to the first", as_="b", cwd=peers.other_project)
+    assert answer.returncode == 0, answer.stderr
+    [back] = [m for m in json.loads(peers.run("inbox", "--json").stdout) if m["from"] == "b"]
+    assert (back["re"], back["text"]) == (first, "answer to the first")
+    assert f"replying to {first} from a" in answer.stderr
+    # the one-argument form still answers the last message received
+    last = peers.run("reply", "and the second", as_="b", cwd=peers.other_project)
+    assert last.returncode == 0 and "second question" not in last.stderr
+    unknown = peers.run("reply", "1764565200000-ffffff", "hm", as_="b", cwd=peers.other_project)
+    assert unknown.returncode == 1 and "no message 1764565200000-ffffff among those this session received" in unknown.stderr
+    bad = peers.run("reply", "yesterday", "hm", as_="b", cwd=peers.other_project)
+    assert bad.returncode == 2 and "yesterday is not a message id" in bad.stderr
+
+
+def test_a_message_names_who_sent_it_and_for_whom(peers) -> None:
+    import os
+    import pwd
+
+    peers.live("b", peers.other_project)
+    peers.run("send", "--to", str(peers.other_project), "for the user running me")
+    peers.run("send", "--to", str(peers.other_project), "--on-behalf-of", "grace", "relayed for grace")
+    stored = json.loads(peers.run("inbox", "--json", as_="b", cwd=peers.other_project).stdout)
+    assert [(m["from_kind"], m["from_id"], m["on_behalf_of"]) for m in stored] == [
+        ("session", "a", pwd.getpwuid(os.getuid()).pw_name), ("session", "a", "grace")]
+    refused = peers.run("send", "--to", str(peers.other_project), "--on-behalf-of", "x" * 129, "hi")
+    assert refused.returncode == 1 and "--on-behalf-of must be one line" in refused.stderr
+
+
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
 
 

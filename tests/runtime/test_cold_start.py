@@ -169,8 +169,9 @@ def test_a_session_whose_first_delivery_is_its_stop_hook_gets_the_cold_start_the
     world.baseline()
     mid = world.post("a", "for whoever stops first", age=1)
     handed = world.drain("d")
-    assert handed == [f"[attend sensor=messages priority=high] message {mid} from a to this project: "
-                      "for whoever stops first"]
+    assert handed == [f"[attend sensor=messages priority=high] message {mid} [from_kind=session from_id=a "
+                      f"to={world.home.project.resolve()}]: for whoever stops first "
+                      f'(attend peers reply {mid} "..." answers it)']
     world.fire(mid, "a", "for whoever stops first")
     assert world.drain("d") == []
     printer, out = world.printer("d")  # its Monitor starts later: no second cold start, no repeat
@@ -214,7 +215,9 @@ def test_a_cold_start_shows_every_addressed_message_up_to_50_and_counts_only_tho
                 ("high", f"{count - 50} earlier message not shown; attend peers inbox")]
         else:
             assert rest == []  # no summary: nothing was passed over
-        assert set(handed.seen) == {f"messages/{m}" for m in addressed}
+        # ... and that a was said how to answer: with the one line shown (a digest line says nothing of it).
+        hinted = {":reply-hint:a"} if len(shown) <= 8 else set()
+        assert set(handed.seen) == {f"messages/{m}" for m in addressed} | hinted
     finally:
         world.store.close()
 
@@ -230,7 +233,9 @@ def test_a_low_priority_message_printed_only_on_stderr_is_handed_over_once_by_th
     world.store.disclose("messages", world.store.pending("messages"), lane="message", priority="low", time_=world.now)
     printer.print_new()
     assert out.getvalue() == ""  # stderr only: the agent has not seen it
-    assert world.drain("b") == [f"[attend sensor=messages priority=low] message {mid} from c on the open channel: lunch?"]
+    # ... and so was the line telling it how to answer c: said with the line the hook hands over.
+    assert world.drain("b") == [f"[attend sensor=messages priority=low] message {mid} from c on the open channel: lunch? "
+                                f'(attend peers reply {mid} "..." answers it)']
     assert world.drain("b") == []
 
 
@@ -243,5 +248,7 @@ def test_the_stop_hook_counts_the_messages_it_shows_not_the_line_summing_up_thos
     done = world.home.attend("drain", "--format", "hook", input=json.dumps({"session_id": "d"}))
     header, *lines = json.loads(done.stdout)["reason"].splitlines()
     assert header == "attend: 1 message arrived while you worked:"
-    assert lines == [f"[attend sensor=messages priority=high] message {mid} from a to this project: the one addressed note",
+    assert lines == [f"[attend sensor=messages priority=high] message {mid} [from_kind=session from_id=a "
+                     f"to={world.home.project.resolve()}]: the one addressed note "
+                     f'(attend peers reply {mid} "..." answers it)',
                      "[attend sensor=messages priority=medium] 3 earlier messages not shown; attend peers inbox"]

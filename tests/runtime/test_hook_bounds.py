@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from attend.commands.drain import CONTEXT_LIMIT
+from attend.commands.drain import CONTEXT_LIMIT, STOP_LINES
 from attend.runtime.sessions.handover import HANDOVER_ROWS, hook_handover
 from attend.runtime.store import Store, scope_for
 from attend.runtime.store import sessions as session_rows
@@ -99,7 +99,8 @@ def test_the_stop_hooks_answer_says_how_many_more_it_did_not_hand_over(backlog, 
     fresh = WORTH - WORTH // 3
     assert reason[0] == f"attend: {fresh + 1} notifications arrived while you worked:"
     shown = [line for line in reason if line.startswith("[attend ")]
-    assert reason[-1] == f"... and {fresh + 1 - len(shown)} more; attend sensors history shows them"
+    assert len(shown) == STOP_LINES  # a Stop hook lists at most 10 lines, then counts the rest
+    assert reason[-1] == f"(+{fresh + 1 - STOP_LINES} more; attend sensors history shows them)"
     assert len("\n".join(reason)) <= CONTEXT_LIMIT
 
 

@@ -10,6 +10,8 @@ https on the other: one project identity), its own config.yaml choosing the nats
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import signal
 import subprocess
 import time
@@ -107,6 +109,10 @@ def stored_machine(machine: Machine) -> str:
     return (machine.home.state / "attend" / "machine-id").read_text().strip()
 
 
+#: The user the tests run as: whom a message is sent for by default (`on_behalf_of`).
+USER = pwd.getpwuid(os.getuid()).pw_name
+
+
 def message_ids(lines: list[str]) -> Counter[str]:
     return Counter(line.split()[4] for line in lines if line.startswith("[attend sensor=messages "))
 
@@ -117,7 +123,8 @@ def test_a_message_sent_on_one_machine_is_one_line_on_the_other_machines_session
     b = devbox.run("b")
     wait_until(lambda: "b" in laptop.peers("list").stdout, what="b in the laptop's peers list")
     mid = laptop.send("--to", str(laptop.home.project), "please rebase onto main")
-    line = f"[attend sensor=messages priority=high] message {mid} from a to this project: please rebase onto main"
+    line = (f"[attend sensor=messages priority=high] message {mid} [from_kind=session from_id=a on_behalf_of={USER} "
+            f'to={identity(devbox)}]: please rebase onto main (attend peers reply {mid} "..." answers it)')
     b.wait_for(lambda lines: line in lines)
     inbox = devbox.peers("inbox", "--json", session="b")
     [stored] = json.loads(inbox.stdout)
@@ -131,7 +138,7 @@ def test_a_message_sent_on_one_machine_is_one_line_on_the_other_machines_session
     answer = devbox.peers("reply", "rebased", session="b")
     assert answer.returncode == 0, answer.stderr
     reply_id = answer.stdout.strip()
-    a.wait_for(lambda lines: any(reply_id in x and "from b" in x for x in lines))
+    a.wait_for(lambda lines: any(reply_id in x and "from_id=b " in x for x in lines))
     [back] = [m for m in json.loads(laptop.peers("inbox", "--json", session="a").stdout) if m["id"] == reply_id]
     assert back["re"] == mid and back["text"] == "rebased"
     assert message_ids(b.stdout)[mid] == 1 and message_ids(a.stdout)[reply_id] == 1
@@ -190,7 +197,8 @@ def test_a_channel_reaches_its_members_on_every_machine(machines) -> None:
     assert joined.returncode == 0, joined.stderr
     assert json.loads(laptop.peers("channels", "--json").stdout)["release-this-test"] == ["b"]
     mid = laptop.send("--channel", "release-this-test", "tagging 2.0 now")
-    line = f"[attend sensor=messages priority=high] message {mid} from a on @release-this-test: tagging 2.0 now"
+    line = (f"[attend sensor=messages priority=high] message {mid} [from_kind=session from_id=a on_behalf_of={USER} "
+            f'to=@release-this-test]: tagging 2.0 now (attend peers reply {mid} "..." answers it)')
     b.wait_for(lambda lines: line in lines)
     assert message_ids(b.stdout)[mid] == 1
     refused = laptop.peers("send", "--channel", "nobody-here", "hello?", session="a")

@@ -46,13 +46,15 @@ def peers(home) -> Peers:
 
 def test_a_message_to_the_project_fires_addressed_naming_the_sender_and_the_id(peers) -> None:
     mid = peers.send("a", "please rebase onto main", to=peers.project)
-    assert peers.driver.poll() == [("addressed", 7.0, f"message {mid} from a to this project: please rebase onto main")]
+    to = peers.project.resolve()
+    assert peers.driver.poll() == [("addressed", 7.0,
+                                    f"message {mid} [from_kind=session from_id=a to={to}]: please rebase onto main")]
     assert peers.driver.poll() == []  # once
 
 
 def test_open_channel_messages_fire_open_and_a_plain_terminal_is_human(peers) -> None:
     mid = peers.send("pid-4242", "lunch?", kind="human")
-    assert peers.driver.poll() == [("open", 4.0, f"message {mid} from human on the open channel: lunch?")]
+    assert peers.driver.poll() == [("open", 4.0, f"message {mid} [from_kind=human from_id=pid-4242 to=open]: lunch?")]
     [item] = peers.driver.results[-1]["messages"][-1:]
     assert (item["from"], item["from_kind"]) == ("human", "human")
 
@@ -64,20 +66,58 @@ def test_channel_messages_fire_only_while_a_session_of_the_project_is_a_member(p
     peers.mailbox.join("ops", "b")
     assert peers.driver.poll() == []  # joining later does not replay what was said before
     mid = peers.send("c", "deploy at 5", channel="ops")
-    assert peers.driver.poll() == [("channel", 5.0, f"message {mid} from c on @ops: deploy at 5")]
+    assert peers.driver.poll() == [("channel", 5.0, f"message {mid} [from_kind=session from_id=c to=@ops]: deploy at 5")]
     peers.mailbox.leave("ops", "b")
     peers.mailbox.join("ops", "b")
     assert peers.driver.poll() == []  # membership changing never re-fires a message
     assert outside in {i["id"] for i in peers.driver.results[-1]["messages"]}
 
 
-def test_newlines_and_control_characters_are_escaped_and_long_text_is_cut(peers) -> None:
+def test_newlines_and_control_characters_are_escaped_and_a_long_text_is_split_into_marked_parts(peers) -> None:
     mid = peers.send("a", "line one\nline two\x1b[31m red\x07" + "x" * 500, to=peers.project)
+    [(_, _, description)] = peers.driver.poll()
+    first, second, third = description.split("\n")  # the parts: the message lane prints each as a line
+    assert "\x1b" not in description and "\x07" not in description
+    assert first.startswith(f"message {mid} [") and first.split("]: ", 1)[1].startswith(
+        "(1/3) line one line two\\x1b[31m red\\x07xxx")
+    assert len(first.split("]: ", 1)[1]) == len("(1/3) ") + 260
+    assert second.startswith(f"message {mid} (2/3) xxx") and len(second) == len(f"message {mid} (2/3) ") + 260
+    shown = len("line one line two\\x1b[31m red\\x07") + 500  # the escapes take 4 characters each
+    assert third == f"message {mid} (3/3) " + "x" * (shown - 520)
+
+
+def test_a_text_past_three_parts_is_cut_with_how_to_read_it_whole(peers) -> None:
+    words = " ".join(f"word{n:03d}" for n in range(150))  # 1,199 characters, spaces to break at
+    mid = peers.send("a", words, to=peers.project)
+    [(_, _, description)] = peers.driver.poll()
+    lines = description.split("\n")
+    assert [line.split(") ", 1)[0].rsplit("(", 1)[1] for line in lines] == ["1/3", "2/3", "3/3"]
+    assert lines[2].endswith(f"… (cut: attend peers inbox --id {mid} reads it whole)")
+    # Each part breaks at a space, so no word is split across two lines.
+    parts = [line.split(") ", 1)[1] for line in lines]
+    assert all(part.split(" ")[-1].startswith("word") and len(part.split(" ")[-1]) == 7 for part in parts[:2])
+    assert all(len(part) <= 260 for part in parts[:2])
+    # A text of at most 260 characters is one line, unmarked.
+    short = peers.send("a", "y" * 260, to=peers.project)
+    [(_, _, one)] = peers.driver.poll()
+    assert one.endswith(": " + "y" * 260) and "\n" not in one and short in one
+
+
+def test_the_header_names_who_sent_it_and_for_whom_and_an_older_file_without_them_still_reads(peers) -> None:
+    message = Message(peers.mailbox.new_id(), "a", "session", "/elsewhere", str(peers.project.resolve()), None,
+                      None, "for ada", time.time(), "a", "ada")
+    peers.mailbox.post(message)
     [(_, _, line)] = peers.driver.poll()
-    text = line.split(": ", 1)[1]
-    assert "\n" not in line and "\x1b" not in line and "\x07" not in line
-    assert text.startswith("line one line two\\x1b[31m red\\x07xxx") and text.endswith("…")
-    assert len(text) == 160 and mid in line
+    assert line == f"message {message.id} [from_kind=session from_id=a on_behalf_of=ada to={peers.project.resolve()}]: for ada"
+    [item] = [i for i in peers.driver.results[-1]["messages"] if i["id"] == message.id]
+    assert (item["from_id"], item["on_behalf_of"], item["to"]) == ("a", "ada", str(peers.project.resolve()))
+    # A file as attend wrote it before from_id and on_behalf_of: from_id is its `from`, nobody named.
+    tray = peers.mailbox.root / tray_name(peers.project)
+    old = {"id": "9999999999998-abcdef", "from": "s-old", "from_kind": "session", "project": "/x",
+           "to": str(peers.project), "channel": None, "re": None, "text": "from an older attend", "ts": time.time()}
+    (tray / "9999999999998-abcdef.json").write_text(json.dumps(old))
+    [(_, _, line)] = peers.driver.poll()
+    assert line == f"message 9999999999998-abcdef [from_kind=session from_id=s-old to={peers.project}]: from an older attend"
 
 
 def test_more_than_eight_new_messages_in_one_poll_are_one_digest_line(peers) -> None:
@@ -153,7 +193,7 @@ def test_a_hand_written_message_file_cannot_put_control_characters_or_surrogates
     assert "\x1b" not in line and "\x07" not in line and "\n" not in line
     assert "\ud800" not in line and "\ufffd" in line
     line.encode("utf-8")  # printable as UTF-8: a lone surrogate would raise here
-    assert line.startswith("message 9999999999999-abcdef from evil\\x1b]0;pwned\\x07 session to this project: ")
+    assert line.startswith("message 9999999999999-abcdef [from_kind=session from_id=evil\\x1b]0;pwned\\x07 session to=")
 
 
 def test_two_open_messages_in_one_poll_are_each_medium_not_summed_to_high(peers, home) -> None:
@@ -163,5 +203,5 @@ def test_two_open_messages_in_one_poll_are_each_medium_not_summed_to_high(peers,
     assert done.returncode == 0, done.stderr
     # two sends in the same millisecond order by their random suffix: the lines, not their order, matter
     assert sorted(line for line in done.stdout.splitlines() if line.startswith("[attend")) == sorted([
-        f"[attend sensor=messages priority=medium] message {first} from a on the open channel: lunch?",
-        f"[attend sensor=messages priority=medium] message {second} from c on the open channel: coffee?"])
+        f"[attend sensor=messages priority=medium] message {first} [from_kind=session from_id=a to=open]: lunch?",
+        f"[attend sensor=messages priority=medium] message {second} [from_kind=session from_id=c to=open]: coffee?"])

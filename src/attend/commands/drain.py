@@ -30,7 +30,8 @@ Decisions implemented here:
 - Read, printed and recorded holding the store's write lock (`Store.exclusive`): two conduits of one
   session (a prompt hook, the doorbell) never hand over the same line.
 - What a hook hands over is written as facts, never as orders, and stays under `CONTEXT_LIMIT`
-  characters (Claude Code cuts hook output past 10,000).
+  characters (Claude Code cuts hook output past 10,000). A Stop hook (and the doorbell) lists at most
+  `STOP_LINES` (10) lines, a message's parts being one, then `(+N more; attend peers inbox shows them)`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ __all__ = ["hook_input", "main"]
 HOOK_INPUT_LIMIT = 1 << 20
 #: The most characters a hook's context holds (Claude Code cuts hook output past 10,000).
 CONTEXT_LIMIT = 9000
+#: What shows the messages a Stop hook's answer counts but does not list.
+INBOX = "attend peers inbox"
 #: The hook events answered with this session's lines while its Monitor is not live.
 PROMPT_EVENTS = ("UserPromptSubmit", "PostToolUse")
 
@@ -100,19 +103,28 @@ def _arrived(count: int, noun: str = "message") -> str:
     return f"{count} {noun}{'s' if count != 1 else ''} arrived"
 
 
-def capped(head: str, lines: list[str], limit: int = CONTEXT_LIMIT, *, more: int = 0) -> str:
-    """`head` and as many of `lines` as fit in `limit` characters, then one line saying how many did not
-    (`more`: lines not even read, counted with them)."""
+#: The most lines (messages, notifications) a Stop hook's answer lists; the rest are counted (`(+N more)`).
+STOP_LINES = 10
+
+
+def capped(head: str, lines: list[str], limit: int = CONTEXT_LIMIT, *, more: int = 0, most: int | None = None,
+           where: str = "attend sensors history") -> str:
+    """`head` and as many of `lines` as fit in `limit` characters (and at most `most` of them), then one line
+    saying how many did not, `(+N more; WHERE shows them)` (`more`: lines not even read, counted with them).
+    A line may hold several (a long message's parts): it is listed whole or counted."""
+    if most is not None and len(lines) > most:
+        more += len(lines) - most
+        lines = lines[:most]
     out, size = [head], len(head)
     for n, line in enumerate(lines):
-        tail = f"... and {len(lines) - n + more} more; attend sensors history shows them"
+        tail = f"(+{len(lines) - n + more} more; {where} shows them)"
         if size + len(line) + 1 + len(tail) + 1 > limit:
             out.append(tail)
             return "\n".join(out)
         out.append(line)
         size += len(line) + 1
     if more:
-        out.append(f"... and {more} more; attend sensors history shows them")
+        out.append(f"(+{more} more; {where} shows them)")
     return "\n".join(out)
 
 
@@ -184,12 +196,12 @@ def _stop(args: Any, store: Any, session: str | None) -> int:
             entries, seen = for_session(entries, session, already)
             lines, summaries, cold = _cold_start(store, session, args.project_dir, already | set(seen))
             seen += cold
-        lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
+        lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta, lane=e.lane)
                   for e in entries]
         if lines:
             if args.format == "hook":
                 head = f"attend: {_arrived(len(lines) - summaries)} while you worked:"
-                _answer({"decision": "block", "reason": capped(head, lines)})
+                _answer({"decision": "block", "reason": capped(head, lines, most=STOP_LINES, where=INBOX)})
             else:
                 print("\n".join(lines))
             sys.stdout.flush()
@@ -206,12 +218,11 @@ def _cold_start(store: Any, session: str, project_dir: str, seen: set[str]) -> t
     of them stand for messages passed over, and the items to record as seen (with `COLD_START`)."""
     if store.cold_start_done(session):
         return [], 0, []
-    from attend.runtime.delivery import format_line
     from attend.runtime.sessions.cold_start import cold_start, message_sensors
     from attend.runtime.store.sessions import COLD_START
 
     handed = cold_start(message_sensors(project_dir, os.environ), project_dir, session, seen=seen, now=time.time())
-    lines = [format_line(line.sensor, line.priority, line.description) for line in handed.lines]
+    lines = [line.text() for line in handed.lines]
     return lines, sum(line.summary for line in handed.lines), [*handed.seen, COLD_START]
 
 
@@ -226,7 +237,8 @@ def _hooks_carry(store: Any, session: str, project_dir: str) -> bool:
     return chosen == "hooks" or not monitor_live(store, session)
 
 
-def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, cold: bool, head: str) -> str:
+def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, cold: bool, head: str,
+                 most: int | None = None) -> str:
     """What a hook hands `session` as one text (the cold start's lines first, when `cold` and it is not done
     yet), or "" for nothing; the cold start's items join the handover's, to be recorded with it."""
     from attend.runtime.delivery import format_line
@@ -236,13 +248,14 @@ def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, c
     if cold:
         lines, summaries, items = _cold_start(store, session, project_dir, store.seen_items(session) | set(handover.items))
         handover.items += items
-    lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta)
+    lines += [format_line(e.sensor, e.priority, e.description, test=e.test, key=e.key, meta=e.meta, lane=e.lane)
               for e in handover.entries]
     if not lines:
         return ""
     only_messages = all(e.lane == "message" for e in handover.entries)
     arrived = _arrived(len(lines) - summaries + handover.more, "message" if only_messages else "notification")
-    return capped(head.format(arrived=arrived), lines, more=handover.more)
+    return capped(head.format(arrived=arrived), lines, more=handover.more, most=most,
+                  where=INBOX if only_messages else "attend sensors history")
 
 
 def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None,
@@ -265,7 +278,8 @@ def _hand_over(store: Any, session: str, event: str, project_dir: str, handover:
     with store.exclusive():
         handover = hook_handover(store, session, project_dir=project_dir)
         text = _handed_text(store, session, project_dir, handover, cold=stop,
-                            head="attend: {arrived} while you worked:" if stop else "attend: {arrived}:")
+                            head="attend: {arrived} while you worked:" if stop else "attend: {arrived}:",
+                            most=STOP_LINES if stop else None)
         if text and note is not None:
             text = f"{note[0]}\n{text}"
             handover.items.append(note[1])
@@ -365,7 +379,7 @@ def _ring(args: Any, session: str, foreground: bool, hook: dict[str, Any]) -> in
                     from attend.runtime.sessions.handover import stream_note
 
                     text = _handed_text(store, session, args.project_dir, handover, cold=False,
-                                        head="attend: {arrived}:")
+                                        head="attend: {arrived}:", most=STOP_LINES)
                     note = stream_note(store, session, args.project_dir) if text else None
                     if note is not None:  # said with the lines it rings for, recorded with them
                         text = f"{note[0]}\n{text}"
@@ -397,7 +411,8 @@ def _ring_cold_start(store: Any, session: str, project_dir: str, rang: list[str]
     with store.exclusive():
         lines, summaries, items = _cold_start(store, session, project_dir, store.seen_items(session))
         if lines:
-            sys.stderr.write(capped(f"attend: {_arrived(len(lines) - summaries)}:", lines) + "\n")
+            sys.stderr.write(capped(f"attend: {_arrived(len(lines) - summaries)}:", lines, most=STOP_LINES,
+                                    where=INBOX) + "\n")
             sys.stderr.flush()
             rang.append("\n".join(lines))
         store.record_cold_start(session, items)

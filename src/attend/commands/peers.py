@@ -95,6 +95,27 @@ def _target(mailbox: Mailbox, to: str, live: list[Any]) -> tuple[str, bool]:
 
 
 
+#: The most characters of `--on-behalf-of`.
+BEHALF_CHARS = 128
+
+
+def _on_behalf_of(args: Any) -> str | None:
+    """Whom a message is sent for: `--on-behalf-of`, else the user this process runs as (its login name,
+    from the user database: `$USER` can say anything), else nobody named."""
+    given = getattr(args, "on_behalf_of", None)
+    if given is not None:
+        if not given.strip() or len(given) > BEHALF_CHARS or any(c in given for c in "\0\n\r"):
+            raise PeerError(f"--on-behalf-of must be one line of 1 to {BEHALF_CHARS} characters")
+        _require_utf8(given)
+        return given.strip()
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (KeyError, OSError):
+        return None
+
+
 def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str | None = None,
          channel: str | None = None) -> int:
     """Post one message where it can be read; print its id."""
@@ -136,10 +157,11 @@ def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str 
         if offline is None and not live:
             raise PeerError("no other session is live to read the open channel")
         target = None
+    behalf = _on_behalf_of(args)
     mailbox.sweep()
     for attempt in range(ID_ATTEMPTS):
         message = Message(mailbox.new_id(), me, kind, mailbox.project_key(args.project_dir), target,
-                          channel, re_, text, mailbox.clock())
+                          channel, re_, text, mailbox.clock(), me, behalf)
         try:
             mailbox.post(message)
             break
@@ -164,11 +186,19 @@ def _received(mailbox: Mailbox, project: str) -> None:
 
 
 def reply(args: Any) -> int:
-    """Answer the last message this session received, where it came from."""
+    """Answer message ID (one this session received), or the last message it received, where it came from."""
+    wanted = getattr(args, "id", None)
+    if wanted is not None and not MESSAGE_ID_RE.fullmatch(wanted):
+        raise Refusal(f"{printable(wanted)} is not a message id (like 1764565200000-3f9a1c; attend peers inbox "
+                      "shows them)", EXIT_USAGE)
     mailbox = open_mailbox()
     me, _ = _me(args)
     _received(mailbox, args.project_dir)
     received = [m for m in mailbox.visible_to(me, args.project_dir) if m.sender != me]
+    if wanted is not None:
+        received = [m for m in received if m.id == wanted]
+        if not received:
+            raise PeerError(f"no message {wanted} among those this session received; attend peers inbox lists them")
     if not received:
         raise PeerError("no message to reply to: this session has received none")
     last = received[-1]

@@ -401,7 +401,7 @@ def sensors_fire(args: Any) -> int:
                 for v in verdicts if v for o in v.get("outcomes", ()) if o.get("outcome") == "held"]
         observations = observations_from(fires, PollOutcome(result=result, meta=_test_meta(compiled)), time.time())
         prios = priorities([o.magnitude for o in observations])
-        lines = [format_line(name, p, o.description, test=True, key=o.key, meta=o.meta)
+        lines = [format_line(name, p, o.description, test=True, key=o.key, meta=o.meta, lane=compiled.lane)
                  for o, p in zip(observations, prios, strict=True)]
         if observations and not args.dry_run:
             store.journal_test(name, observations, lane=compiled.lane, priority=prios)

@@ -17,8 +17,9 @@ Layout (every name below is made here, never taken from a message or a user's pa
   session id neither rewrites nor removes it while that process runs, and a hook (no `pid`) never
   rewrites one whose `attend run` runs (`.heartbeat.lock` makes each check-and-write one step).
 
-Decisions implemented here: one JSON file per message `{id, from, from_kind, project, to, channel, re,
-text, ts}`, written to a hidden temporary file and renamed into place, so a reader never sees half a
+Decisions implemented here: one JSON file per message `{id, from, from_kind, from_id, on_behalf_of, project,
+to, channel, re, text, ts}` (`from_id` and `on_behalf_of` came later: a file without them reads as `from_id`
+= `from`, on behalf of nobody named), written to a hidden temporary file and renamed into place, so a reader never sees half a
 message; readers never delete; the only removal is `sweep()`, of trays whose project is gone. A message
 file that does not parse is skipped and reported (`Mailbox.corrupt`), never fatal.
 """
@@ -198,11 +199,21 @@ class Message:
     re: str | None
     text: str
     ts: float
+    #: Who sent it (upstream ADR-401): the sending session's id, as `from` (which older files hold alone).
+    from_id: str | None = None
+    #: Whom the sender acts for (ADR-401): the user running the sending process, or what `--on-behalf-of` said.
+    on_behalf_of: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The message as its file holds it."""
-        return {"id": self.id, "from": self.sender, "from_kind": self.from_kind, "project": self.project,
-                "to": self.to, "channel": self.channel, "re": self.re, "text": self.text, "ts": self.ts}
+        """The message as its file holds it (`from` kept beside `from_id`, so an older attend reads it)."""
+        return {"id": self.id, "from": self.sender, "from_kind": self.from_kind, "from_id": self.sender_id,
+                "on_behalf_of": self.on_behalf_of, "project": self.project, "to": self.to, "channel": self.channel,
+                "re": self.re, "text": self.text, "ts": self.ts}
+
+    @property
+    def sender_id(self) -> str:
+        """`from_id`, or for a file written before it existed, `from`."""
+        return self.from_id if self.from_id is not None else self.sender
 
     @classmethod
     def from_json(cls, data: Any) -> Message:
@@ -213,7 +224,8 @@ class Message:
             message = cls(str(data["id"]), str(data["from"]), str(data.get("from_kind", "session")),
                           str(data.get("project", "")), _text_or_none(data.get("to")),
                           _text_or_none(data.get("channel")), _text_or_none(data.get("re")),
-                          str(data["text"]), _time(data["ts"], "ts"))
+                          str(data["text"]), _time(data["ts"], "ts"), _text_or_none(data.get("from_id")),
+                          _text_or_none(data.get("on_behalf_of")))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"missing or bad field: {exc}") from None
         return message

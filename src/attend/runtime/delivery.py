@@ -8,7 +8,9 @@ each one is. Nine 0.5 lines that together reach a sensor's threshold are nine `l
 The same on the message lane (each peer message is its own notification) and for the presence sensor's
 lines. High and medium go to stdout (the Monitor stream), one line
 per event, `[attend sensor=<name> priority=<p>] <description>`, flushed per line; low ones go to stderr.
-Newlines inside a description are folded to spaces so that one event is always one line. A test fire
+Newlines inside a description are folded to spaces so that one event is always one line, but on the message
+lane, where each line of a description is printed as a line of its own (at most `MESSAGE_LINES`, each with
+the prefix): a long peer message's parts (sensors/messages.py). A test fire
 reads `[attend sensor=<name> priority=<p>] [test] <description>`. An event from an MCP sensor names
 the server and the item's key: `<description> (server=<s>, key=<k>)`.
 
@@ -36,8 +38,9 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 __all__ = [
-    "HIGH_AT", "MEDIUM_AT", "PROGRESS_META", "SESSION_META", "collapse_identical", "for_other_session", "format_line",
-    "highest", "is_stdout_priority", "joined", "newest_per_key", "priorities", "priority", "write_entries",
+    "HIGH_AT", "MEDIUM_AT", "MESSAGE_LINES", "PROGRESS_META", "REPLY_HINT_META", "SESSION_META", "collapse_identical",
+    "for_other_session", "format_line", "highest", "is_stdout_priority", "joined", "newest_per_key", "priorities",
+    "priority", "reply_hint", "write_entries",
 ]
 
 
@@ -165,6 +168,18 @@ def is_stdout_priority(prio: str) -> bool:
     return prio in ("high", "medium")
 
 
+#: The most lines one message-lane notification takes: a long peer message's parts (sensors/messages.py).
+MESSAGE_LINES = 3
+#: The meta field marking the first message a session is shown from a sender (runtime/sessions/seen.py): its
+#: line says how to answer it.
+REPLY_HINT_META = "reply_hint"
+
+
+def reply_hint(key: str) -> str:
+    """What the first message a session gets from a sender says about answering it, as a fact."""
+    return f'(attend peers reply {key} "..." answers it)'
+
+
 def format_line(
     sensor: str,
     prio: str,
@@ -173,15 +188,23 @@ def format_line(
     test: bool = False,
     key: str | None = None,
     meta: Mapping[str, Any] | None = None,
+    lane: str = "event",
 ) -> str:
-    """One notification as one line (without the trailing newline)."""
+    """One notification as printed (without the trailing newline): one line, or on the message lane one line per
+    line of its description, at most `MESSAGE_LINES` (the rest folded into the last), each with the prefix."""
     text = description
     server = (meta or {}).get("server")
     if server:
         text = f"{text} (server={server}, key={key})" if key is not None else f"{text} (server={server})"
-    text = printable(fold_lines(text).strip())
+    if key is not None and (meta or {}).get(REPLY_HINT_META):
+        text = f"{text} {reply_hint(key)}"
     marker = "[test] " if test else ""
-    return f"[attend sensor={sensor} priority={prio}] {marker}{text}"
+    prefix = f"[attend sensor={sensor} priority={prio}] {marker}"
+    if lane != "message":
+        return prefix + printable(fold_lines(text).strip())
+    lines = [line for line in text.splitlines() if line.strip()] or [""]
+    lines = [*lines[: MESSAGE_LINES - 1], " ".join(lines[MESSAGE_LINES - 1:])] if len(lines) > MESSAGE_LINES else lines
+    return "\n".join(prefix + printable(fold_lines(line).strip()) for line in lines)
 
 
 def write_entries(entries: Sequence[Any], stdout: TextIO, stderr: TextIO) -> list[int]:
@@ -189,7 +212,8 @@ def write_entries(entries: Sequence[Any], stdout: TextIO, stderr: TextIO) -> lis
     printed = []
     for entry in entries:
         stream = stdout if is_stdout_priority(entry.priority) else stderr
-        line = format_line(entry.sensor, entry.priority, entry.description, test=entry.test, key=entry.key, meta=entry.meta)
+        line = format_line(entry.sensor, entry.priority, entry.description, test=entry.test, key=entry.key,
+                           meta=entry.meta, lane=entry.lane)
         stream.write(line + "\n")
         stream.flush()
         printed.append(entry.id)

@@ -258,7 +258,7 @@ def poll_report(
         # nothing; a real one shows its fires here and journals them as delivered (never replayed).
         record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True, session=session)
     step = record.step
-    lines = [format_line(compiled.name, prio, o.description, key=o.key, meta=o.meta)
+    lines = [format_line(compiled.name, prio, o.description, key=o.key, meta=o.meta, lane=compiled.lane)
              for o, prio in zip(record.observations, record.priorities, strict=True)]
     report = {
         "sensor": compiled.name,

@@ -12,8 +12,11 @@ Decisions implemented here:
   so joining a channel later never re-fires its old messages, and leaving one never reads as removal.
 - `from` is the sending session's id, or `human` for a message sent from a plain terminal
   (`from_kind: human`): that is who composed it, and what the line shows.
-- `text` is one line, control characters escaped, at most `text_limit` characters (`attend peers inbox
-  ID` shows it whole). Only the newest `window` messages are listed (file names are ids, which sort by
+- `text` is one line, control characters escaped, when it is at most `text_limit` (260) characters; a
+  longer one is split into at most `parts` (3) lines marked `(1/3)`, `(2/3)`, `(3/3)`, the rest cut with
+  `attend peers inbox --id ID` to read it whole (`split_text`; the message lane prints each line of a
+  description as a line of its own, runtime/delivery.py). `header` is the bracketed `[from_kind=...
+  from_id=... on_behalf_of=... to=...]` (upstream ADR-401). Only the newest `window` messages are listed (file names are ids, which sort by
   time, so only those files are read): trigger state and the poll stay small with thousands stored,
   and a burst bigger than that is one digest line anyway.
 - Message files never change once published, so a file parsed once is kept by name and only
@@ -25,8 +28,8 @@ Decisions implemented here:
 
 Result::
 
-    {"messages": [{"id", "from", "from_kind", "kind": "addressed|channel|open", "channel", "member",
-                   "re", "text", "ts"}], "count": N}
+    {"messages": [{"id", "from", "from_kind", "from_id", "on_behalf_of", "to", "header",
+                   "kind": "addressed|channel|open", "channel", "member", "re", "text", "ts"}], "count": N}
 """
 
 from __future__ import annotations
@@ -42,30 +45,80 @@ from attend.peers.transport import open_mailbox
 from attend.sensors.base import Focus, SensorConfigError, require, require_seconds, unavailable
 from attend.text import one_line, printable, printable_path
 
-__all__ = ["FIELD_LIMIT", "MessagesSensor", "message_item"]
+__all__ = ["FIELD_LIMIT", "PARTS", "MessagesSensor", "message_item", "split_text"]
 
 #: The most characters of a message's id, sender, channel or `re` on a line (session ids are at most 128).
 FIELD_LIMIT = 128
 
 
-def message_item(message: Message, kind: str, *, member: bool, text_limit: int) -> dict[str, Any]:
-    """One message as the sensor's result lists it; every text field printable on one line.
+#: How many lines a message's text takes at most on the message lane (runtime/delivery.py `MESSAGE_LINES`).
+PARTS = 3
+#: How far back from a part's end a split looks for a space to break at (characters).
+BREAK_WINDOW = 40
+
+
+def split_text(text: str, size: int, parts: int, message_id: str) -> str:
+    """A message's text as the line shows it: one line when it is at most `size` characters; else at most
+    `parts` lines of about `size` characters each, joined by line breaks (the message lane prints each as a
+    line of its own), marked `(1/3)`, `(2/3)`, `(3/3)`, each after the first naming the message again; what
+    does not fit is cut, and the last line says how to read it whole.
+
+    Printable and redacted first (`text.one_line`), so a break never splits an escape or leaves a secret's
+    prefix; a line breaks at a space when one is near its end.
+    """
+    from attend.redact import cut
+
+    whole = printable(text, one_line=True).strip()
+    if len(whole) <= size:
+        return whole
+    chunks: list[str] = []
+    rest = whole
+    while rest and len(chunks) < parts - 1 and len(rest) > size:
+        end = rest.rfind(" ", max(0, size - BREAK_WINDOW), size + 1)
+        end = size if end <= 0 else end
+        chunks.append(rest[:end].rstrip())
+        rest = rest[end:].lstrip()
+    if len(rest) > size:
+        chunks.append(f"{cut(rest, size)} (cut: attend peers inbox --id {message_id} reads it whole)")
+    elif rest:
+        chunks.append(rest)
+    n = len(chunks)
+    marked = [f"({k}/{n}) {chunk}" if k == 1 else f"message {message_id} ({k}/{n}) {chunk}"
+              for k, chunk in enumerate(chunks, 1)]
+    return "\n".join(marked)
+
+
+def message_item(message: Message, kind: str, *, member: bool, text_limit: int, parts: int = PARTS) -> dict[str, Any]:
+    """One message as the sensor's result lists it; every field printable on one line, but `text`, whose lines
+    are the parts of a long message (`split_text`: at most `parts` of `text_limit` characters).
 
     The fields come from a file anyone on the machine can write, so the sender, id, channel and `re`
-    are escaped and bounded like the text (a line must never drive the reader's terminal).
+    are escaped and bounded like the text (a line must never drive the reader's terminal). `header` names who
+    sent it and for whom (upstream ADR-401): `from_kind`, `from_id`, `on_behalf_of` (when the file says), `to`
+    (the project, `@channel` or `open`).
     """
     def field(value: Any) -> Any:
         return None if value is None else one_line(str(value), FIELD_LIMIT)
 
+    to = field(message.to or "this project") if kind == "addressed" else f"@{field(message.channel)}" if kind == "channel" \
+        else "open"
+    header = [f"from_kind={field(message.from_kind)}", f"from_id={field(message.sender_id)}"]
+    if message.on_behalf_of is not None:
+        header.append(f"on_behalf_of={field(message.on_behalf_of)}")
+    header.append(f"to={to}")
     return {
         "id": field(message.id),
         "from": field(message.sender) if message.from_kind != "human" else "human",
         "from_kind": field(message.from_kind),
+        "from_id": field(message.sender_id),
+        "on_behalf_of": field(message.on_behalf_of),
+        "to": to,
+        "header": "[" + " ".join(header) + "]",
         "kind": kind,
         "channel": field(message.channel) if kind == "channel" else None,
         "member": member,
         "re": field(message.re),
-        "text": one_line(message.text, text_limit),
+        "text": split_text(message.text, text_limit, parts, field(message.id)),
         "ts": message.ts,
     }
 
@@ -85,6 +138,9 @@ class MessagesSensor:
         self.window: int = require(config, "window", int)
         self.cold_start_addressed: int = require(config, "cold_start_addressed", int)
         self.cold_start_recent = require_seconds(config, "cold_start_recent")
+        self.parts = config.get("parts", PARTS)  # a file from before `parts` (a copy) splits as shipped
+        if isinstance(self.parts, bool) or not isinstance(self.parts, int) or not 1 <= self.parts <= PARTS:
+            raise SensorConfigError(f"`parts` must be a whole number from 1 to {PARTS}")
         if self.text_limit < 8 or self.window < 1 or self.cold_start_addressed < 0:
             raise SensorConfigError("`text_limit` must be at least 8, `window` at least 1 and "
                                     "`cold_start_addressed` at least 0")
@@ -144,7 +200,8 @@ class MessagesSensor:
             path = f"{folder}/{name}"
             message = parsed[path] = self._message(path)
             if isinstance(message, Message):
-                listed.append(message_item(message, kind, member=member, text_limit=self.text_limit))
+                listed.append(message_item(message, kind, member=member, text_limit=self.text_limit,
+                                           parts=self.parts))
         self._parsed = parsed
         return {"messages": listed, "count": len(listed)}
 

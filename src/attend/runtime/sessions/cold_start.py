@@ -14,7 +14,8 @@ Decisions implemented here:
 - The lines are the messages sensor's own: each enabled crate sensor whose `source` is `messages`
   polls once here and its triggers run as a test fire from no state (every message an `added`), so
   the descriptions, magnitudes (hence priorities) and the `where` of the file and its settings apply.
-  Own messages (`author` is the session) are neither shown nor counted. The sensor's digest rule
+  Own messages (`author` is the session) are neither shown nor counted. The first one shown from each
+  sender says how to answer it, as the conduits' lines do (seen.py). The sensor's digest rule
   applies to what is handed over: more than its `digest.over` messages (8 for the shipped sensor) are
   its one digest line, so a new session gets ten waiting messages as one line, not ten `high` ones.
 - Every message the cold start shows or passes over is recorded as seen by the session, with the
@@ -35,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend.runtime.delivery import priority
+from attend.runtime.delivery import REPLY_HINT_META, priority
+from attend.runtime.sessions.seen import hint_item
 
 __all__ = ["COLD_START_WAIT", "ColdStart", "Line", "cold_start", "message_sensors", "summary_text"]
 
@@ -57,6 +59,13 @@ class Line:
     meta: dict[str, Any] = field(default_factory=dict)
     #: The one line standing for the messages passed over (`summary_text`), not a message itself.
     summary: bool = False
+
+    def text(self) -> str:
+        """The line as printed (`delivery.format_line`, on the message lane: a long message's parts are lines)."""
+        from attend.runtime.delivery import format_line
+
+        return format_line(self.sensor, self.priority, self.description, test=self.test, key=self.key,
+                           meta=self.meta, lane="message")
 
 
 @dataclass(slots=True)
@@ -140,7 +149,14 @@ def cold_start(
             out.lines.append(Line(compiled.name, priority(one.magnitude), one.description,
                                   meta={"authors": one.item["authors"], "keys": one.item["keys"]}))
         else:
-            out.lines.extend(Line(compiled.name, priority(f.magnitude), f.description, str(f.key)) for f in handed)
+            for f in handed:  # the first message from each sender says how to answer it (seen.py)
+                hint = hint_item("message", str(f.key), f.author)
+                told = hint is not None and hint not in seen
+                if hint is not None and told:
+                    seen.add(hint)
+                    out.seen.append(hint)
+                out.lines.append(Line(compiled.name, priority(f.magnitude), f.description, str(f.key),
+                                      meta={REPLY_HINT_META: True} if told else {}))
     if passed:
         lightest = min(m for m, _ in passed)
         out.lines.append(Line(passed[0][1].sensor, priority(lightest), summary_text(len(passed)), summary=True))

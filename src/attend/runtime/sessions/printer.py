@@ -32,7 +32,7 @@ from typing import Any, TextIO
 import trio
 
 from attend.peers.identity import PRESENCE_SENSOR, Session
-from attend.runtime.delivery import format_line, is_stdout_priority, joined, write_entries
+from attend.runtime.delivery import is_stdout_priority, joined, write_entries
 from attend.runtime.faults import crash_point
 from attend.runtime.sessions.cold_start import (
     COLD_START_WAIT,
@@ -231,7 +231,7 @@ class SessionPrinter:
         try:
             for line in handed.lines:
                 stream = self.stdout if is_stdout_priority(line.priority) else self.stderr
-                stream.write(format_line(line.sensor, line.priority, line.description) + "\n")
+                stream.write(line.text() + "\n")
                 stream.flush()
         except (BrokenPipeError, ValueError) as exc:
             raise StreamClosed(str(exc)) from None

@@ -13,6 +13,11 @@ runtime/sessions/printer.py, and its Stop-hook drain, commands/drain.py) and by 
   message) is left out; a digest whose items were all seen is left out. The items shown are recorded
   in the same transaction as the position (`session_seen`, store/sessions.py).
 - Test lines (`sensors fire`) are never filtered: a test belongs to the session that ran it.
+- The first peer message (a message-lane row keyed by a message id, with an author) a session is shown from
+  a sender says how to answer it (`delivery.REPLY_HINT_META`: `attend peers reply ID "..." answers it`), as a
+  fact; that it was said is the seen item `:reply-hint:<author>`, recorded with the message, so each sender's
+  hint is said once per session whichever conduit showed it. A digest line carries none (the next single
+  message from that sender does).
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["authors_of", "for_session", "items_of"]
+__all__ = ["REPLY_HINT", "authors_of", "for_session", "hint_item", "items_of"]
+
+#: The seen item prefix recording that a session was told how to answer a sender (`:reply-hint:<author>`).
+REPLY_HINT = ":reply-hint:"
 
 
 def authors_of(entry: Any) -> list[str]:
@@ -41,11 +49,24 @@ def items_of(entry: Any) -> list[str]:
         return []
     meta = entry.meta or {}
     if isinstance(meta.get("author"), str):
-        return [f"{entry.sensor}/{entry.key}"] if entry.key is not None else []
+        from attend.runtime.delivery import REPLY_HINT_META
+
+        hinted = [REPLY_HINT + meta["author"]] if meta.get(REPLY_HINT_META) else []
+        return [f"{entry.sensor}/{entry.key}", *hinted] if entry.key is not None else []
     keys = meta.get("keys")
     if isinstance(meta.get("authors"), list) and isinstance(keys, list):
         return [f"{entry.sensor}/{k}" for k in keys]
     return []
+
+
+def hint_item(lane: str, key: str | None, author: str | None, test: bool = False) -> str | None:
+    """The seen item of the reply hint a peer message's line would carry (`REPLY_HINT` and its author), or None
+    for a line that is not a peer message (another lane, a test, no author, a key that is no message id)."""
+    if lane != "message" or test or not isinstance(author, str) or key is None:
+        return None
+    from attend.peers.mailbox import MESSAGE_ID_RE
+
+    return REPLY_HINT + author if MESSAGE_ID_RE.fullmatch(key) else None
 
 
 def for_session(entries: Sequence[Any], session: str | None, seen: Iterable[str]) -> tuple[list[Any], list[str]]:
@@ -69,8 +90,15 @@ def for_session(entries: Sequence[Any], session: str | None, seen: Iterable[str]
         own = bool(authors) and all(a == session for a in authors)
         if own or (names and all(n in seen for n in names)):
             continue
-        shown.append(entry)
         fresh = [n for n in names if n not in seen]
+        hint = hint_item(entry.lane, entry.key, (entry.meta or {}).get("author"))
+        if hint is not None and hint not in seen:
+            from attend.records import replace
+            from attend.runtime.delivery import REPLY_HINT_META
+
+            entry = replace(entry, meta={**(entry.meta or {}), REPLY_HINT_META: True})
+            fresh.append(hint)
+        shown.append(entry)
         seen.update(fresh)
         items.extend(fresh)
     return shown, items
