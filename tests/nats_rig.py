@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from waiting import PATIENCE
@@ -74,29 +75,7 @@ class NatsServer:
 
     def wait_for_jetstream(self) -> None:
         """Until JetStream answers (a restarted server recovers its streams after it says it is ready)."""
-        import asyncio
-        import time
-
-        import nats
-
-        async def answers() -> bool:
-            try:
-                nc = await nats.connect(self.url, connect_timeout=1, max_reconnect_attempts=1)
-            except Exception:  # noqa: BLE001
-                return False
-            try:
-                await nc.jetstream(timeout=1).account_info()
-                return True
-            except Exception:  # noqa: BLE001 - not yet
-                return False
-            finally:
-                await nc.close()
-
-        deadline = time.monotonic() + PATIENCE
-        while not asyncio.run(answers()):
-            if time.monotonic() > deadline:
-                raise RuntimeError("nats-server's JetStream did not answer:\n" + "\n".join(self.log[-20:]))
-            time.sleep(0.1)
+        wait_for_jetstream(self.url, failure=lambda: "nats-server's JetStream did not answer:\n" + "\n".join(self.log[-20:]))
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Stop it (SIGTERM: a clean shutdown, its store flushed) and wait for the exit."""
@@ -108,6 +87,34 @@ class NatsServer:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+def wait_for_jetstream(servers: str | list[str], *, failure: Callable[[], str]) -> None:
+    """Until JetStream answers on `servers` (a started or restarted server, or a cluster's elected leader):
+    the explicit signal the rig waits on; RuntimeError(failure()) after PATIENCE."""
+    import asyncio
+    import time
+
+    import nats
+
+    async def answers() -> bool:
+        try:
+            nc = await nats.connect(servers, connect_timeout=1, max_reconnect_attempts=1)
+        except Exception:  # noqa: BLE001
+            return False
+        try:
+            await nc.jetstream(timeout=1).account_info()
+            return True
+        except Exception:  # noqa: BLE001 - not yet
+            return False
+        finally:
+            await nc.close()
+
+    deadline = time.monotonic() + PATIENCE
+    while not asyncio.run(answers()):
+        if time.monotonic() > deadline:
+            raise RuntimeError(failure())
+        time.sleep(0.1)
 
 
 def machine_config(url: str | list[str], *, extra: str = "", fast: bool = True) -> str:
@@ -149,29 +156,7 @@ class NatsCluster:
 
     def wait_for_jetstream(self) -> None:
         """Until the cluster answers JetStream requests (its metadata leader elected): the explicit signal."""
-        import asyncio
-        import time
-
-        import nats
-
-        async def answers() -> bool:
-            try:
-                nc = await nats.connect(self.urls, connect_timeout=1, max_reconnect_attempts=1)
-            except Exception:  # noqa: BLE001
-                return False
-            try:
-                await nc.jetstream(timeout=1).account_info()
-                return True
-            except Exception:  # noqa: BLE001 - no leader yet
-                return False
-            finally:
-                await nc.close()
-
-        deadline = time.monotonic() + PATIENCE
-        while not asyncio.run(answers()):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the cluster's JetStream did not come up")
-            time.sleep(0.2)
+        wait_for_jetstream(self.urls, failure=lambda: "the cluster's JetStream did not come up")
 
     def stop(self) -> None:
         for node in self.nodes:
