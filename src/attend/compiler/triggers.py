@@ -4,10 +4,10 @@
 `sensors fire` and `attend test` share: it selects the items, applies `where`, compares with the state
 the previous poll returned and decides what fires (`added`, `removed`, `changed`, `enters`, `leaves`).
 It never mutates its inputs, and a poll that failed simply never calls it, so failure leaves state
-untouched. The noise controls (`for:`, `clear_where`, flap detection) live in `compiler.noise`, one
+untouched. The noise controls (`for:`, `clear_where`, flap detection) live in `compiler.trigger_controls`, one
 module each; this module calls them.
 
-State (JSON, versioned; `compiler.noise.state` has the format, the migration of version 1, and the
+State (JSON, versioned; `compiler.trigger_controls.state` has the format, the migration of version 1, and the
 check that turns an unreadable stored state into a re-baseline with a warning): each item's value
 because `changed`, `removed` and `{previous}` need it, the keys for which `where` held because
 `enters`/`leaves` compare those sets, the transitions pending `for:`, and recent fire times for flap
@@ -34,11 +34,11 @@ from attend.bounds import STREAM_KEPT_BYTES
 from attend.compiler import ops
 from attend.compiler.conditions import compile_condition, compile_where
 from attend.compiler.jsonpath import compile_path_ir, is_singular
-from attend.compiler.noise import flap as flapping
-from attend.compiler.noise import hold as holding
-from attend.compiler.noise import hysteresis, resolve_flap
-from attend.compiler.noise.state import STATE_VERSION, read_state
 from attend.compiler.templates import compile_template
+from attend.compiler.trigger_controls import flap as flapping
+from attend.compiler.trigger_controls import hold as holding
+from attend.compiler.trigger_controls import hysteresis, resolve_flap
+from attend.compiler.trigger_controls.state import STATE_VERSION, read_state
 from attend.spec.yamltext import yaml_text
 from attend.text import changes_text
 
@@ -64,7 +64,7 @@ class Fire:
     note: str | None = None
     #: The item's previous value (`ops.MISSING` when it had none): what a `changed` fire leaves.
     previous: Any = field(default=ops.MISSING, hash=False, compare=False, repr=False)
-    #: A move to a value the key has not had within the flap window (`compiler.noise.flap`): news, which
+    #: A move to a value the key has not had within the flap window (`compiler.trigger_controls.flap`): news, which
     #: the relative refractory does not hold back (runtime/engagement.py).
     progress: bool = field(default=False, compare=False)
 
@@ -517,7 +517,7 @@ class CompiledTrigger:
         return fires, list(pending)
 
     def _flap_token(self, fire: Fire) -> tuple[str, str | None]:
-        """What flap detection compares (`compiler.noise.flap`): for `changed`, the digests of the value a
+        """What flap detection compares (`compiler.trigger_controls.flap`): for `changed`, the digests of the value a
         fire moves to and of the one it leaves; for the other transitions, the state the key moves into."""
         if self.ir.on != "changed":
             return self.ir.on, None

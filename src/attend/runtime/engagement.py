@@ -140,7 +140,7 @@ def readiness(
         params: the engagement parameters.
         lane: `message` skips threshold and refractory.
         progress: the accumulator holds a progressing key's line (a move to a value the key has not
-            had within its flap window: `compiler.noise.flap`): the absolute refractory holds it, the
+            had within its flap window: `compiler.trigger_controls.flap`): the absolute refractory holds it, the
             relative refractory does not raise the threshold, so the newest value of a key that keeps
             moving reaches the session within the absolute refractory and one poll.
     """

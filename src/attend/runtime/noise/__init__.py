@@ -1,6 +1,6 @@
 """The runtime side of the noise controls (DESIGN.md, Noise controls and traces): shelving and the
 poll history. The per-trigger controls (`for:`, `clear_where`, flap detection) live in trigger state
-(`compiler.noise`); these two need the store.
+(`compiler.trigger_controls`); these two need the store.
 
 - `shelving.py`: what a shelf is, whether one covers a fire, and how fires of a shelved sensor or
   trigger are held (the sensor keeps polling and keeping state).

@@ -29,8 +29,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from attend.compiler.noise.state import stored_count, stored_time
 from attend.compiler.ops import key_text
+from attend.compiler.trigger_controls.state import stored_count, stored_time
 
 __all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text", "value_digest"]
 
@@ -138,7 +138,7 @@ def _recent(seen: Any, horizon: float) -> dict[str, float]:
 
 def _check(entry: Any) -> None:
     """Raise ValueError (or TypeError) when a stored entry is not one this module wrote: its times finite
-    numbers, its count whole (`noise.state.stored_time`), so nothing unreadable is compared or kept."""
+    numbers, its count whole (`trigger_controls.state.stored_time`), so nothing unreadable is compared or kept."""
     for t in entry.get("t", ()):
         stored_time(t)
     seen = entry.get("seen", {})

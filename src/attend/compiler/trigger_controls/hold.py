@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attend.compiler import ops
-from attend.compiler.noise.state import stored_time
+from attend.compiler.trigger_controls.state import stored_time
 
 __all__ = ["Transition", "due", "settle"]
 
