@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from attend.runtime.store import SCHEMA_VERSION, Observation, Store
-from attend.runtime.store.noise import QUEUED
+from attend.runtime.store.poll_history import QUEUED
 
 
 @pytest.fixture

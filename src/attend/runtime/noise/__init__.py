@@ -10,6 +10,7 @@ poll history. The per-trigger controls (`for:`, `clear_where`, flap detection) l
   sensors tab read: a sensor's shelves, flapping keys and last poll verdicts.
 - `commands.py`: `attend sensors shelve|unshelve|history`.
 
-Storage is `runtime/store/noise.py` (the `shelves` and `poll_history` tables, the `Shelf` row and the
-discloser's rewrite of a stored trace, `settle_outcomes`).
+Storage is `runtime/store/shelves.py` (the `shelves` table and the `Shelf` row) and
+`runtime/store/poll_history.py` (the `poll_history` table and the discloser's rewrite of a stored
+trace, `settle_outcomes`).
 """

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from attend.runtime.store.noise import QUEUED, settle_outcomes
+from attend.runtime.store.poll_history import QUEUED, settle_outcomes
 
 __all__ = ["HOLD_REASONS", "QUEUED", "held_text", "poll_trace", "render_history", "settle_outcomes"]
 
 # The outcome word of a fire before the discloser has decided, and the discloser's rewrite of a stored
-# trace, belong to the store (`runtime/store/noise.py`), which applies them; here for this module's readers.
+# trace, belong to the store (`runtime/store/poll_history.py`), which applies them; here for this module's readers.
 
 #: Every reason a transition can be held for, and what it means (for `attend sensors history`).
 HOLD_REASONS: dict[str, str] = {

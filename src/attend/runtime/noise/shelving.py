@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
-from attend.runtime.store.noise import Shelf  # the row type of the store's `shelves` table
+from attend.runtime.store.shelves import Shelf  # the row type of the store's `shelves` table
 
 __all__ = ["Shelf", "ShelfRefused", "covering", "resolve_target", "shelve_target", "split_shelved", "unshelve_target"]
 

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from attend.records import record
 from attend.runtime.store.connection import StoreConnection
 from attend.runtime.store.journal import entry_from_row
-from attend.runtime.store.noise import shelf_from_row, trace_from_row
 from attend.runtime.store.pending import observation_from_row
+from attend.runtime.store.poll_history import trace_from_row
 from attend.runtime.store.rows import BadRow, json_column
 from attend.runtime.store.sensor_status import status_from_row
 from attend.runtime.store.sessions import session_from_row
+from attend.runtime.store.shelves import shelf_from_row
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from attend.records import record
-from attend.runtime.store.noise import settle_outcomes
 from attend.runtime.store.pending import _UNCHANGED, Observation, PendingRows
+from attend.runtime.store.poll_history import settle_outcomes
 from attend.runtime.store.rows import decoded, integer, json_column, number, text
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)

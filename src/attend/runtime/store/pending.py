@@ -12,10 +12,11 @@ import sqlite3
 from collections.abc import Sequence
 
 from attend.records import field, record
-from attend.runtime.store.noise import NoiseRows
+from attend.runtime.store.poll_history import PollHistoryRows
 from attend.runtime.store.rows import decoded, json_column, number, text
 from attend.runtime.store.sensor_memory import CrateStateRows
 from attend.runtime.store.sensor_status import SensorStatusRows
+from attend.runtime.store.shelves import ShelfRows
 from attend.runtime.store.trigger_states import TriggerStateRows
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
@@ -41,7 +42,7 @@ class Observation:
     time: float = 0.0
 
 
-class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, NoiseRows):
+class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, ShelfRows, PollHistoryRows):
     """The `pending` table of one scope, and the one transaction a poll commits."""
 
     def commit_poll(

@@ -1,8 +1,8 @@
 """The store's tables and their migrations (`PRAGMA user_version`).
 
 Version 11 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
-scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/noise.py), version 4
-the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the authored items each
+scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/shelves.py and
+poll_history.py), version 4 the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the authored items each
 session was shown, and its cold start), created like every table by the idempotent statements of
 `SCHEMA`. Version 6 added `sensor_status.state_source` (`poll`, or `load` for a state the daemon
 recorded from the sensor's files and config: `invalid`, `refused`), added to an older table by

@@ -1,52 +1,26 @@
-"""Noise rows (DESIGN.md, Noise controls and traces): shelves and the poll history.
+"""Poll history rows (DESIGN.md, Noise controls and traces): the `poll_history` table.
 
-- `shelves`: one row per shelved sensor (`trigger` '') or trigger, with its expiry and reason. An
-  expired shelf covers nothing (`runtime.noise.shelving`) and is deleted the next time a shelf is
-  written, so the table never grows past the shelves people set.
-- `poll_history`: one trace per poll (`runtime.noise.history.poll_trace`), written by `commit_poll` in
-  the poll's own transaction, which also prunes the sensor's traces past `HISTORY_KEPT`: the table is
-  bounded by sensors × 50 rows. `open` marks a trace with fires the discloser has not settled yet;
-  `settle_history` writes the discloser's verdict (disclosed, or held by threshold, refractory or the
-  governor) into them.
+One trace per poll (`runtime.noise.history.poll_trace`), written by `commit_poll` in the poll's own
+transaction, which also prunes the sensor's traces past `HISTORY_KEPT`: the table is bounded by
+sensors × 50 rows. `open` marks a trace with fires the discloser has not settled yet; `settle_history`
+writes the discloser's verdict (disclosed, or held by threshold, refractory or the governor) into them.
 """
 
 from __future__ import annotations
 
 import json
 
-from attend.records import record
 from attend.runtime.store.connection import StoreConnection
-from attend.runtime.store.rows import BadRow, decoded, json_column, number, text
+from attend.runtime.store.rows import BadRow, decoded, json_column
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["QUEUED", "NoiseRows", "Shelf", "settle_outcomes"]
+__all__ = ["QUEUED", "PollHistoryRows", "settle_outcomes"]
 
 #: The outcome of a fire that became an observation, before the discloser has decided.
 QUEUED = "queued"
-
-
-@record(frozen=True)
-class Shelf:
-    """One shelf: a sensor, or one of its triggers, held until `until`, with why and since when."""
-
-    sensor: str
-    trigger: str | None
-    until: float
-    reason: str
-    since: float
-
-    @property
-    def target(self) -> str:
-        """`NAME` or `NAME/TRIGGER`, as the CLI writes it."""
-        return self.sensor if self.trigger is None else f"{self.sensor}/{self.trigger}"
-
-    def to_json(self) -> dict[str, Any]:
-        """The `--json` form (times as seconds since the epoch)."""
-        return {"sensor": self.sensor, "trigger": self.trigger, "until": self.until, "reason": self.reason,
-                "since": self.since}
 
 
 def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: float | None = None) -> bool:
@@ -75,46 +49,8 @@ def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: flo
     return open_
 
 
-
-class NoiseRows(StoreConnection):
-    """The `shelves` and `poll_history` tables of one scope."""
-
-    # -- shelves
-
-    def put_shelf(self, sensor: str, trigger: str | None, *, until: float, reason: str = "") -> Shelf:
-        """Shelve `sensor` (or one trigger) until `until`, replacing a shelf on the same target."""
-        now = self._clock()
-        with self._write():
-            self._db.execute("DELETE FROM shelves WHERE scope = ? AND until <= ?", (self.scope, now))
-            self._db.execute(
-                "INSERT OR REPLACE INTO shelves (scope, sensor, trigger, until, reason, since) VALUES (?, ?, ?, ?, ?, ?)",
-                (self.scope, sensor, trigger or "", float(until), reason, now),
-            )
-        return Shelf(sensor, trigger, float(until), reason, now)
-
-    def remove_shelf(self, sensor: str, trigger: str | None) -> bool:
-        """Take a shelf down; False when there was no live one on that target."""
-        now = self._clock()
-        with self._write():
-            cur = self._db.execute(
-                "DELETE FROM shelves WHERE scope = ? AND sensor = ? AND trigger = ? AND until > ?",
-                (self.scope, sensor, trigger or "", now),
-            )
-            self._db.execute("DELETE FROM shelves WHERE scope = ? AND until <= ?", (self.scope, now))
-        return cur.rowcount > 0
-
-    def shelves(self, sensor: str | None = None, *, now: float | None = None) -> list[Shelf]:
-        """The live shelves (of one sensor, or all), the sensor's own before its triggers'."""
-        now = self._clock() if now is None else now
-        sql = "SELECT * FROM shelves WHERE scope = ? AND until > ?"
-        params: list[Any] = [self.scope, now]
-        if sensor is not None:
-            sql += " AND sensor = ?"
-            params.append(sensor)
-        rows = self._db.execute(sql + " ORDER BY sensor, trigger", params)
-        return list(decoded(rows, shelf_from_row))
-
-    # -- history
+class PollHistoryRows(StoreConnection):
+    """The `poll_history` table of one scope."""
 
     def _record_history(self, sensor: str, trace: dict[str, Any], now: float) -> None:
         """Store one poll's trace and prune the sensor's oldest past `HISTORY_KEPT` (inside a write)."""
@@ -167,12 +103,6 @@ class NoiseRows(StoreConnection):
         if updates:
             with self._write():
                 self._db.executemany("UPDATE poll_history SET trace = ?, open = ? WHERE id = ?", updates)
-
-
-def shelf_from_row(row: Any) -> Shelf:
-    """A `shelves` row; `BadRow` when a column does not hold what attend wrote."""
-    return Shelf(text(row["sensor"], "sensor"), text(row["trigger"], "trigger") or None,
-                 number(row["until"], "until"), text(row["reason"], "reason"), number(row["since"], "since"))
 
 
 def trace_from_row(row: Any) -> dict[str, Any]:
