@@ -16,8 +16,7 @@ import pytest
 
 from attend.commands.drain import CONTEXT_LIMIT, STOP_LINES
 from attend.runtime.sessions.handover import HANDOVER_ROWS, hook_handover
-from attend.runtime.store import Store, scope_for
-from attend.runtime.store import sessions as session_rows
+from attend.runtime.store import Store, scope_for, session_rows
 from attend.runtime.store.location import default_db_path
 
 LOW, WORTH = 5000, 3 * HANDOVER_ROWS

@@ -5,7 +5,7 @@ Decisions implemented here:
 - Per session (DESIGN.md, "Sessions"): the session is `--session`, else the `session_id` of the
   Stop-hook JSON Claude Code writes on stdin (`--format hook`), else `resolve_session` ($ATTEND_SESSION,
   Claude Code's session record, ...). A resolved session is handed what its own Monitor did not show
-  and its earlier drains did not hand over (store/sessions.py). An unresolved one (`pid-<pid>`) gets
+  and its earlier drains did not hand over (store/session_rows.py). An unresolved one (`pid-<pid>`) gets
   what no conduit delivered yet, as before sessions existed.
 - A Stop hook must never trap the agent: nothing new prints nothing and exits 0, whatever
   `stop_hook_active` says, so a hook that already blocked once lets the agent stop; a stdin that is
@@ -219,7 +219,7 @@ def _cold_start(store: Any, session: str, project_dir: str, seen: set[str]) -> t
     if store.cold_start_done(session):
         return [], 0, []
     from attend.runtime.sessions.cold_start import cold_start, message_sensors
-    from attend.runtime.store.sessions import COLD_START
+    from attend.runtime.store.session_rows import COLD_START
 
     handed = cold_start(message_sensors(project_dir, os.environ), project_dir, session, seen=seen, now=time.time())
     lines = [line.text() for line in handed.lines]

@@ -19,7 +19,7 @@ Decisions implemented here:
   applies to what is handed over: more than its `digest.over` messages (8 for the shipped sensor) are
   its one digest line, so a new session gets ten waiting messages as one line, not ten `high` ones.
 - Every message the cold start shows or passes over is recorded as seen by the session, with the
-  cold start itself (`COLD_START`, store/sessions.py) in one transaction, after printing: the sensor's
+  cold start itself (`COLD_START`, store/session_rows.py) in one transaction, after printing: the sensor's
   later fire of the same message id is not shown again (runtime/sessions/seen.py), and a restarted session
   (same id) gets no second cold start. A crash between printing and recording shows them again once.
 - A session's Monitor waits for the messages sensor's first poll (its baseline) before its cold start,

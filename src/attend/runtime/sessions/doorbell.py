@@ -25,7 +25,7 @@ Decisions implemented here:
   the ceiling the session's lines wait in the journal: its next prompt's hook hands them over, and its
   next stop arms the doorbell again.
 - With a Monitor live at the stop, it hands over once what the Monitor left to the Stop hook, the message
-  lane's low lines, which went to its stderr (store/sessions.py `drain_backlog`), then ends. Never a high
+  lane's low lines, which went to its stderr (store/session_rows.py `drain_backlog`), then ends. Never a high
   or medium line, which the Monitor prints itself, perhaps a moment later: seen with the real CLI, a
   message handed over by a doorbell armed as it arrived reached the session twice. A Monitor that takes
   the session over while the doorbell waits is seen within `LIVENESS_CHECK`, and at once when a line

@@ -174,7 +174,7 @@ class Handover:
 def hook_handover(store: Any, session: str, *, project_dir: str, env: Mapping[str, str] | None = None,
                   now: float | None = None, limit: int = HANDOVER_ROWS) -> Handover:
     """What a hook standing in for `session`'s Monitor hands over: the lines worth a turn (`worth_a_turn`)
-    it was not handed yet, read in at most `limit` rows however long the journal (store/sessions.py
+    it was not handed yet, read in at most `limit` rows however long the journal (store/session_rows.py
     `turn_backlog`); the low lines around them are passed over (they stay in the history).
 
     As news (news.py, with the project's `stale_after` and digest rules, at `now`): event lines older than

@@ -1,7 +1,7 @@
 """Printing the project's journal on one session's streams (DESIGN.md, "Sessions").
 
 - Every session, the poller included, prints through one `SessionPrinter`: the journal rows after its
-  stored position (store/sessions.py), written first and recorded after (`advance_session`), so no
+  stored position (store/session_rows.py), written first and recorded after (`advance_session`), so no
   row is skipped; only a crash between the write and the record can show a row again, and only in
   the session that crashed. A restarted session (same id) resumes; a new one starts at the journal's
   end; an unresolved one (`pid-<pid>`) keeps no position.
@@ -174,7 +174,7 @@ class SessionPrinter:
                 shown = news(shown, now=self.clock(), started=self._started, stale_after=self._stale_after(),
                              digest_of=self._digest_of)
             # A low-priority message-lane line goes to stderr, which the agent never reads: it stays unseen,
-            # so the session's Stop-hook drain hands it over once (store/sessions.py `drain_backlog`).
+            # so the session's Stop-hook drain hands it over once (store/session_rows.py `drain_backlog`).
             on_stdout = {n for e in shown if is_stdout_priority(e.priority) for n in items_of(e)}
             items = [n for n in items if n in on_stdout]
             try:

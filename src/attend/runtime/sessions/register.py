@@ -1,7 +1,7 @@
 """A session's hooks register it (DESIGN.md, "Sessions": a session is live while its Claude Code process is).
 
 Every hook (`attend drain --format hook`, commands/drain.py) ends with `register_hook`: the session's row
-(store/sessions.py `register_session`) names its Claude Code process, found by ancestry as the session id
+(store/session_rows.py `register_session`) names its Claude Code process, found by ancestry as the session id
 of an `attend run` is (peers/identity.py `find_host`: pid and start time), and the transcript path the
 hook's JSON gave; its presence for peers (peers/mailbox.py, `heartbeat/<session>`) names that process
 too, so `attend peers list`, `peers send --to`, the `scope: session` sensors, `attend sensors` and doctor

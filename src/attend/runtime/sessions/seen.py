@@ -11,7 +11,7 @@ runtime/sessions/printer.py, and its Stop-hook drain, commands/drain.py) and by 
 - An authored row names its items `<sensor>/<key>`. A session is shown each item once: an item it
   already saw (through the other conduit's position, its cold start, or an earlier fire of the same
   message) is left out; a digest whose items were all seen is left out. The items shown are recorded
-  in the same transaction as the position (`session_seen`, store/sessions.py).
+  in the same transaction as the position (`session_seen`, store/session_rows.py).
 - Test lines (`sensors fire`) are never filtered: a test belongs to the session that ran it.
 - The first peer message (a message-lane row keyed by a message id, with an author) a session is shown from
   a sender says how to answer it (`delivery.REPLY_HINT_META`: `attend peers reply ID "..." answers it`), as a

@@ -166,7 +166,7 @@ def stopped_stream(rows: Iterable[Any]) -> tuple[float | None, int] | None:
 
 def live_sessions(records: Iterable[Any], *, lock_pid: int | None = None, conduits: str = "auto",
                   hosts: dict[tuple[int, str], bool] | None = None) -> list[LiveSession]:
-    """The live sessions among the session rows `records` (store/sessions.py), the earliest started first.
+    """The live sessions among the session rows `records` (store/session_rows.py), the earliest started first.
 
     Args:
         records: the project's session rows.

@@ -13,7 +13,7 @@ recovered from in place:
   other session reopens the file the poller wrote. A poll made meanwhile went into the old file and is
   in the copy, so no later line is lost.
 - Claude Code's `/clear` gives the session a new id: its record `~/.claude/sessions/<pid>.json`
-  names the new one. The new id inherits the old one's position and seen items (store/sessions.py
+  names the new one. The new id inherits the old one's position and seen items (store/session_rows.py
   `inherit_session`) and the process starts again as itself (`Reexec`), serving the new id.
 - A new plugin version installed under it (`bin/attend` names its virtualenv and version in
   `ATTEND_PLUGIN_VENV`, `ATTEND_PLUGIN_VERSION`): the virtualenv's version stamp changed, so the

@@ -34,7 +34,7 @@ from attend.runtime.store.pending import Observation
 from attend.runtime.store.schema import SCHEMA_VERSION
 from attend.runtime.store.sensor_memory import ProbeRecords
 from attend.runtime.store.sensor_status import SensorStatus
-from attend.runtime.store.sessions import SessionRecord, SessionRows
+from attend.runtime.store.session_rows import SessionRecord, SessionRows
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:

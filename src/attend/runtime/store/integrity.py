@@ -17,7 +17,7 @@ from attend.runtime.store.pending import observation_from_row
 from attend.runtime.store.poll_history import trace_from_row
 from attend.runtime.store.rows import BadRow, json_column
 from attend.runtime.store.sensor_status import status_from_row
-from attend.runtime.store.sessions import session_from_row
+from attend.runtime.store.session_rows import session_from_row
 from attend.runtime.store.shelves import shelf_from_row
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)

@@ -2,18 +2,18 @@
 
 Version 11 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
 scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/shelves.py and
-poll_history.py), version 4 the `sessions` table (runtime/store/sessions.py), version 5 `session_seen` (the authored items each
-session was shown, and its cold start), created like every table by the idempotent statements of
+poll_history.py), version 4 the `sessions` table (runtime/store/session_rows.py), version 5
+`session_seen` (the authored items each session was shown, and its cold start), created like every table by the idempotent statements of
 `SCHEMA`. Version 6 added `sensor_status.state_source` (`poll`, or `load` for a state the daemon
 recorded from the sensor's files and config: `invalid`, `refused`), added to an older table by
 `ALTER TABLE` (`_ADDED_COLUMNS`). Version 7 added `sensor_status.wake_error` (why the sensor's
 `wake_on` is not watched; the sensor polls on its interval meanwhile), added the same way.
 Version 8 added `store_info` (the store's identity, and the note of a reset: runtime/store/connection.py).
 Version 9 added `sessions.claude_pid` (the Claude Code process a session id was recorded for, so
-`/clear`'s new id finds the old one: store/sessions.py `inherit_session`), added to the table the same way.
+`/clear`'s new id finds the old one: store/session_rows.py `inherit_session`), added to the table the same way.
 Version 10 added the partial indexes `journal_turn` (the rows worth a turn: messages, high and medium
 lines) and `journal_turn_unprinted` (those no session showed yet), so what a hook hands over is read from
-them in a bounded number of rows however long the backlog (store/sessions.py `turn_backlog`).
+them in a bounded number of rows however long the backlog (store/session_rows.py `turn_backlog`).
 Version 11 added `sessions.claude_start` (that process's start time, so a session is live while that very
 process runs: peers/identity.py `host_runs`), `sessions.claude_seen` (when it was last registered: of the
 ids one process had, the one registered last is its session) and `sessions.transcript` (the transcript path
@@ -240,7 +240,7 @@ def check_tables(db: sqlite3.Connection) -> list[str]:
                 raise SchemaMismatch(f"its table {table} has no column {', '.join(lacking)}: it is not attend's store")
     indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     if missing or not indexes >= _INDEXES:
-        _create_schema(db)  # a dropped index too: the hooks' queries name theirs (store/sessions.py)
+        _create_schema(db)  # a dropped index too: the hooks' queries name theirs (store/session_rows.py)
     db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES ('checked', ?)", (_cookie(db),))
     return missing
 
