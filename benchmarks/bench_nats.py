@@ -132,11 +132,11 @@ def _consumer_idle(url: str, name: str) -> bool:
 def _backlog(url: str, root: Path) -> tuple[float, float]:
     import nats
 
-    from attend.peers.machine import identity_digest, machine_id, project_identity
+    from attend.peers.machine import identity_hash, machine_id, project_identity
 
     env, project = _machine(root / "late", url, "git@github.com:ada/backlog.git")
     identity = project_identity(project, env)
-    subject = f"attend.peers.p.{identity_digest(identity)}"
+    subject = f"attend.peers.p.{identity_hash(identity)}"
     start = int(time.time() * 1000) - BACKLOG
 
     def body(n: int) -> dict:
@@ -153,7 +153,7 @@ def _backlog(url: str, root: Path) -> tuple[float, float]:
         await nc.close()
 
     asyncio.run(publish())
-    consumer = f"m-{machine_id(env)}-{identity_digest(identity)}"
+    consumer = f"m-{machine_id(env)}-{identity_hash(identity)}"
     started = time.perf_counter()
     session = subprocess.Popen([sys.executable, "-m", "attend", "run", "--session", "late"], cwd=project, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

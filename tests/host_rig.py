@@ -327,11 +327,11 @@ class Session:
     def doorbell_armed(self) -> bool:
         """attend's doorbell (the plugin's asyncRewake Stop hook) waits for this session: it holds the session's
         doorbell lock (runtime/sessions/doorbell.py). Armed when the agent stops, so after a first turn."""
-        from attend.files import doorbell_lock_path, project_digest, run_lock_holder, state_folder
+        from attend.files import doorbell_lock_path, project_hash, run_lock_holder, state_folder
 
         if not self.record.get("sessionId"):
             return False
-        path = doorbell_lock_path(state_folder(self.host.home.env()), project_digest(self.project), self.id)
+        path = doorbell_lock_path(state_folder(self.host.home.env()), project_hash(self.project), self.id)
         return run_lock_holder(path) is not None
 
     def monitor_live(self) -> bool:

@@ -86,8 +86,8 @@ def wheelhouse() -> Path:
     wanted = "\n".join(requirements())
     tiny_text = TINY.format(name=EXTRA, version=EXTRA_VERSION)
     tag = f"py{sys.version_info[0]}{sys.version_info[1]}"
-    digest = hashlib.sha256(f"{tag}\n{wanted}\n{tiny_text}".encode()).hexdigest()[:16]
-    folder = cache_root() / f"wheelhouse-{tag}-{digest}"
+    wheel_hash = hashlib.sha256(f"{tag}\n{wanted}\n{tiny_text}".encode()).hexdigest()[:16]
+    folder = cache_root() / f"wheelhouse-{tag}-{wheel_hash}"
     done_mark = folder / ".complete"
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f"{folder.name}.lock", "a") as lock:

@@ -22,7 +22,7 @@ opening (`NotRegularFile`: a FIFO, a device such as ``/dev/zero``, a folder) and
 bytes (`FileTooLarge` past them).
 
 A project's files: `scope_for(project)` is a project's identity (its resolved path: the store's scope),
-`project_digest(project)` the short hash of it that names a project's files (the run lock, the run log,
+`project_hash(project)` the short hash of it that names a project's files (the run lock, the run log,
 the peers tray). The run lock's place and holder (`run_lock_path`, `run_lock_holder`) are file-system
 facts read by the processes sensor as well as the runtime, so they live here; taking and holding the
 lock is `attend.runtime.sessions.runlock`'s.
@@ -40,7 +40,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["XDG_DEFAULTS", "FileTooLarge", "NotRegularFile", "WriteFailed", "claude_folder", "project_digest",
+__all__ = ["XDG_DEFAULTS", "FileTooLarge", "NotRegularFile", "WriteFailed", "claude_folder", "project_hash",
            "read_regular_file", "remove_file", "doorbell_lock_path", "run_lock_holder", "run_lock_path", "scope_for",
            "state_folder", "write_atomically",
            "home_folder", "xdg_home"]
@@ -256,23 +256,23 @@ def scope_for(project_dir: Path | str) -> str:
     return str(Path(project_dir).resolve())
 
 
-def project_digest(project_dir: Path | str) -> str:
+def project_hash(project_dir: Path | str) -> str:
     """The short hash of a project's identity that names its files (16 hex digits)."""
     import hashlib  # here: OpenSSL's start-up (3.5 ms) only in a process that names a project's files
 
     return hashlib.sha256(scope_for(project_dir).encode()).hexdigest()[:16]
 
 
-def run_lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None, *, digest: str | None = None) -> Path:
-    """The run lock of `project_dir`: `$XDG_STATE_HOME/attend/run-<digest>.lock` (`digest`: its
-    `project_digest`, when the caller has it already)."""
-    return state_folder(os.environ if env is None else env) / f"run-{digest or project_digest(project_dir)}.lock"
+def run_lock_path(project_dir: Path | str, env: Mapping[str, str] | None = None, *, known_hash: str | None = None) -> Path:
+    """The run lock of `project_dir`: `$XDG_STATE_HOME/attend/run-<hash>.lock` (`known_hash`: its
+    `project_hash`, when the caller has it already)."""
+    return state_folder(os.environ if env is None else env) / f"run-{known_hash or project_hash(project_dir)}.lock"
 
 
-def doorbell_lock_path(state: Path, digest: str, session: str) -> Path:
+def doorbell_lock_path(state: Path, project_hash: str, session: str) -> Path:
     """The lock one doorbell per session holds (runtime/sessions/doorbell.py): `<state>/doorbell-<project
-    digest>-<session>.lock`, beside the run lock; whether it is held is `run_lock_holder` too."""
-    return state / f"doorbell-{digest}-{session}.lock"
+    hash>-<session>.lock`, beside the run lock; whether it is held is `run_lock_holder` too."""
+    return state / f"doorbell-{project_hash}-{session}.lock"
 
 
 def run_lock_holder(path: Path) -> int | None:

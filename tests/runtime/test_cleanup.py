@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_in_process
 
-from attend.files import project_digest, run_lock_path, scope_for
+from attend.files import project_hash, run_lock_path, scope_for
 from attend.peers.mailbox import Mailbox, Message, peers_dir
 from attend.runtime.sessions.runlock import open_lock, try_lock
 from attend.runtime.store import Store, default_db_path
@@ -36,7 +36,7 @@ class Projects:
             mailbox = Mailbox(peers_dir(home.env()))
             mailbox.post(Message(mailbox.new_id(), "other", "session", "/elsewhere", str(path.resolve()), None, None,
                                  f"hello {name}", time.time()))
-            (self.state / f"run-{project_digest(path)}.log").write_text("attend: started\n")
+            (self.state / f"run-{project_hash(path)}.log").write_text("attend: started\n")
         self.scopes = {name: scope_for(path) for name, path in self.paths.items()}
         self.lock = open_lock(run_lock_path(self.paths["running"], home.env()))
         assert try_lock(self.lock)
@@ -60,7 +60,7 @@ class Projects:
             return store.project_rows()
 
     def tray(self, name: str) -> Path:
-        return peers_dir(self.home.env()) / f"p-{project_digest(self.paths[name])}"
+        return peers_dir(self.home.env()) / f"p-{project_hash(self.paths[name])}"
 
     def close(self) -> None:
         self.lock.close()
@@ -87,8 +87,8 @@ def test_a_gone_projects_rows_files_and_tray_go_and_the_others_stay(projects) ->
     assert gone not in after
     assert after[projects.scopes["stopped"]] == before[projects.scopes["stopped"]]
     assert after[projects.scopes["running"]] == before[projects.scopes["running"]]
-    assert not (projects.state / f"run-{project_digest(gone)}.log").exists()
-    assert (projects.state / f"run-{project_digest(projects.paths['stopped'])}.log").exists()
+    assert not (projects.state / f"run-{project_hash(gone)}.log").exists()
+    assert (projects.state / f"run-{project_hash(projects.paths['stopped'])}.log").exists()
     assert not projects.tray("gone").exists() and projects.tray("stopped").is_dir()
     again = projects.cleanup()
     assert "nothing to clean up" in again.stdout
@@ -133,12 +133,12 @@ def test_symlinks_planted_in_attends_folders_are_never_followed_out(projects, tm
     outside.mkdir()
     precious = outside / "precious.log"
     precious.write_text("keep me\n")
-    digest = project_digest(projects.paths["gone"])
+    hashed = project_hash(projects.paths["gone"])
     # In the state folder: the gone project's run log replaced by a link out, a doorbell lock that is a link.
-    log = projects.state / f"run-{digest}.log"
+    log = projects.state / f"run-{hashed}.log"
     log.unlink()
     log.symlink_to(precious)
-    (projects.state / f"doorbell-{digest}-s-gone.lock").symlink_to(precious)
+    (projects.state / f"doorbell-{hashed}-s-gone.lock").symlink_to(precious)
     # In the peers folder: a tray that is a link to a folder outside holding a marker of a gone project and
     # a message file; and in the gone project's real tray, a message-named link to a file outside.
     elsewhere = outside / "tray"
@@ -151,7 +151,7 @@ def test_symlinks_planted_in_attends_folders_are_never_followed_out(projects, tm
     assert f"removed gone {projects.scopes['gone']}" in out.stdout
     assert precious.read_text() == "keep me\n"
     assert sorted(p.name for p in elsewhere.iterdir()) == [".project", "1764565200000-abcdef.json"]
-    assert log.is_symlink() and (projects.state / f"doorbell-{digest}-s-gone.lock").is_symlink()
+    assert log.is_symlink() and (projects.state / f"doorbell-{hashed}-s-gone.lock").is_symlink()
     # The tray's own message went; the planted link (not attend's) stays, so the folder stays with its marker.
     assert sorted(p.name for p in projects.tray("gone").iterdir()) == [".project", "1764565200000-000001.json"]
     assert projects.scopes["gone"] not in projects.rows()

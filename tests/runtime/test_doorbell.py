@@ -49,10 +49,10 @@ class Doorbell:
 
     def armed(self) -> bool:
         """Whether it holds its session's lock (it is waiting)."""
-        digest = query(self.home, "SELECT value FROM store_info WHERE key LIKE 'digest %'")
-        if not digest:
+        hashed = query(self.home, "SELECT value FROM store_info WHERE key LIKE 'digest %'")
+        if not hashed:
             return False
-        path = doorbell_lock_path(state_folder(self.home.env()), digest[0][0], self.session)
+        path = doorbell_lock_path(state_folder(self.home.env()), hashed[0][0], self.session)
         return run_lock_holder(path) == self.proc.pid
 
     def ended(self, timeout: float = PATIENCE) -> tuple[int, str, str]:

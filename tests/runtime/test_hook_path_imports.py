@@ -36,7 +36,7 @@ def test_a_post_tool_use_hook_with_nothing_to_hand_over_loads_no_sensor_and_impo
     with open(path, "a+") as lock:  # a live poller: the hook has none to start
         fcntl.flock(lock, fcntl.LOCK_EX)
         payload = json.dumps({"hook_event_name": "PostToolUse", "session_id": "s1", "tool_name": "Bash"})
-        # The first makes the store (its id, with uuid; the project's digest, with hashlib, which the store
+        # The first makes the store (its id, with uuid; the project's hash, with hashlib, which the store
         # remembers); the second is every later hook.
         for _ in range(2):
             run = subprocess.run([sys.executable, "-c", PROBE, str(home.project), payload], capture_output=True,

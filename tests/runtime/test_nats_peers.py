@@ -153,9 +153,9 @@ def consumer_state(server: NatsServer, machine: Machine) -> tuple[int, int, int]
 
     import nats
 
-    from attend.peers.machine import identity_digest, machine_id, project_identity
+    from attend.peers.machine import identity_hash, machine_id, project_identity
 
-    name = f"m-{machine_id(machine.home.env())}-{identity_digest(project_identity(machine.home.project, machine.home.env()))}"
+    name = f"m-{machine_id(machine.home.env())}-{identity_hash(project_identity(machine.home.project, machine.home.env()))}"
 
     async def go() -> tuple[int, int, int]:
         nc = await nats.connect(server.url)
@@ -320,7 +320,7 @@ def test_a_backlog_of_ten_thousand_messages_reaches_a_starting_session_as_one_co
 
     import nats
 
-    from attend.peers.machine import identity_digest
+    from attend.peers.machine import identity_hash
 
     devbox = machines("devbox", "https://github.com/ada/api")
     total = 10_000
@@ -329,7 +329,7 @@ def test_a_backlog_of_ten_thousand_messages_reaches_a_starting_session_as_one_co
     async def publish() -> None:
         nc = await nats.connect(server.url)
         js = nc.jetstream()
-        subject = f"attend.peers.p.{identity_digest(project)}"
+        subject = f"attend.peers.p.{identity_hash(project)}"
         start = int(time.time() * 1000) - total
         for n in range(total):
             mid = f"{start + n:013d}-{n:06x}"
@@ -342,7 +342,7 @@ def test_a_backlog_of_ten_thousand_messages_reaches_a_starting_session_as_one_co
     asyncio.run(publish())
     b = devbox.run("b")
     wait_until(lambda: consumer_state(server, devbox)[:2] == (0, 0), what="the backlog drained")
-    tray = devbox.home.cache / "attend" / "peers" / f"p-{identity_digest(project)}"
+    tray = devbox.home.cache / "attend" / "peers" / f"p-{identity_hash(project)}"
     assert len(list(tray.glob("*.json"))) == total
     # Mirrored before the sensor's baseline, the cold start hands over the newest 50 and counts the rest in one
     # line; mirrored after it, the sensor's digest makes the burst one line. Never ten thousand lines.
@@ -381,13 +381,13 @@ def publish_raw(server: NatsServer, subject: str, bodies: list[dict]) -> None:
 
 def test_a_message_from_the_server_cannot_name_a_file_outside_the_peers_folder_or_a_folder_to_run_git_in(
         machines, server, tmp_path) -> None:
-    from attend.peers.machine import identity_digest
+    from attend.peers.machine import identity_hash
 
     devbox = machines("devbox", "https://github.com/ada/api")
     b = devbox.run("b")
     project = identity(devbox)
     base = {"from": "mallory", "from_kind": "session", "project": "x", "re": None, "ts": time.time()}
-    publish_raw(server, f"attend.peers.p.{identity_digest(project)}", [
+    publish_raw(server, f"attend.peers.p.{identity_hash(project)}", [
         {**base, "id": "../../../../escaped", "to": project, "channel": None, "text": "path"},
         {**base, "id": "1700000000000-aaaaaa", "to": project, "channel": "../../escaped", "text": "channel"},
         {**base, "id": "1700000000001-aaaaab", "to": str(tmp_path), "channel": None, "text": "a folder as to"},
@@ -397,7 +397,7 @@ def test_a_message_from_the_server_cannot_name_a_file_outside_the_peers_folder_o
     wait_until(lambda: consumer_state(server, devbox)[:2] == (0, 0), what="all four settled")
     assert not list(tmp_path.rglob("escaped*")) and not list(devbox.home.root.rglob("escaped*"))
     # `to` naming a folder is an identity like any other: its own tray, nothing resolved, no git run there.
-    assert (devbox.home.cache / "attend" / "peers" / f"p-{identity_digest(str(tmp_path))}" /
+    assert (devbox.home.cache / "attend" / "peers" / f"p-{identity_hash(str(tmp_path))}" /
             "1700000000001-aaaaab.json").exists()
     shown = message_ids(b.stdout)
     assert shown["1700000000002-aaaaac"] == 1
@@ -469,7 +469,7 @@ def test_a_session_starting_on_another_machine_wakes_the_peers_sensor_and_is_new
 def test_a_send_retried_after_it_was_stored_is_stored_once(machines, own_server) -> None:
     """A spool entry published, then published again (the sender died after the server stored it and before
     it removed the entry): `Nats-Msg-Id` makes the server store it once."""
-    from attend.peers.machine import identity_digest
+    from attend.peers.machine import identity_hash
     from attend.peers.transport import open_mailbox
 
     laptop = machines("laptop", config=machine_config(own_server.url))
@@ -478,7 +478,7 @@ def test_a_send_retried_after_it_was_stored_is_stored_once(machines, own_server)
     spool = laptop.home.state / "attend" / "peers-spool"
     assert not list(spool.glob("*.json"))
     [stored] = json.loads(laptop.peers("inbox", "--json", session="a").stdout)
-    entry = {"subject": f"attend.peers.p.{identity_digest(stored['to'])}", "message": stored}
+    entry = {"subject": f"attend.peers.p.{identity_hash(stored['to'])}", "message": stored}
     (spool / f"{time.time_ns():020d}-{mid}.json").write_text(json.dumps(entry))
     assert mailbox.flush() == 1  # published again, and taken off the spool
     assert stream_texts(own_server) == ["only once please"]

@@ -275,22 +275,22 @@ def test_a_verdict_on_one_sessions_lines_settles_only_the_polls_for_that_session
     assert outcomes["b"] == {"outcome": "fired"}
 
 
-def test_a_store_remembers_its_projects_digest_and_computes_again_one_that_is_no_digest(tmp_path: Path) -> None:
-    from attend.files import project_digest
+def test_a_store_remembers_its_projects_hash_and_computes_again_one_that_is_no_hash(tmp_path: Path) -> None:
+    from attend.files import project_hash
 
     project = tmp_path / "project"
     project.mkdir()
     path = tmp_path / "state" / "attend.db"
     path.parent.mkdir()
     with Store(path, scope=str(project.resolve())) as store:
-        assert store.project_digest() == project_digest(project)
+        assert store.project_hash() == project_hash(project)
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM store_info WHERE key = ?", (f"digest {project.resolve()}",)).fetchone() == (
-        project_digest(project),)
+        project_hash(project),)
     # A damaged (or forged) value is not a digest: computed again, and remembered right.
     for bad in ("../../x", "ABCDEF0123456789", "0" * 15, "0" * 64):
         with db:
             db.execute("UPDATE store_info SET value = ? WHERE key = ?", (bad, f"digest {project.resolve()}"))
         with Store(path, scope=str(project.resolve())) as store:
-            assert store.project_digest() == project_digest(project)
+            assert store.project_hash() == project_hash(project)
     db.close()

@@ -94,7 +94,7 @@ def test_a_project_s_run_lock_lies_in_the_state_folder_named_by_its_resolved_pat
     (tmp_path / "link").symlink_to(real)
     path = files.run_lock_path(real, env)
     assert path.parent == layer_paths(real, env).state_dir == tmp_path / "state" / "attend"
-    assert path.name == f"run-{files.project_digest(real)}.lock" and len(files.project_digest(real)) == 16
+    assert path.name == f"run-{files.project_hash(real)}.lock" and len(files.project_hash(real)) == 16
     assert files.run_lock_path(tmp_path / "link", env) == path
 
 

@@ -367,7 +367,7 @@ def _ring(args: Any, session: str, foreground: bool, hook: dict[str, Any]) -> in
         # The session's row first (made at the journal's end when it has none): a line that comes once the
         # doorbell is armed is after its position, whichever process journals or prints it.
         _register(store, session, args.project_dir, hook)
-        path = doorbell_lock_path(state_folder(os.environ), store.project_digest(), session)
+        path = doorbell_lock_path(state_folder(os.environ), store.project_hash(), session)
         with open_lock(path) as lock:
             if not try_lock(lock):
                 return 0  # this session's doorbell is armed already; Claude Code wakes the model when it rings
@@ -461,7 +461,7 @@ def _keep_a_poller(project_dir: str, store: Any) -> tuple[int | None, str]:
     """
     from attend.files import run_lock_holder, run_lock_path
 
-    if run_lock_holder(run_lock_path(project_dir, digest=store.project_digest())) is not None:
+    if run_lock_holder(run_lock_path(project_dir, known_hash=store.project_hash())) is not None:
         return None, ""
     from attend.runtime.sessions.handover import conduits
     from attend.runtime.sessions.status import live_sessions

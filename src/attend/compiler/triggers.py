@@ -521,8 +521,8 @@ class CompiledTrigger:
         fire moves to and of the one it leaves; for the other transitions, the state the key moves into."""
         if self.ir.on != "changed":
             return self.ir.on, None
-        left = None if fire.previous is ops.MISSING else flapping.value_digest(fire.previous)
-        return flapping.value_digest(fire.item), left
+        left = None if fire.previous is ops.MISSING else flapping.value_hash(fire.previous)
+        return flapping.value_hash(fire.item), left
 
     def _flap_note(self, fire: Fire, note: str, why: str) -> Fire:
         who = "the watched value" if fire.key is None else f"key {ops.render_value(fire.key)}"

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from attend.files import state_folder, write_atomically
 
-__all__ = ["identity_digest", "machine_id", "normalise_remote", "project_identity"]
+__all__ = ["identity_hash", "machine_id", "normalise_remote", "project_identity"]
 
 #: What a machine id looks like (the file is read as untrusted: anything else is drawn again).
 MACHINE_ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}\Z")
@@ -102,6 +102,6 @@ def project_identity(project_dir: Path | str, env: Mapping[str, str] | None = No
     return identity
 
 
-def identity_digest(identity: str) -> str:
+def identity_hash(identity: str) -> str:
     """16 hex digits naming a project identity (its NATS subject, its tray folder)."""
     return hashlib.sha256(identity.encode("utf-8", "surrogateescape")).hexdigest()[:16]

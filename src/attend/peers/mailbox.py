@@ -42,7 +42,7 @@ from typing import Any
 
 from attend.bounds import MAX_PEER_MESSAGE_BYTES
 from attend.errors import Refusal
-from attend.files import WriteFailed, project_digest, read_regular_file, write_atomically, xdg_home
+from attend.files import WriteFailed, project_hash, read_regular_file, write_atomically, xdg_home
 
 __all__ = [
     "CHANNEL_RE",
@@ -171,7 +171,7 @@ def peers_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def tray_name(project: Path | str) -> str:
     """The folder name of a project's tray."""
-    return "p-" + project_digest(project)
+    return "p-" + project_hash(project)
 
 
 def check_channel(name: str) -> str:

@@ -5,7 +5,7 @@ messages reads this machine's peers folder as before (the messages sensor, `peer
 so one path delivers a message whichever machine sent it. What changes:
 
 - A project is named by its identity (peers/machine.py), the same on every machine: its tray folder is
-  `p-<digest of the identity>`, a message's `project` and `to` are identities, and `--to` takes a folder
+  `p-<hash of the identity>`, a message's `project` and `to` are identities, and `--to` takes a folder
   here or an identity `peers list` shows.
 - `post` writes the message into this machine's folder (so this machine's sessions see it at once), then
   into the spool (`$XDG_STATE_HOME/attend/peers-spool/`, one file per message, named by when it was
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.files import state_folder, write_atomically
-from attend.peers.machine import identity_digest, machine_id, project_identity
+from attend.peers.machine import identity_hash, machine_id, project_identity
 from attend.peers.mailbox import (
     MESSAGE_ID_RE,
     OPEN,
@@ -87,7 +87,7 @@ class NatsMailbox(Mailbox):
         return project_identity(text, self.env) if os.path.isabs(text) else text
 
     def tray_name(self, project: Path | str) -> str:
-        return "p-" + identity_digest(self.project_key(project))
+        return "p-" + identity_hash(self.project_key(project))
 
     def _marker(self, to: str) -> str:
         return to  # an identity, never a path a sweep could find gone
@@ -96,13 +96,13 @@ class NatsMailbox(Mailbox):
         if message.channel and message.channel != OPEN:
             return f"{SUBJECT_PREFIX}.c.{message.channel}"
         if message.to:
-            return f"{SUBJECT_PREFIX}.p.{identity_digest(message.to)}"
+            return f"{SUBJECT_PREFIX}.p.{identity_hash(message.to)}"
         return f"{SUBJECT_PREFIX}.open"
 
     def _consumer(self, project: Path | str) -> tuple[str, list[str]]:
-        digest = identity_digest(self.project_key(project))
-        return (f"m-{self.machine}-{digest}",
-                [f"{SUBJECT_PREFIX}.p.{digest}", f"{SUBJECT_PREFIX}.open", f"{SUBJECT_PREFIX}.c.>"])
+        hashed = identity_hash(self.project_key(project))
+        return (f"m-{self.machine}-{hashed}",
+                [f"{SUBJECT_PREFIX}.p.{hashed}", f"{SUBJECT_PREFIX}.open", f"{SUBJECT_PREFIX}.c.>"])
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -170,7 +170,7 @@ class NatsMailbox(Mailbox):
         if message.channel and message.channel != OPEN:
             folder = self.root / f"@{check_channel(message.channel)}"
         elif message.to:
-            folder = self.root / f"p-{identity_digest(message.to)}"
+            folder = self.root / f"p-{identity_hash(message.to)}"
         else:
             folder = self.root / OPEN
         if folder not in self._checked:  # once per folder: a real folder (never a link), its `.project` marker

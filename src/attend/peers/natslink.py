@@ -14,11 +14,11 @@ bench_nats` measures one round trip across the bridge.
 
 Layout on the server (constants below; the limits are stated in docs/peers.md):
 
-- stream `ATTEND_PEERS` (file storage) on `attend.peers.>`: `attend.peers.p.<digest>` a project's tray
-  (the digest of its identity, peers/machine.py), `attend.peers.open` the open channel,
+- stream `ATTEND_PEERS` (file storage) on `attend.peers.>`: `attend.peers.p.<hash>` a project's tray
+  (the hash of its identity, peers/machine.py), `attend.peers.open` the open channel,
   `attend.peers.c.<channel>` a channel. Each message is the JSON a message file holds, published with
   `Nats-Msg-Id: <message id>`, so a send retried within `DUPLICATE_WINDOW` is stored once.
-- consumers `m-<machine>-<digest>`: one durable pull consumer per machine and project, on the project's
+- consumers `m-<machine>-<hash>`: one durable pull consumer per machine and project, on the project's
   tray, the open channel and every channel, explicit acks. A message is acked only once it is in this
   machine's peers folder (its file written whole, the batch synced with one `os.sync()` before any of its
   acks: natsbox.py `_settle`), from where the messages sensor, the journal and

@@ -4,10 +4,10 @@ What attend keeps about a project, all of it in attend's own folders:
 
 - rows of the store (`$XDG_STATE_HOME/attend/attend.db`) under the project's scope: trigger state, sensor
   status, pending accumulations, the journal, crate state, session records and what each session saw,
-  shelves and the poll history (store/schema.py `PROJECT_TABLES`), and the digest remembered for it;
-- files in the state folder named by the project's digest: its run lock `run-<digest>.lock`, its run log
-  `run-<digest>.log`, its sessions' doorbell locks `doorbell-<digest>-<session>.lock`;
-- its peers tray `$XDG_CACHE_HOME/attend/peers/p-<digest>/` (mail sent to it), whose `.project` names it.
+  shelves and the poll history (store/schema.py `PROJECT_TABLES`), and the hash remembered for it;
+- files in the state folder named by the project's hash: its run lock `run-<hash>.lock`, its run log
+  `run-<hash>.log`, its sessions' doorbell locks `doorbell-<hash>-<session>.lock`;
+- its peers tray `$XDG_CACHE_HOME/attend/peers/p-<hash>/` (mail sent to it), whose `.project` names it.
 
 Decisions implemented here:
 
@@ -41,12 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend.files import project_digest, run_lock_holder, state_folder
+from attend.files import project_hash, run_lock_holder, state_folder
 
 __all__ = ["ProjectState", "clean", "survey"]
 
-#: The state-folder files named by a project's digest: its run lock and log, its sessions' doorbell locks.
-DIGEST_FILE_RE = re.compile(r"(?:run-(?P<run>[0-9a-f]{16})\.(?:lock|log)|doorbell-(?P<bell>[0-9a-f]{16})-[^/]+\.lock)\Z")
+#: The state-folder files named by a project's hash: its run lock and log, its sessions' doorbell locks.
+HASH_FILE_RE = re.compile(r"(?:run-(?P<run>[0-9a-f]{16})\.(?:lock|log)|doorbell-(?P<bell>[0-9a-f]{16})-[^/]+\.lock)\Z")
 
 
 @dataclass(slots=True)
@@ -70,19 +70,19 @@ class ProjectState:
                 "removed": self.removed, "left": self.left}
 
 
-def _digest_files(folder: Path) -> dict[str, list[Path]]:
-    """The state folder's regular files named by a project digest (never a symlink), by digest."""
+def _hash_files(folder: Path) -> dict[str, list[Path]]:
+    """The state folder's regular files named by a project hash (never a symlink), by hash."""
     found: dict[str, list[Path]] = {}
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
-                match = DIGEST_FILE_RE.fullmatch(entry.name)
+                match = HASH_FILE_RE.fullmatch(entry.name)
                 if match is None or not entry.is_file(follow_symlinks=False):
                     continue
                 found.setdefault(match.group("run") or match.group("bell"), []).append(Path(entry.path))
     except OSError:
         return {}
-    return {digest: sorted(paths) for digest, paths in found.items()}
+    return {hashed: sorted(paths) for hashed, paths in found.items()}
 
 
 def _running(project: str, store_path: Path, files: list[Path]) -> bool:
@@ -111,11 +111,11 @@ def survey(env: Mapping[str, str]) -> list[ProjectState]:
         with Store(store_path) as store:
             rows = store.project_rows()
     rows.pop("", None)  # rows of no project (an in-process daemon's): nobody's folder to be gone
-    files = _digest_files(folder)
+    files = _hash_files(folder)
     trays = {project: (tray, names) for tray, project, names in Mailbox(peers_dir(env)).gone_trays()}
     out = []
     for project in sorted(set(rows) | set(trays)):
-        mine = files.get(project_digest(project), [])
+        mine = files.get(project_hash(project), [])
         status = "running" if _running(project, store_path, mine) else "stopped" if os.path.isdir(project) else "gone"
         state = ProjectState(project, status, rows.get(project, {}), mine)
         if status == "gone":
@@ -159,7 +159,7 @@ def clean(states: list[ProjectState], env: Mapping[str, str], *, include_stopped
     for state in states:
         if state.status != "gone" and not (include_stopped and state.status == "stopped"):
             continue
-        lock = folder / f"run-{project_digest(state.project)}.lock"
+        lock = folder / f"run-{project_hash(state.project)}.lock"
         try:
             make_state_folder(folder)
             with _held(lock) as held:

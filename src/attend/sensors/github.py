@@ -245,8 +245,8 @@ class ChecksSensor(_GhSensor):
         if rollup not in ("none", "pending"):
             # One run of the checks: a re-run or a new push finishes at other times, so it is another item.
             facts = sorted(json.dumps([c.get("name"), c.get("bucket"), c.get("completedAt")]) for c in checks)
-            digest = hashlib.sha256("\n".join(facts).encode()).hexdigest()[:12]
-            settled.append({"id": f"{head.branch}/{digest}", "rollup": rollup, "branch": head.branch,
+            facts_hash = hashlib.sha256("\n".join(facts).encode()).hexdigest()[:12]
+            settled.append({"id": f"{head.branch}/{facts_hash}", "rollup": rollup, "branch": head.branch,
                             "total": len(checks), "passed": counts["pass"] + counts["skipping"],
                             "failed_count": counts["fail"], "failed": _listed(checks, "fail"),
                             "cancelled": _listed(checks, "cancel")})

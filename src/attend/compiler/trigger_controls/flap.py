@@ -16,7 +16,7 @@ the window is a return. A fire the caller marks as new (`token` gives no previou
 seen) is progress; `apply_flap` returns which delivered fires those are.
 
 The state's `flap` map keeps, per key that fired within the window, ``{"t": [return times], "seen":
-{value digest: last time had}}``, plus ``"since"``, ``"held"``, ``"last"`` and ``"text"`` (the newest
+{value hash: last time had}}``, plus ``"since"``, ``"held"``, ``"last"`` and ``"text"`` (the newest
 fire's description) while it flaps. A keyless trigger uses the key "". `limit` 0 turns detection off.
 Entries written before values were kept (no ``"seen"``) read as a key with no value had: its next
 fire is progress unless it returns to a value recorded from then on.
@@ -32,7 +32,7 @@ from typing import Any
 from attend.compiler.ops import key_text
 from attend.compiler.trigger_controls.state import stored_count, stored_time
 
-__all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text", "value_digest"]
+__all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text", "value_hash"]
 
 #: The `note` of the notification that says a key started flapping, and of the one that says it settled.
 FLAPPING = "flapping"
@@ -43,8 +43,8 @@ SETTLED = "settled"
 SEEN_KEPT = 64
 
 
-def value_digest(value: Any) -> str:
-    """A short digest of a JSON value, equal for equal values (keys in any order): what `seen` keeps."""
+def value_hash(value: Any) -> str:
+    """A short hash of a JSON value, equal for equal values (keys in any order): what `seen` keeps."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
@@ -67,7 +67,7 @@ def apply_flap(
         entries: the stored `flap` map (never mutated).
         limit, window: more than `limit` returns within `window` seconds is flapping.
         now: the poll's time.
-        token: a fire's value and the value it leaves (None when it leaves none), as digests or state
+        token: a fire's value and the value it leaves (None when it leaves none), as hashes or state
             names (module docstring).
         note: makes the "started flapping" notification from the fire that crossed the limit.
         settle_note: makes the "settled" notification from a key and its entry.
@@ -143,7 +143,7 @@ def _check(entry: Any) -> None:
         stored_time(t)
     seen = entry.get("seen", {})
     if not isinstance(seen, dict) or not all(isinstance(v, str) for v in seen):
-        raise TypeError("a flap entry's `seen` must map value digests to times")
+        raise TypeError("a flap entry's `seen` must map value hashes to times")
     for t in seen.values():
         stored_time(t)
     if "since" in entry:

@@ -245,14 +245,14 @@ def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = No
     lock_pid = run_lock_holder(run_lock_path(project_dir, env))
     if store is None:
         with open_project_store(layer_paths(project_dir, env)) as own:
-            records, digest = own.sessions(), own.project_digest()
+            records, project_hash = own.sessions(), own.project_hash()
     else:
-        records, digest = store.sessions(), store.project_digest()
+        records, project_hash = store.sessions(), store.project_hash()
     poller = None
     attached = []
     hooks = []
     for live in live_sessions(records, lock_pid=lock_pid, conduits=conduits):
-        if live.conduit == HOOKS and _doorbell_armed(env, digest, live.session):
+        if live.conduit == HOOKS and _doorbell_armed(env, project_hash, live.session):
             live = replace(live, conduit=DOORBELL)
         if live.role == "polling":
             poller = live
@@ -263,8 +263,8 @@ def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = No
     return ProjectSessions(poller, attached, lock_pid if lock_pid and lock_pid > 0 else None, hooks)
 
 
-def _doorbell_armed(env: Mapping[str, str], digest: str, session: str) -> bool:
+def _doorbell_armed(env: Mapping[str, str], project_hash: str, session: str) -> bool:
     """Whether a doorbell of `session` waits: it holds the session's doorbell lock."""
     from attend.files import doorbell_lock_path, run_lock_holder, state_folder
 
-    return run_lock_holder(doorbell_lock_path(state_folder(env), digest, session)) is not None
+    return run_lock_holder(doorbell_lock_path(state_folder(env), project_hash, session)) is not None

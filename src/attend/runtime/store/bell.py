@@ -36,8 +36,8 @@ def bell_address(scope: str, session: str, pid: int) -> bytes:
     """The abstract socket address of the bell of `session` of project `scope`, printed by process `pid`."""
     import zlib  # a C module, cheap: hashlib's OpenSSL start-up is what hooks avoid
 
-    digest = zlib.crc32(f"{scope}\0{session}".encode("utf-8", "surrogateescape"))
-    return f"\0attend-journal-{pid}-{digest:08x}".encode()
+    crc = zlib.crc32(f"{scope}\0{session}".encode("utf-8", "surrogateescape"))
+    return f"\0attend-journal-{pid}-{crc:08x}".encode()
 
 
 def ring(scope: str, listeners: Iterable[tuple[str, int]]) -> int:

@@ -138,21 +138,22 @@ class StoreConnection:
     def _id_path(self) -> Path:
         return self.path.with_name(self.path.name + ".id")
 
-    def project_digest(self) -> str:
-        """`attend.files.project_digest` of this store's scope (the name of its run lock), remembered in the
+    def project_hash(self) -> str:
+        """`attend.files.project_hash` of this store's scope (the name of its run lock), remembered in the
         store: a hook that checks for a live poller reads it here instead of importing hashlib, whose
-        OpenSSL start-up was some 3.5 ms of the ~45 ms a hook takes. A value that is no digest is computed again."""
+        OpenSSL start-up was some 3.5 ms of the ~45 ms a hook takes. A value that is no such hash is computed again
+        (the row's key, `digest <scope>`, is the name the store has always written)."""
         key = f"digest {self.scope}"
         row = self._db.execute("SELECT value FROM store_info WHERE key = ?", (key,)).fetchone()
         value = row[0] if row is not None else None
         if isinstance(value, str) and len(value) == 16 and all(c in "0123456789abcdef" for c in value):
             return value
-        from attend.files import project_digest
+        from attend.files import project_hash
 
-        digest = project_digest(self.scope)
+        hashed = project_hash(self.scope)
         with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)", (key, digest))
-        return digest
+            db.execute("INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)", (key, hashed))
+        return hashed
 
     def reset_note(self) -> str:
         """When and why this store started over (a reset `_identify` found), or ''."""

@@ -69,7 +69,7 @@ class IntegrityChecks(StoreConnection):
         return found
 
     def remove_project(self, scope: str) -> dict[str, int]:
-        """Remove every row of project `scope` (and the digest remembered for it), in one transaction; how many
+        """Remove every row of project `scope` (and the hash remembered for it), in one transaction; how many
         went from each table. Probe records are a sensor's, not a project's: they stay."""
         from attend.runtime.store.schema import PROJECT_TABLES
 

@@ -3,8 +3,8 @@
 Version 11 is current: version 1 had no `scope` column; `migrate` moves its rows over with the empty
 scope. Version 3 added the noise tables (`shelves`, `poll_history`: runtime/store/shelves.py and
 poll_history.py), version 4 the `sessions` table (runtime/store/session_rows.py), version 5
-`session_seen` (the authored items each session was shown, and its cold start), created like every table by the idempotent statements of
-`SCHEMA`. Version 6 added `sensor_status.state_source` (`poll`, or `load` for a state the daemon
+`session_seen` (the authored items each session was shown, and its cold start), created like every
+table by the idempotent statements of `SCHEMA`. Version 6 added `sensor_status.state_source` (`poll`, or `load` for a state the daemon
 recorded from the sensor's files and config: `invalid`, `refused`), added to an older table by
 `ALTER TABLE` (`_ADDED_COLUMNS`). Version 7 added `sensor_status.wake_error` (why the sensor's
 `wake_on` is not watched; the sensor polls on its interval meanwhile), added the same way.
