@@ -33,7 +33,7 @@ heavy = ('trio', 'mcp', 'anyio', 'textual', 'nats', 'asyncio', 'watchfiles', 'ce
 print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy[:6]))
 # start-up cuts (issue 15): the check needs none of these, so none of them may creep back
 print(sorted(m for m in ('typing', 'dataclasses', 'inspect', 'json', 'shutil', 'cerberus', 'importlib',
-                          'attend.grammar.messages') if m in sys.modules))
+                          'attend.grammar.parse_errors') if m in sys.modules))
 from importlib.metadata import version  # the real module loads as usual after the check
 print(version('attend') != '')
 """

@@ -318,7 +318,7 @@ def _parse_with_lark(
     except _Failure as failure:
         message, offset = failure.message, failure.offset
     except LarkError as exc:
-        from attend.grammar.messages import (
+        from attend.grammar.parse_errors import (
             describe_failure,  # only for text lark refuses
         )
 
