@@ -384,7 +384,7 @@ def test_a_filter_that_hides_every_sensor_then_cleared_shows_the_fields_again(ta
 
 
 def test_question_mark_shows_every_key(tab_home) -> None:
-    from attend.tui.keys import KEYS
+    from attend.tui.bindings import KEYS
 
     app = make_app(tab_home)
     seen: dict[str, Any] = {}

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.cli import build_parser
-from attend.tui.keys import key_table
+from attend.tui.bindings import key_table
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -26,7 +26,7 @@ SHOWN = {"space": "Space", "slash": "/", "question_mark": "?", "ctrl+s": "Ctrl-S
 
 
 def _tokens() -> set[str]:
-    from attend.tui.keys import KEYS
+    from attend.tui.bindings import KEYS
 
     return {token for keys, _, _ in KEYS for token in keys.split(" / ")}
 

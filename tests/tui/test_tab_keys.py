@@ -90,7 +90,7 @@ def test_a_next_poll_that_is_due_reads_due_not_ago() -> None:
 
 
 def test_the_keys_dialog_indents_a_wrapped_description_under_its_column(tab_home) -> None:
-    from attend.tui.keys import KEYS
+    from attend.tui.bindings import KEYS
 
     app = make_app(tab_home)
     seen: dict[str, Any] = {}

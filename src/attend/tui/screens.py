@@ -22,7 +22,7 @@ from attend.settings.plans import render
 from attend.settings.policy import SettingsRefusal
 from attend.spec.schema import describe
 from attend.text import printable
-from attend.tui.keys import KEYS
+from attend.tui.bindings import KEYS
 
 __all__ = [
     "ConfirmDialog", "EditForm", "HelpScreen", "InputDialog", "NameDialog", "PendingChanged", "PreviewScreen",
