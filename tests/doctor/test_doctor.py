@@ -16,7 +16,7 @@ import time
 from attend.commands.doctor import Check, check_path
 from attend.files import run_lock_path
 from attend.runtime.sessions.runlock import open_lock, try_lock
-from attend.runtime.store.schema import SCHEMA_VERSION
+from attend.runtime.store.tables import SCHEMA_VERSION
 
 STOP_HOOK = {"hooks": {"Stop": [{"hooks": [{"type": "command", "timeout": 10,
                                              "command": 'attend drain --format hook --project "$CLAUDE_PROJECT_DIR"'}]}]}}

@@ -243,7 +243,7 @@ def test_a_stored_state_row_that_is_not_json_reads_as_absent_and_the_others_stay
 
 
 def test_a_version_5_database_gains_the_state_source_column_keeping_its_status_rows(tmp_path: Path) -> None:
-    from attend.runtime.store.schema import SCHEMA
+    from attend.runtime.store.tables import SCHEMA
 
     path = tmp_path / "attend.db"
     old = sqlite3.connect(path)

@@ -79,7 +79,7 @@ def check_store(paths: Any) -> list[Check]:
     import sqlite3
 
     from attend.runtime.store import DB_FILENAME, StoreUnavailable, open_project_store
-    from attend.runtime.store.schema import SCHEMA_VERSION
+    from attend.runtime.store.tables import SCHEMA_VERSION
 
     aside = f"move the state folder {paths.state_dir} aside; attend makes a new one"
     try:

@@ -4,7 +4,7 @@ What attend keeps about a project, all of it in attend's own folders:
 
 - rows of the store (`$XDG_STATE_HOME/attend/attend.db`) under the project's scope: trigger state, sensor
   status, pending accumulations, the journal, crate state, session records and what each session saw,
-  shelves and the poll history (store/schema.py `PROJECT_TABLES`), and the hash remembered for it;
+  shelves and the poll history (store/tables.py `PROJECT_TABLES`), and the hash remembered for it;
 - files in the state folder named by the project's hash: its run lock `run-<hash>.lock`, its run log
   `run-<hash>.log`, its sessions' doorbell locks `doorbell-<hash>-<session>.lock`;
 - its peers tray `$XDG_CACHE_HOME/attend/peers/p-<hash>/` (mail sent to it), whose `.project` names it.

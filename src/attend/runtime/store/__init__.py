@@ -5,7 +5,7 @@ ONE transaction with the change it causes, so a crash at any moment neither lose
 notification. The package is split by concern, one module per table group:
 
 - `location.py`: where the file lives (`scope_for`, `default_db_path`, `StoreUnavailable`);
-- `schema.py`: the tables and their migrations (`PRAGMA user_version`);
+- `tables.py`: the tables and their migrations (`PRAGMA user_version`);
 - `connection.py`: the connection and its one-transaction-at-a-time `_write()`;
 - `trigger_states.py`, `sensor_status.py`, `sensor_memory.py` (probe records, crate state);
 - `pending.py`: the accumulation and `commit_poll` (a poll in one transaction);
@@ -31,10 +31,10 @@ from attend.runtime.store.location import (
     scope_for,
 )
 from attend.runtime.store.pending import Observation
-from attend.runtime.store.schema import SCHEMA_VERSION
 from attend.runtime.store.sensor_memory import ProbeRecords
 from attend.runtime.store.sensor_status import SensorStatus
 from attend.runtime.store.session_rows import SessionRecord, SessionRows
+from attend.runtime.store.tables import SCHEMA_VERSION
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from attend.runtime.store.location import StoreUnavailable, make_state_folder, notice
-from attend.runtime.store.schema import SchemaMismatch, check_tables, migrate
+from attend.runtime.store.tables import SchemaMismatch, check_tables, migrate
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:

@@ -60,7 +60,7 @@ class IntegrityChecks(StoreConnection):
 
     def project_rows(self) -> dict[str, dict[str, int]]:
         """Every project (scope) with rows in the file, and how many each of its tables holds (none: left out)."""
-        from attend.runtime.store.schema import PROJECT_TABLES
+        from attend.runtime.store.tables import PROJECT_TABLES
 
         found: dict[str, dict[str, int]] = {}
         for table in PROJECT_TABLES:
@@ -71,7 +71,7 @@ class IntegrityChecks(StoreConnection):
     def remove_project(self, scope: str) -> dict[str, int]:
         """Remove every row of project `scope` (and the hash remembered for it), in one transaction; how many
         went from each table. Probe records are a sensor's, not a project's: they stay."""
-        from attend.runtime.store.schema import PROJECT_TABLES
+        from attend.runtime.store.tables import PROJECT_TABLES
 
         removed: dict[str, int] = {}
         with self._write() as db:

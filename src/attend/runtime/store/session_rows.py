@@ -52,7 +52,7 @@ COLD_START = ":cold-start"
 ROLES = ("polling", "attached", "stopped")
 
 #: The rows worth a turn (DESIGN.md, "Delivery"): a message, or a high or medium line. The partial indexes
-#: `journal_turn` and `journal_turn_unprinted` (schema.py) hold exactly these rows (the second only those no
+#: `journal_turn` and `journal_turn_unprinted` (tables.py) hold exactly these rows (the second only those no
 #: session showed yet), so a hook reads them without the low lines around them.
 WORTH_A_TURN = "(lane = 'message' OR priority IN ('high', 'medium'))"
 
