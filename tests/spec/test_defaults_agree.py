@@ -40,10 +40,10 @@ def test_a_default_is_the_same_in_the_schema_the_json_schema_and_the_docs_table(
 def test_the_runtime_reads_the_spec_defaults() -> None:
     from attend.runtime.kinds import PollContext, process
     from attend.runtime.kinds.command import run_command
-    from attend.runtime.mcp import config
+    from attend.runtime.mcp import servers
 
     assert process.DEFAULT_TIMEOUT == schema.DEFAULT_COMMAND_TIMEOUT
-    assert config.DEFAULT_TIMEOUT == schema.DEFAULT_MCP_TIMEOUT
+    assert servers.DEFAULT_TIMEOUT == schema.DEFAULT_MCP_TIMEOUT
     assert PollContext.__dataclass_fields__["stdout_cap"].default == schema.DEFAULT_MAX_OUTPUT
     assert inspect.signature(run_command).parameters["max_output"].default == schema.DEFAULT_MAX_OUTPUT
     assert inspect.signature(run_command).parameters["timeout"].default == schema.DEFAULT_COMMAND_TIMEOUT

@@ -448,7 +448,7 @@ def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str],
     refused, in the server's words); and another, every remote (http, sse) server's host accepts a connection
     within `REACH_TIMEOUT` (a sensor whose server cannot be reached is never probed, so never polled)."""
     from attend.errors import RuntimeFailure
-    from attend.runtime.mcp.config import resolve_server
+    from attend.runtime.mcp.servers import resolve_server
 
     sensors = _enabled(sensor_set, "mcp")
     problems: list[str] = []

@@ -214,7 +214,7 @@ def explain_data(
 
 
 def _mcp_rows(data: dict[str, Any]) -> dict[str, str]:
-    from attend.runtime.mcp.config import describe_mcp
+    from attend.runtime.mcp.servers import describe_mcp
 
     return describe_mcp(data.get("mcp"))
 

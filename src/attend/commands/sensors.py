@@ -457,7 +457,7 @@ def _test_meta(compiled: Any) -> dict[str, Any]:
     if compiled.kind != "mcp":
         return {}
     try:
-        from attend.runtime.mcp.config import sensor_settings  # not the mcp kind: it imports the MCP SDK
+        from attend.runtime.mcp.servers import sensor_settings  # not the mcp kind: it imports the MCP SDK
 
         return {"server": sensor_settings(compiled).label}
     except Exception:  # noqa: BLE001 - a test line without the server name is still a test line

@@ -36,13 +36,13 @@ def _overrides(sensor: Any) -> list[str]:
 def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
     """An mcp sensor's `unprobed` message when its probe record would not let it poll now, else None.
 
-    What the kind checks before each poll (`mcp_policy.probe_problem`), so a listing shows what the sensor
+    What the kind checks before each poll (`mcp.policy.probe_problem`), so a listing shows what the sensor
     would do now: `unprobed` before any daemon polled it, and no longer once a probe recorded it.
     """
     if compiled is None or compiled.kind != "mcp":
         return None
-    from attend.runtime.mcp.config import McpSettings
     from attend.runtime.mcp.policy import probe_problem, unprobed_message
+    from attend.runtime.mcp.servers import McpSettings
 
     settings = McpSettings(compiled.sensor.data.get("mcp"))
     problem = probe_problem(record, settings.fingerprint)

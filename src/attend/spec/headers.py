@@ -2,7 +2,7 @@
 
 One implementation for everything that shows a sensor's `mcp.server.headers` (explain, the TUI's fields
 table, `attend settings list` and `settings get`): a literal credential written into a sensor file never
-reaches a terminal or an agent's transcript. runtime/mcp/config.py expands the same `${VAR}` syntax.
+reaches a terminal or an agent's transcript. runtime/mcp/servers.py expands the same `${VAR}` syntax.
 Pure: no runtime, no I/O.
 """
 

@@ -340,7 +340,7 @@ class SensorsScreen(Screen[None]):
         if row.get("lane_note"):
             text.append(f"{printable(row['lane_note'], one_line=True)}\n", style="yellow")
         if sensor is not None and sensor.data.get("kind") == "mcp":
-            from attend.runtime.mcp.config import describe_mcp
+            from attend.runtime.mcp.servers import describe_mcp
 
             for name, said in describe_mcp(sensor.data.get("mcp")).items():  # explain's `mcp` lines
                 text.append(f"mcp {name}: {printable(said, one_line=True)}\n", style="dim")

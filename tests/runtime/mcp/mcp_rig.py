@@ -20,8 +20,8 @@ from waiting import wait_until
 
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
-    from attend.runtime.mcp.config import McpSettings, ServerDefinition
     from attend.runtime.mcp.pool import ToolCall
+    from attend.runtime.mcp.servers import McpSettings, ServerDefinition
 
 SERVERS = Path(__file__).parent / "servers"
 

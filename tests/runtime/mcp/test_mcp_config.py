@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from attend.errors import RuntimeFailure
-from attend.runtime.mcp.config import (
+from attend.runtime.mcp.servers import (
     ServerDefinition,
     claude_json_path,
     expand_vars,

@@ -20,7 +20,7 @@ from everything_rig import TEXT_RESOURCE, everything_stdio, node, text_sensor_ya
 from mcp_rig import GENEROUS, Behind, call_tool, free_port, polled_ok, serving
 
 from attend.runtime.kinds import PollContext
-from attend.runtime.mcp.config import McpSettings
+from attend.runtime.mcp.servers import McpSettings
 from waiting import wait_until
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from mcp_rig import GENEROUS, Behind, call_tool
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
-from attend.runtime.mcp.config import McpSettings
+from attend.runtime.mcp.servers import McpSettings
 
 if TYPE_CHECKING:
     from attend.runtime.mcp.pool import McpPool

@@ -16,7 +16,7 @@ from mcp_rig import GENEROUS, SERVERS, Behind, call_tool, free_port, mcp_sensor_
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
-from attend.runtime.mcp.config import McpSettings
+from attend.runtime.mcp.servers import McpSettings
 from waiting import wait_until
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ async def test_a_remote_server_nothing_listens_at_is_exec_failed_saying_it_was_n
 
 
 def test_a_remote_server_of_another_transport_stays_unsupported(ctx: PollContext) -> None:
-    from attend.runtime.mcp.config import resolve_server
+    from attend.runtime.mcp.servers import resolve_server
 
     for server in ({"type": "ws", "url": "ws://127.0.0.1:9/mcp"}, {"url": "http://127.0.0.1:9/mcp"}):
         with pytest.raises(RuntimeFailure) as other:

@@ -13,7 +13,7 @@ from mcp_rig import GENEROUS, Behind, call_tool, mcp_sensor_yaml, polled_ok
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
-from attend.runtime.mcp.config import McpSettings, fingerprint
+from attend.runtime.mcp.servers import McpSettings, fingerprint
 
 if TYPE_CHECKING:
     from attend.runtime.mcp.pool import McpPool
@@ -147,8 +147,8 @@ async def test_a_server_without_subscriptions_leaves_the_sensor_polling(
 async def test_an_update_of_a_watched_resource_or_a_resource_below_it_wakes_its_users_and_no_other(
     ctx: PollContext, pool: McpPool
 ) -> None:
-    from attend.runtime.mcp.config import ServerDefinition
     from attend.runtime.mcp.pool import _Session
+    from attend.runtime.mcp.servers import ServerDefinition
 
     woken: list[str] = []
     pool.on_update = woken.append

@@ -1,6 +1,6 @@
 """The mcp kind: one read-only tool call, or one resource read, on a stdio MCP server per poll (ADR-403 §4).
 
-A poll resolves the sensor's server (`mcp_config`), refuses to run without a valid, confirmed probe
+A poll resolves the sensor's server (`mcp.servers`), refuses to run without a valid, confirmed probe
 record (`unprobed`), then calls the tool through the shared session pool (`mcp_pool.McpPool`, the
 `ctx.mcp_pool` of the daemon or CLI command), which applies the read-only gate, or reads the sensor's
 `resource` (`resources/read`, read-only by the protocol: no gate, but the probe still applies). Every
@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import NOTES, PollContext, PollOutcome
-from attend.runtime.mcp.config import (
+from attend.runtime.mcp.policy import probe_problem, unprobed_message
+from attend.runtime.mcp.pool import McpPool, ToolCall
+from attend.runtime.mcp.probe import ProbeRun, compare_results
+from attend.runtime.mcp.servers import (
     DEFAULT_TIMEOUT,
     McpSettings,
     ServerDefinition,
     resolve_server,
     sensor_settings,
 )
-from attend.runtime.mcp.policy import probe_problem, unprobed_message
-from attend.runtime.mcp.pool import McpPool, ToolCall
-from attend.runtime.mcp.probe import ProbeRun, compare_results
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor

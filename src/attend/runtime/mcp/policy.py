@@ -130,7 +130,7 @@ def probe_problem(record: dict[str, Any] | None, current_fingerprint: str) -> st
 
     Args:
         record: the stored probe record, or None.
-        current_fingerprint: `mcp_config.fingerprint` of the sensor's server, tool and args now.
+        current_fingerprint: `mcp.servers.fingerprint` of the sensor's server, tool and args now.
     """
     if not record:
         return "not probed yet"

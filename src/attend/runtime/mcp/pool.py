@@ -8,7 +8,7 @@ and left by one task, while calls come from every sensor's task. Sessions are ke
 Before each call on a session that served calls before, a tools/list checks that the server is still
 there (and refreshes the gate's view): a server that exited while idle is started again at once. A
 session that fails (a call finds the connection closed, the start fails or times out) is dropped; the
-next call starts the server again, but not before the restart backoff of `mcp_policy.restart_delay` has
+next call starts the server again, but not before the restart backoff of `mcp.policy.restart_delay` has
 passed. Until then the call fails as `unavailable` with the last error.
 The server's stderr is appended to `<state dir>/mcp/<server>.log`. Every connect and every call runs
 under the caller's deadline.
@@ -56,7 +56,6 @@ from pydantic import RootModel
 
 from attend.errors import RuntimeFailure, reason
 from attend.runtime.faults import env_seconds
-from attend.runtime.mcp.config import ServerDefinition
 from attend.runtime.mcp.inbound import Flow, inbound
 from attend.runtime.mcp.policy import (
     gate_refusal,
@@ -64,6 +63,7 @@ from attend.runtime.mcp.policy import (
     result_document,
     tool_error_state,
 )
+from attend.runtime.mcp.servers import ServerDefinition
 from attend.text import quoted
 
 if TYPE_CHECKING:
