@@ -8,8 +8,8 @@ import pytest
 
 from attend.bounds import MAX_TRIGGERS
 from attend.spec import merge_sensor
+from attend.spec.loaded import SensorFile
 from attend.spec.loading import parse_yaml
-from attend.spec.model import SensorFile
 from attend.spec.validate import normalise
 
 

@@ -77,8 +77,8 @@ from attend.settings.resolve import (
 from attend.spec.config import legacy_keys, shown_config_value
 from attend.spec.headers import shown_value
 from attend.spec.layers import layer_paths, load_set
+from attend.spec.loaded import LAYERS, LayerPaths, MergedSensor
 from attend.spec.loading import read_sensor_file
-from attend.spec.model import LAYERS, LayerPaths, MergedSensor
 from attend.spec.schema import describe, known_fields
 
 __all__ = ["add", "get", "help", "lint", "list", "remove", "run_refusable", "set", "unset"]

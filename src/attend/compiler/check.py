@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 from attend.compiler.diagnostics import missing_descriptions
 from attend.errors import Diagnostic, Severity, by_position, unforeseen
 from attend.spec import SensorSet
+from attend.spec.loaded import MergedSensor
 from attend.spec.loading import read_source, with_excerpt
-from attend.spec.model import MergedSensor
 
 __all__ = ["BLOCKING_CODES", "check", "exit_code", "format_diagnostics", "sensor_diagnostics",
            "with_excerpts"]

@@ -134,7 +134,7 @@ def diagnose(sensor: Any) -> list[Diagnostic]:
     """Every expression problem in `sensor`'s triggers and in its digest's description.
 
     Args:
-        sensor: an `attend.spec.model.MergedSensor` (merged; its `origins` give the positions).
+        sensor: an `attend.spec.loaded.MergedSensor` (merged; its `origins` give the positions).
 
     Returns:
         Diagnostics with codes `path-syntax`, `template-syntax`, `pattern-syntax`, `regex-syntax` and

@@ -241,7 +241,7 @@ def effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[s
 
 
 def compile_sensor(sensor: Any) -> CompiledSensor:
-    """Compile a validated spec sensor (`attend.spec.model.MergedSensor`).
+    """Compile a validated spec sensor (`attend.spec.loaded.MergedSensor`).
 
     Raises:
         CompileError: the first trigger problem, positioned in the sensor's file.

@@ -247,7 +247,7 @@ def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins:
         definition: the trigger's fields as loaded from YAML (`path`, `key`, `on`, `where`, ...).
         name: the trigger's name (its key under `triggers:`).
         origins: optional positions, keyed by key path *inside the trigger* (``("where", "x", "above")``)
-            → an object with `span`, `key_span` and `quote` (a `spec.model.Origin`).
+            → an object with `span`, `key_span` and `quote` (a `spec.loaded.Origin`).
 
     The definition is one the spec's rules passed (`spec.validate`), durations in seconds.
 

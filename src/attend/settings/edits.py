@@ -23,8 +23,8 @@ from attend.settings.document import DocumentError, EditableDocument
 from attend.settings.policy import SettingsRefusal
 from attend.spec.config import Config, load_config
 from attend.spec.layers import build_sensor, chooses_what_runs, trust_command
+from attend.spec.loaded import LAYERS, LayerPaths, MergedSensor, SensorFile
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source
-from attend.spec.model import LAYERS, LayerPaths, MergedSensor, SensorFile
 
 __all__ = [
     "SensorFiles", "apply_edit", "check_edit", "editable_document", "editable_text", "expression_errors", "new_errors",

@@ -39,7 +39,7 @@ from attend.settings.policy import (
 from attend.settings.resolve import merge_raw, require_sensor
 from attend.spec.config import load_config
 from attend.spec.layers import layer_paths, load_set
-from attend.spec.model import LAYERS, MergedSensor, SensorSet
+from attend.spec.loaded import LAYERS, MergedSensor, SensorSet
 
 __all__ = ["Managed", "copy_sensor", "delete_sensor", "rename_sensor", "test_file"]
 

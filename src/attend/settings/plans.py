@@ -50,8 +50,8 @@ from attend.settings.resolve import (
     shown_document,
 )
 from attend.spec.config import config_entries
+from attend.spec.loaded import LayerPaths, MergedSensor
 from attend.spec.loading import parse_yaml, read_yaml_file
-from attend.spec.model import LayerPaths, MergedSensor
 from attend.spec.schema import describe
 
 #: Fields that stay in an override file that no longer overrides anything; such a file is deleted.

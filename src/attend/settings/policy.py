@@ -19,7 +19,7 @@ from attend.errors import (
     EXIT_WRITE_FAILED,
     Refusal,
 )
-from attend.spec.model import LAYERS
+from attend.spec.loaded import LAYERS
 from attend.spec.schema import NAME_PATTERN as SENSOR_NAME_RULE
 
 __all__ = [

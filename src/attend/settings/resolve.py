@@ -17,7 +17,7 @@ from attend.errors import EXIT_USAGE
 from attend.settings.keys import Key, format_key, suggest
 from attend.settings.policy import SettingsRefusal
 from attend.spec.layers import merge_data
-from attend.spec.model import LAYERS, MergedSensor, SensorSet
+from attend.spec.loaded import LAYERS, MergedSensor, SensorSet
 from attend.spec.schema import describe, field_rules, known_fields
 
 __all__ = [

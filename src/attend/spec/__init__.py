@@ -1,7 +1,7 @@
 """The sensor spec: YAML → validated, layered sensors with provenance (ADR-403 §1, §2, §7).
 
 `load_set` reads every layer of a project; `load_paths` only the named files; `read_sensor_file`
-one file; `merge_sensor` one sensor's files; `load_config` config.yaml. The types are in `model`.
+one file; `merge_sensor` one sensor's files; `load_config` config.yaml. The types are in `loaded`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from attend.spec.durations import parse_duration
     from attend.spec.folders import layer_paths
     from attend.spec.layers import build_sensor, load_paths, load_set, merge_sensor
+    from attend.spec.loaded import LAYERS, KeyPath, LayerPaths, MergedSensor, Origin, SensorFile, SensorSet
     from attend.spec.loading import read_sensor_file
-    from attend.spec.model import LAYERS, KeyPath, LayerPaths, MergedSensor, Origin, SensorFile, SensorSet
 
 #: Where each name of the package lives: its module is imported when the name is first used, so a
 #: caller that needs only the paths (a hook, the run lock) never loads the YAML reader or the validator.
@@ -24,8 +24,8 @@ _MODULE_OF = {
     "parse_duration": "durations",
     "build_sensor": "layers", "load_paths": "layers", "load_set": "layers", "merge_sensor": "layers",
     "read_sensor_file": "loading",
-    "LAYERS": "model", "KeyPath": "model", "LayerPaths": "model", "Origin": "model", "MergedSensor": "model",
-    "SensorFile": "model", "SensorSet": "model",
+    "LAYERS": "loaded", "KeyPath": "loaded", "LayerPaths": "loaded", "Origin": "loaded", "MergedSensor": "loaded",
+    "SensorFile": "loaded", "SensorSet": "loaded",
     "layer_paths": "folders",
 }
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 from attend.bounds import MAX_COUNT, MAX_MAGNITUDE
 from attend.errors import Diagnostic, Severity
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
-from attend.spec.model import LayerPaths, Origin
+from attend.spec.loaded import LayerPaths, Origin
 from attend.spec.yamltext import yaml_text
 
 __all__ = [

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from attend.files import state_folder, xdg_home
-from attend.spec.model import LayerPaths
+from attend.spec.loaded import LayerPaths
 
 __all__ = ["layer_paths"]
 

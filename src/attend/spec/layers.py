@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config
 from attend.spec.folders import layer_paths
-from attend.spec.loading import file_stem, read_sensor_source
-from attend.spec.model import (
+from attend.spec.loaded import (
     LAYERS,
     KeyPath,
     LayerPaths,
@@ -33,6 +32,7 @@ from attend.spec.model import (
     SensorFile,
     SensorSet,
 )
+from attend.spec.loading import file_stem, read_sensor_source
 from attend.spec.schema import NAME_RE
 from attend.spec.validate import normalise, validate_sensor
 

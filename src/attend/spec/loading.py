@@ -32,7 +32,7 @@ import yaml
 from attend.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER_DIGITS, MAX_NODES
 from attend.errors import Diagnostic, caret_excerpt, line_col, source_lines
 from attend.spec.headers import shown_source_line
-from attend.spec.model import KeyPath, Origin, SensorFile
+from attend.spec.loaded import KeyPath, Origin, SensorFile
 
 __all__ = [
     "MAX_DEPTH",

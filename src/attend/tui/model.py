@@ -44,7 +44,7 @@ from attend.settings.plans import (
 from attend.settings.policy import SettingsRefusal
 from attend.settings.resolve import flatten, resolve, shown_document
 from attend.spec.layers import layer_paths, load_set
-from attend.spec.model import LayerPaths, MergedSensor, SensorSet
+from attend.spec.loaded import LayerPaths, MergedSensor, SensorSet
 
 __all__ = ["FieldRow", "Pending", "SensorsModel", "shown_path", "when"]
 

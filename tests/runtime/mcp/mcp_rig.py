@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from daemon_rig import sensors_json
 
 from attend.files import write_atomically
-from attend.spec.model import LayerPaths
+from attend.spec.loaded import LayerPaths
 from waiting import wait_until
 
 if TYPE_CHECKING:

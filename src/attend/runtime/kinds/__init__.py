@@ -16,7 +16,7 @@ from attend.spec.schema import DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
-    from attend.spec.model import LayerPaths
+    from attend.spec.loaded import LayerPaths
 
 __all__ = ["CRATE_STATE", "FAILURE_STATES", "NOTES", "SKIPPED", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
 

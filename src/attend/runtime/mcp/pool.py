@@ -67,7 +67,7 @@ from attend.runtime.mcp.servers import ServerDefinition
 from attend.text import quoted
 
 if TYPE_CHECKING:
-    from attend.spec.model import LayerPaths
+    from attend.spec.loaded import LayerPaths
 
 __all__ = ["CLIENT_LOG", "GRACE_VARIABLE", "LOG_DIR", "UNUSED_GRACE", "McpPool", "ToolCall", "log_path", "running_pool"]
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from attend.bounds import MAX_COUNT, MAX_PATTERN_EXPANSION_PER_SENSOR, MAX_TRIGGERS, MAX_WHERE_PROPERTIES, pattern_shape
 from attend.errors import Diagnostic
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
-from attend.spec.model import KeyPath, Origin, SensorFile
+from attend.spec.loaded import KeyPath, Origin, SensorFile
 from attend.spec.schema import (
     CURSOR_PLACEHOLDER,
     KINDS,

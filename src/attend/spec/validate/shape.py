@@ -18,7 +18,7 @@ from attend.bounds import MAX_ERRORS_PER_FILE, MAX_TRIGGERS
 from attend.errors import Diagnostic
 from attend.spec.conform import conforms
 from attend.spec.durations import ACCEPTED_FORMS, is_duration
-from attend.spec.model import KeyPath
+from attend.spec.loaded import KeyPath
 from attend.spec.schema import SENSOR_SCHEMA, field_rules, known_fields, type_name
 from attend.spec.validate.locate import Locator
 from attend.spec.validate.wording import _a, _describe, _listed, _number, _short, _shown

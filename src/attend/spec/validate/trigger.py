@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from attend.errors import Diagnostic, Severity
-from attend.spec.model import KeyPath, Origin
+from attend.spec.loaded import KeyPath, Origin
 from attend.spec.validate.locate import Locator
 from attend.spec.validate.normalise import normalise
 from attend.spec.validate.rules import _trigger_checks
