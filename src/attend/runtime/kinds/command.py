@@ -5,8 +5,10 @@ Decisions:
   at each poll (`process.branch_argv`; a stream's argv does not take it: its process outlives a checkout);
   `env` is merged over the daemon's environment;
   `cwd` is relative to the project directory.
-- The child runs in its own session (so its own process group). On timeout the whole group gets
-  SIGTERM, then SIGKILL after `KILL_GRACE` seconds, so a script's own children die with it.
+- The child is started as every child is (`attend.children`): in its own session (so its own process
+  group), with the environment stated here, and killed by the kernel if the daemon dies. On timeout the
+  whole group gets SIGTERM, then SIGKILL after `KILL_GRACE` seconds, so a script's own children die with
+  it; a poll cancelled from outside (daemon stop, reload) kills the group at once.
 - stdout is capped (`max_output`, 1 MiB by default): more is a `malformed` failure, and the group is
   killed as soon as the cap is passed, so a flooding command costs no more than the cap. A JSON output
   holds at most one value or key per 16 bytes of the cap (`DATA_BYTES_PER_VALUE`), so its parsed form
@@ -25,13 +27,15 @@ Decisions:
 from __future__ import annotations
 
 import signal
-import subprocess
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
+from attend.children import KILL_GRACE, open_child
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.kinds.process import (
     DEFAULT_TIMEOUT,
@@ -39,7 +43,6 @@ from attend.runtime.kinds.process import (
     branch_argv,
     command_settings,
     exec_failure,
-    signal_group,
 )
 from attend.spec.schema import DEFAULT_MAX_OUTPUT
 
@@ -47,10 +50,6 @@ if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
 __all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "OUTPUT_DRAIN_GRACE", "STDERR_TAIL", "CommandRun", "poll", "run_command"]
-
-
-#: Seconds between SIGTERM and SIGKILL for a command that timed out.
-KILL_GRACE = 2.0
 
 
 #: Seconds the pipes may stay open after the command exited (a child it left behind holding them)
@@ -78,7 +77,7 @@ class CommandRun:
 async def run_command(
     argv: list[str],
     *,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str],
     cwd: Path | str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     max_output: int = DEFAULT_MAX_OUTPUT,
@@ -88,7 +87,7 @@ async def run_command(
 
     Args:
         argv: the program and its arguments (no shell).
-        env: the full environment of the child.
+        env: the child's whole environment (never the daemon's by omission).
         cwd: the child's working directory.
         timeout: seconds before the child's process group is terminated.
         max_output: the most stdout bytes accepted.
@@ -99,98 +98,74 @@ async def run_command(
     """
     if not argv:
         return CommandRun("exec_failed", message="empty argv")
-    try:
-        proc = await trio.lowlevel.open_process(
-            [str(a) for a in argv],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=str(cwd) if cwd is not None else None,
-            start_new_session=True,
-        )
-    except Exception as exc:  # noqa: BLE001 - whatever keeps it from starting is this sensor's failure
-        return CommandRun("exec_failed", message=exec_failure(argv, cwd, exc))
-    stdout, stderr = proc.stdout, proc.stderr
-    assert stdout is not None and stderr is not None  # both are pipes
-
     out = bytearray()
     err = bytearray()
     over_cap = False
-
-    stdout_done, stderr_done = trio.Event(), trio.Event()
-
-    async def read_stdout() -> None:
-        nonlocal over_cap
-        try:
-            while chunk := await stdout.receive_some(_READ_CHUNK):
-                out.extend(chunk)
-                if len(out) > max_output:
-                    over_cap = True
-                    signal_group(proc.pid, signal.SIGKILL)
-                    return
-        finally:
-            stdout_done.set()
-
-    async def read_stderr() -> None:
-        try:
-            while chunk := await stderr.receive_some(_READ_CHUNK):
-                err.extend(chunk)
-                del err[:-STDERR_TAIL]
-        finally:
-            stderr_done.set()
-
-    async def pipes_closed() -> None:
-        await stdout_done.wait()
-        await stderr_done.wait()
-
     timed_out = False
-    try:
+    async with AsyncExitStack() as stack:
+        try:
+            # Leaving the block with the child running (a poll cancelled from outside: daemon shutdown,
+            # reload) kills its group at once.
+            child = await stack.enter_async_context(open_child(argv, env=env, cwd=cwd, stop_grace=0))
+        except Exception as exc:  # noqa: BLE001 - whatever keeps it from starting is this sensor's failure
+            return CommandRun("exec_failed", message=exec_failure(argv, cwd, exc))
+        stdout, stderr = child.stdout, child.stderr
+        stdout_done, stderr_done = trio.Event(), trio.Event()
+
+        async def read_stdout() -> None:
+            nonlocal over_cap
+            try:
+                while chunk := await stdout.receive_some(_READ_CHUNK):
+                    out.extend(chunk)
+                    if len(out) > max_output:
+                        over_cap = True
+                        child.signal_group(signal.SIGKILL)
+                        return
+            finally:
+                stdout_done.set()
+
+        async def read_stderr() -> None:
+            try:
+                while chunk := await stderr.receive_some(_READ_CHUNK):
+                    err.extend(chunk)
+                    del err[:-STDERR_TAIL]
+            finally:
+                stderr_done.set()
+
+        async def pipes_closed() -> None:
+            await stdout_done.wait()
+            await stderr_done.wait()
+
         with trio.move_on_after(timeout) as scope:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read_stdout)
                 nursery.start_soon(read_stderr)
-                await proc.wait()
+                await child.wait()
                 # The command has exited. A child it left behind (`job &`) may still hold its pipes
                 # open, which would read as a timeout although the output is complete: after a short
                 # grace the poll's process group is killed and what was read is the output.
                 with trio.move_on_after(OUTPUT_DRAIN_GRACE) as drain:
                     await pipes_closed()
                 if drain.cancelled_caught:
-                    signal_group(proc.pid, signal.SIGKILL)
+                    child.signal_group(signal.SIGKILL)
                     with trio.move_on_after(OUTPUT_DRAIN_GRACE):
                         await pipes_closed()
                     nursery.cancel_scope.cancel()  # a leftover in another session keeps them open
         if scope.cancelled_caught:
             timed_out = True
-            signal_group(proc.pid, signal.SIGTERM)
-            with trio.move_on_after(kill_grace):
-                await proc.wait()
-            signal_group(proc.pid, signal.SIGKILL)
-            await proc.wait()
-    finally:
-        # Cancelled from outside (daemon shutdown, reload): the group dies with the poll.
-        if proc.returncode is None:
-            signal_group(proc.pid, signal.SIGKILL)
-            with trio.CancelScope(shield=True):
-                await proc.wait()
-        with trio.CancelScope(shield=True):
-            await stdout.aclose()
-            await stderr.aclose()
+            await child.end(kill_grace)
+        returncode = child.returncode
 
     stderr_tail = err.decode("utf-8", "replace").strip()
     if timed_out:
-        return CommandRun("timeout", bytes(out), stderr_tail, proc.returncode, f"no result after {timeout:g} s; killed")
+        return CommandRun("timeout", bytes(out), stderr_tail, returncode, f"no result after {timeout:g} s; killed")
     if over_cap:
-        return CommandRun(
-            "malformed", b"", stderr_tail, proc.returncode, f"output larger than {max_output} bytes; killed"
-        )
-    returncode = proc.returncode
+        return CommandRun("malformed", b"", stderr_tail, returncode, f"output larger than {max_output} bytes; killed")
     assert returncode is not None  # waited for above
     if returncode != 0:
         how = f"killed by signal {-returncode}" if returncode < 0 else f"exit code {returncode}"
         message = f"{how}: {stderr_tail.splitlines()[-1]}" if stderr_tail else how
-        return CommandRun("exit", bytes(out), stderr_tail, proc.returncode, message)
+        return CommandRun("exit", bytes(out), stderr_tail, returncode, message)
     return CommandRun("ok", bytes(out), stderr_tail, 0)
 
 
