@@ -1,6 +1,6 @@
 """A command's process, for the polled command kind (command.py) and the streamed one (stream.py) alike:
-its resolved settings (argv with `{session}`, environment, cwd, timeout, output cap), its process group's
-signals, and the words for a child that could not start."""
+its resolved settings (argv with `{session}`, environment, cwd, timeout, output cap) and the words for a child
+that could not start (`attend.children` starts and ends it)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
 
 __all__ = ["BRANCH_PLACEHOLDER", "DEFAULT_TIMEOUT", "SESSION_PLACEHOLDER", "SESSION_VAR", "STDERR_TAIL", "branch_argv",
-           "branch_wake_on", "command_settings", "exec_failure", "signal_group"]
+           "branch_wake_on", "command_settings", "exec_failure"]
 
 #: Seconds a command may run when its file sets no `timeout` (the spec's default).
 DEFAULT_TIMEOUT = DEFAULT_COMMAND_TIMEOUT
@@ -24,13 +24,6 @@ DEFAULT_TIMEOUT = DEFAULT_COMMAND_TIMEOUT
 
 #: Bytes of stderr kept for a failure message.
 STDERR_TAIL = 2048
-
-
-def signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already gone
 
 
 def exec_failure(argv: list[str], cwd: Path | str | None, exc: Exception) -> str:

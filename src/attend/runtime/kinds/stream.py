@@ -2,16 +2,13 @@
 (DESIGN.md, Push sensing: streams and subscriptions).
 
 Decisions:
-- The process is started by the daemon, run without a shell in its own session (so its own process
-  group), and ended with the sensor: on cancel (daemon stop, reload, the sensor turned off) the group
-  gets SIGTERM, then SIGKILL after `STOP_GRACE` seconds.
-- It dies with the daemon, even a SIGKILLed one that runs no cleanup: on Linux the child asks the
-  kernel for SIGKILL when its parent thread ends (`PR_SET_PDEATHSIG`, set between fork and exec), so
-  no orphan outlives the daemon and a restarted daemon never runs a second child beside it. The death
-  signal follows the thread that forked, so the child is spawned from the event loop's own thread
-  (`subprocess.Popen` directly, a few milliseconds), never through `trio.lowlevel.open_process`, whose
-  worker threads end after 10 s idle and would take the child with them. The child's exit is awaited
-  on a pidfd. The death signal reaches that process only, not the ones it starts (a pipeline's
+- The process is started by the daemon as every child is (`attend.children`): without a shell, in its
+  own session (so its own process group), and ended with the sensor: on cancel (daemon stop, reload,
+  the sensor turned off) the group gets SIGTERM, then SIGKILL after `STOP_GRACE` seconds.
+- It dies with the daemon, even a SIGKILLed one that runs no cleanup: on Linux the kernel SIGKILLs it
+  when the daemon ends (`PR_SET_PDEATHSIG`, asked for by `attend.children`), so no orphan outlives the
+  daemon and a restarted daemon never runs a second child beside it. The child's exit is awaited on a
+  pidfd. The death signal reaches that process only, not the ones it starts (a pipeline's
   members): so each stream's environment carries `ATTEND_STREAM_OWNER` (the daemon's pid and start
   time), which whatever it starts inherits, and a daemon's first stream ends, once, every process of
   this user marked with an owner that no longer runs and still in its stream's process group
@@ -45,26 +42,25 @@ Decisions:
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from attend.bounds import MAX_CURSOR_BYTES, STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
+from attend.children import open_child
 from attend.compiler.sensors import Framer
 from attend.runtime.cadence import backoff
 from attend.runtime.kinds import CRATE_STATE, NOTES, PollContext, PollOutcome
-from attend.runtime.kinds.process import STDERR_TAIL, exec_failure, signal_group
+from attend.runtime.kinds.process import STDERR_TAIL, exec_failure
 from attend.spec.schema import CURSOR_PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -131,36 +127,6 @@ class LineBuffer:
         return lines, coalesced
 
 
-@functools.cache
-def _prctl() -> Callable[..., int] | None:
-    """libc's prctl (in the interpreter's own symbols), or None where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-def _die_with_parent(parent: int) -> Callable[[], None] | None:
-    """The child's step between fork and exec that makes the kernel SIGKILL it when the thread that
-    forked it ends (Linux `prctl(PR_SET_PDEATHSIG)`); None where there is no prctl. Looked up before the
-    fork, so the child only calls it."""
-    prctl = _prctl()
-    if prctl is None:
-        return None
-    pr_set_pdeathsig = 1
-
-    def preexec() -> None:
-        prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the daemon died before the request: no signal will come
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
-
-
 #: The environment variable marking a stream's processes, and whatever they start, with the daemon that owns them.
 OWNER_VAR = "ATTEND_STREAM_OWNER"
 
@@ -210,42 +176,6 @@ def sweep_orphans() -> list[int]:
         except (psutil.Error, OSError):
             continue  # gone meanwhile, a zombie, or not ours to read
     return ended
-
-
-def _spawn(argv: list[str], env: dict[str, str], cwd: str) -> tuple[subprocess.Popen[bytes], Any, Any]:
-    """Start a stream's process from this thread (see the module's decisions) in its own session, tied
-    to the daemon's life and marked with it; returns it with trio streams on its stdout and stderr."""
-    env = {**env, OWNER_VAR: _owner_tag(os.getpid()) or str(os.getpid())}
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, env=env, cwd=cwd,
-                                start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
-    except BaseException:
-        os.close(out_r)
-        os.close(err_r)
-        raise
-    finally:
-        os.close(out_w)
-        os.close(err_w)
-    return proc, trio.lowlevel.FdStream(out_r), trio.lowlevel.FdStream(err_r)
-
-
-async def _exited(proc: subprocess.Popen[bytes]) -> int:
-    """Wait for `proc` to exit (a pidfd on Linux, else a slow poll) and reap it; its return code."""
-    if proc.returncode is not None:
-        return proc.returncode
-    try:
-        pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):  # no pidfd (older kernel, not Linux), or already reaped
-        while (code := proc.poll()) is None:
-            await trio.sleep(0.2)
-        return code
-    try:
-        await trio.lowlevel.wait_readable(pidfd)
-    finally:
-        os.close(pidfd)
-    return proc.wait()
 
 
 def stream_argv(argv: list[str], cursor: str | None) -> list[str]:
@@ -360,61 +290,56 @@ class StreamSupervisor:
         cwd = self.settings["cwd"]
         if not argv:
             return "exec_failed", "empty argv"
-        try:
-            proc, stdout, stderr = _spawn(argv, self.settings["env"], str(cwd))
-        except Exception as exc:  # noqa: BLE001 - whatever keeps it from starting is this sensor's failure
-            return "exec_failed", exec_failure(argv, cwd, exc)
-        self.pid = proc.pid
-        self.state.stderr.clear()
-        if on_start is not None:
-            on_start(proc.pid)
-        framer = self.framer = Framer(self.max_line, self._push)
-        stdout_done, stderr_done = trio.Event(), trio.Event()
-
-        async def read_stdout() -> None:
+        env = {**self.settings["env"], OWNER_VAR: _owner_tag(os.getpid()) or str(os.getpid())}
+        async with AsyncExitStack() as stack:
             try:
-                while chunk := await stdout.receive_some(READ_CHUNK):
-                    framer.feed(chunk)
-                framer.close()
-            finally:
-                stdout_done.set()
+                # Leaving the block with the process running (cancelled: daemon stop, reload, the sensor
+                # turned off) ends its group: SIGTERM, then SIGKILL after STOP_GRACE seconds.
+                child = await stack.enter_async_context(open_child(argv, env=env, cwd=str(cwd), stop_grace=STOP_GRACE))
+            except Exception as exc:  # noqa: BLE001 - whatever keeps it from starting is this sensor's failure
+                return "exec_failed", exec_failure(argv, cwd, exc)
+            self.pid = child.pid
+            self.state.stderr.clear()
+            if on_start is not None:
+                on_start(child.pid)
+            framer = self.framer = Framer(self.max_line, self._push)
+            stdout_done, stderr_done = trio.Event(), trio.Event()
 
-        async def read_stderr() -> None:
+            async def read_stdout() -> None:
+                try:
+                    while chunk := await child.stdout.receive_some(READ_CHUNK):
+                        framer.feed(chunk)
+                    framer.close()
+                finally:
+                    stdout_done.set()
+
+            async def read_stderr() -> None:
+                try:
+                    while chunk := await child.stderr.receive_some(READ_CHUNK):
+                        self.state.stderr.extend(chunk)
+                        del self.state.stderr[:-STDERR_TAIL]
+                finally:
+                    stderr_done.set()
+
             try:
-                while chunk := await stderr.receive_some(READ_CHUNK):
-                    self.state.stderr.extend(chunk)
-                    del self.state.stderr[:-STDERR_TAIL]
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(read_stdout)
+                    nursery.start_soon(read_stderr)
+                    await child.wait()
+                    # What it printed before it exited is still read; a child it left behind holding the
+                    # pipes gets a short grace, then the group (the stream's own) is killed.
+                    with trio.move_on_after(0.5):
+                        await stdout_done.wait()
+                        await stderr_done.wait()
+                    child.signal_group(signal.SIGKILL)
+                    nursery.cancel_scope.cancel()
             finally:
-                stderr_done.set()
-
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(read_stdout)
-                nursery.start_soon(read_stderr)
-                await _exited(proc)
-                # What it printed before it exited is still read; a child it left behind holding the
-                # pipes gets a short grace, then the group (the stream's own) is killed.
-                with trio.move_on_after(0.5):
-                    await stdout_done.wait()
-                    await stderr_done.wait()
-                signal_group(proc.pid, signal.SIGKILL)
-                nursery.cancel_scope.cancel()
-        finally:
-            self.state.cut += framer.cut
-            self.framer = None
-            if proc.returncode is None:
-                signal_group(proc.pid, signal.SIGTERM)
-                with trio.CancelScope(shield=True):
-                    with trio.move_on_after(STOP_GRACE):
-                        await _exited(proc)
-                    signal_group(proc.pid, signal.SIGKILL)
-                    await _exited(proc)
-            with trio.CancelScope(shield=True):
-                await stdout.aclose()
-                await stderr.aclose()
-            self.pid = None
-            self._advance_cursor()
-        code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+                self.state.cut += framer.cut
+                self.framer = None
+                await stack.aclose()  # the group ended if the process still runs, and the pipes closed
+                self.pid = None
+                self._advance_cursor()
+        code = child.returncode if child.returncode is not None else -signal.SIGKILL
         how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
         tail = self.state.stderr_tail()
         return "exit", f"{how}: {tail.splitlines()[-1]}" if tail else how
