@@ -9,6 +9,7 @@ stretches it on a slower machine without touching the tests.
 from __future__ import annotations
 
 import os
+import select
 import time
 from collections.abc import Callable
 
@@ -26,3 +27,16 @@ def wait_until(predicate: Callable[[], object], timeout: float = PATIENCE, what:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(STEP)
+
+
+def exits(pid: int, timeout: float = PATIENCE) -> bool:
+    """Whether process `pid` (any process, not only a child of this one) exits within `timeout` seconds: its
+    pidfd turns readable at its exit. A pid already gone counts as exited."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)

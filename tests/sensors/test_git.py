@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 
 import pytest
 from sensor_material import SHIPPED, GitRepo
 
 from attend.sensors.base import Focus, SensorUnavailable
-from attend.sensors.git import GitSensor, describe_change, parse_porcelain_v2
+from attend.sensors.git import GIT_ENV_OVERRIDES, GitSensor, describe_change, parse_porcelain_v2
+from waiting import exits
 
 
 def test_the_first_poll_is_a_baseline_even_in_a_dirty_tree(drive, repo):
@@ -86,6 +89,36 @@ def test_outside_a_repository_the_sensor_is_unavailable_not_broken(tmp_path):
     sensor = GitSensor({"dirty_limit": 5, "commit_limit": 5, "command_timeout": 5})
     with pytest.raises(SensorUnavailable, match="no git work tree"):
         sensor.poll(Focus(cwd=tmp_path))
+
+
+def fake_git(tmp_path, body: str) -> dict[str, str]:
+    """An environment whose PATH finds only a `git` that runs `body` (Python; `sys.argv[1:]` is git's argv)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git = bin_dir / "git"
+    git.write_text(f"#!{sys.executable}\nimport os, subprocess, sys, time\n{body}")
+    git.chmod(0o755)
+    return {"PATH": str(bin_dir), "ATTEND_TEST_MARK": "stated"}
+
+
+def test_a_git_past_command_timeout_is_unavailable_and_what_it_started_is_ended(tmp_path):
+    pidfile = tmp_path / "grandchild"
+    env = fake_git(tmp_path, f"g = subprocess.Popen([{sys.executable!r}, '-c', 'import time; time.sleep(600)'])\n"
+                             f"open({str(pidfile)!r}, 'w').write(str(g.pid))\ntime.sleep(600)\n")
+    sensor = GitSensor({"dirty_limit": 5, "commit_limit": 5, "command_timeout": 3})
+    with pytest.raises(SensorUnavailable, match="git status took longer than 3 s"):
+        sensor.poll(Focus(cwd=tmp_path, env=env))
+    assert exits(int(pidfile.read_text()))
+
+
+def test_git_runs_in_the_polls_environment_and_no_other(tmp_path):
+    seen = tmp_path / "env.json"
+    env = fake_git(tmp_path, f"import json\njson.dump(dict(os.environ), open({str(seen)!r}, 'w'))\nsys.exit(1)\n")
+    with pytest.raises(SensorUnavailable, match="no git work tree"):
+        GitSensor({"dirty_limit": 5, "commit_limit": 5, "command_timeout": 5}).poll(Focus(cwd=tmp_path, env=env))
+    got = json.loads(seen.read_text())
+    got.pop("LC_CTYPE", None)  # Python's own locale coercion (PEP 538) in the fake git, not attend's
+    assert got == {**env, **GIT_ENV_OVERRIDES}
 
 
 def test_a_poll_never_rewrites_the_index(repo):

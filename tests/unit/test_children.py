@@ -18,7 +18,7 @@ import trio
 
 from attend import children
 from attend.children import ChildTimeout, open_child, run
-from waiting import PATIENCE, wait_until
+from waiting import PATIENCE, exits, wait_until
 
 PY = sys.executable
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -33,18 +33,6 @@ WITH_GRANDCHILD = (
 
 #: A child that writes its own pid to argv[1] and sleeps.
 SLEEPER = "import os, sys, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
-
-
-def exited(pid: int, timeout: float = PATIENCE) -> bool:
-    """Whether process `pid` (not necessarily ours) exits within `timeout` seconds: its pidfd turns readable."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], timeout)[0])
-    finally:
-        os.close(fd)
 
 
 def pid_in(path: Path) -> int:
@@ -64,7 +52,7 @@ def test_run_past_its_timeout_ends_the_childs_whole_group(tmp_path: Path) -> Non
     # interpreters, so the timeout is the patience, and the child is held until then.
     with pytest.raises(ChildTimeout):
         run([PY, "-c", WITH_GRANDCHILD, str(pidfile)], env=dict(os.environ), timeout=3.0, kill_grace=0.2)
-    assert exited(pid_in(pidfile))
+    assert exits(pid_in(pidfile))
 
 
 async def test_open_child_left_by_a_cancel_ends_the_childs_whole_group(tmp_path: Path) -> None:
@@ -77,7 +65,7 @@ async def test_open_child_left_by_a_cancel_ends_the_childs_whole_group(tmp_path:
             with trio.move_on_after(0):  # the caller's deadline passes while the child runs
                 await child.wait()
     assert child.returncode is not None
-    assert exited(int(pidfile.read_text()))
+    assert exits(int(pidfile.read_text()))
 
 
 def test_run_gives_the_child_exactly_the_stated_environment() -> None:

@@ -4,7 +4,8 @@ It stays compiled (ADR-403 §1 names git as the first candidate for a command fi
 JSON, the spec's `lines` output is the magnitude form rather than data, and "new commits since the
 last poll" needs the previous HEAD, which a stateless command can't hold. The sensor reads the
 repository with two or three git commands per poll (``GIT_OPTIONAL_LOCKS=0``, so it never takes the
-index lock a concurrent ``git commit`` needs) and returns one JSON-like snapshot; the triggers in
+index lock a concurrent ``git commit`` needs; each started by ``attend.children.run`` in the poll's
+environment, its group ended past ``command_timeout``) and returns one JSON-like snapshot; the triggers in
 ``sensors.d/git.yaml`` decide what is a change worth reporting.
 
 Result::
@@ -19,12 +20,12 @@ Result::
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attend.children import ChildTimeout, Finished, run
 from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
 
 __all__ = ["GitSensor", "Head", "describe_change", "git_dirs", "parse_porcelain_v2", "read_head", "wake_paths"]
@@ -244,14 +245,14 @@ class GitSensor:
         cwd = focus.cwd
         status = self._git(focus, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
         if status.returncode != 0:
-            raise SensorUnavailable(f"no git work tree at {cwd}: {status.stderr.strip() or 'git status failed'}")
-        snap = parse_porcelain_v2(status.stdout)
+            raise SensorUnavailable(f"no git work tree at {cwd}: {status.err_text.strip() or 'git status failed'}")
+        snap = parse_porcelain_v2(status.out_text)
 
         upstream: list[dict[str, str]] = []
         if snap.upstream_name:
             found = self._git(focus, "rev-parse", "--verify", "--quiet", f"{snap.upstream_name}^{{commit}}")
-            if found.returncode == 0 and found.stdout.strip():
-                sha = found.stdout.strip()
+            if found.returncode == 0 and found.out_text.strip():
+                sha = found.out_text.strip()
                 upstream.append({"name": snap.upstream_name, "head": sha, "short": sha[:7]})
 
         commits = self._new_commits(focus, snap) if self._last_cwd == str(cwd) else []
@@ -289,29 +290,20 @@ class GitSensor:
         fmt = _UNIT_SEP.join(("%H", "%h", "%an", "%s"))
         log = self._git(focus, "log", f"--format={fmt}", f"-n{self.commit_limit}", f"{last}..{snap.head}")
         commits = []
-        for line in log.stdout.splitlines():
+        for line in log.out_text.splitlines():
             parts = line.split(_UNIT_SEP)
             if len(parts) == 4:
                 commits.append(dict(zip(("sha", "short", "author", "subject"), parts, strict=True)))
         commits.reverse()  # oldest first, the order they were made
         return commits
 
-    def _git(self, focus: Focus, *args: str) -> subprocess.CompletedProcess[str]:
-        """`git ARGS` in the focus directory, in the poll's environment (`focus.env`) with GIT_ENV_OVERRIDES."""
+    def _git(self, focus: Focus, *args: str) -> Finished:
+        """`git ARGS` in the focus directory, in the poll's environment (`focus.env`) with GIT_ENV_OVERRIDES;
+        past `command_timeout` its process group is ended (`attend.children.run`)."""
         env = {**focus.env, **GIT_ENV_OVERRIDES}
         try:
-            return subprocess.run(
-                ["git", *args],
-                cwd=focus.cwd,
-                env=env,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=self.command_timeout,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
+            return run(["git", *args], env=env, cwd=focus.cwd, timeout=self.command_timeout)
         except FileNotFoundError as exc:
             raise SensorUnavailable(f"git is not installed or {focus.cwd} does not exist: {exc.strerror}") from exc
-        except subprocess.TimeoutExpired as exc:
+        except ChildTimeout as exc:
             raise SensorUnavailable(f"git {args[0]} took longer than {self.command_timeout:g} s") from exc
