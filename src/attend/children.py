@@ -150,8 +150,9 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
-class ChildTimeout(TimeoutError):
-    """A child that had not finished within its timeout; its process group was ended."""
+class ChildTimeout(Exception):
+    """A child that had not finished within its timeout; its process group was ended. Not an `OSError` (as
+    `TimeoutError` is), so a caller's handler for a child that cannot start never reads it as one."""
 
     def __init__(self, argv: Sequence[str], timeout: float) -> None:
         super().__init__(f"{argv[0] if argv else ''} did not finish within {timeout:g} s")

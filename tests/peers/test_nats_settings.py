@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -79,6 +80,19 @@ def test_a_project_is_its_remote_and_its_path_in_the_repository_else_its_path_on
     plain = tmp_path / "plain"
     plain.mkdir()
     assert project_identity(plain, home.env()) == f"{machine_id(home.env())}:{plain.resolve()}"
+
+
+def test_the_git_that_reads_a_projects_remote_runs_in_the_environment_it_is_given(home, tmp_path) -> None:
+    # The git found on the given environment's PATH answers, not the one on this process's.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git = bin_dir / "git"
+    git.write_text(f"#!{sys.executable}\nimport sys\nargs = sys.argv[3:]\n"
+                   "print({'remote': 'origin', 'config': 'git@example.org:ada/stated.git'}.get(args[0], ''))\n")
+    git.chmod(0o755)
+    folder = tmp_path / "anywhere"
+    folder.mkdir()
+    assert project_identity(folder, {**home.env(), "PATH": str(bin_dir)}) == "example.org/ada/stated"
 
 
 def test_each_home_is_a_machine_of_its_own_and_keeps_its_id(home, tmp_path) -> None:

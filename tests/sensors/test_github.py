@@ -5,6 +5,7 @@ Each poll goes through the shipped file's triggers (sensor_material.Driver)."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from sensor_material import Driver, FakeGh, GitRepo, shipped_sensor
 
 from attend.sensors.base import Focus, SensorUnavailable
 from attend.sensors.github import ChecksSensor, ReviewsSensor, RunsSensor, rollup_of
+from waiting import exits
 
 CLASSES = {"gh-checks": ChecksSensor, "gh-runs": RunsSensor, "gh-reviews": ReviewsSensor}
 
@@ -133,6 +135,19 @@ def test_no_gh_on_path_is_unavailable_saying_so(feature, tmp_path):
     sensor = ChecksSensor({"gh": "gh", "command_timeout": 5})
     with pytest.raises(SensorUnavailable, match="gh is not installed"):
         sensor.poll(Focus(cwd=feature.path, env={**os.environ, "PATH": str(empty)}))
+
+
+def test_a_gh_past_command_timeout_is_unavailable_and_what_it_started_is_ended(feature, tmp_path):
+    pidfile = tmp_path / "grandchild"
+    hanging = tmp_path / "hanging-gh"
+    hanging.write_text(f"#!{sys.executable}\nimport subprocess, time\n"
+                       f"g = subprocess.Popen([{sys.executable!r}, '-c', 'import time; time.sleep(600)'])\n"
+                       f"open({str(pidfile)!r}, 'w').write(str(g.pid))\ntime.sleep(600)\n")
+    hanging.chmod(0o755)
+    sensor = ChecksSensor({"gh": str(hanging), "command_timeout": 3})
+    with pytest.raises(SensorUnavailable, match="gh pr checks took longer than 3 s"):
+        sensor.poll(Focus(cwd=feature.path, env=dict(os.environ)))
+    assert exits(int(pidfile.read_text()))
 
 
 def test_gh_never_prompts_its_stdin_is_closed_and_prompts_are_disabled(feature, gh):

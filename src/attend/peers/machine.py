@@ -22,10 +22,10 @@ import os
 import re
 import secrets
 import socket
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from attend.children import ChildTimeout, run
 from attend.files import state_folder, write_atomically
 
 __all__ = ["identity_hash", "machine_id", "normalise_remote", "project_identity"]
@@ -72,30 +72,32 @@ def normalise_remote(url: str) -> str:
     return f"{host}/{path}" if path else host
 
 
-def _git(args: list[str], folder: str) -> str | None:
+def _git(args: list[str], folder: str, env: Mapping[str, str]) -> str | None:
+    """`git -C FOLDER ARGS`'s stdout, stripped (`attend.children.run`, in `env`); None when git fails, is
+    missing or runs past `GIT_TIMEOUT`."""
     try:
-        done = subprocess.run(["git", "-C", folder, *args], capture_output=True, text=True, timeout=GIT_TIMEOUT,
-                              check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
+        done = run(["git", "-C", folder, *args], env=env, timeout=GIT_TIMEOUT)
+    except (OSError, ValueError, ChildTimeout):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return done.out_text.strip() if done.returncode == 0 else None
 
 
 def project_identity(project_dir: Path | str, env: Mapping[str, str] | None = None) -> str:
     """The name `project_dir` has on every machine (the module docstring says how it is made)."""
+    env = os.environ if env is None else env
     folder = str(Path(project_dir).resolve())
     machine = machine_id(env)
     cached = _identities.get((machine, folder))
     if cached is not None:
         return cached
     identity = f"{machine}:{folder}"
-    remotes = (_git(["remote"], folder) or "").split()
+    remotes = (_git(["remote"], folder, env) or "").split()
     if remotes:
         remote = "origin" if "origin" in remotes else remotes[0]
-        url = _git(["config", "--get", f"remote.{remote}.url"], folder)
+        url = _git(["config", "--get", f"remote.{remote}.url"], folder, env)
         if url:
             identity = normalise_remote(url)
-            prefix = (_git(["rev-parse", "--show-prefix"], folder) or "").strip("/")
+            prefix = (_git(["rev-parse", "--show-prefix"], folder, env) or "").strip("/")
             if prefix:
                 identity = f"{identity}//{prefix}"
     _identities[(machine, folder)] = identity

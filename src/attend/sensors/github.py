@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attend import children
+from attend.children import ChildTimeout
 from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
 from attend.sensors.git import Head, git_dirs, read_head
 from attend.text import one_line, quoted
@@ -97,7 +98,8 @@ class GhAnswer:
 
 
 class Gh:
-    """Runs gh in the project with the poll's environment (`focus.env`) and `GH_ENV_OVERRIDES`."""
+    """Runs gh in the project with the poll's environment (`focus.env`) and `GH_ENV_OVERRIDES`
+    (`attend.children.run`: its own process group, ended past `command_timeout`)."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.program: str = require(config, "gh", str)
@@ -110,17 +112,16 @@ class Gh:
             SensorUnavailable: gh is not installed (or cannot run), or took longer than `command_timeout`.
         """
         try:
-            done = subprocess.run([self.program, *args], cwd=focus.cwd, env={**focus.env, **GH_ENV_OVERRIDES},
-                                  capture_output=True, text=True, errors="replace", timeout=self.timeout,
-                                  stdin=subprocess.DEVNULL, check=False)
+            done = children.run([self.program, *args], env={**focus.env, **GH_ENV_OVERRIDES}, cwd=focus.cwd,
+                                timeout=self.timeout)
         except FileNotFoundError:
             raise SensorUnavailable(f"{self.program} is not installed (not found on PATH); "
                                     "the GitHub sensors run the gh CLI") from None
         except OSError as exc:
             raise SensorUnavailable(f"cannot run {self.program}: {exc.strerror or exc}") from None
-        except subprocess.TimeoutExpired:
+        except ChildTimeout:
             raise SensorUnavailable(f"gh {' '.join(args[:2])} took longer than {self.timeout:g} s") from None
-        return GhAnswer(tuple(args), done.returncode, done.stdout, done.stderr)
+        return GhAnswer(tuple(args), done.returncode, done.out_text, done.err_text)
 
     def json(self, focus: Focus, *args: str) -> Any:
         """gh's JSON answer to `ARGS`; `SensorUnavailable` with gh's words when it exits non-zero."""
