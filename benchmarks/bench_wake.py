@@ -1,12 +1,27 @@
-"""`wake_on`: change-to-line latency against interval polling, and idle CPU with 200 sensors and 50 watched paths.
+"""Event to line (issue 39: attend's own part ≤ 50 ms median): `wake_on`, a peer message and a test fire, each
+stage's share; idle CPU with 200 sensors and 50 watched paths.
 
-Latency: `attend run` as a real subprocess with one command sensor (`/bin/cat` of a JSON file, a
-trigger on new items) in two set-ups, one after the other in the same run:
-- wake: `interval: 1h`, `wake_on` on the file, `min_interval: 0.1s`;
-- polling (the baseline): no `wake_on`, `interval` and `min_interval` both `POLL_INTERVAL`.
-Each adds an item `CHANGES` times (an atomic rename, at spacings that do not divide the interval)
-and times the change until its line is read from the daemon's stdout: median and worst of each, and
-the ratio of the medians. The shipped git sensor's 30 s interval would average 15 s without a wake.
+Latency: `attend run` as a real subprocess with command sensors (`/bin/cat` of a JSON file, a trigger on
+new items) in two set-ups, one after the other in the same run:
+- wake: `CHANGES` sensors at `interval: 1h`, each with `wake_on` on its own file, `min_interval: 0.1s`;
+  change n is sensor n's first, so each finds its sensor at rest (a sensor that keeps reporting halves its
+  interval down to `min_interval` and then polls on it, which would time the interval, not the wake);
+- polling (the baseline): one sensor without `wake_on`, `interval` and `min_interval` both `POLL_INTERVAL`.
+Each change writes items (an atomic rename, at spacings that do not divide the interval) and is timed
+until its line is read from the daemon's stdout: median and worst of each, and the ratio of the medians.
+The shipped git sensor's 30 s interval would average 15 s without a wake. Each wake's stages
+(`WAKE_STAGES`) come from the store's own times: the history trace of the poll that fired (`woken`: when
+the watcher's change reached the sensor; `took`: how long the poll ran; `time`: its end), the commit's
+`trigger_state.updated` and the journal row's `time`; the printer's is the line's arrival.
+
+Peer message and test fire: one `attend run --session b` with the shipped messages sensor (its `wake_on`
+on the peers folders and its 250 ms `min_interval`; its interval made 1 h, as above) and a command sensor,
+the governors out of the way (`FAST_CONFIG`). `attend peers send --to PROJECT TEXT` (as session a) is
+timed from its spawn to b's line, split into the send process (spawn until the message file is linked
+into the tray: the file's ctime) and the wake's stages; `attend sensors fire feed/new --input -` from its
+spawn to b's `[test]` line, split at the journal row's time (the command: start-up, imports, the sensor
+set, evaluation; then the commit, the bell and b's printer). The commands' floor is measured beside them:
+`python -c pass`, and python importing attend's CLI front.
 
 Git: the shipped git sensor at its shipped cadence (30 s, min 5 s) in a real repository; each
 branch switch comes after its min_interval and is timed until its line (on stderr: low priority).
@@ -60,6 +75,7 @@ engagement:
   relative_peak: 1.0
 governor:
   event: {cooldown: 0, limit: 100000, window: 60}
+  message: {cooldown: 0, limit: 100000, window: 60}
 """
 
 
@@ -76,19 +92,29 @@ def _sensor(root: Path, name: str, data: Path, **fields: object) -> None:
     (folder / f"{name}.yaml").write_text(json.dumps(doc))
 
 
-def _write_items(path: Path, count: int) -> None:
+def _fast_home(root: Path, **files: str) -> None:
+    """A home at `root` with the shipped sensors off but for the user files given (name: text) and the noise
+    controls out of the way (`FAST_CONFIG`)."""
+    _quiet_shipped(root)
+    for name, text in files.items():
+        (root / "config" / "attend" / "sensors" / f"{name}.yaml").write_text(text)
+    (root / "config" / "attend" / "config.yaml").write_text(FAST_CONFIG)
+
+
+def _write_items(path: Path, count: int, first: int = 0) -> None:
+    """Items `first` .. `count - 1`, written atomically."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"items": [{"id": i} for i in range(count)]}))
+    tmp.write_text(json.dumps({"items": [{"id": i} for i in range(first, count)]}))
     tmp.replace(path)
 
 
 class _Daemon:
     """`attend run` with its stdout lines timestamped as they arrive."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *args: str) -> None:
         project = root / "project"
         project.mkdir(exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, "-m", "attend", "run"], cwd=project, env=_env(root),
+        self.proc = subprocess.Popen([sys.executable, "-m", "attend", "run", *args], cwd=project, env=_env(root),
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
         for stream in (self.proc.stdout, self.proc.stderr):  # low-priority lines go to stderr
@@ -98,11 +124,12 @@ class _Daemon:
         for line in stream:
             self.lines.put((time.monotonic(), line.rstrip("\n")))
 
-    def line_with(self, text: str, timeout: float = 60.0) -> float:
+    def line_with(self, text: str, timeout: float = 60.0, *, contains: bool = False) -> float:
+        """When the first line ending with `text` (or holding it) was read."""
         deadline = time.monotonic() + timeout
         while True:
             at, line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-            if line.endswith(text):
+            if line.endswith(text) or (contains and text in line):
                 return at
 
     def stop(self) -> None:
@@ -127,49 +154,76 @@ def _wait_polled(root: Path, count: int, timeout: float = 180.0, since: float = 
         time.sleep(0.5)
 
 
-#: Each wake_on change's stages (seconds), from the store's own times: change -> the poll's `last_poll`
-#: (watcher step and debounce, the cadence), -> the journal row's time (poll, evaluation, journal),
-#: -> the line read from stdout (the printer, the pipe).
-STAGES: list[tuple[float, float, float]] = []
+#: The stages of a change's way to its line, as the store's own times split it (`_wake_stages`).
+WAKE_STAGES = (
+    "watcher: change -> seen (watchfiles' step and quiet step)",
+    "cadence: seen -> poll starts (settle, min_interval)",
+    "poll: the kind's work (spawn, output; a crate's thread)",
+    "evaluation: poll -> its commit starts",
+    "journal: commit, discloser -> journal row",
+    "printer: journal row -> line read (bell, print, pipe)",
+)
+#: Each timed wake's stages (seconds, in `WAKE_STAGES` order), filled by `_latencies(wake=True)`.
+STAGES: list[tuple[float, ...]] = []
 
 
-def _stages(db: Path, changed_wall: float, line_wall: float, n: int) -> None:
+def _wake_stages(db: Path, sensor: str, text: str, changed_wall: float, line_wall: float) -> tuple[float, ...]:
+    """The stages of the change made at `changed_wall` whose line (holding `text`) was read at `line_wall`:
+    from the trace of the poll that fired it, the commit's time and the journal row's time."""
     conn = sqlite3.connect(db)
     try:
-        polled = conn.execute("SELECT last_poll FROM sensor_status WHERE sensor = 'feed'").fetchone()[0]
-        journaled = conn.execute("SELECT time FROM journal WHERE description = ?", (f"new item {n}",)).fetchone()[0]
+        traces = [json.loads(row[0]) for row in conn.execute(
+            "SELECT trace FROM poll_history WHERE sensor = ? ORDER BY id DESC LIMIT 20", (sensor,))]
+        trace = next(t for t in traces
+                     if any(text in (o.get("description") or "") for g in t["triggers"] for o in g["outcomes"]))
+        committed = conn.execute("SELECT MAX(updated) FROM trigger_state WHERE sensor = ?", (sensor,)).fetchone()[0]
+        journaled = conn.execute("SELECT time FROM journal WHERE description LIKE ? ORDER BY id DESC LIMIT 1",
+                                 (f"%{text}%",)).fetchone()[0]
     finally:
         conn.close()
-    STAGES.append((polled - changed_wall, journaled - polled, line_wall - journaled))
+    started = trace["time"] - trace["took"]
+    return (trace["woken"] - changed_wall, started - trace["woken"], trace["took"], committed - trace["time"],
+            journaled - committed, line_wall - journaled)
 
 
 def _latencies(wake: bool) -> list[float]:
+    """Seconds from each change to its line. With `wake`, change n is the first of sensor `feed<n>` (one sensor a
+    change: each finds its sensor at rest, its interval still long, so only the wake polls it; a sensor that
+    keeps reporting halves its interval down to `min_interval` and then polls on it); without, one sensor polls
+    every `POLL_INTERVAL`."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        _quiet_shipped(root)
-        (root / "config" / "attend" / "config.yaml").write_text(FAST_CONFIG)
-        data = root / "feed.json"
-        _write_items(data, 0)
-        if wake:
-            _sensor(root, "feed", data, interval="1h", min_interval="0.1s", wake_on=[str(data)])
-        else:
-            _sensor(root, "feed", data, interval=POLL_INTERVAL, min_interval=POLL_INTERVAL)
+        _fast_home(root)
+        files = [root / "data" / f"feed{n:02d}.json" for n in range(CHANGES)] if wake else [root / "feed.json"]
+        for n, data in enumerate(files):
+            data.parent.mkdir(exist_ok=True)
+            _write_items(data, 0)
+            if wake:
+                _sensor(root, f"feed{n:02d}", data, interval="1h", min_interval="0.1s", wake_on=[str(data)])
+            else:
+                _sensor(root, "feed", data, interval=POLL_INTERVAL, min_interval=POLL_INTERVAL)
         daemon = _Daemon(root)
         try:
-            _wait_polled(root, 1)  # the first poll is the baseline: an empty list
+            _wait_polled(root, len(files))  # each first poll is a baseline: an empty list
             db = root / "state" / "attend" / "attend.db"
-            return _time_changes(daemon, lambda n: _write_items(data, n + 1), lambda n: f"new item {n}",
-                                 stages=(lambda changed, printed, n: _stages(db, changed, printed, n)) if wake else None)
+
+            def stages(changed: float, printed: float, n: int) -> None:
+                STAGES.append(_wake_stages(db, f"feed{n:02d}", f"new item {n}", changed, printed))
+
+            if wake:
+                return _time_changes(daemon, lambda n: _write_items(files[n], n + 1, first=n),
+                                     lambda n: f"new item {n}", stages=stages)
+            return _time_changes(daemon, lambda n: _write_items(files[0], n + 1), lambda n: f"new item {n}")
         finally:
             daemon.stop()
 
 
 def _time_changes(daemon: _Daemon, change: Callable[[int], None], line: Callable[[int], str],
-                  stages: Callable[[float, float, int], None] | None = None) -> list[float]:
-    """Make change n (0 .. CHANGES-1) and time it until the daemon prints a line ending with `line(n)`
+                  stages: Callable[[float, float, int], None] | None = None, count: int = CHANGES) -> list[float]:
+    """Make change n (0 .. count-1) and time it until the daemon prints a line ending with `line(n)`
     (`stages(change wall time, line wall time, n)` after each)."""
     out = []
-    for n in range(CHANGES):
+    for n in range(count):
         # Spacings that do not divide the polling interval, so changes land at every phase of it.
         time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)
         changed, changed_wall = time.monotonic(), time.time()
@@ -181,6 +235,89 @@ def _time_changes(daemon: _Daemon, change: Callable[[int], None], line: Callable
     return out
 
 
+#: Peer messages and test fires timed (each a process of its own: fewer than the wakes).
+SENDS = 10
+
+
+def _command(root: Path, *args: str, stdin: str = "", session: str = "a") -> None:
+    """Run `attend ARGS` in the project as session `session`; fail loudly when it fails."""
+    done = subprocess.run([sys.executable, "-m", "attend", *args], cwd=root / "project", input=stdin, text=True,
+                          env={**_env(root), "ATTEND_SESSION": session}, capture_output=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"attend {' '.join(args)}: exit {done.returncode}: {done.stdout}{done.stderr}")
+
+
+def _sends_and_fires() -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
+    """Each peer message's (total, send process until its file, *the wake's stages) and each test fire's
+    (total, command until its journal row, row -> line), in seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        # The shipped messages sensor runs, its shipped wake_on and min_interval (250 ms), its 5 s interval made
+        # 1 h: each message it reports halves its interval, and from 250 ms it would poll on the interval often
+        # enough to catch a message before its wake does; with 1 h only the wake polls (what is timed).
+        _fast_home(root, messages="spec: 1\ninterval: 1h\n")
+        data = root / "feed.json"
+        _write_items(data, 0)
+        _sensor(root, "feed", data, interval="1h", min_interval="0.1s")
+        db = root / "state" / "attend" / "attend.db"
+        daemon = _Daemon(root, "--session", "b")
+        try:
+            _wait_polled(root, 2)  # both baselines
+            _command(root, "peers", "send", "--to", str(root / "project"), "warm")
+            daemon.line_with("warm", contains=True)  # b's cold start is done and the sensor has its baseline
+            trays = root / "cache" / "attend" / "peers"
+            sends = []
+            for n in range(SENDS):
+                time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)
+                text = f"round {n} of the benchmark"
+                spawned, spawned_wall = time.monotonic(), time.time()
+                _command(root, "peers", "send", "--to", str(root / "project"), text)
+                at = daemon.line_with(text, contains=True)
+                line_wall = spawned_wall + (at - spawned)
+                [file] = [p for p in trays.rglob("*.json") if text in p.read_text()]
+                linked = file.stat().st_ctime_ns / 1e9  # the link into the tray (files.write_atomically, exclusive)
+                wake = _wake_stages(db, "messages", text, linked, line_wall)
+                sends.append((line_wall - spawned_wall, linked - spawned_wall, *wake))
+            fires = []
+            for n in range(SENDS):
+                time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)
+                spawned, spawned_wall = time.monotonic(), time.time()
+                _command(root, "sensors", "fire", "feed/new", "--input", "-", stdin=json.dumps({"items": [{"id": f"t{n}"}]}),
+                         session="b")
+                at = daemon.line_with(f"[test] new item t{n}")
+                line_wall = spawned_wall + (at - spawned)
+                conn = sqlite3.connect(db)
+                try:
+                    journaled = conn.execute("SELECT time FROM journal WHERE description = ?",
+                                             (f"new item t{n}",)).fetchone()[0]
+                finally:
+                    conn.close()
+                fires.append((line_wall - spawned_wall, journaled - spawned_wall, line_wall - journaled))
+            return sends, fires
+        finally:
+            daemon.stop()
+
+
+def _floors() -> tuple[float, float]:
+    """The medians of `python -c pass` and of python importing attend's CLI front (`attend.cli`: the parser,
+    before any command's own imports), seconds: what any command costs before it does its work."""
+    def timed(*argv: str) -> float:
+        started = time.monotonic()
+        subprocess.run([sys.executable, *argv], check=True, capture_output=True)
+        return time.monotonic() - started
+
+    bare = statistics.median(timed("-c", "pass") for _ in range(SENDS))
+    cli = statistics.median(timed("-c", "import attend.cli") for _ in range(SENDS))
+    return bare, cli
+
+
+def _report_stages(title: str, labels: tuple[str, ...], rows: list[tuple[float, ...]]) -> None:
+    for i, label in enumerate(labels):
+        values = [r[i] * 1000 for r in rows]
+        report(f"  {title}: {label}", statistics.median(values), "ms",
+               note=f"median of {len(values)}; worst {max(values):.1f} ms")
+
+
 def _latency() -> None:
     woken = _latencies(wake=True)
     polled = _latencies(wake=False)
@@ -188,11 +325,20 @@ def _latency() -> None:
         report(f"change-to-line, {label}: median of {len(values)}", statistics.median(values) * 1000, "ms",
                note=f"worst {max(values) * 1000:.0f} ms")
     report("wake_on median vs interval polling median", statistics.median(woken) / statistics.median(polled), "x")
-    for i, stage in enumerate(("watcher step/debounce and cadence (change -> poll)",
-                               "poll, evaluation, journal (poll -> journal row)", "printer and pipe (row -> line)")):
-        values = [s[i] * 1000 for s in STAGES]
-        report(f"  wake_on stage: {stage}", statistics.median(values), "ms",
-               note=f"median of {len(values)}; worst {max(values):.0f} ms")
+    _report_stages("wake_on", WAKE_STAGES, STAGES)
+    sends, fires = _sends_and_fires()
+    bare, cli = _floors()
+    report(f"peer message, `attend peers send` -> line: median of {len(sends)}",
+           statistics.median(s[0] for s in sends) * 1000, "ms", note=f"worst {max(s[0] for s in sends) * 1000:.0f} ms")
+    _report_stages("message", ("send process: spawn -> message file", *WAKE_STAGES), [s[1:] for s in sends])
+    report(f"  message: attend's own part (file -> line): median of {len(sends)}",
+           statistics.median(sum(s[2:]) for s in sends) * 1000, "ms")
+    report(f"test fire, `attend sensors fire` -> line: median of {len(fires)}",
+           statistics.median(f[0] for f in fires) * 1000, "ms", note=f"worst {max(f[0] for f in fires) * 1000:.0f} ms")
+    _report_stages("test fire", ("command: spawn -> journal row", "printer: journal row -> line read"),
+                   [f[1:] for f in fires])
+    report("  floor: `python -c pass` (baseline)", bare * 1000, "ms", note=f"median of {SENDS}")
+    report("  floor: python importing attend's CLI front (attend.cli)", cli * 1000, "ms", note=f"median of {SENDS}")
     switches = _git_switches()
     report(f"shipped git sensor, branch switch to line: median of {len(switches)}", statistics.median(switches) * 1000,
            "ms", note=f"worst {max(switches) * 1000:.0f} ms; its 30 s interval alone would average 15 s")
@@ -209,9 +355,7 @@ def _git_switches() -> list[float]:
     """The shipped git sensor at its shipped cadence: seconds from `git checkout` to its line."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        _quiet_shipped(root)
-        (root / "config" / "attend" / "sensors" / "git.yaml").write_text("spec: 1\nenabled: true\n")
-        (root / "config" / "attend" / "config.yaml").write_text(FAST_CONFIG)
+        _fast_home(root, git="spec: 1\nenabled: true\n")
         repo = root / "project"
         repo.mkdir()
         _git(repo, "init", "-q", "-b", "main")

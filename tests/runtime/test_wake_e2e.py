@@ -33,6 +33,29 @@ def test_a_command_sensor_with_a_long_interval_reports_a_change_to_its_file_at_o
     assert d.stop() == 0
 
 
+def test_the_history_of_a_woken_poll_says_when_the_change_was_seen_and_how_long_the_poll_took(
+    items_sensor, daemon, quiet_home
+) -> None:
+    items = items_sensor(interval="60s", min_interval="0.2s", wake_on=[str(quiet_home.root / "items.json")])
+    d = daemon()
+    _first_poll(quiet_home, "items")
+    items.set([{"id": 1}])
+    assert d.wait_for(lambda ls: "new item 1" in "".join(ls), timeout=PATIENCE)
+    woken, first = _polls(quiet_home, "items")[:2]  # newest first
+    assert "woken" not in first and first["took"] >= 0  # the first poll: at start, not woken
+    assert woken["woken"] <= woken["time"] - woken["took"] and woken["took"] >= 0
+    shown = quiet_home.attend("sensors", "history", "items").stdout
+    assert "(woken by a change: polled " in shown and " after it was seen, the poll took " in shown, shown
+    assert d.stop() == 0
+
+
+def _polls(home, name: str) -> list[dict]:
+    """Every stored poll trace of `name`, newest first (`attend sensors history --all --json`)."""
+    import json
+
+    return json.loads(home.attend("sensors", "history", name, "--all", "--json").stdout)["history"]
+
+
 def test_the_shipped_git_sensor_reports_a_branch_switch_before_its_interval(daemon, quiet_home) -> None:
     import sys
     from pathlib import Path
@@ -52,6 +75,39 @@ def test_the_shipped_git_sensor_reports_a_branch_switch_before_its_interval(daem
                timeout=PATIENCE, what="the branch switch in the journal")
     row = next(r for r in journal_rows(quiet_home) if r["description"] == "branch changed: main → feature")
     assert row["time"] - first < 30.0  # the shipped interval: only the wake could poll this early
+    assert d.stop() == 0
+
+
+def test_a_checkout_is_one_poll_that_sees_all_of_it(daemon, quiet_home) -> None:
+    """A checkout writes the index, then a new branch's ref, then HEAD (after its work tree, here 300 files):
+    the poll it wakes comes after all of them, so no poll reads the new index under the old HEAD (which
+    `git status` would show as every switched file staged)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "sensors"))
+    from sensor_material import GitRepo
+
+    repo = GitRepo(quiet_home.project)
+    for n in range(300):
+        (quiet_home.project / f"f{n}").write_text(f"{n}\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "initial")
+    repo.git("checkout", "-q", "-b", "other")
+    for n in range(0, 300, 2):
+        (quiet_home.project / f"f{n}").write_text(f"{n} on other\n")
+    repo.git("commit", "-q", "-am", "other")
+    repo.git("checkout", "-q", "main")
+    quiet_home.write_user_sensor("git", "spec: 1\nenabled: true\nmin_interval: 0.5s\n")
+    d = daemon()
+    _first_poll(quiet_home, "git")
+    repo.git("checkout", "-q", "other")
+    wait_until(lambda: any(r["description"] == "branch changed: main → other" for r in journal_rows(quiet_home)),
+               timeout=PATIENCE, what="the branch switch in the journal")
+    polls = list(reversed(_polls(quiet_home, "git")))  # oldest first: the baseline, then the checkout's poll
+    assert "woken" not in polls[0] and "woken" in polls[1], polls
+    fired = [o for t in polls[1]["triggers"] for o in t["outcomes"]]
+    assert [o["description"] for o in fired] == ["branch changed: main → other"], fired  # nothing staged, nothing dirty
     assert d.stop() == 0
 
 

@@ -342,6 +342,7 @@ class Daemon:
             return
 
         due: list[float | None] = [None]  # when a pending `for:` of this sensor will have held long enough
+        wake = self.wakes.signal(compiled.name)
 
         def until_due() -> float | None:
             # Past due only after failed polls (an ok poll fires what is due): then the cadence's
@@ -364,14 +365,18 @@ class Daemon:
             return min(after, key=lambda c: c.interval)
 
         async def poll_for(cadence: Cadence, session: str | None, ctx: PollContext) -> Cadence:
+            started = self.clock()
             try:
                 outcome = await kinds.poll(compiled, ctx)
             except Exception as exc:  # noqa: BLE001 - a kind's bug must not stop the daemon
                 outcome = PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
+            now = self.clock()
+            woken_at = wake.woken_at  # when the change this poll sees was seen (None: not woken)
+            woken = None if woken_at is None else now - (trio.current_time() - woken_at)
             try:
                 record = record_poll(
-                    self.store, compiled, outcome, now=self.clock(), cadence_params=params, cadence=cadence,
-                    session=session,
+                    self.store, compiled, outcome, now=now, cadence_params=params, cadence=cadence,
+                    session=session, woken=woken, took=now - started,
                 )
             except sqlite3.OperationalError as exc:
                 # The store was locked past busy_timeout (or the disk is full): nothing of this poll was
@@ -399,7 +404,7 @@ class Daemon:
             return record.cadence or cadence
 
         with running.scope:
-            await poll_on_cadence(params, poll, wake=self.wakes.signal(compiled.name), until_due=until_due)
+            await poll_on_cadence(params, poll, wake=wake, until_due=until_due)
 
     async def _stream_loop(self, compiled: Any, params: CadenceParams) -> None:
         """A streaming command (kinds/stream.py): its supervised process, its records evaluated at most

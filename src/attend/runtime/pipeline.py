@@ -143,6 +143,8 @@ def record_poll(
     dry_run: bool = False,
     shown: bool = False,
     session: str | None = None,
+    woken: float | None = None,
+    took: float | None = None,
 ) -> PollRecord:
     """Evaluate one poll outcome against the stored state and (unless a dry run) commit it in one transaction.
 
@@ -160,6 +162,9 @@ def record_poll(
         session: the session a `scope: session` sensor was polled for: its trigger states are that
             session's (`session_state_key`), and its observations carry `meta.session`, so only that
             session is shown their lines.
+        woken: when the change that woke this poll was seen (wall clock seconds; None: not woken by a
+            change); the history keeps it, so a late line shows where its time went.
+        took: the seconds the poll itself ran (the kind's work: a command's spawn and output, a call).
 
     Returns:
         The `PollRecord`.
@@ -219,6 +224,10 @@ def record_poll(
                               now=now, state=record.state, message=record.message, replaced=record.replaced)
     if session is not None:
         record.trace["session"] = session
+    if woken is not None:
+        record.trace["woken"] = woken
+    if took is not None:
+        record.trace["took"] = took
     if store is not None and not dry_run:
         extra: dict[str, Any] = {}
         if states is not None and CRATE_STATE in outcome.meta:

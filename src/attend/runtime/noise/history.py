@@ -101,6 +101,11 @@ def held_text(seconds: float) -> str:
     return f"{secs}s"
 
 
+def _short(seconds: float) -> str:
+    """A short span as the history shows one: `12 ms` under a second, `1.5 s` above."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+
 def _iso(t: float) -> str:
     """An ISO-8601 UTC time, as `attend sensors` shows times."""
     from attend.text import iso_time
@@ -130,6 +135,11 @@ def render_history(data: dict[str, Any]) -> str:
         head = f"{_iso(trace['time'])}  {trace['state']}"
         if trace.get("message"):
             head += f"  {trace['message']}"
+        woken, took = trace.get("woken"), trace.get("took")
+        if isinstance(woken, int | float) and isinstance(took, int | float):
+            # where a late line's time went: waiting after the change was seen, then the poll itself
+            wait = max(0.0, float(trace["time"]) - took - woken)
+            head += f"  (woken by a change: polled {_short(wait)} after it was seen, the poll took {_short(took)})"
         out.append(head)
         for part in trace.get("triggers", []):
             out.append(f"  {part['trigger']}: selected {part['selected']}; {part['transition']}")

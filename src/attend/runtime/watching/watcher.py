@@ -98,17 +98,27 @@ async def _watch_folders(
 
 
 class WakeSignal:
-    """A name's "something it watches changed" flag, set by the watcher and read by its waiter."""
+    """A name's "something it watches changed" flag, set by the watcher and read by its waiter.
+
+    `woken_at` is when the changes the last `clear` took in were first seen (trio's clock), None when it
+    took in none: a poll's history says how long after a change it ran (daemon.py).
+    """
 
     def __init__(self) -> None:
         self._event = trio.Event()
+        self._since: float | None = None
+        self.woken_at: float | None = None
 
     def set(self) -> None:
         """Mark a change."""
+        if not self._event.is_set():
+            self._since = trio.current_time()
         self._event.set()
 
     def clear(self) -> None:
         """Forget the changes seen so far (called as a poll or reload starts: it sees them)."""
+        self.woken_at = self._since
+        self._since = None
         if self._event.is_set():
             self._event = trio.Event()
 
