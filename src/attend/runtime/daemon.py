@@ -37,8 +37,7 @@ import os
 import sqlite3
 import stat
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -51,6 +50,7 @@ from attend.errors import reason
 from attend.files import remove_file, write_atomically
 from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams, poll_on_cadence
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.engagement import EngagementParams
 from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
@@ -133,7 +133,7 @@ class Daemon:
         env: Mapping[str, str],
         stdout: TextIO,
         stderr: TextIO,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = WALL_CLOCK,
         printer: SessionPrinter | None = None,
     ) -> None:
         from attend.spec import layer_paths

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.faults import env_seconds
 
 __all__ = ["IDLE_LIMIT", "MutePrinter", "ensure_poller", "idle_limit", "serve_headless"]
@@ -90,7 +90,7 @@ async def serve_headless(
     *,
     env: Mapping[str, str] | None = None,
     stderr: TextIO | None = None,
-    clock: Callable[[], float] = time.time,
+    clock: Clock = WALL_CLOCK,
 ) -> None:
     """Poll `project_dir` without printing until no session has been live for `idle_limit()` seconds.
 

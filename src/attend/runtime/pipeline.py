@@ -16,7 +16,6 @@ Two stages, shared by the daemon and the one-shot commands (`sensors poll`, `sen
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -26,6 +25,7 @@ import trio
 from attend.compiler import ops
 from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.delivery import (
     PROGRESS_META,
     SESSION_META,
@@ -281,7 +281,7 @@ class Discloser:
         stderr: TextIO | None = None,
         engagement: EngagementParams | None = None,
         governors: dict[str, GovernorParams] | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = WALL_CLOCK,
     ) -> None:
         self.store = store
         self.terms = terms

@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
-import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -47,6 +46,7 @@ from attend.files import run_lock_path
 from attend.peers.identity import Session, host_runs, process_runs
 from attend.peers.mailbox import Mailbox, Unavailable
 from attend.peers.transport import open_mailbox
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.daemon import Daemon
 from attend.runtime.faults import crash_point
 from attend.runtime.sessions.handover import conduits
@@ -148,7 +148,7 @@ async def serve_session(
     env: Mapping[str, str] | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
-    clock: Callable[[], float] = time.time,
+    clock: Clock = WALL_CLOCK,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `session` for `project_dir` until cancelled: print the journal, and poll while holding the lock.

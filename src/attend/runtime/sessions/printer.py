@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,6 +31,7 @@ from typing import Any, TextIO
 import trio
 
 from attend.peers.identity import PRESENCE_SENSOR, Session
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.delivery import is_stdout_priority, joined, write_entries
 from attend.runtime.faults import crash_point
 from attend.runtime.sessions.cold_start import (
@@ -101,7 +101,7 @@ class SessionPrinter:
         *,
         stdout: TextIO,
         stderr: TextIO,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = WALL_CLOCK,
         project_dir: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         claim: bool = True,

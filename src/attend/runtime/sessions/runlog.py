@@ -16,10 +16,11 @@ Decisions implemented here:
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
+
+from attend.runtime.clock import WALL_CLOCK, Clock
 
 __all__ = ["LOG_LIMIT", "RECOVERED", "RunLog", "log_path", "read_log"]
 
@@ -39,7 +40,7 @@ def log_path(project_dir: Path | str, env: Mapping[str, str] | None = None) -> P
 class RunLog:
     """A text stream that writes to `stream` and appends each `attend: ...` line to the file at `path`."""
 
-    def __init__(self, stream: TextIO, path: Path, *, clock: object = time.time) -> None:
+    def __init__(self, stream: TextIO, path: Path, *, clock: Clock = WALL_CLOCK) -> None:
         self.stream = stream
         self.path = path
         self._clock = clock
@@ -67,7 +68,7 @@ class RunLog:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as log:
-                log.write(f"{self._clock():.3f} {os.getpid()} {line}\n")  # type: ignore[operator]
+                log.write(f"{self._clock():.3f} {os.getpid()} {line}\n")
                 size = log.tell()
             if size > LOG_LIMIT:
                 data = self.path.read_bytes()

@@ -19,8 +19,7 @@ notification. The package is split by concern, one module per table group:
 
 from __future__ import annotations
 
-import time
-
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.store.integrity import BadRowReport, IntegrityChecks
 from attend.runtime.store.journal import JournalEntry
 from attend.runtime.store.location import (
@@ -64,7 +63,7 @@ class Store(SessionRows, ProbeRecords, IntegrityChecks):
         return self
 
 
-def open_project_store(paths: Any, *, clock: Any = time.time) -> Store:
+def open_project_store(paths: Any, *, clock: Clock = WALL_CLOCK) -> Store:
     """The store of the project behind `paths` (LayerPaths): its state folder's file, scoped to the project.
 
     The daemon and every one-shot command open it this way, so they all read and write the same rows.

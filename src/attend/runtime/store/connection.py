@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.store.location import StoreUnavailable, make_state_folder, notice
 from attend.runtime.store.tables import SchemaMismatch, check_tables, migrate
 
@@ -61,7 +62,7 @@ class StoreConnection:
         path: Path | str,
         *,
         scope: str = "",
-        clock: Any = time.time,
+        clock: Clock = WALL_CLOCK,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> None:
         self.path = Path(path)
@@ -104,6 +105,11 @@ class StoreConnection:
             notice(f"the state store {self.path} had lost its table(s) {', '.join(missing)}; they start over empty")
         if said:
             notice(said)
+
+    def now(self) -> float:
+        """The time by the clock this store was opened with (`runtime.clock`): what every row's time is, and
+        what a caller holding the store reads instead of the system's clock."""
+        return self._clock()
 
     def _identify(self, db: sqlite3.Connection) -> str:
         """Give a new store its id and remember it beside the file; the reset note when the store is
