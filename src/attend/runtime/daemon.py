@@ -318,7 +318,7 @@ class Daemon:
             return
         from attend.runtime.kinds.mcp import McpPool
 
-        pool = McpPool(self.ctx)
+        pool = McpPool(self.ctx, clock=self.clock)
         pool.on_update = self._resource_changed
         assert self._nursery is not None
         await self._nursery.start(pool.run)

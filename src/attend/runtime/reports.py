@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
@@ -228,7 +229,7 @@ def fire_json(fire: Any) -> dict[str, Any]:
 
 def poll_report(
     compiled: Any, paths: Any, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
-    stream_for: float = 5.0, session: str | None = None,
+    stream_for: float = 5.0, session: str | None = None, clock: Clock = WALL_CLOCK,
 ) -> dict[str, Any]:
     """One real poll of `compiled` and each trigger's verdict: what `attend sensors poll` reports.
 
@@ -243,12 +244,13 @@ def poll_report(
         stream_for: a streaming command: seconds its process runs and its records are collected.
         session: a `scope: session` sensor's session: the poll's focus, its trigger and crate state
             (`name@session`), and the one session its lines are for (`meta.session`).
+        clock: the wall clock (the poll's time, and the store's).
     """
     from attend.runtime.delivery import format_line
     from attend.runtime.kinds import PollContext
     from attend.runtime.pipeline import record_poll
 
-    with open_project_store(paths) as store:
+    with open_project_store(paths, clock=clock) as store:
         ctx = PollContext(project_dir=Path(project_dir), env=env, paths=paths, store=store, stream_for=stream_for,
                           session=session)
         started = time.monotonic()
@@ -256,7 +258,7 @@ def poll_report(
         elapsed = time.monotonic() - started
         # A dry run evaluates against the stored state (what the next real poll would fire) and writes
         # nothing; a real one shows its fires here and journals them as delivered (never replayed).
-        record = record_poll(store, compiled, outcome, now=time.time(), dry_run=dry_run, shown=True, session=session)
+        record = record_poll(store, compiled, outcome, now=store.now(), dry_run=dry_run, shown=True, session=session)
     step = record.step
     lines = [format_line(compiled.name, prio, o.description, key=o.key, meta=o.meta, lane=compiled.lane)
              for o, prio in zip(record.observations, record.priorities, strict=True)]

@@ -18,12 +18,12 @@ def notification(method: str, **params: Any) -> SessionMessage:
     return SessionMessage(JSONRPCNotification(jsonrpc="2.0", method=method, params=params))
 
 
-async def read_all(messages: list[SessionMessage]) -> tuple[list[Any], list[str], list[str], Flow, float]:
-    """Send `messages` through an Inbound: (what the SDK gets, the updated URIs, the log lines, the flow, the
-    seconds of trio's clock the reading took)."""
+async def read_all(messages: list[SessionMessage], **clock: Any) -> tuple[list[Any], list[str], list[str], Flow, float]:
+    """Send `messages` through an Inbound (with `clock=`, when given): (what the SDK gets, the updated URIs, the
+    log lines, the flow, the seconds of trio's clock the reading took)."""
     send, receive = anyio.create_memory_object_stream[Any](0)
     flow, updated, logged, passed = Flow(), [], [], []
-    stream = Inbound(receive, flow, updated.append, logged.append)
+    stream = Inbound(receive, flow, updated.append, logged.append, **clock)
     started = trio.current_time()
     async with trio.open_nursery() as nursery:
 
@@ -64,3 +64,9 @@ async def test_a_flood_is_read_no_faster_than_the_budget_and_its_log_messages_pa
     assert len(updated) == len(flood) // 2  # each update reaches the pool, which only sets its users' flags
     assert len(logged) == seconds * LOG_MESSAGES_PER_SECOND  # per second of reading
     assert flow.dropped_logs == len(flood) // 2 - len(logged) and flow.dropped_since is not None
+
+
+async def test_the_first_dropped_log_message_is_dated_by_the_wall_clock_given(autojump_clock) -> None:
+    flood = [notification("notifications/message", level="info", data="x") for _ in range(LOG_MESSAGES_PER_SECOND + 2)]
+    _, _, logged, flow, _ = await read_all(flood, clock=lambda: 1000.0)
+    assert (len(logged), flow.dropped_logs, flow.dropped_since) == (LOG_MESSAGES_PER_SECOND, 2, 1000.0)

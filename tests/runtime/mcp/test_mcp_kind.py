@@ -30,7 +30,19 @@ def record_probe(store: Store, compiled: CompiledSensor, *, confirmed: bool = Tr
 
     same = {"items": []}
     verdict = compare_results(compiled.triggers, same, same)
-    store.put_probe(compiled.name, probe_record(compiled.name, sensor_settings(compiled), "x", same, same, verdict, confirmed))
+    store.put_probe(compiled.name, probe_record(compiled.name, sensor_settings(compiled), "x", same, same, verdict, confirmed,
+                                                now=store.now()))
+
+
+def test_a_probe_record_is_dated_by_the_stores_clock(home: Any, tmp_path: Any) -> None:
+    from attend.runtime.kinds.mcp import sensor_settings
+    from attend.runtime.mcp.probe import ProbeRun
+
+    compiled = compiled_sensor(home, "tracker", mcp_sensor_yaml("tracker", {"command": "true"}))
+    same = {"items": []}
+    run = ProbeRun(compiled, sensor_settings(compiled), "x", same, same, compare_results(compiled.triggers, same, same))
+    with Store(tmp_path / "attend.db", clock=lambda: 1000.0) as store:
+        assert run.record(store, confirmed=True)["time"] == "1970-01-01T00:16:40Z"
 
 
 async def test_a_sensor_without_a_probe_record_is_unprobed_and_starts_no_server(

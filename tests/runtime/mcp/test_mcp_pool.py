@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +96,20 @@ async def test_the_servers_stderr_goes_to_a_log_file_under_the_state_directory(
     log = log_path(ctx.paths.state_dir, "tracker")
     assert log == ctx.paths.state_dir / "mcp" / "tracker.log"
     assert "listing server starting" in log.read_text()
+
+
+async def test_a_servers_log_dates_its_start_by_the_pools_clock(ctx: PollContext, behind: Behind) -> None:
+    from attend.runtime.mcp.pool import McpPool, log_path
+
+    (ctx.project_dir / ".mcp.json").write_text(__import__("json").dumps({"mcpServers": {"tracker": behind.inline("listing")}}))
+    async with trio.open_nursery() as nursery:
+        pool = McpPool(ctx, clock=lambda: 1000.0)
+        await nursery.start(pool.run)
+        ctx.mcp_pool = pool
+        await document(ctx, "tracker")
+        nursery.cancel_scope.cancel()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(1000.0))
+    assert f"--- {stamp} attend starts {sys.executable}" in log_path(ctx.paths.state_dir, "tracker").read_text()
 
 
 async def test_a_tool_without_a_read_only_hint_is_refused(ctx: PollContext, pool: McpPool, behind: Behind) -> None:

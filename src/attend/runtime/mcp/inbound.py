@@ -22,7 +22,6 @@ Everything else (answers, requests, other notifications) goes to the SDK unchang
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import Any
 import trio
 from mcp.types import JSONRPCNotification
 
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.text import json_text, quoted
 
 __all__ = ["LOG_LINE_CHARS", "LOG_MESSAGES_PER_SECOND", "NOTIFICATIONS_PER_SECOND", "Flow", "Inbound", "inbound"]
@@ -66,11 +66,13 @@ class Inbound:
         flow: the server's counters.
         on_updated: called with the URI of each `notifications/resources/updated`.
         write_log: called with one line (no newline) for each log message within the rate.
+        clock: the wall clock (when the first log message was dropped).
     """
 
     def __init__(self, inner: Any, flow: Flow, on_updated: Callable[[str], None],
-                 write_log: Callable[[str], None]) -> None:
+                 write_log: Callable[[str], None], *, clock: Clock = WALL_CLOCK) -> None:
         self._inner = inner
+        self._clock = clock
         self._flow = flow
         self._on_updated = on_updated
         self._write_log = write_log
@@ -115,7 +117,7 @@ class Inbound:
         if self._logged >= LOG_MESSAGES_PER_SECOND:
             self._flow.dropped_logs += 1
             if self._flow.dropped_since is None:
-                self._flow.dropped_since = time.time()
+                self._flow.dropped_since = self._clock()
             return
         self._logged += 1
         data = params.get("data")
@@ -147,8 +149,8 @@ class Inbound:
 
 @asynccontextmanager
 async def inbound(transport: Any, flow: Flow, on_updated: Callable[[str], None],
-                  write_log: Callable[[str], None]) -> AsyncIterator[tuple[Any, Any]]:
+                  write_log: Callable[[str], None], *, clock: Clock = WALL_CLOCK) -> AsyncIterator[tuple[Any, Any]]:
     """`transport` (an MCP client transport: a context manager of its read and write streams) with its read
     stream behind `Inbound`."""
     async with transport as (read, write):
-        yield Inbound(read, flow, on_updated, write_log), write
+        yield Inbound(read, flow, on_updated, write_log, clock=clock), write

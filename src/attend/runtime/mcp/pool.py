@@ -55,6 +55,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import RootModel
 
 from attend.errors import RuntimeFailure, reason
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.faults import env_seconds
 from attend.runtime.mcp.inbound import Flow, inbound
 from attend.runtime.mcp.policy import (
@@ -163,9 +164,11 @@ class McpPool:
     Args:
         ctx: the poll context; servers log to `ctx.paths.state_dir/mcp/<server>.log`, start in
             `ctx.project_dir` and get `ctx.env` with their own `env` merged over it.
+        clock: the wall clock (the times in the servers' logs and `Flow.dropped_since`).
     """
 
-    def __init__(self, ctx: PoolContext) -> None:
+    def __init__(self, ctx: PoolContext, *, clock: Clock = WALL_CLOCK) -> None:
+        self._clock = clock
         self._state_dir = Path(ctx.paths.state_dir)
         self._cwd = Path(ctx.project_dir)
         # Servers see the daemon's environment with their own `env` merged over it, as Claude Code starts them.
@@ -521,7 +524,7 @@ class McpPool:
         try:
             log.parent.mkdir(parents=True, exist_ok=True)
             with log.open("a", encoding="utf-8") as errlog:
-                _log_start(errlog, definition)
+                _log_start(errlog, definition, self._clock())
                 failure = await self._hold(session, errlog, timeout)
         except OSError as exc:
             failure = RuntimeFailure("exec_failed", f"MCP server {definition.name!r} could not start: {reason(exc)}")
@@ -567,7 +570,8 @@ class McpPool:
                 errlog.write(line + "\n")
                 errlog.flush()
 
-            transport = inbound(transport, self.flow(definition), lambda uri: self._updated(session, uri), write_log)
+            transport = inbound(transport, self.flow(definition), lambda uri: self._updated(session, uri), write_log,
+                                clock=self._clock)
             return await self._hold_client(session, transport, timeout)
 
     def _http_client_factory(self, session: _Session) -> McpHttpClientFactory:
@@ -698,8 +702,8 @@ async def _list_tools(client: Client) -> dict[str, dict[str, Any] | None]:
     return tools
 
 
-def _log_start(errlog: TextIO, definition: ServerDefinition) -> None:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+def _log_start(errlog: TextIO, definition: ServerDefinition, now: float) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(now))
     if definition.url:
         errlog.write(f"--- {stamp} attend connects to {definition.url} ({definition.transport})\n")
     else:

@@ -102,9 +102,10 @@ def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeC
 
 
 def probe_record(
-    sensor: str, settings: Any, server_name: str, first: Any, second: Any, verdict: ProbeComparison, confirmed: bool
+    sensor: str, settings: Any, server_name: str, first: Any, second: Any, verdict: ProbeComparison, confirmed: bool,
+    *, now: float,
 ) -> dict[str, Any]:
-    """The record the store keeps for `sensor` (JSON-serialisable)."""
+    """The record the store keeps for `sensor` (JSON-serialisable), made at `now` (epoch seconds)."""
     return {
         "sensor": sensor,
         "server": settings.server,
@@ -120,7 +121,7 @@ def probe_record(
         "items": verdict.items,
         "notes": verdict.notes,
         "confirmed": bool(confirmed and verdict.ok),
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
     }
 
 
@@ -149,7 +150,7 @@ class ProbeRun:
     def record(self, store: Any, confirmed: bool) -> dict[str, Any]:
         """Write the probe record (confirmed only when the comparison passed) and return it."""
         record = probe_record(self.compiled.name, self.settings, self.server_name, self.first, self.second,
-                              self.verdict, confirmed)
+                              self.verdict, confirmed, now=store.now())
         store.put_probe(self.compiled.name, record)
         return record
 

@@ -12,7 +12,6 @@ pages of `selected 3; no change`. `everything=True` (`history --all`) returns ev
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from attend.spec.schema import HISTORY_KEPT
@@ -29,7 +28,7 @@ def sensor_noise(
     Args:
         store: an open `runtime.store.Store`.
         name: the sensor.
-        now: the time shelves are judged at (default the wall clock): expired shelves are left out.
+        now: the time shelves are judged at (default the store's clock): expired shelves are left out.
         limit: how many poll traces to return (newest first; the store keeps `HISTORY_KEPT`).
         trigger: keep only this trigger's part of each trace.
         everything: every poll and every trigger; by default only the polls that fired, queued or held
@@ -42,7 +41,7 @@ def sensor_noise(
         "all", "left_out"}``: `all` is `everything`; `left_out` counts the quiet polls passed over
         among the newest ones while the history shown was collected (0 with `everything`).
     """
-    now = time.time() if now is None else now
+    now = store.now() if now is None else now
     shelves = [s.to_json() for s in store.shelves(name, now=now)]
     history = store.history(name, limit=max(limit, 1) if everything else None)  # None: every kept trace
     flapping: list[dict[str, Any]] = []

@@ -9,10 +9,10 @@ an expired one covers nothing and is pruned the next time shelves are written.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
+from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.store.shelves import Shelf  # the row type of the store's `shelves` table
 
 __all__ = ["Shelf", "ShelfRefused", "covering", "resolve_target", "shelve_target", "split_shelved", "unshelve_target"]
@@ -59,14 +59,14 @@ def resolve_target(project_dir: Any, text: str) -> tuple[Any, str, str | None]:
     return sensor_set, name, trigger or None
 
 
-def _store(sensor_set: Any) -> Any:
+def _store(sensor_set: Any, clock: Clock = WALL_CLOCK) -> Any:
     from attend.runtime.store import open_project_store
 
-    return open_project_store(sensor_set.paths)
+    return open_project_store(sensor_set.paths, clock=clock)
 
 
-def shelve_target(project_dir: Any, target: str, duration: str, reason: str = "") -> Any:
-    """Shelve `NAME[/TRIGGER]` for `duration` (`sensors shelve`; the sensors tab's `s`); the shelf.
+def shelve_target(project_dir: Any, target: str, duration: str, reason: str = "", *, clock: Clock = WALL_CLOCK) -> Any:
+    """Shelve `NAME[/TRIGGER]` for `duration` from now by `clock` (`sensors shelve`; the sensors tab's `s`); the shelf.
 
     Raises:
         ShelfRefused: a bad duration, or an unknown sensor or trigger (usage).
@@ -82,8 +82,8 @@ def shelve_target(project_dir: Any, target: str, duration: str, reason: str = ""
     sensor_set, name, trigger = resolve_target(project_dir, target)
     # A reason from undecodable argv bytes holds lone surrogates that no UTF-8 store takes: each byte is U+FFFD.
     reason = (reason or "").encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    with _store(sensor_set) as store:
-        return store.put_shelf(name, trigger, until=time.time() + seconds, reason=reason)
+    with _store(sensor_set, clock) as store:
+        return store.put_shelf(name, trigger, until=store.now() + seconds, reason=reason)
 
 
 def unshelve_target(project_dir: Any, target: str) -> str:

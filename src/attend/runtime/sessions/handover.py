@@ -188,7 +188,7 @@ def hook_handover(store: Any, session: str, *, project_dir: str, env: Mapping[st
     if not store.turn_waiting(session, position, **ask):
         return out  # nothing worth a turn (most hooks): neither the config nor the pricing is read
     env = os.environ if env is None else env
-    now = time.time() if now is None else now
+    now = store.now() if now is None else now
     from attend.runtime.sessions.news import away_line, stale_after
     from attend.runtime.sessions.seen import items_of
 

@@ -22,7 +22,6 @@ Decisions implemented here:
 from __future__ import annotations
 
 import os
-import time
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ def register_hook(store: Any, session: str, *, project_dir: str, hook: Mapping[s
     """
     transcript = _transcript(hook.get("transcript_path"))
     row = store.session(session)
-    now = time.time()
+    now = store.now()
     if (not force and row is not None and row.claude_seen is not None and 0 <= now - row.claude_seen < HOOK_BEAT
             and (transcript is None or transcript == row.transcript)):
         return
@@ -88,7 +87,7 @@ def beat_for_hooks_sessions(store: Any, mailbox: Any, project_dir: Any) -> None:
     for live in live_sessions(store.sessions()):
         if live.pid is None and live.claude_pid is not None and live.claude_start is not None:
             try:
-                mailbox.beat(live.session, project_dir, pid=None, started=live.started or time.time(),
+                mailbox.beat(live.session, project_dir, pid=None, started=live.started or store.now(),
                              host=(live.claude_pid, live.claude_start), conduit="hooks")
             except (OSError, Unavailable):
                 pass  # an unwritable cache folder, an unreachable server: the next beat tries again
