@@ -20,7 +20,6 @@ __all__ = [
     "FAILURE_BACKOFF_LIMIT",
     "MIN_POLL_GAP",
     "SPEEDUP_FACTOR",
-    "WAKE_SETTLE",
     "Cadence",
     "CadenceParams",
     "Wake",
@@ -37,9 +36,6 @@ DECAY_FACTOR = 1.5
 
 #: Repeated failures back off up to this multiple of the sensor's `interval`.
 FAILURE_BACKOFF_LIMIT = 4.0
-
-#: Seconds a woken sensor waits for the rest of a burst of changes before it polls (`wake_on`).
-WAKE_SETTLE = 0.1
 
 #: The shortest wait between two polls of one sensor, in seconds, whatever its file says: the spec
 #: accepts `interval: 0`, and polling back to back would spin a core on process spawns.
@@ -141,9 +137,12 @@ async def poll_on_cadence(
         params: the sensor's cadence fields.
         poll: runs one poll given the cadence before it and returns the cadence after it (the daemon's
             poll records both in the store, with `next_cadence` deciding).
-        wake: set when a path the sensor watches changed (`wake_on`, runtime/watching/wake.py): the next poll
-            comes `WAKE_SETTLE` later, but never sooner than `min_interval` after the last one ended, so
-            a burst of changes is one poll. A change during a poll polls once more after it.
+        wake: set when a path the sensor watches changed (`wake_on`, runtime/watching/wake.py) or an MCP
+            resource it reads was updated: a sensor at rest (`min_interval` past since its last poll ended)
+            polls at once; one that polled within `min_interval` polls once `min_interval` has passed, so
+            what a burst still writes after a poll is one more poll, not one per change. A change during
+            a poll polls once more after it. The watcher hands a burst over once it has been quiet for a
+            step (watching/notify.py `WATCH_STEP_MS`), so a checkout's writes reach the sensor together.
         until_due: seconds until a trigger's pending `for:` will have held long enough (None: nothing
             pending); the next poll comes no later than that, so the fire is on time.
     """
@@ -163,7 +162,6 @@ async def poll_on_cadence(
             continue
         with trio.move_on_at(deadline):
             await wake.wait()
-            # A change is often a burst (a checkout writes index, then HEAD, then a ref): settle briefly
-            # so the poll sees all of it rather than polling again `min_interval` later.
-            earliest = max(ended + max(params.min_interval, MIN_POLL_GAP), trio.current_time() + WAKE_SETTLE)
-            await trio.sleep_until(min(deadline, earliest))
+            # No settle of its own: the watcher's quiet step already gathered the burst (a checkout writes
+            # index, a ref and HEAD within a few ms), and waiting longer is what a line costs.
+            await trio.sleep_until(min(deadline, ended + max(params.min_interval, MIN_POLL_GAP)))

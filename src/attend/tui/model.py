@@ -186,14 +186,14 @@ class SensorsModel:
 
         if self._watcher is None:  # watching before the first read: no edit made after it is missed
             from attend.runtime.store import default_db_path
-            from attend.runtime.watching.notify import TAB_STEP_MS, BackgroundWatcher
+            from attend.runtime.watching.notify import EDIT_STEP_MS, BackgroundWatcher
             from attend.runtime.watching.targets import reload_targets, store_targets
 
             folders = (self.paths.shipped, self.paths.shipped_projection, self.paths.user, self.paths.project)
             self._watcher = BackgroundWatcher(
                 {"files": reload_targets(folders, (self.paths.config_file, self.paths.project_config_file)),
                  "store": store_targets(default_db_path(self.paths.state_dir))},
-                on_change=self._changed_on_disk, step_ms=TAB_STEP_MS)
+                on_change=self._changed_on_disk, step_ms=EDIT_STEP_MS)
         self.sensor_set = load_set(self.project_dir, self.env)
         self._compiled = {name: compiled_or_error(s) if runnable(s) else (None, "")
                           for name, s in self.sensor_set.sensors.items()}

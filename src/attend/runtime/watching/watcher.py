@@ -41,6 +41,7 @@ import trio
 from attend.errors import reason
 from attend.runtime.cadence import backoff
 from attend.runtime.watching.notify import (
+    EDIT_STEP_MS,
     POLL_DELAY_MS,
     RECHECK_MS,
     RETRY_DELAY,
@@ -54,6 +55,7 @@ from attend.runtime.watching.notify import (
 from attend.runtime.watching.targets import WatchPlan, WatchTarget, plan_watches
 
 __all__ = [
+    "EDIT_STEP_MS",
     "POLL_DELAY_MS",
     "RECHECK_MS",
     "WATCH_DEBOUNCE_MS",
@@ -67,7 +69,7 @@ __all__ = [
 
 async def _watch_folders(
     folders: list[Path], recursive: bool, on_changes: Callable[[set[str] | None], None],
-    started: Callable[[str], None], backend: Any = None,
+    started: Callable[[str], None], backend: Any = None, step_ms: int = WATCH_STEP_MS,
 ) -> None:
     """Watch `folders` until cancelled: `on_changes(paths)` for each burst, `on_changes(None)` when idle
     for `RECHECK_MS`. `started(why_it_polls)` once watching ("" with inotify).
@@ -86,7 +88,7 @@ async def _watch_folders(
             # and it ends on its own (the watcher is closed when it is collected).
             try:
                 result = await trio.to_thread.run_sync(
-                    notify.watch, WATCH_DEBOUNCE_MS, WATCH_STEP_MS, RECHECK_MS, stop, abandon_on_cancel=True)
+                    notify.watch, WATCH_DEBOUNCE_MS, step_ms, RECHECK_MS, stop, abandon_on_cancel=True)
             except Exception as exc:  # noqa: BLE001 - watchfiles' errors while watching: "not watching"
                 raise WatchFailed(reason(exc)) from None
             if isinstance(result, set):
@@ -139,12 +141,14 @@ class Watcher:
         on_error: called with (name, error) when a name's watch fails, and (name, "") when it works again.
         label: what the log lines start with (`wake_on`, `hot reload`).
         backend: watchfiles' `RustNotify` (None), or a class with its signature (`open_watch`).
+        step_ms: how often watchfiles looks (`WATCH_STEP_MS`; the hot reload's is `EDIT_STEP_MS`).
     """
 
     def __init__(self, log: Callable[[str], None], on_error: Callable[[str, str], None] | None = None,
-                 *, label: str = "watch", backend: Any = None) -> None:
+                 *, label: str = "watch", backend: Any = None, step_ms: int = WATCH_STEP_MS) -> None:
         self.log = log
         self.backend = backend
+        self.step_ms = step_ms
         self.label = label
         self.on_error = on_error
         self.signals: dict[str, WakeSignal] = {}
@@ -246,7 +250,7 @@ class Watcher:
                 self._dispatch(plan, changed)
 
         try:
-            await _watch_folders(folders, recursive, on_changes, started, self.backend)
+            await _watch_folders(folders, recursive, on_changes, started, self.backend, self.step_ms)
         except WatchFailed as exc:
             bases = plan.bases(folders)
             if len(bases) > 1 and all((f, recursive) not in status for f in folders):
