@@ -134,6 +134,9 @@ MAX_INPUT_BYTES = 1 << 20
 #: The largest peer message (its JSON), heartbeat or `.project` file read, and the NATS stream's largest
 #: message (peers/natslink.py): a message of 8,000 characters, each written as a JSON escape pair, is under 100 KB.
 MAX_PEER_MESSAGE_BYTES = 256 << 10
+#: The largest batch file of peer messages received together (peers/mailbox.py `write_received`) written or
+#: read: at least 16 of the largest messages, some 10,000 of a few hundred bytes.
+MAX_PEER_BATCH_BYTES = 4 << 20
 #: The longest rendered description: longer is cut with "…", and each reference renders at most this
 #: much, so one fire costs at most milliseconds whatever the item holds.
 MAX_DESCRIPTION_CHARS = 2000

@@ -90,6 +90,42 @@ def test_one_bad_message_file_is_skipped_and_named_by_inbox_and_the_messages_sen
     assert Path(bad).name in home.attend("doctor").stdout  # doctor names the skipped file
 
 
+BATCHED = [Message(f"1800000000000-00000{n}", "a", "session", "/p", None, "open", None, f"batched {n}",
+                   1800000000.0 + n) for n in (1, 3)]
+
+
+@pytest.mark.parametrize("kind", ["NaN", "1e999", "9" * 400, '"soon"', "deep", "fifo", "dev-zero", "huge"])
+def test_a_bad_line_or_a_bad_batch_file_is_skipped_and_named_by_inbox_and_the_messages_sensor(home, box, kind):
+    """A batch file (messages received together, peers/mailbox.py) is read as untrusted as a message file: a bad
+    line is left out and named with its line, the good lines around it stay; a file that cannot be read as one
+    (a FIFO, a link to /dev/zero, one past its bound) is left out whole."""
+    from attend.bounds import MAX_PEER_BATCH_BYTES
+
+    path = box.root / "open" / "1800000000000-000003+1800000000000-000001.jsonl"
+    whole = kind in ("fifo", "dev-zero", "huge")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "huge":
+        path.write_text(" " * (MAX_PEER_BATCH_BYTES + 1))
+    else:
+        bad = DEEP if kind == "deep" else MESSAGE.format(n=2, ts=kind)
+        path.write_text("\n".join([json.dumps(BATCHED[0].to_json()), bad, json.dumps(BATCHED[1].to_json())]) + "\n")
+    shown = [] if whole else [m.id for m in BATCHED]
+    done = attend_meeting(home, kind, "peers", "inbox", "--all")  # a FIFO must not hang it
+    clean(done)
+    assert done.returncode == 0 and "1800000000000-000002" not in done.stdout
+    assert all(mid in done.stdout for mid in shown)
+    assert f"attend: skipped {path}: {'' if whole else 'line 2: '}" in done.stderr
+    sensor = MessagesSensor(shipped_sensor("messages", home.project).sensor.data["crate"])
+    result = sensor.poll(Focus(cwd=home.project, env=home.env()))
+    assert [m["id"] for m in result["messages"]] == shown
+    [line] = sensor.skipped()
+    assert line.startswith(f"message {path}: {'' if whole else 'line 2: '}")
+    assert path.name in home.attend("doctor").stdout
+
+
 def test_a_message_file_name_that_is_not_utf8_is_read_and_reported_escaped(home, box):
     good = good_message(box)
     odd = os.fsencode(box.root / "open") + b"/\xff\x1b]0;PWNED\x07.json"

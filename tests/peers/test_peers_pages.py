@@ -1,5 +1,5 @@
 """`attend peers inbox --limit/--page/--before/--id` and `attend peers whoami --machine`, through the CLI
-(attend.cli.main in-process) over real message files."""
+(attend.cli.main in-process) over real message files and batch files."""
 
 from __future__ import annotations
 
@@ -9,21 +9,27 @@ import socket
 import pytest
 from tests.conftest import run_in_process
 
-from attend.peers.mailbox import Mailbox, Message, peers_dir
+from attend.peers.mailbox import Mailbox, Message, _real_folder, peers_dir, write_received
+
+#: How the seven messages are stored: a file each (sent here), received together from the peers server as
+#: batch files (peers/natsbox.py), or some of each; every listing reads the same whichever it is.
+SHAPES = {"files": [[1], [2], [3], [4], [5], [6], [7]], "batches": [[1, 2, 3], [4, 5, 6, 7]],
+          "mixed": [[1], [2, 3, 4, 5], [6], [7]]}
 
 
-@pytest.fixture
-def stored(home):
+@pytest.fixture(params=sorted(SHAPES))
+def stored(home, request):
     """Seven messages to this project from session `a`, one second apart (ids 1..7 in time order)."""
     mailbox = Mailbox(peers_dir(home.env()))
     project = str(home.project.resolve())
-    ids = []
-    for n in range(1, 8):
-        message_id = f"{1764565200000 + n * 1000:013d}-00000{n}"
-        mailbox.post(Message(message_id, "a", "session", "/elsewhere", project, None, None, f"note {n}",
-                             1764565200.0 + n))
-        ids.append(message_id)
-    return ids
+    messages = {n: Message(f"{1764565200000 + n * 1000:013d}-00000{n}", "a", "session", "/elsewhere", project, None,
+                           None, f"note {n}", 1764565200.0 + n) for n in range(1, 8)}
+    for group in SHAPES[request.param]:
+        if len(group) == 1:
+            mailbox.post(messages[group[0]])
+        else:
+            write_received(_real_folder(mailbox.root / mailbox.tray_name(project)), [messages[n] for n in group])
+    return [messages[n].id for n in range(1, 8)]
 
 
 def inbox(home, *args: str):

@@ -163,11 +163,11 @@ def test_only_the_newest_window_of_messages_is_listed(home) -> None:
     assert [i["id"] for i in sensor.poll(Focus(cwd=home.project, env=p.env))["messages"]] == ids[-3:]
 
 
-def test_the_sensor_wakes_on_the_message_files_of_its_folders(home) -> None:
+def test_the_sensor_wakes_on_the_message_and_batch_files_of_its_folders(home) -> None:
     p = Peers(home, home.project)
     root = str(peers_dir(p.env))
     assert p.driver.sensor.wake_on(Focus(cwd=home.project, env=p.env)) == [
-        f"{root}/{tray_name(home.project)}/*.json", f"{root}/open/*.json", f"{root}/@*/*.json"]
+        f"{root}/{folder}/*.{ext}" for folder in (tray_name(home.project), "open", "@*") for ext in ("json", "jsonl")]
 
 
 def test_every_magnitude_is_a_settings_key(home) -> None:

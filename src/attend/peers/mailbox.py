@@ -22,29 +22,39 @@ to, channel, re, text, ts}` (`from_id` and `on_behalf_of` came later: a file wit
 = `from`, on behalf of nobody named), written to a hidden temporary file and renamed into place, so a reader never sees half a
 message; readers never delete; the only removal is `sweep()`, of trays whose project is gone. A message
 file that does not parse is skipped and reported (`Mailbox.corrupt`), never fatal.
+
+Messages received together from the peers server (peers/natsbox.py: one fetch of its consumer) are one
+batch file per folder instead, `<newest id>+<oldest id>.jsonl`, a message's JSON per line, oldest first
+(`write_received`): a backlog of 10,000 is some ten files, not 10,000 (creating a file is what costs, and
+what other processes' disk use makes slow). A file's name starts with the newest id it holds either way,
+so readers list names (`stored_names`), read only the newest files they need (`newest_stored`) and read
+both shapes alike (`read_stored`); a message id met twice (two receivers storing one redelivery) is one
+message.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import heapq
 import json
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from attend.bounds import MAX_PEER_MESSAGE_BYTES
+from attend.bounds import MAX_PEER_BATCH_BYTES, MAX_PEER_MESSAGE_BYTES
 from attend.errors import Refusal
 from attend.files import WriteFailed, project_hash, read_regular_file, write_atomically, xdg_home
 
 __all__ = [
+    "BATCH_NAME_RE",
     "CHANNEL_RE",
     "LIVE_FOR",
     "MAX_PEER_FILE_BYTES",
@@ -57,8 +67,12 @@ __all__ = [
     "Unavailable",
     "peers_dir",
     "read_json_bounded",
+    "newest_stored",
     "read_peer_file",
+    "read_stored",
     "skip_reason",
+    "stored_names",
+    "write_received",
 ]
 
 #: A session is live while its heartbeat is younger than this (seconds).
@@ -71,10 +85,10 @@ MAX_PEER_FILE_BYTES = MAX_PEER_MESSAGE_BYTES
 MAX_TIME = 32503680000.0
 #: What a message id looks like (`new_id`): its time in milliseconds and 24 random bits.
 MESSAGE_ID_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\Z")
-#: What a message id looks like (`new_id`): its time in milliseconds and 24 random bits.
-MESSAGE_ID_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\Z")
-#: What a message file's name looks like (`new_id`): the only files a sweep removes, with `.project`.
+#: What a message file's name looks like (`new_id`): with batch files, the only files a sweep removes (and `.project`).
 MESSAGE_NAME_RE = re.compile(r"[0-9]{13}-[0-9a-f]{6}\.json\Z")
+#: What a batch file's name looks like (`write_received`): the newest and the oldest id it holds.
+BATCH_NAME_RE = re.compile(r"([0-9]{13}-[0-9a-f]{6})\+([0-9]{13}-[0-9a-f]{6})\.jsonl\Z")
 #: What a channel name may look like: it names a folder, so no separators and no dots.
 CHANNEL_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
 #: The open channel's folder.
@@ -238,6 +252,129 @@ class Message:
         if self.to:
             return f"to {self.to}"
         return "open"
+
+
+def stored_names(folder: Path | str) -> list[str]:
+    """The names of the message files and batch files in `folder` (none when it does not exist); hidden
+    files, a write still under way, are left out."""
+    try:
+        with os.scandir(folder) as entries:
+            return [e.name for e in entries if e.name.endswith((".json", ".jsonl")) and not e.name.startswith(".")]
+    except OSError:
+        return []
+
+
+def _newest_in(name: str) -> str:
+    """The newest message id a stored file's name says it holds (a message file's: its own)."""
+    return name.removesuffix(".jsonl").removesuffix(".json").partition("+")[0]
+
+
+def _oldest_in(name: str) -> str:
+    """The oldest message id a stored file's name says it holds."""
+    stem = name.removesuffix(".jsonl").removesuffix(".json")
+    return stem.partition("+")[2] or stem
+
+
+def read_stored(path: Path) -> tuple[list[Message], list[str]]:
+    """The messages of a message file or a batch file, and why any of it was skipped (for a batch file's line,
+    `line N: ...`). Read as untrusted: a regular file of at most `MAX_PEER_FILE_BYTES` (a batch file
+    `MAX_PEER_BATCH_BYTES`), each message as `read_json_bounded` reads one."""
+    try:
+        if path.name.endswith(".json"):
+            return [Message.from_json(read_peer_file(path))], []
+        data = read_regular_file(path, MAX_PEER_BATCH_BYTES)
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        return [], [skip_reason(exc)]
+    messages, problems = [], []
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if line.strip():
+            try:
+                messages.append(Message.from_json(read_json_bounded(line)))
+            except ValueError as exc:
+                problems.append(f"line {n}: {skip_reason(exc)}")
+    return messages, problems
+
+
+T = TypeVar("T")
+
+
+def newest_stored(names: Iterable[tuple[str, T]], limit: int, read: Callable[[str, T], list[Message]], *,
+                  before: str | None = None) -> list[tuple[Message, T]]:
+    """The newest `limit` messages (by id, which starts with their time) of stored files, oldest first, each id
+    once, each with where its file is.
+
+    Args:
+        names: (name, where) pairs: a name `stored_names` gave, and what the caller knows of its place
+            (handed to `read` and back with each message).
+        read: the messages of one stored file (`read_stored`'s, or a copy the caller keeps).
+        before: only messages whose id sorts before this one.
+
+    A file's name starts with the newest id it holds, so files are read newest first, and no further once
+    `limit` messages newer than the next file's newest are found: 20 of 10,000 message files cost 20 reads,
+    500 of a 10,000-message backlog a few batch files.
+    """
+    if limit <= 0:
+        return []
+    kept: list[tuple[str, Message, T]] = []  # a heap of the newest `limit` so far, the oldest of them first
+    ids: set[str] = set()
+    for name, where in sorted(names, key=lambda pair: _newest_in(pair[0]), reverse=True):
+        if len(kept) >= limit and _newest_in(name) < kept[0][0]:
+            break
+        if before is not None and _oldest_in(name) >= before:
+            continue
+        for message in read(name, where):
+            if message.id in ids or (before is not None and message.id >= before):
+                continue
+            ids.add(message.id)
+            if len(kept) < limit:
+                heapq.heappush(kept, (message.id, message, where))
+            elif message.id > kept[0][0]:
+                heapq.heapreplace(kept, (message.id, message, where))
+    return [(message, where) for _, message, where in sorted(kept, key=lambda entry: entry[0])]
+
+
+def write_received(folder: Path, messages: list[Message]) -> list[Path]:
+    """Store `messages`, received together, in `folder` (a real folder: `_real_folder`), synced before it
+    returns: one message as its message file, more as batch files of at most `MAX_PEER_BATCH_BYTES`, a line per
+    message, oldest first, each named `<newest id>+<oldest id>.jsonl`. The files written.
+
+    A batch file is never replaced: one of the same name (another receiver stored the same redelivery) is kept,
+    and what it lacks is written beside it.
+
+    Raises:
+        OSError: a file could not be written (none is left half-written: `write_atomically`).
+    """
+    ordered = sorted({m.id: m for m in messages}.values(), key=lambda m: m.id)
+    if len(ordered) == 1:
+        path = folder / f"{ordered[0].id}.json"
+        write_atomically(path, json.dumps(ordered[0].to_json(), ensure_ascii=False))
+        return [path]
+    written: list[Path] = []
+    chunk: list[tuple[Message, bytes]] = []
+    size = 0
+    for message in ordered:
+        line = json.dumps(message.to_json(), ensure_ascii=False).encode("utf-8") + b"\n"
+        if chunk and size + len(line) > MAX_PEER_BATCH_BYTES:
+            written += _write_batch(folder, chunk)
+            chunk, size = [], 0
+        chunk.append((message, line))
+        size += len(line)
+    if chunk:
+        written += _write_batch(folder, chunk)
+    return written
+
+
+def _write_batch(folder: Path, chunk: list[tuple[Message, bytes]]) -> list[Path]:
+    if len(chunk) == 1:
+        return write_received(folder, [chunk[0][0]])
+    path = folder / f"{chunk[-1][0].id}+{chunk[0][0].id}.jsonl"
+    try:
+        write_atomically(path, b"".join(line for _, line in chunk), exclusive=True)
+    except FileExistsError:
+        there = {m.id for m in read_stored(path)[0]}
+        rest = [m for m, _ in chunk if m.id not in there]
+        return write_received(folder, rest) if rest else []
+    return [path]
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,7 +628,7 @@ class Mailbox:
     def tray_globs(self, project: Path | str) -> list[str]:
         """The message files a send to `project` (or a channel) lands in: what the messages sensor wakes on."""
         root = str(self.root)
-        return [f"{root}/{self.tray_name(project)}/*.json", f"{root}/{OPEN}/*.json", f"{root}/@*/*.json"]
+        return [f"{root}/{folder}/*.{ext}" for folder in (self.tray_name(project), OPEN, "@*") for ext in ("json", "jsonl")]
 
     def receive(self, project: Path | str) -> None:
         """Bring what was sent to `project`'s sessions into this machine's folder (nothing to do here)."""
@@ -548,17 +685,19 @@ class Mailbox:
         """A fresh message id: sortable by time, unique across processes."""
         return f"{int(self.clock() * 1000):013d}-{secrets.token_hex(3)}"
 
+    def _read(self, name: str, folder: Path) -> list[Message]:
+        """The messages of one stored file (`read_stored`), what does not parse noted in `corrupt`."""
+        messages, problems = read_stored(folder / name)
+        self.corrupt.extend((folder / name, why) for why in problems)
+        return messages
+
     def read_folder(self, folder: Path) -> list[Message]:
-        """The messages of one tray or channel folder, oldest first (corrupt files skipped and noted)."""
-        out = []
-        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-            if path.name.startswith("."):
-                continue
-            try:
-                out.append(Message.from_json(read_peer_file(path)))
-            except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-                self.corrupt.append((path, skip_reason(exc)))
-        return out
+        """The messages of one tray or channel folder, oldest first, each id once (corrupt files skipped and noted)."""
+        out: dict[str, Message] = {}
+        for name in sorted(stored_names(folder)):
+            for message in self._read(name, folder):
+                out.setdefault(message.id, message)
+        return sorted(out.values(), key=lambda m: m.id)
 
     def _visible_folders(self, session: str, project: Path | str) -> list[Path]:
         folders = [self.root / self.tray_name(project), self.root / OPEN]
@@ -575,35 +714,19 @@ class Mailbox:
                        before: str | None = None) -> list[Message]:
         """The newest `limit` messages of `visible_to`, oldest first, reading only the files it needs.
 
-        A message file is named by its id, which starts with its time in milliseconds (`new_id`), so the
-        newest files are found by name and only they are parsed: 20 of 10,000 cost 20 reads, not 10,000.
-        Corrupt files among those read are skipped and noted (`corrupt`); older ones are not read.
+        A stored file's name starts with the newest id it holds, which starts with its time in milliseconds
+        (`new_id`), so the newest files are found by name and only they are parsed (`newest_stored`): 20 of 10,000
+        cost 20 reads, not 10,000. Corrupt files among those read are skipped and noted (`corrupt`); older ones
+        are not read.
 
         Args:
             skip: how many of the newest messages to pass over first (a page further back: `inbox --page`).
             before: only messages whose id sorts before this one (older: `inbox --before ID`).
         """
         self.corrupt = []
-        names: list[tuple[str, Path]] = []
-        bound = None if before is None else f"{before}.json"
-        for folder in self._visible_folders(session, project):
-            try:
-                with os.scandir(folder) as entries:
-                    names.extend((e.name, folder) for e in entries
-                                 if e.name.endswith(".json") and not e.name.startswith(".")
-                                 and (bound is None or e.name < bound))
-            except OSError:
-                continue  # no such tray or channel yet
-        names.sort(reverse=True)
-        out: list[Message] = []
-        for name, folder in names:
-            if len(out) >= limit + skip:
-                break
-            try:
-                out.append(Message.from_json(read_peer_file(folder / name)))
-            except (OSError, ValueError) as exc:
-                self.corrupt.append((folder / name, skip_reason(exc)))
-        return sorted(out[skip:], key=lambda m: (m.ts, m.id))
+        names = [(name, folder) for folder in self._visible_folders(session, project) for name in stored_names(folder)]
+        found = [message for message, _ in newest_stored(names, limit + skip, self._read, before=before)]
+        return sorted(found[:max(0, len(found) - skip)], key=lambda m: (m.ts, m.id))
 
     def find(self, message_id: str) -> Message | None:
         """The message with `message_id` in any tray or channel."""
@@ -614,7 +737,21 @@ class Mailbox:
                 return Message.from_json(read_peer_file(path))
             except (OSError, ValueError):
                 return None
+        for folder in self._message_folders():  # else in a batch whose ids span it
+            for name in stored_names(folder):
+                span = BATCH_NAME_RE.fullmatch(name)
+                if span and span.group(2) <= message_id <= span.group(1):
+                    found = [m for m in read_stored(folder / name)[0] if m.id == message_id]
+                    if found:
+                        return found[0]
         return None
+
+    def _message_folders(self) -> list[Path]:
+        """The trays and channel folders there are (symlinks among them too)."""
+        try:
+            return sorted(f for f in self.root.iterdir() if f.name == OPEN or f.name.startswith(("@", "p-")))
+        except OSError:
+            return []
 
     def damaged(self) -> list[tuple[Path, str]]:
         """Every peers file or folder a reader skips, with why (what `attend doctor` lists): heartbeats
@@ -626,13 +763,7 @@ class Mailbox:
         if self.corrupt_channels is not None:
             found.append((self.root / "channels.yaml", self.corrupt_channels))
         self.corrupt = []
-        try:
-            folders = sorted(self.root.iterdir())
-        except OSError:
-            folders = []
-        for folder in folders:
-            if not (folder.name == OPEN or folder.name.startswith(("@", "p-"))):
-                continue
+        for folder in self._message_folders():
             if os.path.islink(folder):
                 found.append((folder, "a symlink: attend never writes or removes through it"))
                 continue
@@ -641,12 +772,12 @@ class Mailbox:
 
     def gone_trays(self) -> list[tuple[Path, str, list[str]]]:
         """The trays of projects that no longer exist: (folder, the project its marker names, the message
-        files attend wrote in it).
+        and batch files attend wrote in it).
 
         Only what attend wrote counts: a tray that is a real folder (a symlink is never followed) with a
         `.project` marker that is a regular file naming an absolute path that is gone, and in it the message
-        files (`MESSAGE_NAME_RE`, regular files). A marker that is not a path (or not readable, or an identity
-        across machines) keeps the tray.
+        and batch files (`MESSAGE_NAME_RE`, `BATCH_NAME_RE`, regular files). A marker that is not a path (or
+        not readable, or an identity across machines) keeps the tray.
         """
         found = []
         for folder in sorted(self.root.glob("p-*")) if self.root.is_dir() else []:
@@ -658,7 +789,8 @@ class Mailbox:
                 if not os.path.isabs(project) or "\0" in project or os.path.exists(project):
                     continue
                 names = sorted(entry.name for entry in os.scandir(folder)
-                               if MESSAGE_NAME_RE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False))
+                               if (MESSAGE_NAME_RE.fullmatch(entry.name) or BATCH_NAME_RE.fullmatch(entry.name))
+                               and entry.is_file(follow_symlinks=False))
             except (OSError, ValueError):
                 continue
             found.append((folder, project, names))
@@ -666,8 +798,8 @@ class Mailbox:
 
     @staticmethod
     def remove_tray(folder: Path, names: list[str]) -> int:
-        """Remove the message files `names` of the tray `folder` (`gone_trays`); the folder and its marker too
-        when that leaves nothing else in it (anything else is not attend's to remove). How many messages went."""
+        """Remove the message and batch files `names` of the tray `folder` (`gone_trays`); the folder and its marker
+        too when that leaves nothing else in it (anything else is not attend's to remove). How many files went."""
         removed = 0
         for name in names:
             try:

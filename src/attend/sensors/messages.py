@@ -16,15 +16,16 @@ Decisions implemented here:
   longer one is split into at most `parts` (3) lines marked `(1/3)`, `(2/3)`, `(3/3)`, the rest cut with
   `attend peers inbox --id ID` to read it whole (`split_text`; the message lane prints each line of a
   description as a line of its own, runtime/delivery.py). `header` is the bracketed `[from_kind=...
-  from_id=... on_behalf_of=... to=...]` (upstream ADR-401). Only the newest `window` messages are listed (file names are ids, which sort by
-  time, so only those files are read): trigger state and the poll stay small with thousands stored,
+  from_id=... on_behalf_of=... to=...]` (upstream ADR-401). Only the newest `window` messages are listed (a
+  stored file's name starts with the newest id it holds, and ids sort by time, so only the files holding
+  them are read: `mailbox.newest_stored`): trigger state and the poll stay small with thousands stored,
   and a burst bigger than that is one digest line anyway.
-- Message files never change once published, so a file parsed once is kept by name and only
-  new names are read on the next poll. A file that does not parse (or is not a regular file of at most
-  `MAX_PEER_FILE_BYTES`, or holds a `ts` that is not a time) is skipped and reported by `skipped()` (a
-  line in `attend sensors`, its name escaped) while it is there, never a crash.
-- `wake_on`: the message files of the tray, the open channel and the channels, so a send polls the
-  sensor at once (no more often than the file's `min_interval`).
+- Message and batch files never change once written, so a file parsed once is kept by name and only
+  new names are read on the next poll. A file or a batch file's line that does not parse (or a file that is
+  not a regular file within its bound, or a `ts` that is not a time) is skipped and reported by `skipped()`
+  (a line in `attend sensors`, its name escaped) while it is there, never a crash.
+- `wake_on`: the message and batch files of the tray, the open channel and the channels, so a send polls
+  the sensor at once (no more often than the file's `min_interval`).
 
 Result::
 
@@ -34,13 +35,12 @@ Result::
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from attend.peers.mailbox import OPEN, Mailbox, Message, Unavailable, read_peer_file, skip_reason
+from attend.peers.mailbox import OPEN, Mailbox, Message, Unavailable, newest_stored, read_stored, stored_names
 from attend.peers.transport import open_mailbox
 from attend.sensors.base import Focus, SensorConfigError, require, require_seconds, unavailable
 from attend.text import one_line, printable, printable_path
@@ -148,27 +148,8 @@ class MessagesSensor:
         #: The peers folder of the last poll's environment and its mailbox (`_mailbox`).
         self.root: Path | None = None
         self.mailbox: Mailbox | None = None
-        #: Each message file the last poll listed (by path): its message, or why it does not parse.
-        self._parsed: dict[str, Message | str] = {}
-
-    @staticmethod
-    def _names(folder: str) -> list[str]:
-        """The message file names of one folder (none when it does not exist)."""
-        try:
-            with os.scandir(folder) as entries:
-                return [e.name for e in entries if e.name.endswith(".json") and not e.name.startswith(".")]
-        except OSError:
-            return []
-
-    def _message(self, path: str) -> Message | str:
-        """The message in `path`, or why it does not parse; a file parsed by an earlier poll is not read again."""
-        known = self._parsed.get(path)
-        if known is not None:
-            return known
-        try:
-            return Message.from_json(read_peer_file(Path(path)))
-        except (OSError, ValueError) as exc:  # corrupt: left out, named by `skipped()` while it is there
-            return skip_reason(exc)
+        #: Each stored file the last poll read (by path): its messages, and why any of it does not parse.
+        self._parsed: dict[str, tuple[list[Message], list[str]]] = {}
 
     def poll(self, focus: Focus) -> dict[str, Any]:
         """The newest `window` messages of the project's tray, the open channel and every named channel.
@@ -192,16 +173,17 @@ class MessagesSensor:
             except Unavailable as exc:
                 raise unavailable(exc) from None
             folders += [(f"{root}/@{c}", "channel", bool(here & set(members.get(c, []))), c) for c in channels]
-        named = [(name, folder, kind, member) for folder, kind, member, _ in folders for name in self._names(folder)]
-        newest = heapq.nlargest(self.window, named, key=lambda t: t[0])
-        parsed: dict[str, Message | str] = {}
-        listed = []
-        for name, folder, kind, member in reversed(newest):
-            path = f"{folder}/{name}"
-            message = parsed[path] = self._message(path)
-            if isinstance(message, Message):
-                listed.append(message_item(message, kind, member=member, text_limit=self.text_limit,
-                                           parts=self.parts))
+        named = [(name, (folder, kind, member)) for folder, kind, member, _ in folders for name in stored_names(folder)]
+        parsed: dict[str, tuple[list[Message], list[str]]] = {}
+
+        def read(name: str, where: tuple[str, str, bool]) -> list[Message]:
+            # A file read by an earlier poll is not read again; what does not parse is named by `skipped()`.
+            path = f"{where[0]}/{name}"
+            found = parsed[path] = self._parsed.get(path) or read_stored(Path(path))
+            return found[0]
+
+        listed = [message_item(message, kind, member=member, text_limit=self.text_limit, parts=self.parts)
+                  for message, (_, kind, member) in newest_stored(named, self.window, read)]
         self._parsed = parsed
         return {"messages": listed, "count": len(listed)}
 
@@ -223,7 +205,7 @@ class MessagesSensor:
     def skipped(self) -> list[str]:
         """The message files of the last poll that do not parse, one line each (`attend sensors` shows them)."""
         return [f"message {printable_path(path)}: {printable(why, one_line=True)}"
-                for path, why in sorted(self._parsed.items()) if isinstance(why, str)]
+                for path, (_, problems) in sorted(self._parsed.items()) for why in problems]
 
     def wake_on(self, focus: Focus) -> list[str]:
         """The message files of the project's tray, the open channel and the named channels."""
