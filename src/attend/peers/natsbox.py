@@ -13,9 +13,10 @@ so one path delivers a message whichever machine sent it. What changes:
   the server unreachable the message stays spooled: a running session's `attend run` publishes it when the
   server is back (serve.py), and so does the next send, ahead of its own message.
 - Receiving: a running session keeps its machine's consumer for its project mirrored into the folder
-  (`start_receiving`; a file per message, fsynced, before the ack); a one-shot command (`peers inbox`,
-  `reply`) drains it once (`receive`). A message whose file is already there (its own send, or a
-  redelivery after a crash before the ack) is acked and dropped.
+  (`start_receiving`; what one fetch brings is one batch file per folder, or a message file when it is one
+  message, written and fsynced before any of it is acked: mailbox.py `write_received`); a one-shot command
+  (`peers inbox`, `reply`) drains it once (`receive`). A message whose id is already stored there (its own
+  send, or a redelivery after a crash before the ack) is acked and dropped.
 - Presence: the heartbeat file as before (it tells this machine's processes apart) and a key in the
   presence bucket; `presences()` lists the bucket, every machine's sessions. Channels' members are a
   bucket too (`channels`, `join`, `leave`).
@@ -47,6 +48,9 @@ from attend.peers.mailbox import (
     _real_folder,
     _time,
     check_channel,
+    read_stored,
+    stored_names,
+    write_received,
 )
 from attend.peers.natslink import (
     CHANNELS_BUCKET,
@@ -78,6 +82,8 @@ class NatsMailbox(Mailbox):
         self.machine = machine_id(self.env)
         self.spool = state_folder(self.env) / "peers-spool"
         self._checked: set[Path] = set()
+        #: Per folder: the stored files' names this process has looked at, and the message ids they hold.
+        self._stored: dict[Path, tuple[set[str], set[str]]] = {}
 
     # -- names -------------------------------------------------------------------------------------
 
@@ -153,43 +159,67 @@ class NatsMailbox(Mailbox):
 
     # -- receiving ---------------------------------------------------------------------------------
 
-    def _hand_over(self, data: bytes) -> None:
-        """Store one delivered message in this machine's folder (an id already here: dropped).
+    def _hand_over(self, payloads: list[bytes]) -> set[int]:
+        """Store what one fetch delivered in this machine's folders, synced before it returns (`write_received`:
+        a batch file per folder, so 10,000 waiting messages are some ten files written, not 10,000); an id
+        already stored there is dropped. The indexes of the payloads that are no message (acked never: terminated).
 
         Raises:
-            ValueError: it is not a message (acked and never delivered).
-            OSError: it could not be written (delivered again).
+            OSError: they could not be stored (each is delivered again).
         """
         from attend.peers.mailbox import read_json_bounded
 
-        message = Message.from_json(read_json_bounded(data))
-        # Whoever holds the credentials wrote this: the id names a file (so it must look like one attend draws),
-        # and `to` is taken as an identity, never resolved as a path here (no git run in a folder it names).
-        if not MESSAGE_ID_RE.fullmatch(message.id):
-            raise ValueError(f"message id {message.id[:40]!r} is not one attend draws")
-        if message.channel and message.channel != OPEN:
-            folder = self.root / f"@{check_channel(message.channel)}"
-        elif message.to:
-            folder = self.root / f"p-{identity_hash(message.to)}"
-        else:
-            folder = self.root / OPEN
-        if folder not in self._checked:  # once per folder: a real folder (never a link), its `.project` marker
-            _real_folder(folder)
-            if message.to and not message.channel and not (folder / ".project").exists():
-                write_atomically(folder / ".project", self._marker(message.to))
-            self._checked.add(folder)
-        path = folder / f"{message.id}.json"
-        if os.path.lexists(path):
-            return  # sent from here, or delivered before a crash kept it from being acked: once is enough
-        # Not `exclusive` (a hard link and an unlink more per file): a message id names one message, so a
-        # second writer racing this one writes the same bytes. The batch is made durable before its acks.
-        write_atomically(path, json.dumps(message.to_json(), ensure_ascii=False), sync=False)
+        refused: set[int] = set()
+        received: dict[Path, list[Message]] = {}
+        folders: dict[tuple[str | None, str | None], Path] = {}  # by (channel, to): a batch has few
+        for n, data in enumerate(payloads):
+            try:
+                message = Message.from_json(read_json_bounded(data))
+                # Whoever holds the credentials wrote this: the id must look like one attend draws (it names a
+                # file), and `to` is taken as an identity, never resolved as a path here (no git run in a folder
+                # it names).
+                if not MESSAGE_ID_RE.fullmatch(message.id):
+                    raise ValueError(f"message id {message.id[:40]!r} is not one attend draws")
+                address = (message.channel, message.to)
+                folder = folders.get(address)
+                if folder is None:
+                    if message.channel and message.channel != OPEN:
+                        folder = self.root / f"@{check_channel(message.channel)}"
+                    elif message.to:
+                        folder = self.root / f"p-{identity_hash(message.to)}"
+                    else:
+                        folder = self.root / OPEN
+                    folders[address] = folder
+            except ValueError:  # PeerError (a bad channel name) is one
+                refused.add(n)
+                continue
+            received.setdefault(folder, []).append(message)
+        for folder, messages in received.items():
+            if folder not in self._checked:  # once per folder: a real folder (never a link), its `.project` marker
+                _real_folder(folder)
+                to = messages[0].to
+                if to and folder.name.startswith("p-") and not (folder / ".project").exists():
+                    write_atomically(folder / ".project", self._marker(to))
+                self._checked.add(folder)
+            here = self._stored_ids(folder)
+            new = [m for m in messages if m.id not in here]
+            if new:
+                self._stored[folder][0].update(path.name for path in write_received(folder, new))
+                here.update(m.id for m in new)
+        return refused
 
-    @staticmethod
-    def _settle() -> None:
-        """Make a batch of handed-over messages durable before any of them is acked: one sync for the batch
-        instead of two fsyncs a message (10,000 waiting messages in about a second, not a minute)."""
-        os.sync()
+    def _stored_ids(self, folder: Path) -> set[str]:
+        """The message ids stored in `folder` now: a message file's by its name, a batch file's by what it holds
+        (read once by this process; another receiver of this machine may have written one since the last look)."""
+        names, ids = self._stored.setdefault(folder, (set(), set()))
+        for name in stored_names(folder):
+            if name not in names:
+                names.add(name)
+                if name.endswith(".jsonl"):
+                    ids.update(m.id for m in read_stored(folder / name)[0])
+                else:
+                    ids.add(name.removesuffix(".json"))
+        return ids
 
     def receive(self, project: Path | str) -> None:
         """Bring what waits for `project` here now (a one-shot command); a running session's mirror suffices.
@@ -202,11 +232,11 @@ class NatsMailbox(Mailbox):
             if self.link.failure is not None:
                 raise self.link.failure
             return
-        self.link.drain(consumer, subjects, self._hand_over, self._settle)
+        self.link.drain(consumer, subjects, self._hand_over)
 
     def start_receiving(self, project: Path | str, before_ack: Any = None) -> None:
         consumer, subjects = self._consumer(project)
-        self.link.mirror(consumer, subjects, self._hand_over, self._settle, before_ack)
+        self.link.mirror(consumer, subjects, self._hand_over, before_ack)
         # A session starting or leaving on another machine rewrites nothing here: the presence bucket's watch
         # touches `heartbeat/.remote`, which the peers sensor wakes on (it watches the heartbeat folder).
         self.link.watch(PRESENCE_BUCKET, self._presence_changed)

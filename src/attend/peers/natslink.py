@@ -20,10 +20,10 @@ Layout on the server (constants below; the limits are stated in docs/peers.md):
   `Nats-Msg-Id: <message id>`, so a send retried within `DUPLICATE_WINDOW` is stored once.
 - consumers `m-<machine>-<hash>`: one durable pull consumer per machine and project, on the project's
   tray, the open channel and every channel, explicit acks. A message is acked only once it is in this
-  machine's peers folder (its file written whole, the batch synced with one `os.sync()` before any of its
-  acks: natsbox.py `_settle`), from where the messages sensor, the journal and
-  each session's delivery position take it (the files transport's path, unchanged); a crash in between
-  delivers it again after `ACK_WAIT`, and the file already there (same id) drops the repeat.
+  machine's peers folder (what one fetch brought written whole and fsynced, a batch file per folder, before
+  any of it is acked: natsbox.py `_hand_over`), from where the messages sensor, the journal and each
+  session's delivery position take it (the files transport's path, unchanged); a crash in between
+  delivers it again after `ACK_WAIT`, and the id already stored there drops the repeat.
 - key-value bucket `attend-peers-presence` (TTL `presence_ttl`): one key per live session, rewritten at every
   heartbeat; a machine that dies stops rewriting, and its sessions leave within the TTL. A running session
   watches it (`watch`): a key that comes or goes wakes this machine's peers sensor.
@@ -72,12 +72,12 @@ CHANNELS_BUCKET = "attend-peers-channels"
 ACK_WAIT = 10.0
 #: How long a blocking call waits for the loop (seconds): past it the server is `unavailable`.
 CALL_TIMEOUT = 5.0
-#: How long a one-shot command's drain of what waits for it may take (seconds; 10,000 messages take a few).
+#: How long a one-shot command's drain of what waits for it may take (seconds; 10,000 messages take about one).
 DRAIN_TIMEOUT = 60.0
 #: How long a connection attempt may take (seconds).
 CONNECT_TIMEOUT = 2.0
 #: How many messages one fetch of the mirror takes, and how long it long-polls (seconds).
-FETCH_BATCH = 256
+FETCH_BATCH = 1024
 FETCH_WAIT = 2.0
 #: Between two connection attempts once the server was lost (seconds).
 RECONNECT_WAIT = 0.5
@@ -387,22 +387,22 @@ class Link:
 
     # -- the mirror --------------------------------------------------------------------------------
 
-    def mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None], settle: Callable[[], None],
+    def mirror(self, consumer: str, subjects: list[str], hand_over: Callable[[list[bytes]], set[int]],
                before_ack: Callable[[], None] | None = None) -> None:
-        """Keep moving what `consumer` delivers into this machine through `handle` (a message's payload), acking
-        a batch only after `handle` returned for each and `settle()` made them durable; runs on the loop until
-        `stop_mirror` (reconnecting as needed).
+        """Keep moving what `consumer` delivers into this machine through `hand_over` (the payloads of one fetch,
+        made durable when it returns; it answers the indexes of those that are no message), acking them only
+        after it returned; runs on the loop until `stop_mirror` (reconnecting as needed).
 
-        `handle` raising OSError leaves the message unacked (delivered again); ValueError (a payload that is
-        no message) acks it: it can never be handed over.
+        `hand_over` raising OSError leaves the batch unacked (delivered again); a payload it refuses is
+        terminated: it can never be handed over.
         """
         def start() -> None:
             if consumer not in self._mirrors or self._mirrors[consumer][0].done():
-                args = (consumer, subjects, handle, settle, before_ack)
+                args = (consumer, subjects, hand_over, before_ack)
                 self._mirrors[consumer] = (self.loop.create_task(self._mirror(*args)), args)
         self.loop.call_soon_threadsafe(start)
 
-    def drain(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None], settle: Callable[[], None],
+    def drain(self, consumer: str, subjects: list[str], hand_over: Callable[[list[bytes]], set[int]],
               timeout: float = DRAIN_TIMEOUT) -> int:
         """Move what `consumer` holds now into this machine (a one-shot command's mirror); how many came."""
         async def go() -> int:
@@ -413,7 +413,7 @@ class Link:
                     batch = await self._fetch(sub, 0.2)
                     if not batch:
                         return moved
-                    moved += await self._hand_over(batch, handle, settle, None)
+                    moved += await self._hand_over(batch, hand_over, None)
             finally:
                 with contextlib.suppress(Exception):
                     await sub.unsubscribe()
@@ -484,40 +484,33 @@ class Link:
             ack_wait=ACK_WAIT, filter_subjects=subjects, max_ack_pending=4 * FETCH_BATCH,
             inactive_threshold=MAX_AGE)
         await js.add_consumer(STREAM, config)
-        return await js.pull_subscribe_bind(durable=consumer, stream=STREAM)
+        pull = _Pull(self._nc, f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{consumer}")
+        await pull.start()
+        return pull
 
     @staticmethod
-    async def _fetch(sub: Any, wait: float) -> list[Any]:
-        from nats.errors import TimeoutError as NatsTimeout
+    async def _fetch(sub: _Pull, wait: float) -> list[Any]:
+        return await sub.fetch(FETCH_BATCH, wait)
 
-        try:
-            return list(await sub.fetch(FETCH_BATCH, timeout=wait))
-        except (TimeoutError, NatsTimeout):
-            return []
-
-    async def _hand_over(self, batch: list[Any], handle: Callable[[bytes], None], settle: Callable[[], None],
+    async def _hand_over(self, batch: list[Any], hand_over: Callable[[list[bytes]], set[int]],
                          before_ack: Callable[[], None] | None) -> int:
-        handed = []
-        for msg in batch:
-            try:
-                handle(msg.data)
-            except ValueError:
-                await msg.term()  # never a message: nobody can ever be handed it
-                continue
-            except OSError:
-                await msg.nak(delay=ACK_WAIT)  # this machine cannot store it now: again later
-                continue
-            handed.append(msg)
-        if handed:
-            settle()
-            if before_ack is not None:
-                before_ack()
+        try:
+            refused = hand_over([msg.data for msg in batch])
+        except OSError:
+            for msg in batch:
+                await msg.nak(delay=ACK_WAIT)  # this machine cannot store them now: again later
+            return 0
+        handed = [msg for n, msg in enumerate(batch) if n not in refused]
+        for n in refused:
+            await batch[n].term()  # never a message: nobody can ever be handed it
+        if handed and before_ack is not None:
+            before_ack()
         for msg in handed:
             await msg.ack()
         return len(handed)
 
-    async def _mirror(self, consumer: str, subjects: list[str], handle: Callable[[bytes], None],
-                      settle: Callable[[], None], before_ack: Callable[[], None] | None) -> None:
+    async def _mirror(self, consumer: str, subjects: list[str], hand_over: Callable[[list[bytes]], set[int]],
+                      before_ack: Callable[[], None] | None) -> None:
         # The subscription is kept across a lost connection (nats-py makes it again on the server once back):
         # a message the server hands to a pull request made before the loss then still reaches the next fetch,
         # which takes what the subscription holds first. It is made anew only on a new connection.
@@ -534,7 +527,7 @@ class Link:
                     sub_nc = self._nc
                 batch = await self._fetch(sub, FETCH_WAIT)
                 if batch:
-                    await self._hand_over(batch, handle, settle, before_ack)
+                    await self._hand_over(batch, hand_over, before_ack)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the server went away: wait for it, then resume from the consumer
@@ -559,6 +552,88 @@ class Link:
             self.submit(go).result(CALL_TIMEOUT)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(CALL_TIMEOUT)
+
+
+class _Pull:
+    """A pull consumer read through a subscription with a callback, with nats-py's public calls.
+
+    nats-py's own `fetch` awaits each message as a task of its own (a uuid, a task and a timeout apiece), which
+    cost more than storing the message: a backlog's 10,000 took some 0.5 s of the loop's thread for that alone.
+    Here the subscription's callback appends each message to `got`, and a fetch asks the server for a batch
+    (`$JS.API.CONSUMER.MSG.NEXT`, as nats-py does) and takes what came. A message is never dropped: one the
+    server hands to an earlier request (one that gave up, or one made before a lost connection) lands in `got`
+    all the same, and the next fetch takes it.
+    """
+
+    def __init__(self, nc: Any, next_subject: str) -> None:
+        self.nc = nc
+        self.next_subject = next_subject
+        self.inbox = nc.new_inbox()
+        self.got: list[Any] = []
+        self.sub: Any = None
+        self._news = asyncio.Event()
+        self._ended = False  # a request's end came (its batch's last message, or a status saying it is over)
+        self._want = 0
+        self._failure: str | None = None
+
+    async def start(self) -> None:
+        self.sub = await self.nc.subscribe(self.inbox, cb=self._on_message)
+
+    async def _on_message(self, msg: Any) -> None:
+        status = msg.headers.get("Status") if msg.headers else None
+        if not status:
+            self.got.append(msg)
+            if len(self.got) >= self._want:
+                self._ended = True
+        elif status == "100":
+            return  # an idle heartbeat or flow control: nothing ended
+        elif status in ("404", "408") or (status == "409" and "deleted" not in msg.headers.get("Description", "").lower()):
+            self._ended = True  # no messages now, the request expired, or the server ended it: none is lost
+        else:
+            self._failure = f"{status} {msg.headers.get('Description', '')}".strip()  # the consumer is gone
+            self._ended = True
+        self._news.set()
+
+    async def _request(self, batch: int, wait: float | None) -> None:
+        self._want, self._ended = len(self.got) + batch, False
+        self._news.clear()
+        ask: dict[str, Any] = {"batch": batch}
+        if wait is None:
+            ask["no_wait"] = True
+        else:
+            ask["expires"] = int(wait * 1e9)
+        await self.nc.publish(self.next_subject, json.dumps(ask).encode(), reply=self.inbox)
+
+    async def fetch(self, batch: int, wait: float) -> list[Any]:
+        """What the consumer holds now, up to `batch` messages; with nothing there, what comes within `wait`
+        seconds (returned as soon as something does: a live message is not held back for a fuller batch).
+
+        Raises:
+            RuntimeError: the server says the consumer cannot be read (gone): made again by the caller.
+        """
+        if not self.got:
+            await self._request(batch, None)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CALL_TIMEOUT):
+                    while not self._ended:
+                        await self._news.wait()
+                        self._news.clear()
+        if not self.got and self._failure is None:
+            await self._request(batch, wait)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait + 1.0):
+                    while not self.got and not self._ended:
+                        await self._news.wait()
+                        self._news.clear()
+        if self._failure is not None and not self.got:
+            failure, self._failure = self._failure, None
+            raise RuntimeError(failure)
+        got, self.got = self.got, []
+        return got
+
+    async def unsubscribe(self) -> None:
+        if self.sub is not None:
+            await self.sub.unsubscribe()
 
 
 _links: dict[NatsSettings, Link] = {}

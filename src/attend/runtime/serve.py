@@ -207,14 +207,15 @@ async def serve_session(
                             conduit="hooks" if printer.muted else "monitor")
 
     try:
+        # Across machines (transport nats): this machine's consumer for the project is mirrored into the
+        # peers folder while the session runs, each message acked once it is stored there; spooled sends go
+        # out when the server is back. Started first: a backlog is drained on the mirror's own thread while the
+        # session starts (its cold start and the messages sensor's baseline read what is there by then).
+        mailbox.start_receiving(project_dir, before_ack=partial(crash_point, "peer-handed-over"))
         async with trio.open_nursery() as nursery:
             await nursery.start(printer.run)
             nursery.start_soon(_heartbeat, store, session.id, beat, lambda: role["now"],
                                partial(beat_for_hooks_sessions, store, mailbox, project_dir))
-            # Across machines (transport nats): this machine's consumer for the project is mirrored into the
-            # peers folder while the session runs, each message acked once its file is written; spooled
-            # sends go out when the server is back.
-            mailbox.start_receiving(project_dir, before_ack=partial(crash_point, "peer-handed-over"))
             if mailbox.transport != "files":
                 nursery.start_soon(_flush_spool, mailbox)
             nursery.start_soon(upkeep.run)
