@@ -46,8 +46,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = _env(root)
-        # What a user's machine does: bytecode written once and reused.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["ATTEND_SESSION"] = "reader"
         project = root / "project"
         project.mkdir()

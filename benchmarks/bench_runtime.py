@@ -39,7 +39,11 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _env(root: Path) -> dict[str, str]:
+    """The environment of an attend process the benchmarks start: its XDG folders under `root`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    # What a user's machine does: bytecode written once and reused (a CI or agent shell may turn it off,
+    # which would time the compiler of attend's modules at every start instead of the start itself).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(
         HOME=str(root),
         XDG_CONFIG_HOME=str(root / "config"),

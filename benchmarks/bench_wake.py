@@ -301,9 +301,11 @@ def _sends_and_fires() -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]
 def _floors() -> tuple[float, float]:
     """The medians of `python -c pass` and of python importing attend's CLI front (`attend.cli`: the parser,
     before any command's own imports), seconds: what any command costs before it does its work."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as `_env` gives the commands
+
     def timed(*argv: str) -> float:
         started = time.monotonic()
-        subprocess.run([sys.executable, *argv], check=True, capture_output=True)
+        subprocess.run([sys.executable, *argv], check=True, capture_output=True, env=env)
         return time.monotonic() - started
 
     bare = statistics.median(timed("-c", "pass") for _ in range(SENDS))

@@ -401,3 +401,26 @@ def test_attend_sensors_prints_a_failing_commands_stderr_escaped_in_its_table(it
     assert done.returncode == 0, done.stderr
     assert "message: exit 1: \\x1b]0;PWNED\\x07\\u202ex\\x9b2J next" in done.stdout
     assert not any(c in done.stdout for c in "\x1b\x07\u202e\x9b")
+
+
+#: A test fire run in one interpreter, telling which of the heavy packages it imported.
+FIRE_PROBE = """
+import io, sys
+sys.stdin = io.StringIO('{"items": [{"id": 7}]}')
+from attend.cli import main
+code = main(['sensors', 'fire', 'items', '--input', '-'])
+heavy = ('trio', 'mcp', 'ruamel', 'textual', 'nats', 'attend.runtime.pipeline', 'attend.runtime.daemon',
+         'attend.settings.document')
+print(code, sorted({m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy)}))
+"""
+
+
+def test_a_test_fire_imports_neither_trio_nor_the_mcp_sdk_nor_the_settings_yaml_editor(items, quiet_home) -> None:
+    """A person waits for a test fire's line: its command loads what a fire needs (the sensor set, the
+    evaluation, the store), not the daemon's event loop (issue 39: trio alone was half its time)."""
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-c", FIRE_PROBE], capture_output=True, text=True, env=quiet_home.env(),
+                         cwd=quiet_home.project, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "0 []", run.stdout

@@ -12,7 +12,8 @@ from attend.runtime import kinds
 from attend.runtime.cadence import Cadence, CadenceParams
 from attend.runtime.daemon import run
 from attend.runtime.kinds import PollOutcome
-from attend.runtime.pipeline import observations_from, record_poll
+from attend.runtime.observations import observations_from
+from attend.runtime.pipeline import record_poll
 from attend.runtime.store import Store, default_db_path, scope_for
 
 

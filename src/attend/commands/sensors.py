@@ -26,10 +26,9 @@ import json
 import os
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from attend.commands import reports_refusals
-from attend.commands.settings import run_refusable
 from attend.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -37,30 +36,13 @@ from attend.errors import (
     reason,
 )
 from attend.redact import redact_data
-from attend.runtime.mcp.probe import (
-    CONFIRM_QUESTION,
-    ProbeRefused,
-    probe_target,
-)
-from attend.runtime.noise.history import render_history
-from attend.runtime.noise.shelving import (
-    resolve_target,
-    shelve_target,
-    unshelve_target,
-)
-from attend.runtime.reports import (
-    DISABLED_STATE,
-    fire_json,
-    poll_report,
-    sensor_rows,
-)
-from attend.runtime.runnable import compiled_or_error, first_error, runnable
-from attend.runtime.store import open_project_store
-from attend.settings.manage import Managed, copy_sensor, delete_sensor, rename_sensor
-from attend.settings.policy import (
-    target_layer,
-)
 from attend.text import iso_time, json_text, printable
+
+if TYPE_CHECKING:
+    from attend.settings.manage import Managed
+
+# What each command needs beyond these is imported inside it, so a command loads only its own: a test fire
+# (`sensors fire`, whose line a person waits for) imports no trio, no MCP SDK and no settings' YAML editor.
 
 __all__ = ["sensors_fire", "sensors_list", "sensors_poll"]
 
@@ -102,8 +84,10 @@ def _run_command(project_dir: str) -> str:
 @reports_refusals
 def sensors_list(args: Any) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
+    from attend.runtime.reports import sensor_rows
     from attend.runtime.sessions.handover import conduits
     from attend.runtime.sessions.status import project_sessions
+    from attend.runtime.store import open_project_store
 
     sensor_set = _load(args)
     with open_project_store(sensor_set.paths) as store:
@@ -129,6 +113,8 @@ def sensors_list(args: Any) -> int:
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
+    from attend.runtime.reports import DISABLED_STATE
+
     header = ("NAME", "KIND", "LAYER", "ENABLED", "STATE", "LANE", "LAST POLL", "NEXT POLL")
     cells: list[tuple[Any, ...]] = [
         (
@@ -179,6 +165,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 
 def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
+    from attend.runtime.runnable import compiled_or_error, first_error, runnable
+
     sensor = sensor_set.sensors.get(name)
     if sensor is None:
         known = ", ".join(sorted(sensor_set.sensors)) or "none"
@@ -203,6 +191,8 @@ def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
 @reports_refusals
 def sensors_poll(args: Any) -> int:
     """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
+    from attend.runtime.reports import poll_report
+
     sensor_set = _load(args)
     compiled, code = _find(sensor_set, args.name)
     if compiled is None:
@@ -363,7 +353,8 @@ def sensors_fire(args: Any) -> int:
         priorities,
     )
     from attend.runtime.kinds import PollOutcome
-    from attend.runtime.pipeline import observations_from
+    from attend.runtime.observations import observations_from
+    from attend.runtime.store import open_project_store
 
     name, _, trigger_name = args.target.partition("/")
     sensor_set = _load(args)
@@ -408,6 +399,8 @@ def sensors_fire(args: Any) -> int:
         if args.commit and not args.dry_run:  # --dry-run wins: nothing is written
             store.put_trigger_states(name, states)
     if getattr(args, "json", False):
+        from attend.runtime.reports import fire_json
+
         print(json_text({
             "sensor": name,
             "trigger": trigger_name or None,
@@ -467,6 +460,8 @@ def _test_meta(compiled: Any) -> dict[str, Any]:
 @reports_refusals
 def sensors_probe(args: Any) -> int:
     """`attend sensors probe NAME [--confirm]`: the MCP read-only probe (`runtime.mcp.probe`); writes the probe record."""
+    from attend.runtime.mcp.probe import ProbeRefused, probe_target
+
     env = dict(os.environ)
     try:
         compiled, paths = probe_target(args.project_dir, args.name, env)
@@ -521,6 +516,8 @@ async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, arg
 
 
 def _ask(out: TextIO, server: str) -> bool:
+    from attend.runtime.mcp.probe import CONFIRM_QUESTION
+
     print(CONFIRM_QUESTION.format(server=server), file=out)
     out.write("Are they untouched? [y/N] ")
     out.flush()
@@ -536,6 +533,8 @@ def _probe_usage(message: str) -> int:
 @reports_refusals
 def sensors_shelve(args: Any) -> int:
     """`attend sensors shelve NAME[/TRIGGER] --for DURATION [--reason TEXT] [--json]`."""
+    from attend.runtime.noise.shelving import shelve_target
+
     shelf = shelve_target(args.project_dir, args.target, args.duration, args.reason or "")
     if args.json:
         print(json_text(shelf.to_json(), indent=2))
@@ -547,6 +546,8 @@ def sensors_shelve(args: Any) -> int:
 @reports_refusals
 def sensors_unshelve(args: Any) -> int:
     """`attend sensors unshelve NAME[/TRIGGER]`."""
+    from attend.runtime.noise.shelving import unshelve_target
+
     print(f"unshelved {unshelve_target(args.project_dir, args.target)}")
     return 0
 
@@ -554,7 +555,10 @@ def sensors_unshelve(args: Any) -> int:
 @reports_refusals
 def sensors_history(args: Any) -> int:
     """`attend sensors history [NAME] [--trigger T] [--limit N] [--all] [--json]`."""
+    from attend.runtime.noise.history import render_history
     from attend.runtime.noise.query import sensor_noise
+    from attend.runtime.noise.shelving import resolve_target
+    from attend.runtime.store import open_project_store
 
     if args.limit < 1:
         print(f"attend: --limit must be at least 1, not {args.limit}", file=sys.stderr)
@@ -579,7 +583,9 @@ def _every_sensor_history(args: Any) -> int:
     """`attend sensors history` without NAME: each sensor's history that has something to show (a poll that
     fired, held or failed something, a shelf, a flapping key; with `--all`, any poll), sensor by sensor; the
     command the away line (`N notifications while this session was away; attend sensors history`) names."""
+    from attend.runtime.noise.history import render_history
     from attend.runtime.noise.query import sensor_noise
+    from attend.runtime.store import open_project_store
     from attend.spec import load_set
 
     sensor_set = load_set(args.project_dir)
@@ -609,17 +615,29 @@ def _report_managed(done: Managed) -> int:
 
 def sensors_copy(args: Any) -> int:
     """`attend sensors copy SRC DST [--project]`: a sensor, shipped ones included, under a new name."""
+    from attend.commands.settings import run_refusable
+    from attend.settings.manage import copy_sensor
+    from attend.settings.policy import target_layer
+
     layer = target_layer(args.project_layer)
     return run_refusable(lambda: _report_managed(copy_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
 def sensors_rename(args: Any) -> int:
     """`attend sensors rename OLD NEW [--project]`: a user or project file under a new name."""
+    from attend.commands.settings import run_refusable
+    from attend.settings.manage import rename_sensor
+    from attend.settings.policy import target_layer
+
     layer = target_layer(args.project_layer)
     return run_refusable(lambda: _report_managed(rename_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
 def sensors_delete(args: Any) -> int:
     """`attend sensors delete NAME [--project]`: a user or project file (never a shipped one)."""
+    from attend.commands.settings import run_refusable
+    from attend.settings.manage import delete_sensor
+    from attend.settings.policy import target_layer
+
     layer = target_layer(args.project_layer)
     return run_refusable(lambda: _report_managed(delete_sensor(args.project_dir, args.source, layer)))

@@ -22,8 +22,6 @@ from typing import Any, TextIO
 
 import trio
 
-from attend.compiler import ops
-from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.delivery import (
@@ -46,11 +44,12 @@ from attend.runtime.kinds import (
 )
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
+from attend.runtime.observations import observations_from
 from attend.runtime.sessions.printer import SessionPrinter
 from attend.runtime.store import Observation, Store
 from attend.runtime.store.sensor_status import POLL_STATE
 
-__all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "observations_from", "record_poll"]
+__all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "record_poll"]
 
 #: The emission threshold of a sensor whose document has none (the spec's default).
 DEFAULT_THRESHOLD = 2.0
@@ -65,40 +64,6 @@ MIN_SLEEP = 0.01
 
 #: How many line errors of a `lines` output the status keeps.
 LINE_ERRORS_KEPT = 20
-
-
-def _key_text(key: Any) -> str | None:
-    """A fire's key value as the observation's key text (rendered as `{key}` renders it)."""
-    return None if key is None else ops.render_value(key)
-
-
-def observations_from(fires: list[Any], outcome: PollOutcome, now: float, *, session: str | None = None) -> list[Observation]:
-    """The fires of one poll as observations; an MCP outcome's server rides along in `meta`, and so does
-    the session a session-scoped poll was for (`meta.session`: only that session is shown the line)."""
-    meta: dict[str, Any] = {"server": outcome.meta["server"]} if outcome.meta.get("server") else {}
-    if session is not None:
-        meta[SESSION_META] = session
-    return [
-        Observation(
-            trigger=str(fire.trigger),
-            magnitude=float(fire.magnitude),
-            description=str(fire.description),
-            key=_key_text(fire.key),
-            meta={**meta, **_author_meta(fire), **({PROGRESS_META: True} if getattr(fire, "progress", False) else {})},
-            time=now,
-        )
-        for fire in fires
-    ]
-
-
-def _author_meta(fire: Any) -> dict[str, Any]:
-    """Who composed what a fire reports (its trigger's `author`), so delivery leaves a session's own out.
-
-    A digest fire (compiler/digest.py) carries the authors and keys of the fires it stands for.
-    """
-    if fire.trigger == DIGEST_TRIGGER and fire.key is None and isinstance(fire.item, dict) and "authors" in fire.item:
-        return {"authors": list(fire.item["authors"]), "keys": list(fire.item["keys"])}
-    return {"author": str(fire.author)} if fire.author is not None else {}
 
 
 @dataclass(slots=True)
