@@ -247,9 +247,9 @@ def _command(root: Path, *args: str, stdin: str = "", session: str = "a") -> Non
         raise RuntimeError(f"attend {' '.join(args)}: exit {done.returncode}: {done.stdout}{done.stderr}")
 
 
-def _sends_and_fires() -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
-    """Each peer message's (total, send process until its file, *the wake's stages) and each test fire's
-    (total, command until its journal row, row -> line), in seconds."""
+def _sends_and_fires() -> tuple[list[tuple[float, ...]], list[tuple[float, ...]], list[tuple[float, ...]]]:
+    """Each peer message's (total, send process until its file, *the wake's stages), each test fire's (total,
+    command until its journal row, row -> line) and, before each fire, one round of `FLOORS`, in seconds."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         # The shipped messages sensor runs, its shipped wake_on and min_interval (250 ms), its 5 s interval made
@@ -278,8 +278,9 @@ def _sends_and_fires() -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]
                 linked = file.stat().st_ctime_ns / 1e9  # the link into the tray (files.write_atomically, exclusive)
                 wake = _wake_stages(db, "messages", text, linked, line_wall)
                 sends.append((line_wall - spawned_wall, linked - spawned_wall, *wake))
-            fires = []
+            fires, floors = [], []
             for n in range(SENDS):
+                floors.append(_floor_round(root, data))  # in the same minute as the fire: a shared machine's load moves
                 time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)
                 spawned, spawned_wall = time.monotonic(), time.time()
                 _command(root, "sensors", "fire", "feed/new", "--input", "-", stdin=json.dumps({"items": [{"id": f"t{n}"}]}),
@@ -293,24 +294,48 @@ def _sends_and_fires() -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]
                 finally:
                     conn.close()
                 fires.append((line_wall - spawned_wall, journaled - spawned_wall, line_wall - journaled))
-            return sends, fires
+            return sends, fires, floors
         finally:
             daemon.stop()
 
 
-def _floors() -> tuple[float, float]:
-    """The medians of `python -c pass` and of python importing attend's CLI front (`attend.cli`: the parser,
-    before any command's own imports), seconds: what any command costs before it does its work."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as `_env` gives the commands
+#: What the stages stand on: the interpreter's start, attend's CLI front imported, `attend compile --check` (the
+#: most trimmed start of a command that loads the sensor set: a test fire's command does that and more), `attend
+#: peers whoami` (what every peers command does before its own work: `peers send`'s baseline, as in bench_peers),
+#: and a `/bin/cat` spawned from Python, plainly and as a command poll spawns it (its poll is mostly that spawn).
+FLOORS = (
+    "`python -c pass`",
+    "python importing attend's CLI front (attend.cli)",
+    "`attend compile --check` (loads the sensor set)",
+    "`attend peers whoami` (the peers commands' start)",
+    "`/bin/cat FILE` spawned from Python (vfork)",
+    "`/bin/cat FILE` as attend spawns a child (attend.children)",
+)
+
+
+def _floor_round(root: Path, data: Path) -> tuple[float, ...]:
+    """One timing of each of `FLOORS` (seconds), in the home at `root`; `data` is a file to `cat`."""
+    env = _env(root)
 
     def timed(*argv: str) -> float:
         started = time.monotonic()
-        subprocess.run([sys.executable, *argv], check=True, capture_output=True, env=env)
+        subprocess.run(list(argv), check=True, capture_output=True, env=env, cwd=root / "project")
         return time.monotonic() - started
 
-    bare = statistics.median(timed("-c", "pass") for _ in range(SENDS))
-    cli = statistics.median(timed("-c", "import attend.cli") for _ in range(SENDS))
-    return bare, cli
+    return (timed(sys.executable, "-c", "pass"), timed(sys.executable, "-c", "import attend.cli"),
+            timed(sys.executable, "-m", "attend", "compile", "--check"),
+            timed(sys.executable, "-m", "attend", "peers", "whoami"), timed("/bin/cat", str(data)),
+            _timed_child(["/bin/cat", str(data)], env))
+
+
+def _timed_child(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds `argv` takes through `attend.children.run`, the way a command poll starts its command: forked by
+    attend's spawner thread, with the death signal set between fork and exec."""
+    from attend.children import run
+
+    started = time.monotonic()
+    run(argv, env=env, timeout=10)
+    return time.monotonic() - started
 
 
 def _report_stages(title: str, labels: tuple[str, ...], rows: list[tuple[float, ...]]) -> None:
@@ -328,19 +353,19 @@ def _latency() -> None:
                note=f"worst {max(values) * 1000:.0f} ms")
     report("wake_on median vs interval polling median", statistics.median(woken) / statistics.median(polled), "x")
     _report_stages("wake_on", WAKE_STAGES, STAGES)
-    sends, fires = _sends_and_fires()
-    bare, cli = _floors()
+    own = [sum(st[:2]) + sum(st[3:]) for st in STAGES]  # all but the poll, which is the command's spawn
+    report(f"  wake_on: attend's own part (all but the poll): median of {len(own)}", statistics.median(own) * 1000, "ms")
+    sends, fires, floors = _sends_and_fires()
     report(f"peer message, `attend peers send` -> line: median of {len(sends)}",
            statistics.median(s[0] for s in sends) * 1000, "ms", note=f"worst {max(s[0] for s in sends) * 1000:.0f} ms")
     _report_stages("message", ("send process: spawn -> message file", *WAKE_STAGES), [s[1:] for s in sends])
-    report(f"  message: attend's own part (file -> line): median of {len(sends)}",
+    report(f"  message: attend's own part past the send (file -> line): median of {len(sends)}",
            statistics.median(sum(s[2:]) for s in sends) * 1000, "ms")
     report(f"test fire, `attend sensors fire` -> line: median of {len(fires)}",
            statistics.median(f[0] for f in fires) * 1000, "ms", note=f"worst {max(f[0] for f in fires) * 1000:.0f} ms")
     _report_stages("test fire", ("command: spawn -> journal row", "printer: journal row -> line read"),
                    [f[1:] for f in fires])
-    report("  floor: `python -c pass` (baseline)", bare * 1000, "ms", note=f"median of {SENDS}")
-    report("  floor: python importing attend's CLI front (attend.cli)", cli * 1000, "ms", note=f"median of {SENDS}")
+    _report_stages("floor", FLOORS, floors)
     switches = _git_switches()
     report(f"shipped git sensor, branch switch to line: median of {len(switches)}", statistics.median(switches) * 1000,
            "ms", note=f"worst {max(switches) * 1000:.0f} ms; its 30 s interval alone would average 15 s")
