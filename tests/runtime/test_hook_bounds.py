@@ -135,7 +135,7 @@ def _ring(store, home, clock: Clock, *, claude_pid: int | None = None, ceiling: 
     polled: list[float] = []
     why = ring(store, "s1", project_dir=str(home.project), claude=Claude(claude_pid), show=shown.append,
                foreground=False, carried=lambda: True, keep_polled=lambda: polled.append(clock.now),
-               clock=clock, sleep=clock.sleep, ceiling=ceiling)
+               clock=clock, sleep=clock.sleep, ceiling=ceiling, open_bell=None)  # no bell: a look every check
     return why, shown, polled
 
 

@@ -10,12 +10,16 @@ line is marked shown once whichever conduit (the doorbell, a prompt hook, a Moni
 
 Decisions implemented here:
 
-- What it waits on: a cheap look at the store every `DOORBELL_CHECK` seconds (0.2 s, the Monitor
-  stream's own cadence, runtime/sessions/printer.py): SQLite's `PRAGMA data_version`, which changes only
-  when another connection committed, read from the open connection's shared memory (no file read, no
-  query); only then is the journal asked whether a line waits (one row of the `journal_turn` index). A
-  file watch on the database was the alternative: the poller commits at every poll (its status rows), so
-  a watch would wake as often, with a thread and an inotify descriptor per idle session besides.
+- What it waits on: its bell (store/bell.py `doorbell_address`), which the connection that commits journal
+  rows rings for every session of the project that beat lately, as it rings the printers'; then a cheap
+  look at the store: SQLite's `PRAGMA data_version`, which changes only when another connection committed,
+  read from the open connection's shared memory (no file read, no query); only then is the journal asked
+  whether a line waits (one row of the `journal_turn` index). It looks once a second besides (its liveness
+  check), so a bell that never rings delays a line by that and loses none; without a bell (none could be
+  bound: not Linux) it looks every `DOORBELL_CHECK` seconds (0.2 s), as it did before it had one (issue 39:
+  about 100 ms of a line's way, and five wakes a second at rest). A file watch on the database was the
+  alternative: the poller commits at every poll (its status rows), so a watch would wake as often, with a
+  thread and an inotify descriptor per idle session besides.
 - When it ends without a word (exit 0): the session's Claude Code process ended (`claude_pid`, from
   `$CLAUDE_PID` that Claude Code gives its hooks, else the session record's owner, else the parent); a
   Monitor became live for the session (it carries the lines now), or the hooks do not carry them
@@ -52,7 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["DOORBELL_CEILING", "DOORBELL_CHECK", "LIVENESS_CHECK", "Claude", "ring",
            "runs_in_foreground"]
 
-#: Seconds between two looks at the store (`PRAGMA data_version`): the Monitor stream's own cadence.
+#: Seconds between two looks at the store (`PRAGMA data_version`) of a doorbell without a bell.
 DOORBELL_CHECK = 0.2
 #: Seconds between two checks that the session's Claude Code process runs and no Monitor took over.
 LIVENESS_CHECK = 1.0
@@ -103,6 +107,13 @@ class Claude:
         return cls(host[0] if host is not None else os.getppid())
 
 
+def _bind_bell(address: bytes) -> Any:
+    """`store.bell.bind_bell`, imported when a doorbell waits (its socket module stays off the hooks' start)."""
+    from attend.runtime.store.bell import bind_bell
+
+    return bind_bell(address)
+
+
 def ring(
     store: Any,
     session: str,
@@ -117,6 +128,8 @@ def ring(
     sleep: Callable[[float], None] = time.sleep,
     ceiling: float = DOORBELL_CEILING,
     env: Mapping[str, str] | None = None,
+    open_bell: Callable[[bytes], Any] | None = _bind_bell,
+    between: float = LIVENESS_CHECK,
 ) -> str:
     """Wait until `session` has lines worth a turn and hand them over through `show`; return why it ended.
 
@@ -132,29 +145,58 @@ def ring(
         foreground: look once, never wait (`runs_in_foreground`).
         carried: whether the hooks carry the session's lines now (no live Monitor, conduits allow it).
         keep_polled: called every `LIVENESS_CHECK` seconds: starts a poller when none polls.
-        clock, sleep: monotonic seconds and the wait between looks (tests pass their own).
+        clock, sleep: monotonic seconds and the wait between looks without a bell (tests pass their own).
         ceiling: the longest wait (seconds).
         env: the environment naming the layers (default `os.environ`).
+        open_bell: binds the doorbell's bell at an address (`store.bell.bind_bell`); None: no bell, a look
+            every `DOORBELL_CHECK` seconds through `sleep`.
+        between: with a bell, the longest wait between two looks (`LIVENESS_CHECK`; a test makes it long to
+            show that the bell, not the timer, brings a line).
 
     Returns:
         "rang" (lines handed over), "monitor" (a Monitor carries the session's lines), "gone" (its Claude
         Code process ended), "ceiling" (waited `ceiling` seconds) or "nothing" (in the foreground: no line).
     """
-    from attend.runtime.sessions.handover import hook_handover
-
     started = clock()
     if not carried():
         return "rang" if _drain_messages(store, session, show) else "monitor"
+    bell = None
+    if open_bell is not None and not foreground:
+        from attend.runtime.store.bell import doorbell_address
+
+        try:  # bound before the first look: a line committed after it rings
+            bell = open_bell(doorbell_address(store.scope, session))
+        except OSError:
+            bell = None
+    try:
+        return _wait(store, session, project_dir, claude, show, foreground, carried, keep_polled, clock, sleep,
+                     ceiling, env, bell, between, started)
+    finally:
+        if bell is not None:
+            bell.close()
+
+
+def _wait(store: Any, session: str, project_dir: str, claude: Claude, show: Callable[[Any], None],
+          foreground: bool, carried: Callable[[], bool], keep_polled: Callable[[], None],
+          clock: Callable[[], float], sleep: Callable[[float], None], ceiling: float,
+          env: Mapping[str, str] | None, bell: Any, between: float, started: float) -> str:
+    """`ring`'s wait: look, then wait for the bell (or `DOORBELL_CHECK` without one), until a reason to end."""
+    from attend.runtime.sessions.handover import hook_handover
+    from attend.runtime.store.bell import wait_rung
+
     version: int | None = None
-    checked = beat = started
+    checked = beat = looked = started
+    rung = True  # the first look is made at once
     while True:
         now = clock()
-        current = store.data_version()
-        if current != version:
-            version = current
-            handed = _hand_over(store, session, project_dir, show, env, hook_handover, carried)
-            if handed is not None:
-                return handed
+        if bell is None or rung or now - looked >= between:
+            looked = now
+            current = store.data_version()
+            if current != version:
+                version = current
+                handed = _hand_over(store, session, project_dir, show, env, hook_handover, carried)
+                if handed is not None:
+                    return handed
         if foreground:
             return "nothing"
         if now - checked >= LIVENESS_CHECK:
@@ -170,7 +212,10 @@ def ring(
             store.register_session(session)
         if now - started >= ceiling:
             return "ceiling"
-        sleep(DOORBELL_CHECK)
+        if bell is None:
+            sleep(DOORBELL_CHECK)
+        else:
+            rung = wait_rung(bell, min(checked + LIVENESS_CHECK, looked + between, started + ceiling) - clock())
 
 
 def _hand_over(store: Any, session: str, project_dir: str, show: Callable[[Any], None],

@@ -43,9 +43,9 @@ from attend.runtime.sessions.handover import shown_to
 from attend.runtime.sessions.news import digest_rules, news, stale_after
 from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
-from attend.runtime.store.bell import bell_address
+from attend.runtime.store.bell import bell_address, bind_bell
 
-__all__ = ["JOURNAL_CHECK", "JOURNAL_FALLBACK", "STALE_TEST_FIRE", "SessionPrinter", "StreamClosed", "bind_bell"]
+__all__ = ["JOURNAL_CHECK", "JOURNAL_FALLBACK", "STALE_TEST_FIRE", "SessionPrinter", "StreamClosed"]
 
 #: How often a session without a bell looks for journal rows written by another process (seconds).
 JOURNAL_CHECK = 0.2
@@ -59,22 +59,6 @@ STALE_TEST_FIRE = 0.0
 
 class StreamClosed(Exception):
     """The session's stdout (or stderr) reader went away."""
-
-
-def bind_bell(address: bytes) -> socket.socket:
-    """The session's bell (store/bell.py): a non-blocking datagram socket bound at `address`.
-
-    Raises:
-        OSError: it cannot be bound (no abstract namespace here, the address taken).
-    """
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    try:
-        sock.setblocking(False)
-        sock.bind(address)
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 class SessionPrinter:

@@ -251,16 +251,19 @@ class StoreConnection:
             self._ring_bells()
 
     def _ring_bells(self) -> None:
-        """Tell the project's printing sessions that journal rows were committed (bell.py); never fails."""
-        from attend.runtime.store.bell import ring
+        """Tell the project's printing sessions and waiting doorbells that journal rows were committed (bell.py);
+        never fails."""
+        from attend.runtime.store.bell import DOORBELL_LIVE, ring
 
         try:
-            listeners = self._db.execute(
-                "SELECT session, pid FROM sessions WHERE scope = ? AND pid IS NOT NULL AND role != 'stopped'",
-                (self.scope,)).fetchall()
+            rows = self._db.execute(
+                "SELECT session, pid, pid IS NOT NULL AND role != 'stopped', heartbeat >= ? FROM sessions"
+                " WHERE scope = ? AND ((pid IS NOT NULL AND role != 'stopped') OR heartbeat >= ?)",
+                (self._clock() - DOORBELL_LIVE, self.scope, self._clock() - DOORBELL_LIVE)).fetchall()
         except sqlite3.Error:
-            return  # a busy or damaged store: the printers look on their fallback timer
-        ring(self.scope, [(str(row[0]), int(row[1])) for row in listeners])
+            return  # a busy or damaged store: the printers and doorbells look on their fallback timers
+        ring(self.scope, [(str(row[0]), int(row[1])) for row in rows if row[2]],
+             [str(row[0]) for row in rows if row[3]])
 
 
 def _read_id(path: Path) -> str | None:
