@@ -25,11 +25,15 @@ run: $(VENV)/.installed
 # The static gate (DESIGN.md, Layout; configured in pyproject.toml): ruff, mypy (strict, zero errors
 # on src/), then the import-linter contracts (layers, forbidden imports, no cycles).
 RUFF  = $(VENV)/bin/ruff check src tests benchmarks
-MYPY  = $(VENV)/bin/mypy
+MYPY  = $(VENV)/bin/mypy --any-exprs-report $(VENV)/typing
+# The typing gate (issue 38): the share of typed expressions and the `# type: ignore`s, against the floors in
+# pyproject.toml's [tool.attend.typing]; it reads the report mypy just wrote.
+TYPING = $(PY) tests/typing_gate.py $(VENV)/typing
 LAYERS = $(VENV)/bin/lint-imports
 lint: $(VENV)/.installed-test
 	$(RUFF)
 	$(MYPY)
+	$(TYPING)
 	$(LAYERS)
 
 # The suite runs on pytest-xdist workers; every test works in its own temporary home. It starts
@@ -50,12 +54,12 @@ PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(TEST_WORKERS) --
 test: $(VENV)/.installed-test
 	$(RUFF)
 	$(LAYERS)
-	@echo "$(MYPY) (beside the suite; its report follows it)"
+	@echo "$(MYPY) && $(TYPING) (beside the suite; their report follows it)"
 	@echo "$(PYTEST)"
-	@$(MYPY) > $(VENV)/mypy.log 2>&1 & typing=$$!; \
+	@{ $(MYPY) && $(TYPING); } > $(VENV)/mypy.log 2>&1 & typing=$$!; \
 	$(PYTEST); suite=$$?; \
 	wait $$typing; typed=$$?; cat $(VENV)/mypy.log; \
-	if [ $$typed -ne 0 ]; then echo "make test: mypy failed (above)"; fi; \
+	if [ $$typed -ne 0 ]; then echo "make test: mypy or the typing gate failed (above)"; fi; \
 	exit $$(( suite != 0 || typed != 0 ))
 
 # The inner loop: everything but the heavy tests (real daemons, real MCP servers, the plugin's virtualenv
