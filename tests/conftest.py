@@ -25,7 +25,7 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 #: Fixtures of the real Claude Code for every test package: the CLI, the plugin's build (plugin_fixtures.py),
 #: and real sessions against a fake Messages API (host_rig.py).
-pytest_plugins = ["plugin_fixtures", "host_rig"]
+pytest_plugins = ["plugin_fixtures", "host_rig", "pytester"]
 
 
 #: Fixtures that start real daemons or real MCP servers, build the plugin's virtualenv or install npm packages:

@@ -8,6 +8,7 @@
     request = api.wait_for("[attend sensor=")  # the first request whose text holds this (PATIENCE)
     request.text                           # all the model was told: system, messages, tool results, reminders
     api.requests                           # every request so far, in arrival order
+    api.failures                           # what went wrong while answering (a reply's `before` that raised)
     api.close()
 
 `POST /v1/messages` answers in server-sent events when the body says `stream` (message_start,
@@ -15,7 +16,9 @@ content_block_start/delta/stop per block, message_delta with the stop reason and
 else one JSON message; `POST /v1/messages/count_tokens` answers a count; anything else is a 404.
 Each `/v1/messages` request is logged (`Request`: body, headers, the session id Claude Code sends as
 `X-Claude-Code-Session-Id`) before it is answered; `wait_for`/`wait_count` wait on a condition variable, never
-on a fixed time.
+on a fixed time. A reply's `before` that raises is recorded in `failures` ("request #N: before the reply:
+...") and the request answered 500, so the handler goes on serving and the failure is named in every timeout
+message (`summary`); the `fake_api` fixture fails a test that left any.
 
 Scripted replies go, in order, to the model turns of the agent (requests that offer tools); `reply(...,
 session=ID)` keeps a reply for one session. A turn with no reply waiting gets `text(DEFAULT_TEXT)`, reporting
@@ -30,6 +33,7 @@ import itertools
 import json
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -135,6 +139,7 @@ class FakeAPI:
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self.others: list[tuple[str, str]] = []  # (method, path) of everything that is not /v1/messages
+        self.failures: list[str] = []  # "request #N: before the reply: ...", in the order they happened
         self._replies: list[tuple[str | None, Reply]] = []
         self._context: dict[str, dict[str, int]] = {}  # session -> the usage its last scripted turn reported
         self._changed = threading.Condition()
@@ -185,6 +190,11 @@ class FakeAPI:
 
     # -- the log ----------------------------------------------------------------------------------------
 
+    def _failed(self, request: Request, exc: BaseException) -> None:
+        with self._changed:
+            self.failures.append(f"request #{request.number}: before the reply: "
+                                 + "".join(traceback.format_exception_only(exc)).strip())
+
     def _log(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Request:
         with self._changed:
             request = Request(len(self.requests), time.time(), path, headers, body)
@@ -229,10 +239,12 @@ class FakeAPI:
         return [r for r in self.of(session) if needle in r.messages_text]
 
     def summary(self) -> str:
-        """One line per request: number, session, and the end of its last message (for failure messages)."""
+        """One line per failure (`failures`), then one per request: number, session, and the end of its last
+        message (for failure messages)."""
         with self._changed:
             listed = list(self.requests)
-        lines = []
+            failures = list(self.failures)
+        lines = [f"FAILED {failure}" for failure in failures]
         for r in listed:
             last = "\n".join(texts_of(r.messages[-1:])) if r.messages else ""
             lines.append(f"#{r.number} {r.session[:8]} {last[-300:]!r}")
@@ -302,7 +314,13 @@ def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             request = api._log(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             reply = api._answer_for(request)
             if reply.before is not None:
-                reply.before()
+                try:
+                    reply.before()
+                except Exception as exc:  # the test's own code failed: say so, and keep serving
+                    api._failed(request, exc)
+                    self._send_json(500, {"type": "error", "error": {"type": "api_error",
+                                                                     "message": "the fake's before() raised"}})
+                    return
             model = str(body.get("model", "claude-fake"))
             if not body.get("stream"):
                 usage = {"input_tokens": 10, "output_tokens": 1, **reply.usage}

@@ -418,9 +418,11 @@ def _descendants(root: int) -> list[int]:
 
 @pytest.fixture
 def fake_api() -> Iterator[FakeAPI]:
-    """A fake Messages API on a free local port, for this test."""
+    """A fake Messages API on a free local port, for this test; the test fails if answering a request failed
+    (a reply's `before` raised: `FakeAPI.failures`)."""
     with FakeAPI() as api:
         yield api
+    assert not api.failures, "the fake Messages API failed to answer:\n" + "\n".join(api.failures)
 
 
 @pytest.fixture
