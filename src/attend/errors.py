@@ -1,6 +1,7 @@
 """Source positions, diagnostics with stable codes, and the error hierarchy.
 
-A leaf module: it imports nothing from attend but the named bounds (`attend.bounds`). Every problem attend reports about a user's input is
+A leaf module: it imports nothing from attend but the named bounds (`attend.bounds`) and, for type checkers, the
+vocabulary (`attend.vocab`). Every problem attend reports about a user's input is
 either a `Diagnostic` (collected, many per run: `compile --check`) or an `AttendError` (raised, one at a
 time: the public API). Both print as ``file:line:col: error: [code] message``.
 
@@ -18,6 +19,10 @@ from functools import lru_cache
 from attend import lazyre
 from attend.bounds import EXCERPT_WIDTH
 from attend.records import field, record
+
+TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
+if TYPE_CHECKING:
+    from attend.vocab import FailureState
 
 __all__ = [
     "CODES",
@@ -333,9 +338,9 @@ class RuntimeFailure(AttendError):
 
     default_code = "runtime"
 
-    def __init__(self, state: str, message: str) -> None:
+    def __init__(self, state: FailureState, message: str) -> None:
         super().__init__(message, code=state)
-        self.state = state
+        self.state: FailureState = state
 
 
 class Refusal(Exception):

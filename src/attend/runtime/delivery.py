@@ -32,10 +32,13 @@ from collections.abc import Mapping, Sequence
 from attend.peers.identity import SESSION_META
 from attend.records import replace
 from attend.text import changes_text, fold_lines, printable
+from attend.vocab import PRIORITIES
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     from typing import Any, TextIO
+
+    from attend.vocab import Priority
 
 __all__ = [
     "HIGH_AT", "MEDIUM_AT", "MESSAGE_LINES", "PROGRESS_META", "REPLY_HINT_META", "SESSION_META", "collapse_identical",
@@ -53,7 +56,7 @@ HIGH_AT = 5.0
 #: Accumulated magnitude at or above which a disclosure is `medium`.
 MEDIUM_AT = 3.0
 
-def priority(total: float) -> str:
+def priority(total: float) -> Priority:
     """The priority of a disclosure whose observations sum to `total`."""
     if total >= HIGH_AT:
         return "high"
@@ -62,18 +65,20 @@ def priority(total: float) -> str:
     return "low"
 
 
-def priorities(magnitudes: Sequence[float]) -> list[str]:
+def priorities(magnitudes: Sequence[float]) -> list[Priority]:
     """The priority of each line of one disclosure, in order: each its own magnitude's (`priority`), never
     lifted by the lines it goes out with (DESIGN.md, Delivery: priority is per line)."""
     return [priority(m) for m in magnitudes]
 
 
-_RANK = {"low": 0, "medium": 1, "high": 2}
+_RANK = {prio: rank for rank, prio in enumerate(PRIORITIES)}
 
 
-def highest(prios: Sequence[str]) -> str | None:
+def highest(prios: Sequence[Priority]) -> Priority | None:
     """The highest of `prios` (None for none): a disclosure's priority as one word."""
-    return max(prios, key=_RANK.__getitem__) if prios else None
+    if not prios:
+        return None
+    return max(prios, key=_RANK.__getitem__)
 
 
 def collapse_identical(observations: Sequence[Any]) -> list[Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
@@ -48,6 +48,9 @@ from attend.runtime.observations import observations_from
 from attend.runtime.sessions.printer import SessionPrinter
 from attend.runtime.store import Observation, Store
 from attend.runtime.store.sensor_status import POLL_STATE
+
+if TYPE_CHECKING:
+    from attend.vocab import Priority
 
 __all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "record_poll"]
 
@@ -86,12 +89,12 @@ class PollRecord:
     lane: str = "event"
 
     @property
-    def priorities(self) -> list[str]:
+    def priorities(self) -> list[Priority]:
         """Each observation's own priority (`delivery.priorities`)."""
         return priorities([o.magnitude for o in self.observations])
 
     @property
-    def priority(self) -> str:
+    def priority(self) -> Priority:
         """This poll's priority as one word: the highest of `priorities` (`low` for none)."""
         return highest(self.priorities) or "low"
 

@@ -26,6 +26,7 @@ from attend.errors import Diagnostic, Severity
 from attend.spec.durations import ACCEPTED_FORMS, is_duration, parse_duration
 from attend.spec.loaded import LayerPaths, Origin
 from attend.spec.yamltext import yaml_text
+from attend.vocab import CONDUIT_CHOICES
 
 __all__ = [
     "CONDUITS", "CONFIG_KEYS", "CONFIG_SCHEMA", "Config", "ConfigField", "config_default", "config_value_problem", "legacy_keys",
@@ -117,7 +118,7 @@ def _url_list_problem(value: Any) -> tuple[str, str] | None:
 #: The conduits a session's lines go through (`delivery.conduits`; DESIGN.md, "Delivery"): auto (the hooks
 #: step in while the session's Monitor is not live), monitor (the Monitor stream only), hooks (the hooks only:
 #: `attend run` stays up and polls but prints no line; runtime/serve.py).
-CONDUITS = ("auto", "monitor", "hooks")
+CONDUITS = CONDUIT_CHOICES
 
 
 def _lane(lane: str, cooldown: float, limit: int, window: float) -> dict[tuple[str, ...], ConfigField]:

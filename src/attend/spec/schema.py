@@ -18,6 +18,7 @@ import re
 
 from attend import ir
 from attend.records import record
+from attend.vocab import KINDS, LANES, SCOPES
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
@@ -65,10 +66,6 @@ NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]*$"
 NAME_RE = re.compile(NAME_PATTERN)
 #: Trigger names: like sensor names, upper case allowed; never a dot (settings keys split on dots).
 TRIGGER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
-KINDS = ("crate", "command", "mcp")
-LANES = ("event", "message")
-#: A sensor's scope: one poll for the project, or one per live session of it (DESIGN.md, Delivery).
-SCOPES = ("project", "session")
 ON_VALUES = ("added", "removed", "changed", "enters", "leaves")
 #: The where operators (DESIGN.md, Trigger semantics), each with its description, in `ir.OPERATORS`' order
 #: (the one list of their names; a name without a description here fails at import).

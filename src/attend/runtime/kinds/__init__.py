@@ -13,26 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attend.spec.schema import DEFAULT_MAX_OUTPUT
+from attend.vocab import FAILURE_STATES, OK
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
     from attend.spec.loaded import LayerPaths
+    from attend.vocab import FailureState, SensorState
 
 __all__ = ["CRATE_STATE", "FAILURE_STATES", "NOTES", "SKIPPED", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
-
-#: Every state a sensor can be in, as `attend sensors` shows it. `ok` is the only healthy one.
-FAILURE_STATES: tuple[str, ...] = (
-    "timeout",
-    "exit",
-    "malformed",
-    "exec_failed",
-    "auth_failed",
-    "refused",
-    "unprobed",
-    "invalid",
-    "unsupported",
-    "unavailable",
-)
 
 #: The `PollOutcome.meta` key under which a crate sensor's exported state travels to the store, so
 #: it commits in the same transaction as the trigger states of the poll that produced it.
@@ -63,7 +51,7 @@ class PollOutcome:
     """
 
     result: Any = None
-    state: str = "ok"
+    state: SensorState = OK
     message: str = ""
     line_errors: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
@@ -71,10 +59,10 @@ class PollOutcome:
     @property
     def ok(self) -> bool:
         """True when the poll succeeded and `result` holds its result."""
-        return self.state == "ok"
+        return self.state == OK
 
     @classmethod
-    def failed(cls, state: str, message: str, **meta: Any) -> PollOutcome:
+    def failed(cls, state: FailureState, message: str, **meta: Any) -> PollOutcome:
         """A failed poll in `state` (one of FAILURE_STATES)."""
         if state not in FAILURE_STATES:
             raise ValueError(f"`state` must be one of {FAILURE_STATES}, not {state!r}")

@@ -48,6 +48,7 @@ from attend.spec.schema import DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
+    from attend.vocab import SensorState
 
 __all__ = ["DEFAULT_TIMEOUT", "KILL_GRACE", "OUTPUT_DRAIN_GRACE", "STDERR_TAIL", "CommandRun", "poll", "run_command"]
 
@@ -63,7 +64,7 @@ _READ_CHUNK = 65536
 class CommandRun:
     """What running one argv produced. `state` is `ok` or a failure state name."""
 
-    state: str
+    state: SensorState
     stdout: bytes = b""
     stderr: str = ""
     returncode: int | None = None

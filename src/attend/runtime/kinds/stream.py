@@ -65,6 +65,7 @@ from attend.spec.schema import CURSOR_PLACEHOLDER
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
+    from attend.vocab import FailureState
 
 __all__ = [
     "BUFFER_BYTES",
@@ -279,7 +280,7 @@ class StreamSupervisor:
         self.last_line = line
         self.buffer.push(line)
 
-    async def run_once(self, on_start: Callable[[int], None] | None = None) -> tuple[str, str]:
+    async def run_once(self, on_start: Callable[[int], None] | None = None) -> tuple[FailureState, str]:
         """Start the process and frame its stdout into the buffer until it exits; returns (state, message):
         `exit` with the code or signal and the stderr tail, or `exec_failed`. Cancelling kills its group.
 
@@ -459,7 +460,7 @@ async def collect(compiled: CompiledSensor, ctx: PollContext, seconds: float) ->
     and return what it printed as one outcome. A process that failed before printing a record is a
     failed poll (`exit`, `exec_failed`)."""
     supervisor = StreamSupervisor(compiled, ctx)
-    ended: list[tuple[str, str]] = []
+    ended: list[tuple[FailureState, str]] = []
     with trio.move_on_after(seconds):
         ended.append(await supervisor.run_once())
     outcome = supervisor.records()

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attend.vocab import FailureState
 
 __all__ = [
     "AUTH_PATTERN",
@@ -97,7 +100,7 @@ def result_document(structured: Any, texts: list[str]) -> Any:
         return {"text": text}
 
 
-def tool_error_state(message: str) -> str:
+def tool_error_state(message: str) -> FailureState:
     """The failure state of a tool call the server answered with `isError`: `auth_failed` or `exit`.
 
     `exit` is the analogue of a command's non-zero exit: the call ran and reported failure.

@@ -35,13 +35,17 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from attend.vocab import Conduit
+
 __all__ = ["DOORBELL", "HOOKS", "MONITOR", "UNRESOLVED_PREFIX", "LiveSession", "ProjectSessions", "live_sessions",
            "project_sessions", "session_facts", "session_foci", "stopped_stream"]
 
 #: How an `attend run` that could not name its session is named (`pid-<pid>`, peers/identity.py).
 UNRESOLVED_PREFIX = "pid-"
 #: The conduits a live session is served through (`doorbell`: its hooks, and its doorbell armed).
-MONITOR, HOOKS, DOORBELL = "monitor", "hooks", "doorbell"
+MONITOR: Conduit = "monitor"
+HOOKS: Conduit = "hooks"
+DOORBELL: Conduit = "doorbell"
 
 
 @record(frozen=True)
@@ -66,7 +70,7 @@ class LiveSession:
     role: str
     since: float | None
     started: float | None
-    conduit: str = MONITOR
+    conduit: Conduit = MONITOR
     claude_pid: int | None = None
     transcript: str | None = None
     stream_stopped: float | None = None

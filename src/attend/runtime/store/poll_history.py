@@ -17,10 +17,12 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.vocab import FireOutcome
+
 __all__ = ["QUEUED", "PollHistoryRows", "settle_outcomes"]
 
 #: The outcome of a fire that became an observation, before the discloser has decided.
-QUEUED = "queued"
+QUEUED: FireOutcome = "queued"
 
 
 def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: float | None = None) -> bool:
