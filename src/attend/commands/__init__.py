@@ -16,12 +16,27 @@ from attend.errors import EXIT_FAILED, Refusal
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path passes through this package)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Protocol, TypeVar
+
+    class ProjectArgs(Protocol):
+        """What every command's arguments hold (attend.cli sets both after parsing): the project directory,
+        absolute, and whether a write goes to the project layer. Each handler names the rest of what it
+        reads in a Protocol of its own, beside it."""
+
+        project_dir: str
+        project_layer: bool
+
+    class JsonArgs(ProjectArgs, Protocol):
+        """The arguments of a command with `--json`."""
+
+        json: bool
+
+    Args = TypeVar("Args")
 
 __all__ = ["reports_refusals", "unusable_store_line"]
 
 
-def reports_refusals(handler: Callable[[Any], int]) -> Callable[[Any], int]:
+def reports_refusals(handler: Callable[[Args], int]) -> Callable[[Args], int]:
     """Wrap a command handler so a `Refusal` (attend.errors) is one line on stderr and its exit code.
 
     An unusable state store (the state folder a file, the database a file that is not SQLite) is one:
@@ -33,7 +48,7 @@ def reports_refusals(handler: Callable[[Any], int]) -> Callable[[Any], int]:
     """
 
     @functools.wraps(handler)
-    def wrapper(args: Any) -> int:
+    def wrapper(args: Args) -> int:
         try:
             return handler(args)
         except Refusal as refusal:
@@ -53,7 +68,7 @@ def reports_refusals(handler: Callable[[Any], int]) -> Callable[[Any], int]:
     return wrapper
 
 
-def unusable_store_line(args: Any, exc: BaseException) -> str:
+def unusable_store_line(args: object, exc: BaseException) -> str:
     """`cannot use the state store <folder>: attend.db: <reason>` for an SQLite error met mid-command."""
     import os
 
@@ -62,5 +77,6 @@ def unusable_store_line(args: Any, exc: BaseException) -> str:
 
     if isinstance(exc, StoreUnavailable):
         return str(exc)
-    folder = layer_paths(getattr(args, "project_dir", os.getcwd()), os.environ).state_dir
+    project_dir = getattr(args, "project_dir", None)
+    folder = layer_paths(project_dir if isinstance(project_dir, str) else os.getcwd(), os.environ).state_dir
     return str(StoreUnavailable(folder, f"{DB_FILENAME}: {exc}"))

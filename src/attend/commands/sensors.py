@@ -39,7 +39,46 @@ from attend.redact import redact_data
 from attend.text import iso_time, json_text, printable
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
+    from attend.commands import JsonArgs, ProjectArgs
+    from attend.compiler.sensors import CompiledSensor
+    from attend.runtime.store import Store
     from attend.settings.manage import Managed
+    from attend.spec.loaded import LayerPaths, SensorSet
+
+    class PollArgs(JsonArgs, Protocol):
+        name: str
+        dry_run: bool
+        stream_for: str
+
+    class ProbeArgs(JsonArgs, Protocol):
+        name: str
+        confirm: bool
+
+    class FireArgs(JsonArgs, Protocol):
+        target: str
+        input: str | None
+        dry_run: bool
+        commit: bool
+
+    class ShelveArgs(JsonArgs, Protocol):
+        target: str
+        duration: str
+        reason: str | None
+
+    class TargetArgs(ProjectArgs, Protocol):
+        target: str
+
+    class HistoryArgs(JsonArgs, Protocol):
+        name: str | None
+        trigger: str | None
+        limit: int
+        everything: bool
+
+    class ManageArgs(ProjectArgs, Protocol):
+        source: str
+        dest: str
 
 # What each command needs beyond these is imported inside it, so a command loads only its own: a test fire
 # (`sensors fire`, whose line a person waits for) imports no trio, no MCP SDK and no settings' YAML editor.
@@ -64,7 +103,7 @@ RESULT_PREVIEW = 4000
 
 
 
-def _load(args: Any) -> Any:
+def _load(args: ProjectArgs) -> SensorSet:
     from attend.spec import load_set
 
     return load_set(args.project_dir, os.environ)
@@ -82,7 +121,7 @@ def _run_command(project_dir: str) -> str:
 
 
 @reports_refusals
-def sensors_list(args: Any) -> int:
+def sensors_list(args: JsonArgs) -> int:
     """`attend sensors [list] [--json]`: every sensor with kind, layer and file, enabled, live state."""
     from attend.runtime.reports import sensor_rows
     from attend.runtime.sessions.handover import conduits
@@ -90,6 +129,7 @@ def sensors_list(args: Any) -> int:
     from attend.runtime.store import open_project_store
 
     sensor_set = _load(args)
+    assert sensor_set.paths is not None  # load_set always sets the paths it read
     with open_project_store(sensor_set.paths) as store:
         sessions = project_sessions(args.project_dir, store=store, conduits=conduits(args.project_dir))
         rows = sensor_rows(sensor_set, store, args.project_dir, sessions=sessions)
@@ -164,7 +204,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
+def _find(sensor_set: SensorSet, name: str) -> tuple[CompiledSensor | None, int]:
     from attend.runtime.runnable import compiled_or_error, first_error, runnable
 
     sensor = sensor_set.sensors.get(name)
@@ -189,7 +229,7 @@ def _find(sensor_set: Any, name: str) -> tuple[Any, int]:
 
 
 @reports_refusals
-def sensors_poll(args: Any) -> int:
+def sensors_poll(args: PollArgs) -> int:
     """`attend sensors poll NAME [--dry-run] [--json]`: one real poll, its result and each trigger's verdict."""
     from attend.runtime.reports import poll_report
 
@@ -276,7 +316,7 @@ def _poll_text(report: dict[str, Any]) -> str:
     return "\n".join(printable(line) for line in lines)
 
 
-def _read_input(args: Any) -> tuple[str | None, str]:
+def _read_input(args: FireArgs) -> tuple[str | None, str]:
     """The synthetic result's text, or an error message."""
     source = args.input
     if source is None:
@@ -300,7 +340,7 @@ def _read_input(args: Any) -> tuple[str | None, str]:
         return None, f"cannot read {source}: {reason(exc)}"
 
 
-def _parse_result(compiled: Any, text: str, name: str) -> tuple[Any, str, list[str]]:
+def _parse_result(compiled: CompiledSensor, text: str, name: str) -> tuple[Any, str, list[str]]:
     """The synthetic result, an error message, and (for a lines sensor) the lines that did not parse."""
     if compiled.output == "lines":
         result, line_errors = compiled.result_from_output(text)
@@ -344,7 +384,7 @@ def _parse_document(text: str, name: str) -> tuple[Any, str]:
 
 
 @reports_refusals
-def sensors_fire(args: Any) -> int:
+def sensors_fire(args: FireArgs) -> int:
     """`attend sensors fire NAME[/TRIGGER] [--input FILE|-] [--dry-run] [--commit]`: a synthetic poll result."""
     from attend.runtime.delivery import (
         format_line,
@@ -445,7 +485,7 @@ def sensors_fire(args: Any) -> int:
 _COMMIT_IGNORED = "dry run: --commit ignored, nothing written (no journal line, no trigger state)"
 
 
-def _test_meta(compiled: Any) -> dict[str, Any]:
+def _test_meta(compiled: CompiledSensor) -> dict[str, Any]:
     """What a real poll of `compiled` would carry in its outcome's meta (an MCP sensor's server name)."""
     if compiled.kind != "mcp":
         return {}
@@ -458,7 +498,7 @@ def _test_meta(compiled: Any) -> dict[str, Any]:
 
 
 @reports_refusals
-def sensors_probe(args: Any) -> int:
+def sensors_probe(args: ProbeArgs) -> int:
     """`attend sensors probe NAME [--confirm]`: the MCP read-only probe (`runtime.mcp.probe`); writes the probe record."""
     from attend.runtime.mcp.probe import ProbeRefused, probe_target
 
@@ -476,7 +516,7 @@ def sensors_probe(args: Any) -> int:
         return trio.run(_probe, compiled, paths, env, store, args)
 
 
-async def _probe(compiled: Any, paths: Any, env: dict[str, str], store: Any, args: Any) -> int:
+async def _probe(compiled: CompiledSensor, paths: LayerPaths, env: dict[str, str], store: Store, args: ProbeArgs) -> int:
     from attend.errors import RuntimeFailure
     from attend.runtime.kinds.mcp import probe_calls  # the MCP SDK: only when a probe runs
 
@@ -531,7 +571,7 @@ def _probe_usage(message: str) -> int:
 
 
 @reports_refusals
-def sensors_shelve(args: Any) -> int:
+def sensors_shelve(args: ShelveArgs) -> int:
     """`attend sensors shelve NAME[/TRIGGER] --for DURATION [--reason TEXT] [--json]`."""
     from attend.runtime.noise.shelving import shelve_target
 
@@ -544,7 +584,7 @@ def sensors_shelve(args: Any) -> int:
 
 
 @reports_refusals
-def sensors_unshelve(args: Any) -> int:
+def sensors_unshelve(args: TargetArgs) -> int:
     """`attend sensors unshelve NAME[/TRIGGER]`."""
     from attend.runtime.noise.shelving import unshelve_target
 
@@ -553,7 +593,7 @@ def sensors_unshelve(args: Any) -> int:
 
 
 @reports_refusals
-def sensors_history(args: Any) -> int:
+def sensors_history(args: HistoryArgs) -> int:
     """`attend sensors history [NAME] [--trigger T] [--limit N] [--all] [--json]`."""
     from attend.runtime.noise.history import render_history
     from attend.runtime.noise.query import sensor_noise
@@ -579,7 +619,7 @@ def sensors_history(args: Any) -> int:
     return 0
 
 
-def _every_sensor_history(args: Any) -> int:
+def _every_sensor_history(args: HistoryArgs) -> int:
     """`attend sensors history` without NAME: each sensor's history that has something to show (a poll that
     fired, held or failed something, a shelf, a flapping key; with `--all`, any poll), sensor by sensor; the
     command the away line (`N notifications while this session was away; attend sensors history`) names."""
@@ -613,7 +653,7 @@ def _report_managed(done: Managed) -> int:
     return EXIT_OK
 
 
-def sensors_copy(args: Any) -> int:
+def sensors_copy(args: ManageArgs) -> int:
     """`attend sensors copy SRC DST [--project]`: a sensor, shipped ones included, under a new name."""
     from attend.commands.settings import run_refusable
     from attend.settings.manage import copy_sensor
@@ -623,7 +663,7 @@ def sensors_copy(args: Any) -> int:
     return run_refusable(lambda: _report_managed(copy_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
-def sensors_rename(args: Any) -> int:
+def sensors_rename(args: ManageArgs) -> int:
     """`attend sensors rename OLD NEW [--project]`: a user or project file under a new name."""
     from attend.commands.settings import run_refusable
     from attend.settings.manage import rename_sensor
@@ -633,7 +673,7 @@ def sensors_rename(args: Any) -> int:
     return run_refusable(lambda: _report_managed(rename_sensor(args.project_dir, args.source, args.dest, layer)))
 
 
-def sensors_delete(args: Any) -> int:
+def sensors_delete(args: ManageArgs) -> int:
     """`attend sensors delete NAME [--project]`: a user or project file (never a shipped one)."""
     from attend.commands.settings import run_refusable
     from attend.settings.manage import delete_sensor
