@@ -17,11 +17,77 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.errors import EXIT_USAGE, CompileError
 from attend.spec.headers import shown_value
 from attend.text import json_text, printable
+
+if TYPE_CHECKING:
+    from typing import NotRequired, Protocol, TypedDict
+
+    from attend.commands import JsonArgs
+    from attend.spec.loaded import MergedSensor
+
+    class ExplainArgs(JsonArgs, Protocol):
+        target: str
+
+    # What `attend explain --json` prints (explain_data), piece by piece.
+    class FieldRow(TypedDict):
+        field: str
+        value: object
+        layer: str
+        file: str | None
+        line: int | None
+
+    class OverrideRow(TypedDict):
+        override: str
+        meaning: str
+        file: str | None
+        line: int | None
+
+    class WakeRow(TypedDict):
+        pattern: str
+        declared_by: str
+        watch: str
+        recursive: bool
+        matches: str
+        exists: bool
+        refused: NotRequired[str]
+
+    class WakeRows(TypedDict):
+        paths: list[WakeRow]
+        note: str
+
+    class TriggerEntry(TypedDict):
+        name: str
+        fields: list[FieldRow]
+        error: NotRequired[str]
+        plan_withheld: NotRequired[str]
+        plan: NotRequired[dict[str, Any]]  # compiler.plan.trigger_plan's
+
+    class FileRow(TypedDict):
+        layer: str
+        file: str
+
+    class LaneRow(TypedDict):
+        declared: str
+        effective: str
+        note: str
+
+    class ExplainData(TypedDict):
+        sensor: str
+        status: str
+        layer: str
+        files: list[FileRow]
+        lane: LaneRow
+        fields: list[FieldRow]
+        overrides: list[OverrideRow]
+        wake_on: WakeRows
+        triggers: list[TriggerEntry]
+        diagnostics: list[dict[str, object]]
+        stream: NotRequired[dict[str, str]]
+        mcp: NotRequired[dict[str, str]]
 
 __all__ = ["explain_data", "main", "render_text"]
 
@@ -30,7 +96,7 @@ __all__ = ["explain_data", "main", "render_text"]
 INVALID_PLAN = "the sensor is invalid (its problems are listed above), so it never runs"
 
 
-def _flatten(value: Any, prefix: tuple[str, ...], out: list[tuple[tuple[str, ...], Any]]) -> None:
+def _flatten(value: object, prefix: tuple[str, ...], out: list[tuple[tuple[str, ...], object]]) -> None:
     if isinstance(value, dict) and value:
         for k, v in value.items():
             _flatten(v, prefix + (str(k),), out)
@@ -38,15 +104,15 @@ def _flatten(value: Any, prefix: tuple[str, ...], out: list[tuple[tuple[str, ...
         out.append((prefix, value))
 
 
-def _rows(sensor: Any, data: dict[str, Any], prefix: tuple[str, ...]) -> list[dict[str, Any]]:
+def _rows(sensor: MergedSensor, data: object, prefix: tuple[str, ...]) -> list[FieldRow]:
     """One row per leaf field of `data` (found at `prefix` in the sensor) with where it came from.
 
     Only a field's own origin counts: a default the spec filled into a block has none, so it shows as
     `default` rather than borrowing its block's file.
     """
-    flat: list[tuple[tuple[str, ...], Any]] = []
+    flat: list[tuple[tuple[str, ...], object]] = []
     _flatten(data, (), flat)
-    rows = []
+    rows: list[FieldRow] = []
     for keypath, value in flat:
         origin = sensor.origins.get(prefix + keypath)
         rows.append({
@@ -59,12 +125,12 @@ def _rows(sensor: Any, data: dict[str, Any], prefix: tuple[str, ...]) -> list[di
     return rows
 
 
-def _fields(sensor: Any) -> list[dict[str, Any]]:
+def _fields(sensor: MergedSensor) -> list[FieldRow]:
     return _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
 
 
-def _overrides(sensor: Any, lane: str, note: str) -> list[dict[str, Any]]:
-    out = []
+def _overrides(sensor: MergedSensor, lane: str, note: str) -> list[OverrideRow]:
+    out: list[OverrideRow] = []
     mcp = sensor.data.get("mcp") or {}
     if isinstance(mcp, dict) and mcp.get("allow_unannotated"):
         origin = sensor.origin("mcp", "allow_unannotated")
@@ -81,7 +147,7 @@ def _overrides(sensor: Any, lane: str, note: str) -> list[dict[str, Any]]:
     return out
 
 
-def _crate_wake_on(sensor: Any, project_dir: Path, env: dict[str, str]) -> tuple[list[str], str]:
+def _crate_wake_on(sensor: MergedSensor, project_dir: Path, env: dict[str, str]) -> tuple[list[str], str]:
     """What a crate sensor's object declares in `wake_on(focus)`, and a note when it could not say."""
     if sensor.data.get("kind") != "crate":
         return [], ""
@@ -98,7 +164,7 @@ def _crate_wake_on(sensor: Any, project_dir: Path, env: dict[str, str]) -> tuple
         return [], f"the compiled sensor's wake_on could not be read: {type(exc).__name__}: {exc}"
 
 
-def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, Any]:
+def wake_rows(sensor: MergedSensor, project_dir: Path, env: dict[str, str]) -> WakeRows:
     """Each `wake_on` entry (the file's, then the crate's) with the folder the daemon watches for it."""
     from attend.runtime.watching.targets import (
         PROJECT_OUTSIDE,
@@ -114,10 +180,10 @@ def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, 
     from attend.runtime.kinds.process import branch_wake_on
 
     declared += [(p, "argv {branch}") for p in branch_wake_on(sensor.data, project_dir)]
-    rows = []
+    rows: list[WakeRow] = []
     for pattern, by in declared:
         target = watch_target(pattern, project_dir, home=env.get("HOME"))
-        row = {"pattern": pattern, "declared_by": by, "watch": str(target.base),
+        row: WakeRow = {"pattern": pattern, "declared_by": by, "watch": str(target.base),
                "recursive": target.recursive, "matches": target.glob, "exists": target.base.is_dir()}
         if by == "file" and from_project and not inside_project(target, project_dir):
             row["refused"] = PROJECT_OUTSIDE
@@ -125,7 +191,7 @@ def wake_rows(sensor: Any, project_dir: Path, env: dict[str, str]) -> dict[str, 
     return {"paths": rows, "note": note}
 
 
-def stream_rows(data: dict[str, Any]) -> dict[str, Any]:
+def stream_rows(data: dict[str, Any]) -> dict[str, str]:
     """How a streaming command (`output: stream`) runs, as explain shows it."""
     from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
     from attend.compiler.triggers import STREAM_KEYS_KEPT
@@ -150,9 +216,9 @@ def stream_rows(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def explain_data(
-    sensor: Any, only_trigger: str | None = None, *, project_dir: Path | None = None,
+    sensor: MergedSensor, only_trigger: str | None = None, *, project_dir: Path | None = None,
     env: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> ExplainData:
     """Everything explain shows about one sensor, as JSON-ready data.
 
     `project_dir` (default: the working directory) and `env` (default: os.environ) resolve the
@@ -173,13 +239,13 @@ def explain_data(
     withheld = "" if sensor.status != "invalid" or runnable(sensor) else INVALID_PLAN
     triggers_raw = sensor.data.get("triggers") or {}
     compiled: dict[str, CompiledTrigger] = {}
-    plans = []
+    plans: list[TriggerEntry] = []
     by_trigger = origins_by_trigger(sensor.origins)
     for name, definition in triggers_raw.items():
         if only_trigger is not None and name != only_trigger:
             continue
         origins = by_trigger.get(name, {})
-        entry: dict[str, Any] = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}
+        entry: TriggerEntry = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}
         try:
             trigger = CompiledTrigger(parse_trigger(definition, name, origins), sensor_flap(sensor.data.get("flap")),
                                       stream=is_stream(sensor.data))
@@ -190,14 +256,16 @@ def explain_data(
             if withheld:
                 entry["plan_withheld"] = withheld
             else:
-                entry["plan"] = trigger_plan(trigger)
-                entry["plan"]["supersedes"] = _supersedes(name, triggers_raw)
+                plan = trigger_plan(trigger)
+                plan["supersedes"] = _supersedes(name, triggers_raw)
+                entry["plan"] = plan
         plans.append(entry)
+    lane: str
     if only_trigger is None and len(compiled) == len(triggers_raw):
         lane, note = effective_lane(sensor, compiled)
     else:
         lane, note = sensor.data.get("lane", "event"), ""
-    return {
+    data: ExplainData = {
         "sensor": sensor.name,
         "status": sensor.status,
         "layer": sensor.layer,
@@ -208,9 +276,12 @@ def explain_data(
         "wake_on": wake_rows(sensor, Path(project_dir or Path.cwd()), dict(os.environ if env is None else env)),
         "triggers": plans,
         "diagnostics": [d.to_json() for d in sorted(sensor.diagnostics, key=by_position)],
-        **({"stream": stream_rows(sensor.data)} if is_stream(sensor.data) else {}),
-        **({"mcp": _mcp_rows(sensor.data)} if sensor.data.get("kind") == "mcp" else {}),
     }
+    if is_stream(sensor.data):
+        data["stream"] = stream_rows(sensor.data)
+    if sensor.data.get("kind") == "mcp":
+        data["mcp"] = _mcp_rows(sensor.data)
+    return data
 
 
 def _mcp_rows(data: dict[str, Any]) -> dict[str, str]:
@@ -229,7 +300,7 @@ def _supersedes(name: str, triggers: dict[str, Any]) -> dict[str, list[str]]:
             "superseded_by": [str(other) for other, d in triggers.items() if name in names(d)]}
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -294,17 +365,17 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _origin(row: dict[str, Any]) -> str:
+def _origin(row: FieldRow) -> str:
     return "default" if row["file"] is None else f"{row['layer']}  {row['file']}:{row['line']}"
 
 
-def _field_lines(rows: list[dict[str, Any]]) -> list[str]:
+def _field_lines(rows: list[FieldRow]) -> list[str]:
     """One aligned line per field row: name, value and where it came from."""
     width = max((len(r["field"]) for r in rows), default=0)
     return [f"    {row['field']:<{width}}  {_value(row['value']):<28}  {_origin(row)}" for row in rows]
 
 
-def render_text(data: dict[str, Any]) -> str:
+def render_text(data: ExplainData) -> str:
     """The human form of `explain_data`."""
     out = [f"sensor {data['sensor']}  (status {data['status']}, top layer {data['layer']})"]
     out += [f"  file ({f['layer']}): {f['file']}" for f in data["files"]]
@@ -352,7 +423,7 @@ def render_text(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def main(args: Any) -> int:
+def main(args: ExplainArgs) -> int:
     """`attend explain NAME[/TRIGGER] [--json]`."""
     from attend.spec import load_set
 
