@@ -49,6 +49,39 @@ def test_the_history_of_a_woken_poll_says_when_the_change_was_seen_and_how_long_
     assert d.stop() == 0
 
 
+#: An items command that changes its own file after its first output: the change comes while the first poll
+#: runs, before the daemon could have watched the file had it waited for that poll to end.
+CHANGES_DURING_FIRST_POLL = """
+import json, pathlib, sys
+p = pathlib.Path(sys.argv[1])
+print(json.dumps({"items": json.loads(p.read_text())}), flush=True)
+done = pathlib.Path(str(p) + ".changed")
+if not done.exists():
+    done.touch()
+    p.write_text(json.dumps([{"id": 1}]))
+"""
+
+
+def test_a_change_made_during_the_first_poll_wakes_the_sensor_instead_of_waiting_out_its_interval(
+    daemon, quiet_home
+) -> None:
+    import sys
+
+    from daemon_rig import NEW_ITEM, sensor_yaml
+
+    items = quiet_home.root / "items.json"
+    items.write_text("[]")
+    script = quiet_home.root / "changes.py"
+    script.write_text(CHANGES_DURING_FIRST_POLL)
+    quiet_home.write_user_sensor("items", sensor_yaml("items", [sys.executable, str(script), str(items)],
+                                                      trigger=NEW_ITEM, interval="1h", wake_on=[str(items)]))
+    d = daemon()
+    assert d.wait_for(lambda ls: "[attend sensor=items priority=medium] new item 1" in ls, timeout=PATIENCE)
+    first, woken = _polls(quiet_home, "items")[::-1][:2]
+    assert "woken" not in first and woken["woken"] >= first["time"] - first["took"]  # seen during the first
+    assert d.stop() == 0
+
+
 def _polls(home, name: str) -> list[dict]:
     """Every stored poll trace of `name`, newest first (`attend sensors history --all --json`)."""
     import json

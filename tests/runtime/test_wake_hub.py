@@ -74,3 +74,26 @@ async def test_a_replan_and_a_cancellation_end_the_running_watchers(tmp_path: Pa
             hub.update("s", ["y.json"])  # a re-plan cancels the running watcher
             await trio.sleep(0.2)
             nursery.cancel_scope.cancel()
+
+
+async def test_a_sensor_that_polled_before_its_watch_started_is_woken_once_it_has(tmp_path: Path) -> None:
+    """The daemon's bounded wait for a first watch (`WATCH_ARMING`) ran out: the sensor is woken once a plan that
+    watches it is ready, so whatever changed while its first poll ran is polled; a name with nothing to watch is
+    not held for that."""
+    hub = WakeHub(tmp_path, {}, lambda _m: None)
+    hub.update("feed", ["feed.json"])
+    hub.wake_when_watched("feed")
+    hub.wake_when_watched("nothing")  # no targets: nothing to wake it for
+    assert hub.watches("feed") and not hub.watches("nothing")
+    assert not hub.signal("feed").is_set()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(hub.run)
+        with trio.fail_after(PATIENCE):
+            await hub.watching()
+        assert hub.signal("feed").is_set() and not hub.signal("nothing").is_set()
+        hub.signal("feed").clear()
+        hub.update("other", ["other.json"])  # a later plan does not wake it again
+        with trio.fail_after(PATIENCE):
+            await hub.watching()
+        assert not hub.signal("feed").is_set()
+        nursery.cancel_scope.cancel()

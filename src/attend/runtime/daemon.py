@@ -62,6 +62,7 @@ from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.runtime.watching.reload import watch
 from attend.runtime.watching.wake import WakeHub
+from attend.runtime.watching.watcher import WATCH_ARMING
 from attend.text import printable, printable_path
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "project_shipped", "run"]
@@ -404,7 +405,20 @@ class Daemon:
             return record.cadence or cadence
 
         with running.scope:
+            await self._arm_wake_on(compiled)
             await poll_on_cadence(params, poll, wake=wake, until_due=until_due)
+
+    async def _arm_wake_on(self, compiled: Any) -> None:
+        """Watch a sensor's `wake_on` paths before its first poll, so a change made while that poll runs wakes
+        the next one instead of waiting out the interval. The wait is bounded (`WATCH_ARMING`: many sensors
+        starting together re-plan the watch); past it the sensor polls, and is woken once its watch starts."""
+        self.wakes.declare(compiled, self.ctx)
+        if not self.wakes.watches(compiled.name):
+            return
+        with trio.move_on_after(WATCH_ARMING) as waited:
+            await self.wakes.watching()
+        if waited.cancelled_caught:
+            self.wakes.wake_when_watched(compiled.name)
 
     async def _stream_loop(self, compiled: Any, params: CadenceParams) -> None:
         """A streaming command (kinds/stream.py): its supervised process, its records evaluated at most

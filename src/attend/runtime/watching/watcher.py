@@ -46,6 +46,7 @@ from attend.runtime.watching.notify import (
     RECHECK_MS,
     RETRY_DELAY,
     RETRY_LIMIT,
+    WATCH_ARMING,
     WATCH_DEBOUNCE_MS,
     WATCH_STEP_MS,
     BackgroundWatcher,
@@ -58,6 +59,7 @@ __all__ = [
     "EDIT_STEP_MS",
     "POLL_DELAY_MS",
     "RECHECK_MS",
+    "WATCH_ARMING",
     "WATCH_DEBOUNCE_MS",
     "WATCH_STEP_MS",
     "BackgroundWatcher",
@@ -164,6 +166,8 @@ class Watcher:
         self._logged: set[str] = set()
         self._failures: dict[tuple[tuple[Path, ...], bool], int] = {}
         self._rewake: set[str] = set()
+        #: names woken once a plan that watches them is ready (`wake_when_watched`)
+        self._arming: set[str] = set()
 
     def signal(self, name: str) -> WakeSignal:
         """The signal of `name` (made on first use)."""
@@ -180,6 +184,16 @@ class Watcher:
             self._targets.pop(name, None)
             self._set_error(name, "")
         self._changed.set()
+
+    def watches(self, name: str) -> bool:
+        """True when `name` has targets to watch."""
+        return name in self._targets
+
+    def wake_when_watched(self, name: str) -> None:
+        """Wake `name` once a plan that watches its targets has started: what changed before its watch began
+        (while its first poll ran) is then seen by the poll that follows."""
+        if name in self._targets:
+            self._arming.add(name)
 
     async def watching(self) -> None:
         """Return once every watcher of the current plan has started (or failed)."""
@@ -281,6 +295,9 @@ class Watcher:
         for name in self._rewake:
             self.signal(name).set()
         self._rewake.clear()
+        for name in self._arming & plan.targets.keys():
+            self.signal(name).set()
+        self._arming -= plan.targets.keys()
         self._ready.set()
 
     def _update_errors(self, plan: WatchPlan, status: dict[tuple[Path, bool], str | None]) -> None:
