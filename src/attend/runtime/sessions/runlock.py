@@ -13,6 +13,7 @@ one that opens, takes and holds the lock.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from pathlib import Path
@@ -27,9 +28,12 @@ def open_lock(path: Path) -> IO[str]:
     """Open (create) the lock file at `path`, unlocked; `StoreUnavailable` when the folder cannot be used."""
     make_state_folder(path.parent)
     try:
-        return open(path, "a+")
+        # Never through a symlink planted at its name: taking the lock truncates the file and writes a pid.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     except OSError as exc:
-        raise StoreUnavailable(path.parent, f"{path.name}: {exc.strerror or exc}") from None
+        why = "a symbolic link, not followed" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+        raise StoreUnavailable(path.parent, f"{path.name}: {why}") from None
+    return os.fdopen(fd, "a+")
 
 
 def try_lock(lock: IO[str]) -> bool:
