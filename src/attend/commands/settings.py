@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.errors import (
     EXIT_FAILED,
@@ -81,6 +81,22 @@ from attend.spec.loaded import LAYERS, LayerPaths, MergedSensor
 from attend.spec.loading import read_sensor_file
 from attend.spec.schema import describe, known_fields
 
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from attend.commands import JsonArgs, ProjectArgs
+
+    class SettingsArgs(JsonArgs, Protocol):
+        """`settings get|set|unset|add|remove|help KEY` (set, add, remove: VALUE and --yaml too)."""
+
+        key: str
+        value: str
+
+    class ListArgs(JsonArgs, Protocol):
+        """`settings list [PREFIX]`."""
+
+        key: str | None
+
 __all__ = ["add", "get", "help", "lint", "list", "remove", "run_refusable", "set", "unset"]
 
 
@@ -113,7 +129,7 @@ def _key(text: str) -> Key:
 
 
 
-def _literal(args: Any, key: Key, item: bool = False) -> bool:
+def _literal(args: SettingsArgs, key: Key, item: bool = False) -> bool:
     """Whether VALUE is the literal string: a string key (a list-of-strings key's item), unless --yaml."""
     return not getattr(args, "yaml", False) and takes_literal(key_type(key), item)
 
@@ -122,7 +138,7 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-def _done(args: Any, text: str, key: Key, layer: str, file: Path, change: str, value: Any = None) -> int:
+def _done(args: SettingsArgs, text: str, key: Key, layer: str, file: Path, change: str, value: Any = None) -> int:
     """Report a write: `text` for people; with --json `{key, change, value, layer, file}`."""
     if getattr(args, "json", False):
         _print_json({"key": str(key), "change": change, "value": value, "layer": layer, "file": str(file)})
@@ -131,14 +147,14 @@ def _done(args: Any, text: str, key: Key, layer: str, file: Path, change: str, v
     return EXIT_OK
 
 
-def _nothing_to_do(args: Any, text: str, key: Key, layer: str, file: Path) -> int:
+def _nothing_to_do(args: SettingsArgs, text: str, key: Key, layer: str, file: Path) -> int:
     print(text, file=sys.stderr)
     if getattr(args, "json", False):
         _print_json({"key": str(key), "change": "none", "value": None, "layer": layer, "file": str(file)})
     return EXIT_OK
 
 
-def _paths(args: Any) -> LayerPaths:
+def _paths(args: ProjectArgs) -> LayerPaths:
     return layer_paths(args.project_dir)
 
 
@@ -157,7 +173,7 @@ def _paths(args: Any) -> LayerPaths:
 
 
 
-def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> int:
+def _set_config(args: SettingsArgs, key: Key, given: tuple[Any, bool] | None = None) -> int:
     layer_name = target_layer(args.project_layer)
     value, flow = given or parse_value(args.value, _literal(args, key))
     target = set_config(_paths(args), key, value, layer_name, flow=flow)
@@ -166,7 +182,7 @@ def _set_config(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> i
                  "set", shown)
 
 
-def _unset_config(args: Any, key: Key) -> int:
+def _unset_config(args: SettingsArgs, key: Key) -> int:
     layer_name = target_layer(args.project_layer)
     target = config_layers(_paths(args))[layer_name]
     if edit_config(target, key.path, lambda doc, where: doc.delete(where)):
@@ -181,7 +197,7 @@ def _unset_config(args: Any, key: Key) -> int:
 
 
 
-def _checked_sensor(args: Any, key: Key) -> MergedSensor:
+def _checked_sensor(args: SettingsArgs, key: Key) -> MergedSensor:
     """The key's sensor, once the key is known to name a field of it."""
     sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
     check_field_key(key, sensor)
@@ -198,7 +214,7 @@ def _checked_sensor(args: Any, key: Key) -> MergedSensor:
 
 
 
-def _set_sensor(args: Any, key: Key, given: tuple[Any, bool] | None = None) -> int:
+def _set_sensor(args: SettingsArgs, key: Key, given: tuple[Any, bool] | None = None) -> int:
     refuse_whole_sensor(key, "set")
     sensor = _checked_sensor(args, key)
     layer = target_layer(args.project_layer)
@@ -215,7 +231,7 @@ _UNSET_DONE = {
 }
 
 
-def _unset_sensor(args: Any, key: Key) -> int:
+def _unset_sensor(args: SettingsArgs, key: Key) -> int:
     refuse_whole_sensor(key, "unset")
     sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
     layer = target_layer(args.project_layer)
@@ -232,7 +248,7 @@ def _unset_sensor(args: Any, key: Key) -> int:
 # --- the handlers -----------------------------------------------------------------------------------
 
 
-def _get(args: Any) -> int:
+def _get(args: SettingsArgs) -> int:
     key = _key(args.key)
     if key.scope == "config":
         check_config_key(key)
@@ -250,7 +266,7 @@ def _get(args: Any) -> int:
     return EXIT_OK
 
 
-def _by_scope(args: Any, on_config: Callable[[Any, Key], int], on_sensor: Callable[[Any, Key], int]) -> int:
+def _by_scope(args: SettingsArgs, on_config: Callable[[SettingsArgs, Key], int], on_sensor: Callable[[SettingsArgs, Key], int]) -> int:
     """Parse the key and hand it to the config-key or the sensor-key form of a command."""
     key = _key(args.key)
     if key.scope == "config":
@@ -259,7 +275,7 @@ def _by_scope(args: Any, on_config: Callable[[Any, Key], int], on_sensor: Callab
     return on_sensor(args, key)
 
 
-def _list_edit(args: Any, adding: bool) -> int:
+def _list_edit(args: SettingsArgs, adding: bool) -> int:
     """`add`/`remove`: the key's effective list with VALUE added or removed, then written as `set` writes it.
 
     The effective list (not only the target layer's) is the starting point, so adding to a list a lower
@@ -295,7 +311,7 @@ def _list_edit(args: Any, adding: bool) -> int:
     return set_form(args, key, (new, False))
 
 
-def _below(args: Any, key: Key) -> Any:
+def _below(args: SettingsArgs, key: Key) -> Any:
     """The key's value without the target layer: what the layers under it (or the default) give."""
     layer = target_layer(args.project_layer)
     if key.scope == "config":
@@ -310,7 +326,7 @@ def _below(args: Any, key: Key) -> Any:
     return found[-1] if found else default
 
 
-def resolve_file(args: Any, key: Key) -> str:
+def resolve_file(args: SettingsArgs, key: Key) -> str:
     """The file a sensor key's write goes to (for a report that changes nothing)."""
     return str(SensorFiles.read(_paths(args), key.sensor or "").path(target_layer(args.project_layer)))
 
@@ -319,7 +335,7 @@ def _matches(prefix: tuple[str, ...] | None, segments: tuple[str, ...]) -> bool:
     return prefix is None or segments[: len(prefix)] == prefix
 
 
-def _list(args: Any) -> int:
+def _list(args: ListArgs) -> int:
     prefix: tuple[str, ...] | None = None
     if args.key:
         try:
@@ -384,7 +400,7 @@ def _list(args: Any) -> int:
     return EXIT_OK
 
 
-def _help(args: Any) -> int:
+def _help(args: SettingsArgs) -> int:
     key = _key(args.key)
     if key.scope == "config":
         check_config_key(key)
@@ -416,7 +432,7 @@ def _help(args: Any) -> int:
     return EXIT_OK
 
 
-def _lint(args: Any) -> int:
+def _lint(args: JsonArgs) -> int:
     found = legacy_keys(_paths(args))
     if args.json:
         _print_json([d.to_json() for d in found])
@@ -428,41 +444,41 @@ def _lint(args: Any) -> int:
     return EXIT_FAILED if found else EXIT_OK
 
 
-def get(args: Any) -> int:
+def get(args: SettingsArgs) -> int:
     """`attend settings get KEY [--json]`: the effective value, its default, layer and file."""
     return run_refusable(lambda: _get(args))
 
 
-def set(args: Any) -> int:  # noqa: A001 - the command's name
+def set(args: SettingsArgs) -> int:  # noqa: A001 - the command's name
     """`attend settings set KEY VALUE [--project]`: validate the resulting sensor, then write one file."""
     return run_refusable(lambda: _by_scope(args, _set_config, _set_sensor))
 
 
-def add(args: Any) -> int:
+def add(args: SettingsArgs) -> int:
     """`attend settings add KEY VALUE [--project]`: add VALUE to a list key (nothing when it is there)."""
     return run_refusable(lambda: _list_edit(args, adding=True))
 
 
-def remove(args: Any) -> int:
+def remove(args: SettingsArgs) -> int:
     """`attend settings remove KEY VALUE [--project]`: remove VALUE from a list key (nothing when absent)."""
     return run_refusable(lambda: _list_edit(args, adding=False))
 
 
-def unset(args: Any) -> int:
+def unset(args: SettingsArgs) -> int:
     """`attend settings unset KEY [--project]`: remove the key from that layer's file."""
     return run_refusable(lambda: _by_scope(args, _unset_config, _unset_sensor))
 
 
-def list(args: Any) -> int:  # noqa: A001 - the command's name
+def list(args: ListArgs) -> int:  # noqa: A001 - the command's name
     """`attend settings list [PREFIX] [--json]`: what each file sets, and what runs."""
     return run_refusable(lambda: _list(args))
 
 
-def help(args: Any) -> int:  # noqa: A001 - the command's name
+def help(args: SettingsArgs) -> int:  # noqa: A001 - the command's name
     """`attend settings help KEY [--json]`: the field's description, type, allowed values and default."""
     return run_refusable(lambda: _help(args))
 
 
-def lint(args: Any) -> int:
+def lint(args: JsonArgs) -> int:
     """`attend settings lint [--json]`: each old `sensors:` key, with the sensor file and field replacing it."""
     return run_refusable(lambda: _lint(args))
