@@ -45,7 +45,18 @@ from attend.commands import reports_refusals
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Protocol
+
+    from attend.commands import ProjectArgs
+    from attend.runtime.sessions.handover import Handover
+    from attend.runtime.store import Store
+
+    class DrainArgs(ProjectArgs, Protocol):
+        format: str  # plain, hook, doorbell
+        session: str | None
+
+    #: A hook's JSON object as Claude Code sends it on stdin (untrusted: each value is checked where read).
+    Hook = dict[str, object]
 
 __all__ = ["hook_input", "main"]
 
@@ -59,7 +70,7 @@ INBOX = "attend peers inbox"
 PROMPT_EVENTS = ("UserPromptSubmit", "PostToolUse")
 
 
-def hook_input(text: str) -> dict[str, Any]:
+def hook_input(text: str) -> Hook:
     """The Stop hook's JSON object from `text`, or {} for anything else (empty, not JSON, not an object)."""
     try:
         data = json.loads(text) if text.strip() else {}
@@ -68,7 +79,7 @@ def hook_input(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _read_hook_stdin() -> dict[str, Any]:
+def _read_hook_stdin() -> Hook:
     if sys.stdin is None or sys.stdin.isatty():
         return {}
     try:
@@ -77,14 +88,15 @@ def _read_hook_stdin() -> dict[str, Any]:
         return {}
 
 
-def _session_id(args: Any, hook: dict[str, Any]) -> str | None:
+def _session_id(args: DrainArgs, hook: Hook) -> str | None:
     """The resolved session to drain for, or None (unresolved: drain what no conduit delivered)."""
     from attend.peers.identity import SessionError, resolve_session, validate_session_id
 
     explicit = getattr(args, "session", None)
-    if explicit is None and isinstance(hook.get("session_id"), str):
+    hooked = hook.get("session_id")
+    if explicit is None and isinstance(hooked, str):
         try:
-            return validate_session_id(hook["session_id"])
+            return validate_session_id(hooked)
         except SessionError as exc:
             print(f"attend: the hook's {exc}; draining for no session", file=sys.stderr)
             return None
@@ -128,7 +140,7 @@ def capped(head: str, lines: list[str], limit: int = CONTEXT_LIMIT, *, more: int
     return "\n".join(out)
 
 
-def _answer(answer: dict[str, Any]) -> None:
+def _answer(answer: dict[str, object]) -> None:
     """Print a hook's JSON answer, redacted as every text attend shows (`text.json_text`; attend.redact)."""
     from attend.text import json_text
 
@@ -142,7 +154,7 @@ def _context(event: str, text: str) -> None:
 
 
 @reports_refusals
-def main(args: Any) -> int:
+def main(args: DrainArgs) -> int:
     """`attend drain`: print the undelivered message-lane notifications of this session, then record them."""
     if args.format == "doorbell":
         return _doorbell(args)
@@ -172,7 +184,7 @@ def main(args: Any) -> int:
                 _register(store, session, args.project_dir, hook)
 
 
-def _stop(args: Any, store: Any, session: str | None) -> int:
+def _stop(args: DrainArgs, store: Store, session: str | None) -> int:
     """The Stop hook (`--format hook`) and `attend drain` outside a hook: what this session has not been
     handed yet."""
     from attend.runtime.delivery import format_line
@@ -213,7 +225,7 @@ def _stop(args: Any, store: Any, session: str | None) -> int:
     return 0
 
 
-def _cold_start(store: Any, session: str, project_dir: str, seen: set[str]) -> tuple[list[str], int, list[str]]:
+def _cold_start(store: Store, session: str, project_dir: str, seen: set[str]) -> tuple[list[str], int, list[str]]:
     """`session`'s cold start (runtime/sessions/cold_start.py) when it is not done yet: its lines, how many
     of them stand for messages passed over, and the items to record as seen (with `COLD_START`)."""
     if store.cold_start_done(session):
@@ -226,7 +238,7 @@ def _cold_start(store: Any, session: str, project_dir: str, seen: set[str]) -> t
     return lines, sum(line.summary for line in handed.lines), [*handed.seen, COLD_START]
 
 
-def _hooks_carry(store: Any, session: str, project_dir: str) -> bool:
+def _hooks_carry(store: Store, session: str, project_dir: str) -> bool:
     """Whether the hooks carry `session`'s lines now: no live Monitor for it (`conduits: auto`), or
     `conduits: hooks`; never with `conduits: monitor`."""
     from attend.runtime.sessions.handover import conduits, monitor_live
@@ -237,7 +249,7 @@ def _hooks_carry(store: Any, session: str, project_dir: str) -> bool:
     return chosen == "hooks" or not monitor_live(store, session)
 
 
-def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, cold: bool, head: str,
+def _handed_text(store: Store, session: str, project_dir: str, handover: Handover, *, cold: bool, head: str,
                  most: int | None = None) -> str:
     """What a hook hands `session` as one text (the cold start's lines first, when `cold` and it is not done
     yet), or "" for nothing; the cold start's items join the handover's, to be recorded with it."""
@@ -258,7 +270,7 @@ def _handed_text(store: Any, session: str, project_dir: str, handover: Any, *, c
                   where=INBOX if only_messages else "attend sensors history")
 
 
-def _hand_over(store: Any, session: str, event: str, project_dir: str, handover: Any = None,
+def _hand_over(store: Store, session: str, event: str, project_dir: str, handover: Handover | None = None,
                note: tuple[str, str] | None = None) -> int:
     """Hand `session` its lines worth a turn, as the hook `event` answers: a Stop hook asks for another turn
     for them (and does the session's cold start when it is not done), a prompt hook adds them as context.
@@ -292,7 +304,7 @@ def _hand_over(store: Any, session: str, event: str, project_dir: str, handover:
     return 0
 
 
-def _register(store: Any, session: str, project_dir: str, hook: dict[str, Any], *, force: bool = False) -> None:
+def _register(store: Store, session: str, project_dir: str, hook: Hook, *, force: bool = False) -> None:
     """Record that `session` lives (runtime/sessions/register.py); a store too busy to write it is no
     reason to fail the hook: its next one records it."""
     import sqlite3
@@ -305,7 +317,7 @@ def _register(store: Any, session: str, project_dir: str, hook: dict[str, Any], 
         print(f"attend: session {session} not registered this time: {exc}", file=sys.stderr)
 
 
-def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
+def _prompt_hook(args: DrainArgs, hook: Hook, event: str) -> int:
     """`UserPromptSubmit`, `PostToolUse`: this session's lines worth a turn while its Monitor is not live,
     and once, the line saying its Monitor stream stopped (`stream_note`).
 
@@ -333,7 +345,7 @@ def _prompt_hook(args: Any, hook: dict[str, Any], event: str) -> int:
     return 0
 
 
-def _doorbell(args: Any) -> int:
+def _doorbell(args: DrainArgs) -> int:
     """`--format doorbell`: the plugin's Stop hook, run in the background (`asyncRewake`). It waits until the
     session has lines worth a turn (runtime/sessions/doorbell.py), writes them on stderr and exits 2, so
     Claude Code wakes the model with them; everything else (nothing came, the session ended, a Monitor
@@ -353,7 +365,7 @@ def _doorbell(args: Any) -> int:
         return 0
 
 
-def _ring(args: Any, session: str, foreground: bool, hook: dict[str, Any]) -> int:
+def _ring(args: DrainArgs, session: str, foreground: bool, hook: Hook) -> int:
     import gc
 
     from attend.files import doorbell_lock_path, state_folder
@@ -375,7 +387,7 @@ def _ring(args: Any, session: str, foreground: bool, hook: dict[str, Any]) -> in
                 if not foreground:
                     gc.enable()  # a wait of hours: cycles are collected (a hook runs without the collector)
 
-                def show(handover: Any) -> None:
+                def show(handover: Handover) -> None:
                     from attend.runtime.sessions.handover import stream_note
 
                     text = _handed_text(store, session, args.project_dir, handover, cold=False,
@@ -405,7 +417,7 @@ def _ring(args: Any, session: str, foreground: bool, hook: dict[str, Any]) -> in
     return 2 if rang else 0
 
 
-def _ring_cold_start(store: Any, session: str, project_dir: str, rang: list[str]) -> None:
+def _ring_cold_start(store: Store, session: str, project_dir: str, rang: list[str]) -> None:
     """The doorbell's first look at a new session: its cold start (the addressed messages waiting for it),
     written on stderr when it has lines (then appended to `rang`), recorded either way."""
     with store.exclusive():
@@ -424,7 +436,7 @@ LOG_RECENT = 3600.0
 LOG_LINES = 5
 
 
-def _session_start(args: Any, hook: dict[str, Any]) -> int:
+def _session_start(args: DrainArgs, hook: Hook) -> int:
     """`SessionStart`: a short status as additionalContext; a headless poller started when none is live."""
     from attend.runtime.store import open_project_store
     from attend.spec import layer_paths
@@ -439,7 +451,7 @@ def _session_start(args: Any, hook: dict[str, Any]) -> int:
     return 0
 
 
-def _follow_clear(store: Any, session: str, source: Any) -> None:
+def _follow_clear(store: Store, session: str, source: object) -> None:
     """After `/clear` (`source: clear`) the new id inherits the position and seen items of the previous
     session of the same Claude Code process (found by ancestry: peers/identity.py `find_host`)."""
     if source != "clear":
@@ -454,7 +466,7 @@ def _follow_clear(store: Any, session: str, source: Any) -> None:
         store.inherit_session(old, session)
 
 
-def _keep_a_poller(project_dir: str, store: Any) -> tuple[int | None, str]:
+def _keep_a_poller(project_dir: str, store: Store) -> tuple[int | None, str]:
     """Start a headless poller when none polls the project (not with `conduits: monitor`).
 
     Returns the pid started (None when one polls already) and a problem starting one ("" for none).
@@ -486,7 +498,7 @@ def _enabled_sensors(project_dir: str) -> int:
     return sum(runnable(s) and s.enabled for s in load_set(project_dir, os.environ).sensors.values())
 
 
-def _status(store: Any, project_dir: str, session: str | None, started: int | None, problem: str) -> str:
+def _status(store: Store, project_dir: str, session: str | None, started: int | None, problem: str) -> str:
     """The SessionStart status: sensors running, who polls, how this session's lines reach it, what
     `attend run` logged lately.
 
