@@ -127,10 +127,14 @@ def check_peers_server(env: Mapping[str, str]) -> list[Check]:
     mailbox = open_mailbox(env)
     if mailbox.transport == "files":
         return []
+    from attend.peers.natsbox import NatsMailbox  # loaded already: open_mailbox made one
+
+    if not isinstance(mailbox, NatsMailbox):
+        return []
     fix = ("start the server (`nats-server -js`) or set attend.peers.nats.url; `attend settings get "
            "attend.peers.nats` shows what attend uses")
     try:
-        info = mailbox.link.check()  # type: ignore[attr-defined]  # NatsMailbox's
+        info = mailbox.link.check()
     except Unavailable as exc:
         if exc.state == "auth_failed":
             fix = "check attend.peers.nats.creds, nkey, token or user and password"

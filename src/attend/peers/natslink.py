@@ -45,10 +45,26 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from attend.bounds import MAX_PEER_MESSAGE_BYTES
 from attend.peers.mailbox import Unavailable
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from nats.aio.client import Client
+    from nats.aio.msg import Msg
+    from nats.aio.subscription import Subscription
+    from nats.js import JetStreamContext
+    from nats.js.kv import KeyValue
+
+    class KeyWatcher(Protocol):
+        """nats-py's KeyValue.KeyWatcher, whose methods it leaves unannotated."""
+
+        async def updates(self, timeout: float | None = 5.0) -> KeyValue.Entry | None: ...
+
+        async def stop(self) -> None: ...
 
 __all__ = ["ACK_WAIT", "CALL_TIMEOUT", "NatsSettings", "STREAM", "Unavailable", "link"]
 
@@ -120,6 +136,17 @@ def _state_of(words: str) -> str:
         else "unavailable"
 
 
+class LinkCheck(TypedDict):
+    """What `Link.check` read from the server (`attend doctor` shows it)."""
+
+    server: str
+    stream: str
+    messages: int
+    bytes: int
+    streams: int
+    consumers: int
+
+
 class Link:
     """One connection to the server and the loop it lives on (see the module docstring)."""
 
@@ -128,14 +155,14 @@ class Link:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._run_loop, name="attend-nats", daemon=True)
         self.thread.start()
-        self._nc: Any = None
-        self._js: Any = None
-        self._kv: dict[str, Any] = {}
+        self._nc: Client | None = None
+        self._js: JetStreamContext | None = None
+        self._kv: dict[str, KeyValue] = {}
         self._connecting: asyncio.Lock | None = None
         self._last_error: BaseException | None = None
         self._retry_at = 0.0
         self._lost_at = 0.0
-        self._mirrors: dict[str, tuple[asyncio.Task[None], tuple[Any, ...]]] = {}
+        self._mirrors: dict[str, tuple[asyncio.Task[None], tuple[object, ...]]] = {}
         self._watches: dict[str, tuple[asyncio.Task[None], Callable[[], None]]] = {}
         #: The last failure, or None while the connection works (what the sensors report).
         self.failure: Unavailable | None = None
@@ -237,9 +264,9 @@ class Link:
             options["tls"] = context
         return options
 
-    async def _connect(self) -> Any:
+    async def _connect(self) -> JetStreamContext:
         """The JetStream context, connecting first when needed (the stream made when missing)."""
-        if self._nc is not None and self._nc.is_connected:
+        if self._js is not None and self._nc is not None and self._nc.is_connected:  # set together
             return self._js
         if self._nc is not None and not self._nc.is_closed:
             # Lost and being found again (nats-py reconnects by itself): a loss just now may be a restart, so it
@@ -247,7 +274,7 @@ class Link:
             deadline = self._lost_at + CONNECT_TIMEOUT
             while not self._nc.is_connected and self.loop.time() < deadline:
                 await asyncio.sleep(0.05)
-            if self._nc.is_connected:
+            if self._js is not None and self._nc.is_connected:
                 return self._js
             raise Unavailable("unavailable", _words(self._last_error) if self._last_error else
                               "the connection to the server was lost")
@@ -256,7 +283,7 @@ class Link:
         if self._connecting is None:
             self._connecting = asyncio.Lock()
         async with self._connecting:
-            if self._nc is not None and self._nc.is_connected:
+            if self._js is not None and self._nc is not None and self._nc.is_connected:
                 return self._js
             self._retry_at = self.loop.time() + RECONNECT_WAIT
             import nats
@@ -291,7 +318,7 @@ class Link:
             self.failure = None
             return js
 
-    async def _bucket(self, name: str) -> Any:
+    async def _bucket(self, name: str) -> KeyValue:
         js = await self._connect()
         if name not in self._kv:
             from nats.js import api
@@ -306,13 +333,13 @@ class Link:
 
     # -- what the peers use ------------------------------------------------------------------------
 
-    def check(self) -> dict[str, Any]:
+    def check(self) -> LinkCheck:
         """Connect and read the account and stream (what `attend doctor` shows)."""
-        async def go() -> dict[str, Any]:
+        async def go() -> LinkCheck:
             js = await self._connect()
             account = await js.account_info()
             info = await js.stream_info(STREAM)
-            url = self._nc.connected_url
+            url = self._nc.connected_url if self._nc is not None else None
             return {"server": f"{url.hostname}:{url.port}" if url else "", "stream": STREAM,
                     "messages": info.state.messages, "bytes": info.state.bytes,
                     "streams": account.streams, "consumers": account.consumers}
@@ -344,7 +371,7 @@ class Link:
         """Every key of `bucket` and its value."""
         async def go() -> dict[str, bytes]:
             kv = await self._bucket(bucket)
-            watcher = await kv.watchall(ignore_deletes=True)
+            watcher: KeyWatcher = await kv.watchall(ignore_deletes=True)
             out: dict[str, bytes] = {}
             try:
                 while True:
@@ -439,12 +466,13 @@ class Link:
         # start, but nats-py marks the end of the current keys only after the first one of an empty bucket).
         known: set[str] = set()
         while True:
-            watcher = None
+            watcher: KeyWatcher | None = None
             try:
                 kv = await self._bucket(bucket)
-                watcher = await kv.watchall()
+                watching: KeyWatcher = await kv.watchall()
+                watcher = watching
                 while True:
-                    entry = await watcher.updates(timeout=None)
+                    entry = await watching.updates(timeout=None)
                     if entry is None:
                         continue
                     if entry.operation in ("DEL", "PURGE") or entry.value is None:
@@ -475,7 +503,7 @@ class Link:
                 found[0].cancel()
         self.loop.call_soon_threadsafe(stop)
 
-    async def _subscribe(self, consumer: str, subjects: list[str]) -> Any:
+    async def _subscribe(self, consumer: str, subjects: list[str]) -> _Pull:
         from nats.js import api
 
         js = await self._connect()
@@ -484,15 +512,16 @@ class Link:
             ack_wait=ACK_WAIT, filter_subjects=subjects, max_ack_pending=4 * FETCH_BATCH,
             inactive_threshold=MAX_AGE)
         await js.add_consumer(STREAM, config)
+        assert self._nc is not None  # _connect made it
         pull = _Pull(self._nc, f"$JS.API.CONSUMER.MSG.NEXT.{STREAM}.{consumer}")
         await pull.start()
         return pull
 
     @staticmethod
-    async def _fetch(sub: _Pull, wait: float) -> list[Any]:
+    async def _fetch(sub: _Pull, wait: float) -> list[Msg]:
         return await sub.fetch(FETCH_BATCH, wait)
 
-    async def _hand_over(self, batch: list[Any], hand_over: Callable[[list[bytes]], set[int]],
+    async def _hand_over(self, batch: list[Msg], hand_over: Callable[[list[bytes]], set[int]],
                          before_ack: Callable[[], None] | None) -> int:
         try:
             refused = hand_over([msg.data for msg in batch])
@@ -565,12 +594,12 @@ class _Pull:
     all the same, and the next fetch takes it.
     """
 
-    def __init__(self, nc: Any, next_subject: str) -> None:
+    def __init__(self, nc: Client, next_subject: str) -> None:
         self.nc = nc
         self.next_subject = next_subject
         self.inbox = nc.new_inbox()
-        self.got: list[Any] = []
-        self.sub: Any = None
+        self.got: list[Msg] = []
+        self.sub: Subscription | None = None
         self._news = asyncio.Event()
         self._ended = False  # a request's end came (its batch's last message, or a status saying it is over)
         self._want = 0
@@ -579,32 +608,33 @@ class _Pull:
     async def start(self) -> None:
         self.sub = await self.nc.subscribe(self.inbox, cb=self._on_message)
 
-    async def _on_message(self, msg: Any) -> None:
-        status = msg.headers.get("Status") if msg.headers else None
+    async def _on_message(self, msg: Msg) -> None:
+        headers = msg.headers or {}
+        status = headers.get("Status")
         if not status:
             self.got.append(msg)
             if len(self.got) >= self._want:
                 self._ended = True
         elif status == "100":
             return  # an idle heartbeat or flow control: nothing ended
-        elif status in ("404", "408") or (status == "409" and "deleted" not in msg.headers.get("Description", "").lower()):
+        elif status in ("404", "408") or (status == "409" and "deleted" not in headers.get("Description", "").lower()):
             self._ended = True  # no messages now, the request expired, or the server ended it: none is lost
         else:
-            self._failure = f"{status} {msg.headers.get('Description', '')}".strip()  # the consumer is gone
+            self._failure = f"{status} {headers.get('Description', '')}".strip()  # the consumer is gone
             self._ended = True
         self._news.set()
 
     async def _request(self, batch: int, wait: float | None) -> None:
         self._want, self._ended = len(self.got) + batch, False
         self._news.clear()
-        ask: dict[str, Any] = {"batch": batch}
+        ask: dict[str, int | bool] = {"batch": batch}
         if wait is None:
             ask["no_wait"] = True
         else:
             ask["expires"] = int(wait * 1e9)
         await self.nc.publish(self.next_subject, json.dumps(ask).encode(), reply=self.inbox)
 
-    async def fetch(self, batch: int, wait: float) -> list[Any]:
+    async def fetch(self, batch: int, wait: float) -> list[Msg]:
         """What the consumer holds now, up to `batch` messages; with nothing there, what comes within `wait`
         seconds (returned as soon as something does: a live message is not held back for a fuller batch).
 
