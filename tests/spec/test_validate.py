@@ -221,3 +221,20 @@ def test_a_name_or_trigger_name_with_a_trailing_newline_breaks_its_rule() -> Non
     assert "breaks the rule" in sensor.diagnostics[1].message
     document = {"spec": 1, "name": "probe", "kind": "crate", "triggers": {"t\n": {"on": "changed"}}}
     assert not conforms(document, {"type": "dict", "schema": SENSOR_SCHEMA})
+
+
+@pytest.mark.parametrize(("block", "at", "said"), [
+    ('  argv: [echo, "a\\0b"]\n', (5, 16), "`command.argv` item 1 holds a NUL character"),
+    ('  argv: [echo]\n  cwd: "sub\\0"\n', (6, 8), "`command.cwd` holds a NUL character"),
+    ('  argv: [echo]\n  env: {C: "d\\0"}\n', (6, 12), "`command.env.C` holds a NUL character"),
+    ('  argv: [echo]\n  env: {"A=B": "1"}\n', (6, 9), "environment variable name 'A=B' holds an `=`"),
+])
+def test_what_no_process_can_be_started_with_is_refused_at_check_time_not_at_the_first_poll(
+    block: str, at: tuple[int, int], said: str
+) -> None:
+    # it passed `compile --check` and failed every poll as exec_failed ("embedded null byte")
+    sensor = sensor_from(_command(block))
+    (diagnostic,) = sensor.diagnostics
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("bad-value", *at)
+    assert diagnostic.message.startswith(said)
+    assert sensor.status == "invalid"

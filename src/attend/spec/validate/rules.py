@@ -73,6 +73,7 @@ def validate_sensor(name: str, data: dict[str, Any], origins: Mapping[KeyPath, O
     out.extend(_required_core(data, fallback))
     out.extend(_kind_rules(data, loc))
     out.extend(_stream_rules(data, loc))
+    out.extend(_process_text_rules(data, loc))
     out.extend(_positive_durations(data, loc))
     out.extend(_interval_order(data, loc))
     out.extend(_size_limits(data, loc))
@@ -173,6 +174,32 @@ def _stream_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
     if block.get("cursor") == "":
         return [loc.at_value(("command", "cursor"), "bad-value", "`command.cursor` names no field: it is empty")]
     return []
+
+
+def _process_text_rules(data: dict[str, Any], loc: Locator) -> list[Diagnostic]:
+    """What a process is started with cannot hold a NUL character (the kernel takes C strings), nor an
+    environment variable's name an `=`: said here, not as a failed start at the first poll."""
+    block = data.get("command")
+    if data.get("kind") != "command" or not isinstance(block, dict):
+        return []
+    out = []
+    argv, env, cwd = block.get("argv"), block.get("env"), block.get("cwd")
+    for index, arg in enumerate(argv if isinstance(argv, list) else []):
+        if isinstance(arg, str) and "\0" in arg:
+            out.append(loc.at_value(("command", "argv", str(index)), "bad-value",
+                                    f"`command.argv` item {index} holds a NUL character, which no command line can carry"))
+    for name, value in (env if isinstance(env, dict) else {}).items():
+        if isinstance(name, str) and ("\0" in name or "=" in name):
+            out.append(loc.at_key(("command", "env", name), "bad-value",
+                                  f"environment variable name {name!r} holds {'an `=`' if '=' in name else 'a NUL character'}, "
+                                  "which no environment can carry"))
+        elif isinstance(value, str) and "\0" in value:
+            out.append(loc.at_value(("command", "env", name), "bad-value",
+                                    f"`command.env.{name}` holds a NUL character, which no environment can carry"))
+    if isinstance(cwd, str) and "\0" in cwd:
+        out.append(loc.at_value(("command", "cwd"), "bad-value", "`command.cwd` holds a NUL character, which no path "
+                                "can carry"))
+    return out
 
 
 def _mcp_target_rules(block: dict[str, Any], loc: Locator) -> list[Diagnostic]:
