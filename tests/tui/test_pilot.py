@@ -643,3 +643,68 @@ def test_the_title_names_each_live_session_and_its_conduit(tab_home) -> None:
         claude.kill()
         claude.wait()
     assert "sessions: hooked hooks" in seen["title"], seen["title"]
+
+
+#: A command sensor whose command's environment holds a credential and whose lines quote command lines.
+LEAKY = """\
+spec: 1
+name: leaky
+kind: command
+interval: 1h
+command:
+  argv: [cat, leaky.json]
+  env: {API_TOKEN: s3cretS3cretS3cret}
+triggers:
+  started:
+    path: $[*]
+    key: id
+    on: added
+    magnitude: 3
+    description: "started: {cmd}"
+"""
+#: Secrets of the shapes attend.redact knows, each in a command line a process might have.
+LEAKS = {"ghp_Q7wK2mZ9Q7wK2mZ9Q7wK2mZ9Q7wK2mZ9Ab3d": "deploy --token ghp_Q7wK2mZ9Q7wK2mZ9Q7wK2mZ9Q7wK2mZ9Ab3d",
+         "sk-ant-api03-Zx9YZx9YZx9YZx9YZx9Y": 'bash -c "env ANTHROPIC_API_KEY=sk-ant-api03-Zx9YZx9YZx9YZx9YZx9Y claude"',
+         "hunter2pw": "mysql -uroot -phunter2pw shop"}
+
+
+def test_the_tab_shows_no_secret_in_a_sensors_fields_history_or_preview(tab_home) -> None:
+    # The tab is one of the renderings the redaction policy covers (issue 33, item 1): the field holding a
+    # credential, the history of lines quoting command lines, and a dry run that fires one more.
+    tab_home.write_user_sensor("leaky", LEAKY)
+    items = tab_home.project / "leaky.json"
+    items.write_text("[]")
+    assert tab_home.attend("sensors", "poll", "leaky").returncode == 0  # the baseline
+    commands = list(LEAKS.values())
+    items.write_text(json.dumps([{"id": i, "cmd": c} for i, c in enumerate(commands[:2])]))
+    polled = tab_home.attend("sensors", "poll", "leaky")
+    assert polled.returncode == 0 and "--token <redacted>" in polled.stdout, polled.stdout + polled.stderr
+    items.write_text(json.dumps([{"id": i, "cmd": c} for i, c in enumerate(commands)]))  # the preview fires #2
+    app = make_app(tab_home)
+    seen: dict[str, Any] = {}
+
+    async def scenario(pilot: Any) -> None:
+        select_sensor(pilot.app, "leaky")
+        await pilot.pause()
+        fields = _table(pilot.app, "fields")
+        seen["fields"] = " ".join(" ".join(str(c) for c in fields.get_row(key)) for key in fields.rows)
+        seen["detail"] = str(pilot.app.screen.query_one("#detail", Static).render())
+        await pilot.press("h")
+        await pilot.pause()
+        seen["history"] = str(pilot.app.screen.query_one("#history", Static).render())
+        await pilot.press("escape")
+        await pilot.pause()
+        select_sensor(pilot.app, "leaky")
+        await pilot.press("p")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        seen["preview"] = str(pilot.app.screen.query_one("#preview", Static).render())
+
+    drive(app, scenario)
+    assert "<redacted>" in seen["fields"], seen["fields"]
+    assert "started: deploy --token <redacted>" in seen["history"], seen["history"]
+    assert "ANTHROPIC_API_KEY=<redacted> claude" in seen["history"], seen["history"]
+    assert "started: mysql -uroot -p<redacted> shop" in seen["preview"], seen["preview"]
+    for where, shown in seen.items():
+        for secret in (*LEAKS, "s3cretS3cret"):
+            assert secret[:8] not in shown, (where, secret, shown)
