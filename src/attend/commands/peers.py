@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
 from attend.peers.identity import resolve_session
@@ -33,6 +33,41 @@ from attend.peers.mailbox import (
 from attend.peers.transport import open_mailbox
 from attend.text import json_text, one_line, printable, printable_path
 
+if TYPE_CHECKING:
+    from typing import Protocol, final
+
+    from attend.commands import JsonArgs
+    from attend.peers.mailbox import Presence, PresenceJson
+    from attend.peers.presence import SessionStateJson
+
+    class PeersArgs(JsonArgs, Protocol):
+        """`attend peers WHAT`: what each subcommand has of these (cli._add_peers); those only some have are
+        read with getattr."""
+
+        peers_command: str
+        session: str | None
+        text: str
+        to: str | None
+        channel: str | None
+        re: str | None
+        id: str | None
+        all: bool
+        name: str
+
+    class _SessionFields(PresenceJson, SessionStateJson):
+        beat: float
+
+    @final
+    class SessionRow(_SessionFields):
+        """A live session of this machine as `attend peers list --json` shows it."""
+
+    @final
+    class RemoteSessionRow(_SessionFields):
+        """Another machine's session: `machine` is that machine, `path` the project's folder there."""
+
+        machine: str
+        path: str
+
 __all__ = ["main", "printable"]
 
 #: How many fresh ids `send` tries when the one it drew is taken (24 random bits per millisecond).
@@ -42,7 +77,7 @@ INBOX_SHOWN = 20
 #: The most characters of a message's id, sender, channel or `re` on a line (session ids are at most 128).
 FIELD_CHARS = 140
 
-def _me(args: Any) -> tuple[str, str]:
+def _me(args: PeersArgs) -> tuple[str, str]:
     """(session id, from_kind) of this process."""
     session = resolve_session(getattr(args, "session", None))
     return session.id, "session" if session.resolved else "human"
@@ -83,7 +118,7 @@ def _project_path(to: str) -> str:
         raise PeerError(f"--to {printable(to)}: cannot resolve it ({exc}); --to names a project's folder") from None
 
 
-def _target(mailbox: Mailbox, to: str, live: list[Any]) -> tuple[str, bool]:
+def _target(mailbox: Mailbox, to: str, live: list[Presence]) -> tuple[str, bool]:
     """(the project `--to` names, as messages name it; whether it is a folder here). Across machines `--to`
     may also be a project's identity as `peers list` shows it (another machine's project)."""
     if mailbox.transport != "files" and not os.path.isdir(os.path.expanduser(to)) and \
@@ -99,7 +134,7 @@ def _target(mailbox: Mailbox, to: str, live: list[Any]) -> tuple[str, bool]:
 BEHALF_CHARS = 128
 
 
-def _on_behalf_of(args: Any) -> str | None:
+def _on_behalf_of(args: PeersArgs) -> str | None:
     """Whom a message is sent for: `--on-behalf-of`, else the user this process runs as (its login name,
     from the user database: `$USER` can say anything), else nobody named."""
     given = getattr(args, "on_behalf_of", None)
@@ -116,7 +151,7 @@ def _on_behalf_of(args: Any) -> str | None:
         return None
 
 
-def send(args: Any, *, text: str | None = None, re_: str | None = None, to: str | None = None,
+def send(args: PeersArgs, *, text: str | None = None, re_: str | None = None, to: str | None = None,
          channel: str | None = None) -> int:
     """Post one message where it can be read; print its id."""
     mailbox = open_mailbox()
@@ -185,7 +220,7 @@ def _received(mailbox: Mailbox, project: str) -> None:
         print(f"attend: the peers server is {exc}; showing what reached this machine", file=sys.stderr)
 
 
-def reply(args: Any) -> int:
+def reply(args: PeersArgs) -> int:
     """Answer message ID (one this session received), or the last message it received, where it came from."""
     wanted = getattr(args, "id", None)
     if wanted is not None and not MESSAGE_ID_RE.fullmatch(wanted):
@@ -214,7 +249,7 @@ def reply(args: Any) -> int:
     return send(args, re_=last.id, **kwargs)
 
 
-def inbox(args: Any) -> int:
+def inbox(args: PeersArgs) -> int:
     """The messages this session receives, newest last; one in full with ID (`--id ID`); a page of them with
     `--limit`, `--page` and `--before`."""
     wanted = args.id or getattr(args, "message_id", None)
@@ -256,7 +291,7 @@ def inbox(args: Any) -> int:
     return 0
 
 
-def list_sessions(args: Any) -> int:
+def list_sessions(args: PeersArgs) -> int:
     """The live sessions: session, project, status (working/waiting from the transcript's age), context use,
     conduit (`monitor`: its `attend run` prints its lines; `hooks`: its hooks alone carry them) and pids."""
     from attend.peers.presence import TranscriptReader
@@ -266,9 +301,7 @@ def list_sessions(args: Any) -> int:
     live = mailbox.presences()
     reader = TranscriptReader(presence_settings(args.project_dir, os.environ))
     now = mailbox.clock()
-    rows = [{**p.to_json(), "beat": p.beat, "conduit": p.current_conduit(),
-             **({"machine": p.machine, "path": p.path} if p.machine else {}), **reader.state(p, now).to_json()}
-            for p in live]
+    rows = [_session_row(p, reader.state(p, now).to_json()) for p in live]
     if args.json:
         print(json_text(rows, indent=2))
     elif not rows:
@@ -276,7 +309,7 @@ def list_sessions(args: Any) -> int:
     else:
         for row in rows:
             context = row["context"] if row["context"] == "unknown" else f"{row['context']:g}%"
-            machine = f"  on {printable_path(row['machine'])}" if row.get("machine") else ""
+            machine = f"  on {printable_path(row['machine'])}" if "machine" in row else ""  # another machine's
             pids = [f"pid {row['pid']}"] if row["pid"] is not None else []
             pids += [f"Claude Code pid {row['claude_pid']}"] if row["claude_pid"] is not None else []
             print(f"{printable_path(row['session'])}  {printable_path(row['project'])}  {row['status']}  "
@@ -284,7 +317,16 @@ def list_sessions(args: Any) -> int:
     return 0
 
 
-def whoami(args: Any) -> int:
+def _session_row(p: Presence, state: SessionStateJson) -> SessionRow | RemoteSessionRow:
+    """`p` as `peers list` shows it: its heartbeat, when it beat, its conduit now, where it runs (another
+    machine's session) and what it is doing (`state`)."""
+    if p.machine:
+        return {**p.to_json(), "beat": p.beat, "conduit": p.current_conduit(), "machine": p.machine, "path": p.path,
+                **state}
+    return {**p.to_json(), "beat": p.beat, "conduit": p.current_conduit(), **state}
+
+
+def whoami(args: PeersArgs) -> int:
     """This process's session, where it came from, and the project; with `--machine`, this machine's id
     (peers/machine.py: what names it across machines) and name (its host name)."""
     if getattr(args, "machine", False):
@@ -315,7 +357,7 @@ def whoami(args: Any) -> int:
     return 0
 
 
-def join(args: Any) -> int:
+def join(args: PeersArgs) -> int:
     me, _ = _me(args)
     mailbox = open_mailbox()
     if me in mailbox.channels().get(check_channel(args.name), []):
@@ -326,7 +368,7 @@ def join(args: Any) -> int:
     return 0
 
 
-def leave(args: Any) -> int:
+def leave(args: PeersArgs) -> int:
     me, _ = _me(args)
     if not open_mailbox().leave(args.name, me):
         print(f"attend: {me} is not on channel {args.name}", file=sys.stderr)
@@ -335,7 +377,7 @@ def leave(args: Any) -> int:
     return 0
 
 
-def channels(args: Any) -> int:
+def channels(args: PeersArgs) -> int:
     found = open_mailbox().channels()
     if args.json:
         print(json_text(found, indent=2))
@@ -352,7 +394,7 @@ _HANDLERS = {"reply": reply, "inbox": inbox, "list": list_sessions, "whoami": wh
              "join": join, "leave": leave, "channels": channels}
 
 
-def main(args: Any) -> int:
+def main(args: PeersArgs) -> int:
     """Dispatch `attend peers WHAT`; a refused request is one line on stderr and exit 1 (2 for a bad id)."""
     try:
         if args.peers_command == "send":

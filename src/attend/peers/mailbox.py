@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from attend.bounds import MAX_PEER_BATCH_BYTES, MAX_PEER_MESSAGE_BYTES
 from attend.errors import Refusal
@@ -199,6 +199,25 @@ def check_channel(name: str) -> str:
     return name
 
 
+#: A message as its file holds it (`Message.to_json`).
+MessageJson = TypedDict("MessageJson", {
+    "id": str, "from": str, "from_kind": str, "from_id": str, "on_behalf_of": str | None, "project": str,
+    "to": str | None, "channel": str | None, "re": str | None, "text": str, "ts": float,
+})
+
+
+class PresenceJson(TypedDict):
+    """A heartbeat as its file holds it (`Presence.to_json`)."""
+
+    session: str
+    project: str
+    pid: int | None
+    started: float
+    claude_pid: int | None
+    claude_start: str | None
+    conduit: str | None
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One peer message."""
@@ -217,7 +236,7 @@ class Message:
     #: Whom the sender acts for (ADR-401): the user running the sending process, or what `--on-behalf-of` said.
     on_behalf_of: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MessageJson:
         """The message as its file holds it (`from` kept beside `from_id`, so an older attend reads it)."""
         return {"id": self.id, "from": self.sender, "from_kind": self.from_kind, "from_id": self.sender_id,
                 "on_behalf_of": self.on_behalf_of, "project": self.project, "to": self.to, "channel": self.channel,
@@ -401,7 +420,7 @@ class Presence:
     claude_pid: int | None = None
     claude_start: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PresenceJson:
         """The heartbeat as its file holds it."""
         return {"session": self.session, "project": self.project, "pid": self.pid, "started": self.started,
                 "claude_pid": self.claude_pid, "claude_start": self.claude_start, "conduit": self.conduit}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypedDict
 
 from attend.peers.identity import PRESENCE_SENSOR, SESSION_ID_RE
 from attend.peers.mailbox import Presence
@@ -38,7 +38,7 @@ CONTEXT_TAIL = 256 << 10
 #: How many transcripts' newest turn a reader remembers (sessions come and go; the memory must not grow).
 REMEMBERED = 512
 
-UNKNOWN = "unknown"
+UNKNOWN: Literal["unknown"] = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,14 @@ def last_activity(settings: PresenceSettings, session: str, folder: str) -> floa
         return None
 
 
+class SessionStateJson(TypedDict):
+    """`SessionState.to_json`."""
+
+    status: str
+    context: float | Literal["unknown"]
+    context_tokens: int | None
+
+
 @dataclass(frozen=True, slots=True)
 class SessionState:
     """What a live session is doing: `status` (working, waiting, unknown), and its context use."""
@@ -77,7 +85,7 @@ class SessionState:
     context: float | None  # percent of the window; None: unknown
     tokens: int | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SessionStateJson:
         """`status`, `context` (percent or "unknown") and `context_tokens` (or None)."""
         return {"status": self.status, "context": UNKNOWN if self.context is None else self.context,
                 "context_tokens": self.tokens}
