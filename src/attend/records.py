@@ -26,9 +26,14 @@ from operator import attrgetter
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import NotImplementedType
     from typing import Any, TypeVar, dataclass_transform, overload
 
     _T = TypeVar("_T")
+    #: A generated method: it takes the instance (and the method's arguments), as any method.
+    _Method = Callable[..., object]
+    #: The tuple of some fields of an instance (equality and hashing compare these).
+    _Key = Callable[[object], tuple[object, ...]]
 else:
     def dataclass_transform(**options):
         """typing.dataclass_transform at run time: mark the decorator for introspection, change nothing."""
@@ -41,7 +46,8 @@ else:
 
 __all__ = ["FrozenInstanceError", "RecordField", "field", "fields", "record", "replace"]
 
-_MISSING: Any = object()
+#: A field without a default (or without a default_factory).
+_MISSING = object()
 
 
 class FrozenInstanceError(AttributeError):
@@ -53,7 +59,7 @@ class RecordField:
 
     __slots__ = ("compare", "default", "default_factory", "hash", "name", "repr")
 
-    def __init__(self, default: Any = _MISSING, default_factory: Any = _MISSING, *, compare: bool = True,
+    def __init__(self, default: object = _MISSING, default_factory: object = _MISSING, *, compare: bool = True,
                  hash: bool | None = None, repr: bool = True) -> None:  # noqa: A002 - dataclasses' names
         if default is not _MISSING and default_factory is not _MISSING:
             raise ValueError("a field takes a default or a default_factory, not both")
@@ -70,21 +76,23 @@ class RecordField:
         return f"RecordField({self.name!r})"
 
 
-def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: bool = True,
+def field(*, default: object = _MISSING, default_factory: object = _MISSING, compare: bool = True,
           hash: bool | None = None, repr: bool = True) -> Any:  # noqa: A002 - dataclasses' names
-    """A field with options, as `dataclasses.field` (the subset `RecordField` lists)."""
+    """A field with options, as `dataclasses.field` (the subset `RecordField` lists). Typed `Any`, as
+    `dataclasses.field` is: `x: int = field(default=0)` is an int field to a type checker."""
     return RecordField(default, default_factory, compare=compare, hash=hash, repr=repr)
 
 
-def fields(item: Any) -> tuple[RecordField, ...]:
+def fields(item: object) -> tuple[RecordField, ...]:
     """The fields of a record class or instance, in order."""
-    return item.__record_fields__
+    found: tuple[RecordField, ...] = getattr(item, "__record_fields__")  # noqa: B009 - set by _build, unknown to mypy
+    return found
 
 
-def replace(item: _T, /, **changes: Any) -> _T:
+def replace(item: _T, /, **changes: object) -> _T:
     """A new record of `item`'s class with `changes` and `item`'s other fields, as `dataclasses.replace`
     (a name that is no field is a TypeError)."""
-    for spec in item.__record_fields__:  # type: ignore[attr-defined]
+    for spec in fields(item):
         if spec.name not in changes:
             changes[spec.name] = getattr(item, spec.name)
     return type(item)(**changes)
@@ -113,7 +121,7 @@ def record(cls: Any = None, /, *, frozen: bool = False, kw_only: bool = False) -
 def _build(cls: type, *, frozen: bool, kw_only: bool) -> type:
     if cls.__bases__ != (object,):
         raise TypeError(f"@record {cls.__name__}: records do not inherit (bases {cls.__bases__})")
-    body = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+    body: dict[str, object] = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
     found: list[RecordField] = []
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063 - no inspect import
         if "ClassVar" in str(annotation):
@@ -126,7 +134,7 @@ def _build(cls: type, *, frozen: bool, kw_only: bool) -> type:
         defaulted = [f.default is not _MISSING or f.default_factory is not _MISSING for f in found]
         if True in defaulted and False in defaulted[defaulted.index(True):]:
             raise TypeError(f"@record {cls.__name__}: a field without a default follows one with a default")
-    methods = {
+    methods: dict[str, _Method] = {
         "__init__": _first_init(f"{cls.__module__}.{cls.__qualname__}", tuple(found), frozen=frozen, kw_only=kw_only),
         "__repr__": _repr(cls.__qualname__, tuple(f.name for f in found if f.repr)),
         "__eq__": _eq(_getter([f.name for f in found if f.compare])),
@@ -146,7 +154,7 @@ def _build(cls: type, *, frozen: bool, kw_only: bool) -> type:
     return type(cls)(cls.__name__, cls.__bases__, body)
 
 
-def _getter(names: list[str]) -> Any:
+def _getter(names: list[str]) -> _Key:
     """A function from an instance to the tuple of the `names` fields (C speed: operator.attrgetter)."""
     if not names:
         return lambda self: ()
@@ -166,7 +174,7 @@ class _GeneratedSource:
         return self.text
 
 
-def _register_source(filename: str, text: str, namespace: dict[str, Any]) -> None:
+def _register_source(filename: str, text: str, namespace: dict[str, object]) -> None:
     """Let tracebacks, debuggers and `inspect` show the lines of generated code (attrs does the same).
 
     When `linecache` is loaded (a debugger, a test runner, a traceback printed), the source goes into
@@ -181,26 +189,26 @@ def _register_source(filename: str, text: str, namespace: dict[str, Any]) -> Non
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
 
 
-def _first_init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_only: bool) -> Any:
+def _first_init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_only: bool) -> _Method:
     """The `__init__` a record class starts with: its first call compiles the real one (`_init`), puts it
     on the class in its place and runs it. A process compiles only the records it makes: a hook with
     nothing to hand over imports some fifteen record classes and makes none of them (about 4 ms)."""
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+    def __init__(self: object, *args: object, **kwargs: object) -> None:  # noqa: N807
         cls = type(self)  # records do not inherit: the class this stub was made for
         real = _init(qualname, found, frozen=frozen, kw_only=kw_only)
         real.__qualname__ = f"{cls.__qualname__}.__init__"
-        cls.__init__ = real
+        setattr(cls, "__init__", real)  # noqa: B010 - a method of the class replaced
         real(self, *args, **kwargs)
 
     return __init__
 
 
-def _init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_only: bool) -> Any:
+def _init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_only: bool) -> _Method:
     """`__init__` for fields `found`, compiled: an instance is made as fast as a dataclass's.
 
     It is the one generated method (about 0.05 ms to compile); the others are closures.
     """
-    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_assign": object.__setattr__}
+    namespace: dict[str, object] = {"_MISSING": _MISSING, "_assign": object.__setattr__}
     params, lines = [], []
     for i, spec in enumerate(found):
         if spec.default_factory is not _MISSING:
@@ -220,18 +228,20 @@ def _init(qualname: str, found: tuple[RecordField, ...], *, frozen: bool, kw_onl
     filename = f"{qualname}.__init__ (generated by attend.records)"
     _register_source(filename, text, namespace)
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102
-    return namespace["__init__"]
+    init = namespace["__init__"]
+    assert callable(init)  # what the exec above defined
+    return init
 
 
-def _repr(qualname: str, shown: tuple[str, ...]) -> Any:
-    def __repr__(self: Any) -> str:  # noqa: N807
+def _repr(qualname: str, shown: tuple[str, ...]) -> _Method:
+    def __repr__(self: object) -> str:  # noqa: N807
         return f"{qualname}(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in shown) + ")"
 
     return __repr__
 
 
-def _eq(key: Any) -> Any:
-    def __eq__(self: Any, other: Any) -> Any:  # noqa: N807
+def _eq(key: _Key) -> _Method:
+    def __eq__(self: object, other: object) -> bool | NotImplementedType:  # noqa: N807
         if other.__class__ is not self.__class__:
             return NotImplemented
         return key(self) == key(other)
@@ -239,22 +249,22 @@ def _eq(key: Any) -> Any:
     return __eq__
 
 
-def _frozen_methods(names: tuple[str, ...], hashed: Any) -> dict[str, Any]:
+def _frozen_methods(names: tuple[str, ...], hashed: _Key) -> dict[str, _Method]:
     everything = _getter(list(names))
 
-    def __hash__(self: Any) -> int:  # noqa: N807
+    def __hash__(self: object) -> int:  # noqa: N807
         return hash(hashed(self))
 
-    def __setattr__(self: Any, name: str, value: Any) -> None:  # noqa: N807
+    def __setattr__(self: object, name: str, value: object) -> None:  # noqa: N807
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
-    def __delattr__(self: Any, name: str) -> None:  # noqa: N807
+    def __delattr__(self: object, name: str) -> None:  # noqa: N807
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
-    def __getstate__(self: Any) -> tuple[Any, ...]:  # noqa: N807
+    def __getstate__(self: object) -> tuple[object, ...]:  # noqa: N807
         return everything(self)
 
-    def __setstate__(self: Any, state: tuple[Any, ...]) -> None:  # noqa: N807
+    def __setstate__(self: object, state: tuple[object, ...]) -> None:  # noqa: N807
         for name, value in zip(names, state, strict=True):
             object.__setattr__(self, name, value)
 
