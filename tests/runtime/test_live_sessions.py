@@ -128,6 +128,31 @@ def test_a_hooks_only_session_gets_its_own_context_line_from_the_transcript_its_
     assert lines(answer) == ["[attend sensor=context priority=medium] context 87.5% used (175000 of 200000 tokens)"]
 
 
+def test_a_hooks_only_session_idle_with_a_large_cache_gets_its_own_keepwarm_line(world) -> None:
+    # keepwarm is the other sensor polled per live session (issue 34, item 1): a session its hooks alone serve
+    # is watched on the transcript its hooks named, as the context sensor is, and only it is told.
+    from tests.sensors.sensor_material import Transcripts
+
+    world.write_user_sensor("keepwarm", "spec: 1\nenabled: true\ninterval: 1s\nmin_interval: 0.2s\n")
+    claude = world.claude("idle-hooks")
+    transcripts = Transcripts(world.root / "elsewhere", world.project.resolve())
+    transcripts.turn("idle-hooks", 90_000)
+    claude.hook("SessionStart", source="startup", transcript=transcripts.path("idle-hooks"))
+
+    def polled_for_the_session() -> bool:
+        done = world.attend("sensors", "history", "keepwarm", "--all", "--json")
+        return done.returncode == 0 and any(p["state"] == "ok" and p.get("session") == "idle-hooks"
+                                            for p in json.loads(done.stdout)["history"])
+
+    wait_until(polled_for_the_session, what="keepwarm's first poll for the session (not idle yet)")
+    then = time.time() - 51 * 60  # its last turn 51 minutes ago: past keepwarm's idle floor of 50
+    os.utime(transcripts.path("idle-hooks"), (then, then))
+    wait_until(lambda: journal_rows(world, sensor="keepwarm"), what="the keepwarm line")
+    (row,) = journal_rows(world, sensor="keepwarm")
+    assert json.loads(row["meta"])["session"] == "idle-hooks"
+    assert row["description"].startswith("keepwarm: idle 51 min with 90000 tokens cached"), row["description"]
+
+
 # -- item 3: a dead Monitor is said ---------------------------------------------------------------------
 
 
