@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from daemon_rig import alive, journal_rows, peers_list, scalar, sensors_json, wait_until
@@ -112,32 +113,33 @@ def test_attend_sensors_and_doctor_show_a_hooks_only_session_and_its_conduit(wor
                for c in checks), checks
 
 
-def test_a_hooks_only_session_gets_its_own_context_line_from_the_transcript_its_hooks_named(world) -> None:
+def hooks_only_session_with_a_transcript(world, sensor: str, session: str, tokens: int) -> tuple[ClaudeStandIn, Path]:
+    """`sensor` (a `scope: session` one) on and polled every second; a session started by its SessionStart hook
+    alone, whose transcript (one turn of `tokens`) Claude Code keeps where the sensor's projects_dir does not
+    look: only the hooks know it. The stand-in and the transcript's path."""
     from tests.sensors.sensor_material import Transcripts
 
-    world.write_user_sensor("context", "spec: 1\nenabled: true\ninterval: 1s\nmin_interval: 0.2s\n")
-    claude = world.claude("dash-p")
-    # Claude Code keeps it where the context sensor's projects_dir does not look: only the hooks know it.
+    world.write_user_sensor(sensor, "spec: 1\nenabled: true\ninterval: 1s\nmin_interval: 0.2s\n")
+    claude = world.claude(session)
     transcripts = Transcripts(world.root / "elsewhere", world.project.resolve())
-    transcripts.turn("dash-p", 175_000)
-    claude.hook("SessionStart", source="startup", transcript=transcripts.path("dash-p"))
+    transcripts.turn(session, tokens)
+    claude.hook("SessionStart", source="startup", transcript=transcripts.path(session))
+    return claude, transcripts.path(session)
+
+
+def test_a_hooks_only_session_gets_its_own_context_line_from_the_transcript_its_hooks_named(world) -> None:
+    claude, transcript = hooks_only_session_with_a_transcript(world, "context", "dash-p", 175_000)
     wait_until(lambda: journal_rows(world, sensor="context"), what="the context line")
     (row,) = journal_rows(world, sensor="context")
     assert json.loads(row["meta"])["session"] == "dash-p"
-    answer = claude.hook("PostToolUse", tool_name="Bash", transcript=transcripts.path("dash-p"))
+    answer = claude.hook("PostToolUse", tool_name="Bash", transcript=transcript)
     assert lines(answer) == ["[attend sensor=context priority=medium] context 87.5% used (175000 of 200000 tokens)"]
 
 
 def test_a_hooks_only_session_idle_with_a_large_cache_gets_its_own_keepwarm_line(world) -> None:
     # keepwarm is the other sensor polled per live session (issue 34, item 1): a session its hooks alone serve
     # is watched on the transcript its hooks named, as the context sensor is, and only it is told.
-    from tests.sensors.sensor_material import Transcripts
-
-    world.write_user_sensor("keepwarm", "spec: 1\nenabled: true\ninterval: 1s\nmin_interval: 0.2s\n")
-    claude = world.claude("idle-hooks")
-    transcripts = Transcripts(world.root / "elsewhere", world.project.resolve())
-    transcripts.turn("idle-hooks", 90_000)
-    claude.hook("SessionStart", source="startup", transcript=transcripts.path("idle-hooks"))
+    _, transcript = hooks_only_session_with_a_transcript(world, "keepwarm", "idle-hooks", 90_000)
 
     def polled_for_the_session() -> bool:
         done = world.attend("sensors", "history", "keepwarm", "--all", "--json")
@@ -146,7 +148,7 @@ def test_a_hooks_only_session_idle_with_a_large_cache_gets_its_own_keepwarm_line
 
     wait_until(polled_for_the_session, what="keepwarm's first poll for the session (not idle yet)")
     then = time.time() - 51 * 60  # its last turn 51 minutes ago: past keepwarm's idle floor of 50
-    os.utime(transcripts.path("idle-hooks"), (then, then))
+    os.utime(transcript, (then, then))
     wait_until(lambda: journal_rows(world, sensor="keepwarm"), what="the keepwarm line")
     (row,) = journal_rows(world, sensor="keepwarm")
     assert json.loads(row["meta"])["session"] == "idle-hooks"
