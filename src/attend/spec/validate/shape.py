@@ -14,6 +14,10 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
+    from cerberus import Validator
+    from cerberus.errors import ValidationError
+    from cerberus.schema import UnvalidatedSchema
+
 from attend.bounds import MAX_ERRORS_PER_FILE, MAX_TRIGGERS
 from attend.errors import Diagnostic
 from attend.spec.conform import conforms
@@ -27,19 +31,19 @@ from attend.spec.validate.wording import _a, _describe, _listed, _number, _short
 _SENSOR_RULES: dict[str, Any] = {"type": "dict", "schema": SENSOR_SCHEMA}
 
 
-_validator = None
+_validator: Validator | None = None
 #: The custom cerberus error a malformed duration string raises (mapped to `bad-duration`).
 _BAD_DURATION = "bad-duration"
 #: cerberus.errors.UNKNOWN_FIELD.code and CUSTOM.code, without importing cerberus at module load.
 _UNKNOWN_FIELD, _CUSTOM = 0x03, 0x00
 
 
-def _cerberus() -> Any:  # the Validator class is built lazily (cerberus costs ~50 ms to import)
+def _cerberus() -> Validator:  # the Validator class is built lazily (cerberus costs ~50 ms to import)
     global _validator
     if _validator is None:
         import cerberus
 
-        class SpecValidator(cerberus.Validator):  # type: ignore[misc]  # cerberus is untyped
+        class SpecValidator(cerberus.Validator):
             """Cerberus with the spec's `duration` type (a number or a string) and rule (its form)."""
 
             types_mapping = {  # noqa: RUF012 - cerberus reads this class attribute
@@ -63,7 +67,7 @@ def _cerberus() -> Any:  # the Validator class is built lazily (cerberus costs ~
     return _validator
 
 
-def checked_schema() -> Any:
+def checked_schema() -> UnvalidatedSchema:
     """SENSOR_SCHEMA as cerberus's expanded definition, without cerberus re-checking it in every process.
 
     `Validator(schema)` validates the schema itself against cerberus's rules (~27 ms, most of a
@@ -189,7 +193,7 @@ def _finite_numbers(data: Any, loc: Locator) -> list[Diagnostic]:
     return out
 
 
-def _leaves(errors: Iterable[Any]) -> Iterable[Any]:
+def _leaves(errors: Iterable[ValidationError]) -> Iterable[ValidationError]:
     for error in errors:
         if error.is_group_error and error.child_errors:
             yield from _leaves(error.child_errors)
@@ -197,7 +201,7 @@ def _leaves(errors: Iterable[Any]) -> Iterable[Any]:
             yield error
 
 
-def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
+def _from_cerberus(error: ValidationError, path: KeyPath, loc: Locator) -> Diagnostic:
     rule, value, constraint = error.rule, error.value, error.constraint
     field = _shown(".".join(path))
     bad_form = error.code == _CUSTOM and error.info and error.info[0] == _BAD_DURATION
@@ -218,14 +222,14 @@ def _from_cerberus(error: Any, path: KeyPath, loc: Locator) -> Diagnostic:
                           + (f": {rules['meta']['description']}" if rules.get("meta") else ""))
     if rule == "allowed":
         return loc.at_value(path, "bad-value", f"`{field}`: {_short(value)} is not one of: "
-                            + ", ".join(str(c) for c in constraint))
+                            + ", ".join(str(c) for c in _listed(constraint)))
     if rule == "min":
         return loc.at_value(path, "bad-value", f"`{field}` must be at least {constraint}, not {_short(value)}")
-    if rule == "max":
+    if rule == "max" and isinstance(constraint, (int, float)):  # the schema's bounds are numbers
         return loc.at_value(path, "bad-value", f"`{field}` must be at most {_number(constraint)}, not {_short(value)}")
     if rule == "minlength":
         return loc.at_value(path, "bad-value", f"`{field}` must not be empty")
     if rule == "regex":
         return loc.at_key(path, "bad-value",
                           f"trigger name {path[-1]!r} breaks the rule {constraint} (letters, digits, _ and -)")
-    return loc.at_value(path, _RULE_CODES.get(rule, "bad-value"), f"`{field}`: {_short(value)} breaks rule {rule}")
+    return loc.at_value(path, _RULE_CODES.get(rule or "", "bad-value"), f"`{field}`: {_short(value)} breaks rule {rule}")

@@ -28,7 +28,7 @@ def _number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,}"
 
 
-def _listed(constraint: Any) -> list[Any]:
+def _listed(constraint: object) -> list[object]:
     return constraint if isinstance(constraint, list) else [constraint]
 
 
