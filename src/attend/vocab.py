@@ -43,6 +43,12 @@ if TYPE_CHECKING:
     #: `attend.delivery.conduits`: which conduits may carry a session's lines.
     ConduitChoice: TypeAlias = Literal["auto", "monitor", "hooks"]
 
+    #: A JSON value: what a poll's output, a crate's exported state and the store's JSON columns hold once
+    #: read (`compiler.results.read_json`, `store.rows.json_column`). Narrow it (`isinstance`) before use.
+    JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
+    #: A JSON object.
+    JSONObject: TypeAlias = dict[str, JSON]
+
 __all__ = [
     "CONDUITS", "CONDUIT_CHOICES", "FAILURE_STATES", "FIRE_OUTCOMES", "KINDS", "LANES", "OK", "PRIORITIES", "SCOPES",
     "SENSOR_STATES", "STATE_SOURCES",

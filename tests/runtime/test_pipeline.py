@@ -79,7 +79,7 @@ def test_an_observation_carries_the_mcp_server_and_the_fires_author() -> None:
     from attend.compiler import Fire
 
     fire = Fire("new-message", "C1/42", 3.0, "new message", {}, "ann")
-    [obs] = observations_from([fire], PollOutcome(result={}, meta={"server": "slack", "tool": "list"}), 5.0)
+    [obs] = observations_from([fire], PollOutcome(result={}, server="slack"), 5.0)
     assert obs.meta == {"server": "slack", "author": "ann"} and obs.key == "C1/42"
     [plain] = observations_from([Fire("t", 1, 1.0, "x", {}, None)], PollOutcome(result={}), 5.0)
     assert plain.meta == {}

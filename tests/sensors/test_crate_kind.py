@@ -141,7 +141,7 @@ async def test_a_sensor_is_built_once_and_its_state_is_stored_with_each_recorded
     second = await poll_and_record(sensor, ctx, store)
     assert first.ok and second.ok
     assert second.result == {"count": 4, "cwd": str(project), "focus": "fix the parser", "keywords": ["parser", "lark"]}
-    assert second.meta["crate_state"] == {"count": 4}
+    assert second.crate_state == {"count": 4}
     assert store.get_crate_state("counter") == {"count": 4}
 
 
@@ -160,7 +160,7 @@ async def test_a_poll_that_is_not_recorded_leaves_the_stored_crate_state_as_it_w
     await poll_and_record(sensor, context(project, store), store)
     outcome = await poll(sensor, context(project, store))
     record_poll(None, sensor, outcome, now=time.time())  # a dry run stores nothing
-    assert outcome.meta["crate_state"] == {"count": 2}
+    assert outcome.crate_state == {"count": 2}
     assert store.get_crate_state("counter") == {"count": 1}
 
 

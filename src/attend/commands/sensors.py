@@ -430,7 +430,7 @@ def sensors_fire(args: FireArgs) -> int:
             fires, states, warnings, verdicts = step.fires, step.states, step.warnings, step.verdicts
         held = [{"trigger": v["trigger"], **{k: x for k, x in o.items() if k != "outcome"}}
                 for v in verdicts if v for o in v.get("outcomes", ()) if o.get("outcome") == "held"]
-        observations = observations_from(fires, PollOutcome(result=result, meta=_test_meta(compiled)), time.time())
+        observations = observations_from(fires, PollOutcome(result=result, server=_test_server(compiled)), time.time())
         prios = priorities([o.magnitude for o in observations])
         lines = [format_line(name, p, o.description, test=True, key=o.key, meta=o.meta, lane=compiled.lane)
                  for o, p in zip(observations, prios, strict=True)]
@@ -485,16 +485,16 @@ def sensors_fire(args: FireArgs) -> int:
 _COMMIT_IGNORED = "dry run: --commit ignored, nothing written (no journal line, no trigger state)"
 
 
-def _test_meta(compiled: CompiledSensor) -> dict[str, Any]:
-    """What a real poll of `compiled` would carry in its outcome's meta (an MCP sensor's server name)."""
+def _test_server(compiled: CompiledSensor) -> str | None:
+    """The server a real poll of `compiled` would name in its outcome (an MCP sensor's), else None."""
     if compiled.kind != "mcp":
-        return {}
+        return None
     try:
         from attend.runtime.mcp.servers import sensor_settings  # not the mcp kind: it imports the MCP SDK
 
-        return {"server": sensor_settings(compiled).label}
+        return sensor_settings(compiled).label
     except Exception:  # noqa: BLE001 - a test line without the server name is still a test line
-        return {}
+        return None
 
 
 @reports_refusals

@@ -28,7 +28,7 @@ def _key_text(key: Any) -> str | None:
 def observations_from(fires: list[Any], outcome: PollOutcome, now: float, *, session: str | None = None) -> list[Observation]:
     """The fires of one poll as observations; an MCP outcome's server rides along in `meta`, and so does
     the session a session-scoped poll was for (`meta.session`: only that session is shown the line)."""
-    meta: dict[str, Any] = {"server": outcome.meta["server"]} if outcome.meta.get("server") else {}
+    meta: dict[str, Any] = {"server": outcome.server} if outcome.server else {}
     if session is not None:
         meta[SESSION_META] = session
     return [

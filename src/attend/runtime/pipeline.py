@@ -35,18 +35,13 @@ from attend.runtime.delivery import (
 from attend.runtime.engagement import EngagementParams, readiness, record_fire
 from attend.runtime.faults import crash_point
 from attend.runtime.governor import DEFAULT_GOVERNORS, Governor, GovernorParams
-from attend.runtime.kinds import (
-    CRATE_STATE,
-    NOTES,
-    SKIPPED,
-    PollOutcome,
-    session_state_key,
-)
+from attend.runtime.kinds import PollOutcome, session_state_key
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.observations import observations_from
 from attend.runtime.sessions.printer import SessionPrinter
 from attend.runtime.store import Observation, Store
+from attend.runtime.store.pending import UNCHANGED
 from attend.runtime.store.sensor_status import POLL_STATE
 
 if TYPE_CHECKING:
@@ -163,11 +158,11 @@ def record_poll(
             notes = []
             if outcome.line_errors:
                 notes.append(f"{len(outcome.line_errors)} output line(s) did not parse")
-            skipped = outcome.meta.get(SKIPPED) or []
+            skipped = outcome.skipped
             if skipped:
                 notes.append(f"skipped {len(skipped)} unreadable: " + "; ".join(skipped[:3]))
             notes.extend(record.step.warnings[:3])
-            notes.extend(outcome.meta.get(NOTES) or [])
+            notes.extend(outcome.notes)
             record.message = "; ".join(notes)
     failed = record.state != "ok"
     status: dict[str, Any] = {
@@ -197,16 +192,14 @@ def record_poll(
     if took is not None:
         record.trace["took"] = took
     if store is not None and not dry_run:
-        extra: dict[str, Any] = {}
-        if states is not None and CRATE_STATE in outcome.meta:
-            extra["crate_state"] = outcome.meta[CRATE_STATE]
+        crate_state = outcome.crate_state if states is not None else UNCHANGED
         if shown:
             store.commit_shown_poll(compiled.name, states=states, observations=record.observations, status=status,
                                     lane=getattr(compiled, "lane", "event"), priority=record.priorities,
-                                    trace=record.trace, state_sensor=state_key, **extra)
+                                    trace=record.trace, state_sensor=state_key, crate_state=crate_state)
         else:
             store.commit_poll(compiled.name, states=states, observations=record.observations, status=status,
-                              trace=record.trace, state_sensor=state_key, **extra)
+                              trace=record.trace, state_sensor=state_key, crate_state=crate_state)
         crash_point("poll-committed")
     return record
 

@@ -283,8 +283,8 @@ def poll_report(
         "lines": lines,
         "delivered": bool(lines) and not dry_run,
     }
-    if outcome.meta.get("server"):
-        report["server"] = outcome.meta["server"]
-    if "collected_for" in outcome.meta:  # a streaming command: how long its records were collected
-        report["collected_for"] = outcome.meta["collected_for"]
+    if outcome.server:
+        report["server"] = outcome.server
+    if outcome.collected_for is not None:  # a streaming command: how long its records were collected
+        report["collected_for"] = outcome.collected_for
     return report

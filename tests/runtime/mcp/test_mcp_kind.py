@@ -86,9 +86,9 @@ async def test_outcomes_name_the_server_for_notifications(
         outcome = await poll(compiled, ctx)
         gone = compiled_sensor(home, "other", mcp_sensor_yaml("other", "missing-server"))
         missing = await poll(gone, ctx)
-    assert outcome.ok and outcome.meta["server"] == "tracker-server"
+    assert outcome.ok and outcome.server == "tracker-server"
     assert outcome.result == {"items": [{"id": "a", "title": "first"}]}
-    assert missing.state == "invalid" and missing.meta["server"] == "missing-server"
+    assert missing.state == "invalid" and missing.server == "missing-server"
 
 
 async def test_a_crash_is_a_recorded_state_and_recovery_neither_loses_nor_repeats_items(

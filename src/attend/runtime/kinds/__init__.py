@@ -12,27 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attend.runtime.store.pending import UNCHANGED, Unchanged
 from attend.spec.schema import DEFAULT_MAX_OUTPUT
 from attend.vocab import FAILURE_STATES, OK
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
     from attend.spec.loaded import LayerPaths
-    from attend.vocab import FailureState, SensorState
+    from attend.vocab import JSON, FailureState, SensorState
 
-__all__ = ["CRATE_STATE", "FAILURE_STATES", "NOTES", "SKIPPED", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
-
-#: The `PollOutcome.meta` key under which a crate sensor's exported state travels to the store, so
-#: it commits in the same transaction as the trigger states of the poll that produced it.
-CRATE_STATE = "crate_state"
-
-#: The `PollOutcome.meta` key listing what a successful crate poll skipped as unreadable (a corrupt
-#: file), one line each: the poll's status message names them, so `attend sensors` shows them.
-SKIPPED = "skipped"
-
-#: The `PollOutcome.meta` key holding further facts for the poll's status message (a streaming
-#: command's restarts, cut lines, coalesced records and stderr tail), one short note each.
-NOTES = "notes"
+__all__ = ["FAILURE_STATES", "KIND_MODULES", "PollContext", "PollOutcome", "poll"]
 
 #: The module that polls each kind.
 KIND_MODULES: dict[str, str] = {
@@ -47,14 +36,26 @@ class PollOutcome:
     """What one poll produced: a result on success, or a failure state with its message.
 
     `line_errors` lists the lines of a `lines` output that did not parse (the valid ones still count).
-    `meta` carries kind-specific facts for notifications and `sensors poll` (e.g. the MCP server name).
+    The other fields are kind-specific facts for the store, notifications and `sensors poll`.
     """
 
     result: Any = None
     state: SensorState = OK
     message: str = ""
     line_errors: list[str] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: An mcp sensor's server (its notifications and `sensors poll` name it), failed or not.
+    server: str | None = None
+    #: A crate sensor's exported state (a stream's cursor), stored by `pipeline.record_poll` in the same
+    #: transaction as the trigger states of the poll that produced it; `UNCHANGED` when it exported none.
+    crate_state: JSON | Unchanged = UNCHANGED
+    #: What a successful crate poll skipped as unreadable (a corrupt file), one line each: the poll's status
+    #: message names them, so `attend sensors` shows them.
+    skipped: list[str] = field(default_factory=list)
+    #: Further facts for the poll's status message (a streaming command's restarts, cut lines, coalesced
+    #: records and stderr tail; a flooded MCP server), one short note each.
+    notes: list[str] = field(default_factory=list)
+    #: A one-shot poll of a streaming command: how long it collected its records (`sensors poll --for`).
+    collected_for: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -62,11 +63,11 @@ class PollOutcome:
         return self.state == OK
 
     @classmethod
-    def failed(cls, state: FailureState, message: str, **meta: Any) -> PollOutcome:
-        """A failed poll in `state` (one of FAILURE_STATES)."""
+    def failed(cls, state: FailureState, message: str, *, server: str | None = None) -> PollOutcome:
+        """A failed poll in `state` (one of FAILURE_STATES); an mcp sensor's names its `server`."""
         if state not in FAILURE_STATES:
             raise ValueError(f"`state` must be one of {FAILURE_STATES}, not {state!r}")
-        return cls(result=None, state=state, message=message, meta=dict(meta))
+        return cls(result=None, state=state, message=message, server=server)
 
 
 @dataclass(slots=True)
@@ -116,5 +117,5 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         try:
             outcome.result = admit(outcome.result)
         except MalformedResult as exc:
-            return PollOutcome.failed("malformed", exc.message, **outcome.meta)
+            return PollOutcome.failed("malformed", exc.message, server=outcome.server)
     return outcome

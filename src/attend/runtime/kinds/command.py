@@ -188,7 +188,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     settings["argv"] = argv
     run = await run_command(**settings)
     if run.state != "ok":
-        return PollOutcome.failed(run.state, run.message, returncode=run.returncode, stderr=run.stderr)
+        return PollOutcome.failed(run.state, run.message)
     try:
         text = run.stdout.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -6,8 +6,8 @@ it points at is built once per sensor name with the file's ``crate:`` block and 
 last (`Store.get_crate_state`), so what it remembers survives a restart and one-shot CLI polls. The
 poll runs in a worker thread (it may wait on subprocesses or files) under a deadline.
 
-Outcomes: the result on success, with the exported state in `meta["crate_state"]` for the pipeline to
-store together with the trigger states, and what the poll skipped as unreadable in `meta["skipped"]`
+Outcomes: the result on success, with the exported state in `crate_state` for the pipeline to
+store together with the trigger states, and what the poll skipped as unreadable in `skipped`
 (from the sensor's optional ``skipped()``: a corrupt file, one line each; it becomes the status message); `invalid` for an unknown source or
 a crate block the class rejects; `unavailable` when the sensor raises `SensorUnavailable`; `timeout`
 past the deadline; `exec_failed` with the exception's message for any other exception. Never a
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from attend.runtime.kinds import CRATE_STATE, SKIPPED, PollContext, PollOutcome
+from attend.runtime.kinds import PollContext, PollOutcome
 from attend.sensors.base import SensorAuthFailed, SensorConfigError, SensorUnavailable, focus_from_env
 from attend.sensors.registry import ENTRY_POINT_GROUP, load_sensor_class
 from attend.text import printable
@@ -148,9 +148,9 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
         try:
             # one line each, escaped: a file name that is not UTF-8 (a lone surrogate) or holds an escape
             # sequence reaches the store and the terminal as printable text
-            outcome.meta[SKIPPED] = [printable(str(line), one_line=True) for line in reporter()][:SKIPPED_KEPT]
+            outcome.skipped = [printable(str(line), one_line=True) for line in reporter()][:SKIPPED_KEPT]
         except Exception as exc:  # noqa: BLE001 - third-party code: its report failing is itself reported
-            outcome.meta[SKIPPED] = [f"skipped() of {compiled.name} failed: {exc}"]
+            outcome.skipped = [f"skipped() of {compiled.name} failed: {exc}"]
     exporter = getattr(instance.sensor, "export_state", None)
     if callable(exporter):
         try:
@@ -160,5 +160,5 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
             return PollOutcome.failed("exec_failed", f"export_state of {compiled.name} failed: {exc}")
         # Stored by `pipeline.record_poll` in the same transaction as the trigger states this poll
         # produces (never on a dry run), so a crash between the two can't lose a transition.
-        outcome.meta[CRATE_STATE] = state
+        outcome.crate_state = state
     return outcome

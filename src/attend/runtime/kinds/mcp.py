@@ -4,8 +4,7 @@ A poll resolves the sensor's server (`mcp.servers`), refuses to run without a va
 record (`unprobed`), then calls the tool through the shared session pool (`mcp_pool.McpPool`, the
 `ctx.mcp_pool` of the daemon or CLI command), which applies the read-only gate, or reads the sensor's
 `resource` (`resources/read`, read-only by the protocol: no gate, but the probe still applies). Every
-outcome carries `meta={"server": <name>, "tool": <tool>}` (`"resource": <uri>` for a resource sensor) so
-notifications can name the server.
+outcome carries its server's name (`PollOutcome.server`) so notifications can name the server.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attend.errors import RuntimeFailure
-from attend.runtime.kinds import NOTES, PollContext, PollOutcome
+from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.mcp.policy import probe_problem, unprobed_message
 from attend.runtime.mcp.pool import McpPool, ToolCall
 from attend.runtime.mcp.probe import ProbeRun, compare_results
@@ -76,24 +75,22 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     server starts), then call through the pool (gate, connect, call).
     """
     settings = sensor_settings(compiled)
-    meta = {"server": settings.label, "tool": settings.tool}
-    if settings.resource is not None:
-        meta = {"server": settings.label, "resource": settings.resource}
+    server = settings.label
     try:
         definition = resolve_server(settings.server, ctx.project_dir, ctx.env)
-        meta["server"] = definition.name
+        server = definition.name
         record = ctx.store.get_probe(compiled.name) if ctx.store is not None else None
         problem = probe_problem(record, settings.fingerprint)
         if problem is not None:
             raise RuntimeFailure("unprobed", unprobed_message(compiled.name, problem, settings.resource is not None))
         call = await _pool_call(definition, settings, ctx, user=compiled.name)
     except RuntimeFailure as failure:
-        return PollOutcome.failed(failure.state, failure.message, **meta)
-    outcome = PollOutcome(result=call.document, meta=meta)
+        return PollOutcome.failed(failure.state, failure.message, server=server)
+    outcome = PollOutcome(result=call.document, server=server)
     if ctx.mcp_pool is not None:
         flooded = flood_note(ctx.mcp_pool, definition, ctx)
         if flooded:
-            outcome.meta[NOTES] = [flooded]
+            outcome.notes = [flooded]
     return outcome
 
 

@@ -59,7 +59,7 @@ from attend.bounds import MAX_CURSOR_BYTES, STREAM_BUFFER_BYTES, STREAM_BUFFER_L
 from attend.children import open_child
 from attend.compiler.sensors import Framer
 from attend.runtime.cadence import backoff
-from attend.runtime.kinds import CRATE_STATE, NOTES, PollContext, PollOutcome
+from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.kinds.process import STDERR_TAIL, exec_failure
 from attend.spec.schema import CURSOR_PLACEHOLDER
 
@@ -399,11 +399,11 @@ class StreamSupervisor:
                 if cursor is None:
                     continue
                 if self._take_cursor(cursor, "a record's cursor"):
-                    outcome.meta[CRATE_STATE] = {"cursor": cursor}
+                    outcome.crate_state = {"cursor": cursor}
                     break
         # An evaluation's notes become the status message: a running process stays said (docs/runtime.md)
         running = [f"stream running (pid {self.pid})"] if self.pid is not None else []
-        outcome.meta[NOTES] = [*running, *self.state.notes(self.framer.cut if self.framer is not None else 0)]
+        outcome.notes = [*running, *self.state.notes(self.framer.cut if self.framer is not None else 0)]
         return outcome
 
     # -- the daemon's loop --------------------------------------------------------------------------
@@ -468,9 +468,9 @@ async def collect(compiled: CompiledSensor, ctx: PollContext, seconds: float) ->
     if ended and not items and not outcome.line_errors:
         state, message = ended[0]
         if state == "exec_failed" or not message.startswith("exit code 0"):
-            return PollOutcome.failed(state, message, stderr=supervisor.state.stderr_tail())
+            return PollOutcome.failed(state, message)
     if ended:  # it printed records, then ended before the time was up: said, with how (its code, stderr)
-        outcome.meta[NOTES] = [f"the process ended before {seconds:g} s: {ended[0][1]}",
-                               *(n for n in outcome.meta.get(NOTES, []) if not n.startswith("stderr: "))]
-    outcome.meta["collected_for"] = seconds
+        outcome.notes = [f"the process ended before {seconds:g} s: {ended[0][1]}",
+                         *(n for n in outcome.notes if not n.startswith("stderr: "))]
+    outcome.collected_for = seconds
     return outcome

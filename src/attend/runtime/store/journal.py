@@ -19,13 +19,15 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from attend.records import record
-from attend.runtime.store.pending import _UNCHANGED, Observation, PendingRows
+from attend.runtime.store.pending import UNCHANGED, Observation, PendingRows, Unchanged
 from attend.runtime.store.poll_history import settle_outcomes
 from attend.runtime.store.rows import decoded, integer, json_column, number, text
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     from typing import Any
+
+    from attend.vocab import JSON
 
 __all__ = ["JournalEntry", "JournalRows", "entry_from_row"]
 
@@ -80,7 +82,7 @@ class JournalRows(PendingRows):
         status: dict[str, Any] | None,
         lane: str,
         priority: str | Sequence[str],
-        crate_state: Any = _UNCHANGED,
+        crate_state: JSON | Unchanged = UNCHANGED,
         trace: dict[str, Any] | None = None,
         state_sensor: str | None = None,
     ) -> list[JournalEntry]:

@@ -7,6 +7,7 @@ crash never keeps a state change without the fires it caused, nor the fires with
 
 from __future__ import annotations
 
+import enum
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -23,10 +24,20 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Observation", "PendingRows"]
+    from attend.vocab import JSON
 
-#: `commit_poll`'s marker for "leave the crate state as it is" (None is a state a sensor may export).
-_UNCHANGED: Any = object()
+__all__ = ["UNCHANGED", "Observation", "PendingRows", "Unchanged"]
+
+
+class Unchanged(enum.Enum):
+    """The type of `UNCHANGED` (a one-member enum: a sentinel type checkers tell apart from a JSON value)."""
+
+    UNCHANGED = "unchanged"
+
+
+#: "Leave the crate state as it is": `commit_poll`'s default, and a poll's that exported none (None is a state
+#: a sensor may export).
+UNCHANGED = Unchanged.UNCHANGED
 
 
 @record(frozen=True)
@@ -53,7 +64,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, ShelfRows,
         observations: Sequence[Observation] = (),
         status: dict[str, Any] | None = None,
         replace_states: bool = True,
-        crate_state: Any = _UNCHANGED,
+        crate_state: JSON | Unchanged = UNCHANGED,
         trace: dict[str, Any] | None = None,
         state_sensor: str | None = None,
     ) -> list[int]:
@@ -118,7 +129,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, ShelfRows,
             ids.append(cur.lastrowid)
         if status:
             self._update_status(sensor, status, now)
-        if crate_state is not _UNCHANGED:
+        if crate_state is not UNCHANGED:
             self._put_crate_state(state_sensor or sensor, crate_state, now)
         if trace is not None:
             self._record_history(sensor, trace, now)
