@@ -24,7 +24,8 @@ PAIRS = {
 
 
 def _aliases() -> dict[str, tuple[str, ...]]:
-    """Each `Name: TypeAlias = Literal[...]` of the module's TYPE_CHECKING block, its words expanded."""
+    """Each `Name: TypeAlias = Literal[...]` of the module's TYPE_CHECKING block, its words expanded (the
+    other aliases, `JSON` and `JSONObject`, list no words)."""
     tree = ast.parse(Path(vocab.__file__).read_text())
     found: dict[str, tuple[str, ...]] = {}
 
@@ -39,7 +40,8 @@ def _aliases() -> dict[str, tuple[str, ...]]:
 
     for node in ast.walk(tree):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None \
-                and isinstance(node.annotation, ast.Name) and node.annotation.id == "TypeAlias":
+                and isinstance(node.annotation, ast.Name) and node.annotation.id == "TypeAlias" \
+                and isinstance(node.value, ast.Subscript) and getattr(node.value.value, "id", None) == "Literal":
             found[node.target.id] = words(node.value)
     return found
 
