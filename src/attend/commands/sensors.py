@@ -254,6 +254,7 @@ def sensors_poll(args: PollArgs) -> int:
                   "(--session ID, or $ATTEND_SESSION)", file=sys.stderr)
             return EXIT_USAGE
         session = focus.id
+    assert sensor_set.paths is not None  # load_set sets it
     report = poll_report(compiled, sensor_set.paths, args.project_dir, dict(os.environ), dry_run=args.dry_run,
                          stream_for=stream_for, session=session)
     if args.json:

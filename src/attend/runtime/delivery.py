@@ -38,11 +38,12 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
+    from attend.runtime.store import JournalEntry, Observation
     from attend.vocab import Priority
 
 __all__ = [
     "HIGH_AT", "MEDIUM_AT", "MESSAGE_LINES", "PROGRESS_META", "REPLY_HINT_META", "SESSION_META", "collapse_identical",
-    "for_other_session", "format_line", "highest", "is_stdout_priority", "joined", "newest_per_key", "priorities",
+    "format_line", "highest", "is_stdout_priority", "joined", "newest_per_key", "priorities",
     "priority", "reply_hint", "write_entries",
 ]
 
@@ -81,14 +82,14 @@ def highest(prios: Sequence[Priority]) -> Priority | None:
     return max(prios, key=_RANK.__getitem__)
 
 
-def collapse_identical(observations: Sequence[Any]) -> list[Any]:
+def collapse_identical(observations: Sequence[Observation]) -> list[Observation]:
     """`observations` with each run of identical ones (trigger, key, description, meta) as one.
 
     The one kept is the first, in its place; its description gains the count (`deploy finished (×12)`)
     and its magnitude is the group's highest: twelve times the same finding is that finding, no louder
     (priority is per line). Observations are `store.Observation`s (frozen records).
     """
-    groups: dict[tuple[Any, ...], list[Any]] = {}
+    groups: dict[tuple[Any, ...], list[Observation]] = {}
     for obs in observations:
         identity = (obs.trigger, obs.key, obs.description, tuple(sorted((str(k), repr(v)) for k, v in obs.meta.items())))
         groups.setdefault(identity, []).append(obs)
@@ -103,7 +104,7 @@ def collapse_identical(observations: Sequence[Any]) -> list[Any]:
     return out
 
 
-def newest_per_key(observations: Sequence[Any]) -> list[Any]:
+def newest_per_key(observations: Sequence[Observation]) -> list[Observation]:
     """`observations` (one held accumulator, oldest first) with each key held with several values as ONE
     line: its newest, where its newest came, its description ending with how many changes it stands for
     (`upstream origin/main moved: 9e8d7c6 → 1a2b3c4 (4 changes held)`), weighing the heaviest of them, so
@@ -121,7 +122,7 @@ def newest_per_key(observations: Sequence[Any]) -> list[Any]:
             continue
         meta = tuple(sorted((str(k), repr(v)) for k, v in (obs.meta or {}).items() if k != PROGRESS_META))
         groups.setdefault((obs.trigger, obs.key, meta), []).append(i)
-    newest: dict[int, Any] = {}
+    newest: dict[int, Observation] = {}
     dropped: set[int] = set()
     for members in groups.values():
         rows = [observations[i] for i in members]
@@ -134,16 +135,7 @@ def newest_per_key(observations: Sequence[Any]) -> list[Any]:
     return [newest.get(i, obs) for i, obs in enumerate(observations) if i not in dropped]
 
 
-def for_other_session(entry: Any, session: str | None) -> bool:
-    """Whether `entry` is a session-scoped line for another session than `session` (never shown to it).
-
-    A reader with no session (an in-process daemon keeping no position) is shown every line.
-    """
-    target = (entry.meta or {}).get(SESSION_META)
-    return session is not None and target is not None and target != session
-
-
-def joined(entries: Sequence[Any], sensor: str) -> list[Any]:
+def joined(entries: Sequence[JournalEntry], sensor: str) -> list[JournalEntry]:
     """`entries` with the rows of one disclosure of `sensor` of one priority as one line (descriptions
     joined by `; `, in the place of the first).
 
@@ -153,8 +145,8 @@ def joined(entries: Sequence[Any], sensor: str) -> list[Any]:
     priority join apart. The rows stay apart in the journal, so each reader still leaves out its own
     (serve.py) before they are joined. Test rows stay apart.
     """
-    out: list[Any] = []
-    at: dict[tuple[Any, str], int] = {}  # (disclosure, priority) → its line in `out`
+    out: list[JournalEntry] = []
+    at: dict[tuple[int | None, str], int] = {}  # (disclosure, priority) → its line in `out`
     for entry in entries:
         group = (entry.disclosure, entry.priority)
         if entry.sensor != sensor or entry.test or entry.disclosure is None:
@@ -212,7 +204,7 @@ def format_line(
     return "\n".join(prefix + printable(fold_lines(line).strip()) for line in lines)
 
 
-def write_entries(entries: Sequence[Any], stdout: TextIO, stderr: TextIO) -> list[int]:
+def write_entries(entries: Sequence[JournalEntry], stdout: TextIO, stderr: TextIO) -> list[int]:
     """Print journal entries to their stream, one flushed line each; return the ids printed."""
     printed = []
     for entry in entries:

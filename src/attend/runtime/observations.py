@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attend.compiler import ops
+from attend.compiler import Fire, ops
 from attend.compiler.digest import DIGEST_TRIGGER
 from attend.runtime.delivery import PROGRESS_META, SESSION_META
 from attend.runtime.kinds import PollOutcome
@@ -25,7 +25,7 @@ def _key_text(key: Any) -> str | None:
     return None if key is None else ops.render_value(key)
 
 
-def observations_from(fires: list[Any], outcome: PollOutcome, now: float, *, session: str | None = None) -> list[Observation]:
+def observations_from(fires: list[Fire], outcome: PollOutcome, now: float, *, session: str | None = None) -> list[Observation]:
     """The fires of one poll as observations; an MCP outcome's server rides along in `meta`, and so does
     the session a session-scoped poll was for (`meta.session`: only that session is shown the line)."""
     meta: dict[str, Any] = {"server": outcome.server} if outcome.server else {}
@@ -44,7 +44,7 @@ def observations_from(fires: list[Any], outcome: PollOutcome, now: float, *, ses
     ]
 
 
-def _author_meta(fire: Any) -> dict[str, Any]:
+def _author_meta(fire: Fire) -> dict[str, Any]:
     """Who composed what a fire reports (its trigger's `author`), so delivery leaves a session's own out.
 
     A digest fire (compiler/digest.py) carries the authors and keys of the fires it stands for.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
@@ -20,11 +20,18 @@ from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.text import iso_time
 
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor, Fire
+    from attend.runtime.kinds import PollContext, PollOutcome
+    from attend.runtime.sessions.status import ProjectSessions
+    from attend.runtime.store import SensorStatus, Store
+    from attend.spec.loaded import LayerPaths, MergedSensor, SensorSet
+
 #: The state `attend sensors` shows for a valid sensor turned off with `enabled: false` (it never polls).
 DISABLED_STATE = "disabled"
 
 
-def _overrides(sensor: Any) -> list[str]:
+def _overrides(sensor: MergedSensor) -> list[str]:
     """Fields whose value relaxes a safety default, shown beside the sensor."""
     out = []
     if (sensor.data.get("mcp") or {}).get("allow_unannotated"):
@@ -34,7 +41,7 @@ def _overrides(sensor: Any) -> list[str]:
     return out
 
 
-def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
+def probe_state(compiled: CompiledSensor | None, record: dict[str, Any] | None) -> str | None:
     """An mcp sensor's `unprobed` message when its probe record would not let it poll now, else None.
 
     What the kind checks before each poll (`mcp.policy.probe_problem`), so a listing shows what the sensor
@@ -51,8 +58,8 @@ def probe_state(compiled: Any, record: dict[str, Any] | None) -> str | None:
 
 
 def sensor_row(
-    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
-    *, daemon_running: bool = False,
+    sensor: MergedSensor, status: SensorStatus | None, probe: dict[str, Any] | None = None,
+    compiled: tuple[CompiledSensor | None, str] | None = None, *, daemon_running: bool = False,
 ) -> dict[str, Any]:
     """One sensor as `attend sensors list --json` shows it.
 
@@ -74,7 +81,7 @@ def sensor_row(
         status = _without_load_state(status)
     if compiled is None:
         compiled = compiled_or_error(sensor) if runnable(sensor) else (None, "")
-    compiled, compile_error = compiled
+    built, compile_error = compiled
     row: dict[str, Any] = {
         "name": sensor.name,
         "kind": sensor.kind,
@@ -110,8 +117,8 @@ def sensor_row(
         )
         if status.interval is not None:
             row["interval"] = status.interval
-    if compiled is not None:
-        row.update(lane=compiled.lane, lane_note=compiled.lane_note or "")
+    if built is not None:
+        row.update(lane=built.lane, lane_note=built.lane_note or "")
     if not runnable(sensor) or compile_error:
         row.update(state="invalid" if compile_error else sensor.status, message=compile_error or first_error(sensor))
         row["running_last_good"] = bool(status is not None and status.file_error)
@@ -128,7 +135,7 @@ def sensor_row(
             wake_error="",
         )
     else:
-        unprobed = probe_state(compiled, probe)
+        unprobed = probe_state(built, probe)
         if unprobed is not None:
             row.update(state="unprobed", message=unprobed)
         elif row["state"] == "unprobed":
@@ -136,7 +143,7 @@ def sensor_row(
     return row
 
 
-def _without_load_state(status: Any) -> Any:
+def _without_load_state(status: SensorStatus) -> SensorStatus:
     """`status` with the state recorded at load dropped: the runtime facts (polls, failures) stay."""
     from attend.records import replace
 
@@ -144,8 +151,8 @@ def _without_load_state(status: Any) -> Any:
 
 
 def sensor_rows(
-    sensor_set: Any, store: Any, project_dir: str | Path, compiled: dict[str, tuple[Any, str]] | None = None,
-    sessions: Any = None,
+    sensor_set: SensorSet, store: Store, project_dir: str | Path,
+    compiled: dict[str, tuple[CompiledSensor | None, str]] | None = None, sessions: ProjectSessions | None = None,
 ) -> list[dict[str, Any]]:
     """Every sensor of `sensor_set` joined with its live status, as `attend sensors list --json` shows it.
 
@@ -185,8 +192,8 @@ def sensor_rows(
 
 
 def _guarded_row(
-    sensor: Any, status: Any, probe: dict[str, Any] | None = None, compiled: tuple[Any, str] | None = None,
-    *, daemon_running: bool = False,
+    sensor: MergedSensor, status: SensorStatus | None, probe: dict[str, Any] | None = None,
+    compiled: tuple[CompiledSensor | None, str] | None = None, *, daemon_running: bool = False,
 ) -> dict[str, Any]:
     """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
     try:
@@ -200,7 +207,7 @@ def _guarded_row(
                 "line_errors": [], "failures": 0, "running_last_good": False, "wake_error": ""}
 
 
-async def _poll_once(compiled: Any, ctx: Any) -> Any:
+async def _poll_once(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     from attend.runtime import kinds
 
     if compiled.kind != "mcp":
@@ -211,7 +218,7 @@ async def _poll_once(compiled: Any, ctx: Any) -> Any:
         return await kinds.poll(compiled, ctx)
 
 
-def _poll_guarded(compiled: Any, ctx: Any) -> Any:
+def _poll_guarded(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     """One poll; a kind's unforeseen exception is this poll's failure (as in the daemon), never a crash."""
     import trio
 
@@ -223,12 +230,12 @@ def _poll_guarded(compiled: Any, ctx: Any) -> Any:
         return PollOutcome.failed("unavailable", f"the poll raised {type(exc).__name__}: {exc}")
 
 
-def fire_json(fire: Any) -> dict[str, Any]:
+def fire_json(fire: Fire) -> dict[str, Any]:
     return {"trigger": fire.trigger, "key": fire.key, "magnitude": fire.magnitude, "description": fire.description}
 
 
 def poll_report(
-    compiled: Any, paths: Any, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
+    compiled: CompiledSensor, paths: LayerPaths, project_dir: str | Path, env: dict[str, str], *, dry_run: bool,
     stream_for: float = 5.0, session: str | None = None, clock: Clock = WALL_CLOCK,
 ) -> dict[str, Any]:
     """One real poll of `compiled` and each trigger's verdict: what `attend sensors poll` reports.

@@ -8,7 +8,12 @@ Every other error (`invalid`) and the trust gate (`refused`) keep a sensor from 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+    from attend.errors import Diagnostic
+    from attend.spec.loaded import MergedSensor
 
 __all__ = ["LANE_ONLY_CODES", "REFUSED_CODE", "compiled_or_error", "first_error", "runnable"]
 
@@ -16,11 +21,11 @@ __all__ = ["LANE_ONLY_CODES", "REFUSED_CODE", "compiled_or_error", "first_error"
 LANE_ONLY_CODES = frozenset({"lane-author"})
 
 
-def _errors(sensor: Any) -> list[Any]:
+def _errors(sensor: MergedSensor) -> list[Diagnostic]:
     return [d for d in sensor.diagnostics if str(d.severity) == "error"]
 
 
-def runnable(sensor: Any) -> bool:
+def runnable(sensor: MergedSensor) -> bool:
     """True when the runtime may compile and poll `sensor`."""
     if sensor.status == "ok":
         return True
@@ -34,7 +39,7 @@ def runnable(sensor: Any) -> bool:
 REFUSED_CODE = "project-refused"
 
 
-def first_error(sensor: Any) -> str:
+def first_error(sensor: MergedSensor) -> str:
     """The reason a sensor does not run, as one line.
 
     For a `refused` sensor that is the refusal (a warning, so it would otherwise lose to any error the
@@ -54,7 +59,7 @@ def first_error(sensor: Any) -> str:
     return str(min(chosen, key=by_position)) if chosen else f"sensor {sensor.name} is {sensor.status}"
 
 
-def compiled_or_error(sensor: Any) -> tuple[Any, str]:
+def compiled_or_error(sensor: MergedSensor) -> tuple[CompiledSensor | None, str]:
     """`sensor` compiled, or (None, why): a runnable sensor that does not compile is shown as `invalid`.
 
     The daemon and the one-shot commands both go through here, so they call the same sensors invalid.

@@ -18,6 +18,9 @@ from attend.vocab import FAILURE_STATES, OK
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
+    from attend.runtime.kinds.crate import CrateInstance
+    from attend.runtime.mcp.pool import McpPool
+    from attend.runtime.store import Store
     from attend.spec.loaded import LayerPaths
     from attend.vocab import JSON, FailureState, SensorState
 
@@ -84,9 +87,9 @@ class PollContext:
     project_dir: Path
     env: dict[str, str]
     paths: LayerPaths
-    store: Any = None
-    mcp_pool: Any = None
-    crate_instances: dict[str, Any] = field(default_factory=dict)
+    store: Store | None = None
+    mcp_pool: McpPool | None = None
+    crate_instances: dict[str, CrateInstance] = field(default_factory=dict)
     stdout_cap: int = DEFAULT_MAX_OUTPUT
     session: str | None = None
     transcript: str | None = None

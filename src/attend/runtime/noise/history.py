@@ -12,9 +12,13 @@ waits. The store keeps the last `HISTORY_KEPT` traces per sensor (spec/schema.py
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.runtime.store.poll_history import QUEUED, settle_outcomes
+
+if TYPE_CHECKING:
+    from attend.compiler import Fire, SensorStep
+    from attend.runtime.kinds import PollOutcome
 
 __all__ = ["HOLD_REASONS", "QUEUED", "held_text", "poll_trace", "render_history", "settle_outcomes"]
 
@@ -35,8 +39,8 @@ HOLD_REASONS: dict[str, str] = {
 }
 
 
-def poll_trace(outcome: Any, step: Any, shelved: list[Any], *, now: float, state: str, message: str,
-               replaced: Sequence[tuple[Any, dict[str, Any]]] = ()) -> dict[str, Any]:
+def poll_trace(outcome: PollOutcome, step: SensorStep | None, shelved: list[Fire], *, now: float, state: str,
+               message: str, replaced: Sequence[tuple[Fire, dict[str, Any]]] = ()) -> dict[str, Any]:
     """The history record of one poll.
 
     Args:

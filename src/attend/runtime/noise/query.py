@@ -12,15 +12,18 @@ pages of `selected 3; no change`. `everything=True` (`history --all`) returns ev
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.spec.schema import HISTORY_KEPT
+
+if TYPE_CHECKING:
+    from attend.runtime.store import Store
 
 __all__ = ["eventful", "sensor_noise"]
 
 
 def sensor_noise(
-    store: Any, name: str, *, now: float | None = None, limit: int = HISTORY_KEPT, trigger: str | None = None,
+    store: Store, name: str, *, now: float | None = None, limit: int = HISTORY_KEPT, trigger: str | None = None,
     everything: bool = False,
 ) -> dict[str, Any]:
     """A sensor's shelves, flapping keys and poll history, as JSON-ready data.

@@ -53,6 +53,9 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.runtime.sessions.handover import Handover
+    from attend.runtime.store import Store
+
 __all__ = ["DOORBELL_CEILING", "DOORBELL_CHECK", "LIVENESS_CHECK", "Claude", "ring",
            "runs_in_foreground"]
 
@@ -115,12 +118,12 @@ def _bind_bell(address: bytes) -> Any:
 
 
 def ring(
-    store: Any,
+    store: Store,
     session: str,
     *,
     project_dir: str,
     claude: Claude,
-    show: Callable[[Any], None],
+    show: Callable[[Handover], None],
     foreground: bool,
     carried: Callable[[], bool],
     keep_polled: Callable[[], None] = lambda: None,
@@ -176,7 +179,7 @@ def ring(
             bell.close()
 
 
-def _wait(store: Any, session: str, project_dir: str, claude: Claude, show: Callable[[Any], None],
+def _wait(store: Store, session: str, project_dir: str, claude: Claude, show: Callable[[Handover], None],
           foreground: bool, carried: Callable[[], bool], keep_polled: Callable[[], None],
           clock: Callable[[], float], sleep: Callable[[float], None], ceiling: float,
           env: Mapping[str, str] | None, bell: Any, between: float, started: float) -> str:
@@ -218,7 +221,7 @@ def _wait(store: Any, session: str, project_dir: str, claude: Claude, show: Call
             rung = wait_rung(bell, min(checked + LIVENESS_CHECK, looked + between, started + ceiling) - clock())
 
 
-def _hand_over(store: Any, session: str, project_dir: str, show: Callable[[Any], None],
+def _hand_over(store: Store, session: str, project_dir: str, show: Callable[[Handover], None],
                env: Mapping[str, str] | None, hook_handover: Callable[..., Any],
                carried: Callable[[], bool]) -> str | None:
     """Hand `session` its lines worth a turn, if any: looked for without the lock (the cheap, common case),
@@ -247,7 +250,7 @@ def _hand_over(store: Any, session: str, project_dir: str, show: Callable[[Any],
     return "rang"
 
 
-def _drain_messages(store: Any, session: str, show: Callable[[Any], None]) -> bool:
+def _drain_messages(store: Store, session: str, show: Callable[[Handover], None]) -> bool:
     """With a Monitor carrying the session: hand over once what it left to the Stop hook (the message lane's
     low lines, which went to its stderr)."""
     from attend.runtime.sessions.handover import HANDOVER_ROWS, Handover, monitor_live

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from attend.compiler.digest import Digest
+    from attend.runtime.store import JournalEntry, Store
+
 __all__ = ["HANDOVER_ROWS", "STREAM_STOPPED", "Handover", "about_itself", "conduits", "hook_handover", "monitor_live",
            "run_command", "shown_to", "stream_note", "worth_a_turn"]
 
@@ -42,13 +45,13 @@ __all__ = ["HANDOVER_ROWS", "STREAM_STOPPED", "Handover", "about_itself", "condu
 #: pid of the `attend run` whose stream it was: each stop is said once.
 STREAM_STOPPED = ":stream-stopped:"
 
-def about_itself(entry: Any, session: str | None) -> bool:
+def about_itself(entry: JournalEntry, session: str | None) -> bool:
     """A presence line (sensor `PRESENCE_SENSOR`, keyed by session id) about `session` itself."""
     return entry.sensor == PRESENCE_SENSOR and entry.key is not None and entry.key == session
 
 
-def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, seen: set[str],
-             *, position: int = 0) -> tuple[list[Any], list[str]]:
+def shown_to(session: str | None, entries: Sequence[JournalEntry], drained_upto: int, seen: set[str],
+             *, position: int = 0) -> tuple[list[JournalEntry], list[str]]:
     """The entries `session` is shown of `entries` (journal rows after its position), and their items.
 
     Left out: a message-lane row its Stop hook already handed over (`position` < id ≤ `drained_upto`), a
@@ -60,8 +63,8 @@ def shown_to(session: str | None, entries: Sequence[Any], drained_upto: int, see
     """
     if not entries:
         return [], []  # nothing after the position (every hook with nothing to hand over)
-    from attend.runtime.delivery import for_other_session
     from attend.runtime.sessions.seen import for_session
+    from attend.runtime.store.journal import for_other_session
 
     shown = [e for e in entries if not (e.lane == "message" and not e.test and position < e.id <= drained_upto)
              and not about_itself(e, session) and not for_other_session(e, session)]
@@ -79,7 +82,7 @@ def conduits(project_dir: str | Path, env: Mapping[str, str] | None = None) -> s
     return str(load_config(layer_paths(project_dir, os.environ if env is None else env)).delivery.get("conduits", "auto"))
 
 
-def monitor_live(store: Any, session: str) -> bool:
+def monitor_live(store: Store, session: str) -> bool:
     """Whether `session`'s Monitor stream (`attend run`) runs now: an `attend run` of it runs (its own, or,
     right after `/clear`, the one of its Claude Code process still serving the id it had before:
     status.py)."""
@@ -107,7 +110,7 @@ def run_command(project_dir: str | Path, env: Mapping[str, str] | None = None) -
     return f"{program} run --project {shlex.quote(str(project_dir))}"
 
 
-def stream_note(store: Any, session: str, project_dir: str, env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
+def stream_note(store: Store, session: str, project_dir: str, env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
     """The line a hook of `session` says when the session's Monitor stream stopped while it lives, and the
     seen item that records it was said; None when there is nothing to say (no stream ran in the life of
     its Claude Code process, one runs, the stop was said already, or `attend.delivery.conduits` is
@@ -147,7 +150,7 @@ def stream_note(store: Any, session: str, project_dir: str, env: Mapping[str, st
 HANDOVER_ROWS = 200
 
 
-def worth_a_turn(entry: Any) -> bool:
+def worth_a_turn(entry: JournalEntry) -> bool:
     """Whether a line is worth a turn of the agent (DESIGN.md, "Delivery"): a message, or a high or medium
     line. Low lines never are: the Monitor leaves them on stderr, the hooks in the history."""
     return entry.lane == "message" or entry.priority in ("high", "medium")
@@ -157,7 +160,7 @@ def worth_a_turn(entry: Any) -> bool:
 class Handover:
     """What a hook hands a session, and what to record once it is printed (`record`)."""
 
-    entries: list[Any] = field(default_factory=list)
+    entries: list[JournalEntry] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
     #: Lines worth a turn after `entries`, counted and not read (`HANDOVER_ROWS`).
     more: int = 0
@@ -166,12 +169,12 @@ class Handover:
     #: The session's position before it.
     since: int = 0
 
-    def record(self, store: Any, session: str) -> None:
+    def record(self, store: Store, session: str) -> None:
         """Record the handover (after printing: a crash in between hands the lines over again, never loses them)."""
         store.record_handover(session, upto=self.upto, handed=[e.id for e in self.entries], seen=self.items)
 
 
-def hook_handover(store: Any, session: str, *, project_dir: str, env: Mapping[str, str] | None = None,
+def hook_handover(store: Store, session: str, *, project_dir: str, env: Mapping[str, str] | None = None,
                   now: float | None = None, limit: int = HANDOVER_ROWS) -> Handover:
     """What a hook standing in for `session`'s Monitor hands over: the lines worth a turn (`worth_a_turn`)
     it was not handed yet, read in at most `limit` rows however long the journal (store/session_rows.py
@@ -206,16 +209,16 @@ def hook_handover(store: Any, session: str, *, project_dir: str, env: Mapping[st
     return out
 
 
-def _as_news(project_dir: str, env: Mapping[str, str], now: float) -> Callable[[list[Any]], list[Any]]:
+def _as_news(project_dir: str, env: Mapping[str, str], now: float) -> Callable[[list[JournalEntry]], list[JournalEntry]]:
     """`news` for a hook's lines (none shaped when there are none: a hook with nothing reads no config)."""
-    def shape(entries: list[Any]) -> list[Any]:
+    def shape(entries: list[JournalEntry]) -> list[JournalEntry]:
         if not entries:
             return entries
         from attend.runtime.sessions.news import digest_rules, news, stale_after
 
         rules: dict[str, Any] | None = None
 
-        def digest_of(sensor: str) -> Any:
+        def digest_of(sensor: str) -> Digest | None:
             nonlocal rules
             if rules is None:
                 try:

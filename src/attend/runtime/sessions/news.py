@@ -36,6 +36,9 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.compiler.digest import Digest
+    from attend.runtime.store import JournalEntry
+
 __all__ = ["AWAY_SENSOR", "away_line", "away_text", "digest_rules", "news", "stale_after"]
 
 #: The sensor name the summary line of stale notifications is printed under (it stands for several).
@@ -48,9 +51,9 @@ def away_text(count: int) -> str:
 
 
 def news(
-    entries: Sequence[Any], *, now: float, started: float, stale_after: float,
-    digest_of: Callable[[str], Any] | None = None,
-) -> list[Any]:
+    entries: Sequence[JournalEntry], *, now: float, started: float, stale_after: float,
+    digest_of: Callable[[str], Digest | None] | None = None,
+) -> list[JournalEntry]:
     """The lines a (re)starting stream hands over of its backlog `entries` (already filtered for its session).
 
     Args:
@@ -64,9 +67,9 @@ def news(
         Entries to print, in journal order: the summary line (when any row is stale) first, as an entry
         of `AWAY_SENSOR` with the id of the last row it stands for.
     """
-    kept: list[Any] = []
-    stale: list[Any] = []
-    messages: dict[str, list[Any]] = {}
+    kept: list[JournalEntry] = []
+    stale: list[JournalEntry] = []
+    messages: dict[str, list[JournalEntry]] = {}
     for entry in entries:
         if entry.test:
             if entry.time >= started:
@@ -92,7 +95,7 @@ def news(
     return [away_line(stale[-1], len(stale), max(e.magnitude for e in stale)), *kept]
 
 
-def away_line(last: Any, count: int, worst: float) -> Any:
+def away_line(last: JournalEntry, count: int, worst: float) -> JournalEntry:
     """The one line standing for `count` event-lane rows too old to hand over one by one, the last of them
     `last` (a journal entry) and the highest magnitude `worst`: as urgent as the most urgent of them, but
     never `high` (old news does not interrupt)."""
@@ -132,7 +135,7 @@ def digest_rules(project_dir: Path | str, env: Mapping[str, str]) -> dict[str, A
     return rules
 
 
-def _digested(rows: list[Any], digest: Any) -> Any:
+def _digested(rows: list[JournalEntry], digest: Digest) -> JournalEntry:
     """`rows` (message-lane entries of one sensor) as the sensor's one digest line."""
     from attend.compiler.triggers import Fire
 

@@ -26,7 +26,11 @@ import os
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
+
+    from attend.peers.mailbox import Mailbox
+    from attend.runtime.store import Store
 
 __all__ = ["HOOK_BEAT", "MAX_TRANSCRIPT_PATH", "beat_for_hooks_sessions", "register_hook"]
 
@@ -43,7 +47,7 @@ def _transcript(value: Any) -> str | None:
     return value
 
 
-def register_hook(store: Any, session: str, *, project_dir: str, hook: Mapping[str, Any],
+def register_hook(store: Store, session: str, *, project_dir: str, hook: Mapping[str, Any],
                   env: Mapping[str, str] | None = None, force: bool = False) -> None:
     """Record that `session` lives, as its hook `hook` (the hook's JSON) tells; see the module docstring.
 
@@ -78,7 +82,7 @@ def register_hook(store: Any, session: str, *, project_dir: str, hook: Mapping[s
         pass  # an unwritable cache folder: peers do not see this session; it is served all the same
 
 
-def beat_for_hooks_sessions(store: Any, mailbox: Any, project_dir: Any) -> None:
+def beat_for_hooks_sessions(store: Store, mailbox: Mailbox, project_dir: str | Path) -> None:
     """Rewrite the presence of every live session of the project that its hooks alone serve (no `attend run`
     of it runs; its Claude Code process is known and runs): the poller's beat for them."""
     from attend.peers.mailbox import Unavailable

@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    from typing import Any
+
+    from attend.runtime.store import JournalEntry
 
 __all__ = ["REPLY_HINT", "authors_of", "for_session", "hint_item", "items_of"]
 
@@ -34,7 +35,7 @@ __all__ = ["REPLY_HINT", "authors_of", "for_session", "hint_item", "items_of"]
 REPLY_HINT = ":reply-hint:"
 
 
-def authors_of(entry: Any) -> list[str]:
+def authors_of(entry: JournalEntry) -> list[str]:
     """Who composed what an entry reports: its `meta.author`, or a digest's `meta.authors`; [] for none."""
     meta = entry.meta or {}
     if isinstance(meta.get("author"), str):
@@ -43,7 +44,7 @@ def authors_of(entry: Any) -> list[str]:
     return [str(a) for a in authors] if isinstance(authors, list) else []
 
 
-def items_of(entry: Any) -> list[str]:
+def items_of(entry: JournalEntry) -> list[str]:
     """The authored items an entry shows, as `<sensor>/<key>` ([] for a row without an author or key)."""
     if entry.test:
         return []
@@ -69,7 +70,7 @@ def hint_item(lane: str, key: str | None, author: str | None, test: bool = False
     return REPLY_HINT + author if MESSAGE_ID_RE.fullmatch(key) else None
 
 
-def for_session(entries: Sequence[Any], session: str | None, seen: Iterable[str]) -> tuple[list[Any], list[str]]:
+def for_session(entries: Sequence[JournalEntry], session: str | None, seen: Iterable[str]) -> tuple[list[JournalEntry], list[str]]:
     """The entries `session` is shown, and the authored items they show it (to record as seen).
 
     Args:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from attend.runtime.store import SessionRecord, Store
     from attend.vocab import Conduit
 
 __all__ = ["DOORBELL", "HOOKS", "MONITOR", "UNRESOLVED_PREFIX", "LiveSession", "ProjectSessions", "live_sessions",
@@ -153,22 +154,23 @@ def _alive(pid: int | None) -> bool:
     return pid is not None and pid > 0 and process_runs(pid)
 
 
-def _ended_at(row: Any) -> float | None:
+def _ended_at(row: SessionRecord) -> float | None:
     """When the `attend run` of `row` (which no longer runs) stopped: its stop, else its last beat."""
     return row.role_since if row.role == "stopped" else row.heartbeat
 
 
-def stopped_stream(rows: Iterable[Any]) -> tuple[float | None, int] | None:
+def stopped_stream(rows: Iterable[SessionRecord]) -> tuple[float | None, int] | None:
     """When the Monitor stream of one session (its rows: its own, and its host's earlier ids) stopped,
     and the `attend run` whose stream it was; None while one runs, or when none ever ran."""
     ran = [r for r in rows if r.pid is not None]
     if not ran or any(r.role != "stopped" and _alive(r.pid) for r in ran):
         return None
     last = max(ran, key=lambda r: _ended_at(r) or 0.0)
-    return _ended_at(last), int(last.pid)
+    assert last.pid is not None  # `ran` holds only rows with one
+    return _ended_at(last), last.pid
 
 
-def live_sessions(records: Iterable[Any], *, lock_pid: int | None = None, conduits: str = "auto",
+def live_sessions(records: Iterable[SessionRecord], *, lock_pid: int | None = None, conduits: str = "auto",
                   hosts: dict[tuple[int, str], bool] | None = None) -> list[LiveSession]:
     """The live sessions among the session rows `records` (store/session_rows.py), the earliest started first.
 
@@ -180,7 +182,7 @@ def live_sessions(records: Iterable[Any], *, lock_pid: int | None = None, condui
     """
     hosts = {} if hosts is None else hosts
 
-    def host_of(row: Any) -> tuple[int, str] | None:
+    def host_of(row: SessionRecord) -> tuple[int, str] | None:
         if row.claude_pid is None or row.claude_start is None:
             return None
         key = (int(row.claude_pid), str(row.claude_start))
@@ -215,14 +217,14 @@ def live_sessions(records: Iterable[Any], *, lock_pid: int | None = None, condui
     return sorted(out, key=lambda s: (s.started or 0.0, s.session))
 
 
-def session_foci(store: Any) -> list[LiveSession]:
+def session_foci(store: Store) -> list[LiveSession]:
     """The named live sessions of the store's project, the earliest started first: the sessions a
     `scope: session` sensor is polled for (each with its transcript, when its hooks were told it). A
     session that could not be named (`pid-<pid>`) has no transcript to focus on and is left out."""
     return [s for s in live_sessions(store.sessions()) if not s.session.startswith(UNRESOLVED_PREFIX)]
 
 
-def session_facts(store: Any, session: str, *, conduits: str = "auto") -> LiveSession | None:
+def session_facts(store: Store, session: str, *, conduits: str = "auto") -> LiveSession | None:
     """`session` as `live_sessions` sees it (None when it is not live), reading only its own rows: its
     row, and the rows of its host (`/clear`'s earlier ids)."""
     row = store.session(session)
@@ -234,7 +236,7 @@ def session_facts(store: Any, session: str, *, conduits: str = "auto") -> LiveSe
     return next((s for s in live_sessions(rows, conduits=conduits) if s.session == session), None)
 
 
-def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = None, *, store: Any = None,
+def project_sessions(project_dir: Path | str, env: Mapping[str, str] | None = None, *, store: Store | None = None,
                      conduits: str = "auto") -> ProjectSessions:
     """The live sessions of `project_dir` (see `ProjectSessions`); `store` may be an open project store.
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from attend.vocab import JSON
 
-__all__ = ["JournalEntry", "JournalRows", "entry_from_row"]
+__all__ = ["JournalEntry", "JournalRows", "entry_from_row", "for_other_session"]
 
 
 @record(frozen=True)
@@ -68,6 +68,17 @@ class JournalEntry:
             "drained": self.drained,
             "meta": self.meta,
         }
+
+
+def for_other_session(entry: JournalEntry, session: str | None) -> bool:
+    """Whether `entry` is a session-scoped line for another session than `session` (never shown to it).
+
+    A reader with no session (an in-process daemon keeping no position) is shown every line.
+    """
+    from attend.peers.identity import SESSION_META  # late: the hooks' start-up never asks
+
+    target = (entry.meta or {}).get(SESSION_META)
+    return session is not None and target is not None and target != session
 
 
 class JournalRows(PendingRows):
@@ -285,7 +296,7 @@ class JournalRows(PendingRows):
         poll's lines shown to the person who ran it (`meta.shown`) are no fire, as they are none for a
         project sensor (whose fire times are its status row's `fires`).
         """
-        from attend.runtime.delivery import SESSION_META  # late: the hooks' start-up never asks
+        from attend.peers.identity import SESSION_META  # late: the hooks' start-up never asks
 
         wanted = sorted(set(sessions))
         marks = ", ".join("?" for _ in wanted)
@@ -306,7 +317,7 @@ class JournalRows(PendingRows):
         line was shown to (None: a project-wide line, which woke every session); a disclosure is listed
         once per session it woke.
         """
-        from attend.runtime.delivery import SESSION_META  # late: the hooks' start-up never asks
+        from attend.peers.identity import SESSION_META  # late: the hooks' start-up never asks
 
         session = f"CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{SESSION_META}') END"
         rows = self._db.execute(

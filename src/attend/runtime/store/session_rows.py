@@ -31,7 +31,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from attend.records import record
-from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row
+from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row, for_other_session
 from attend.runtime.store.rows import BadRow, decoded, integer, optional_number, text
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
@@ -242,7 +242,6 @@ class SessionRows(JournalRows):
         (the session's Monitor is live: it prints the high and medium rows itself, maybe not yet) leaves
         out every high and medium row. Nothing is recorded until `claim_drained`.
         """
-        from attend.runtime.delivery import for_other_session  # late: a prompt hook never drains
 
         row = self._session_row(session)
         end = self.journal_end()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.runtime.watching.targets import (
     PROJECT_OUTSIDE,
@@ -32,10 +32,14 @@ from attend.runtime.watching.targets import (
 )
 from attend.runtime.watching.watcher import WakeSignal, Watcher
 
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+    from attend.runtime.kinds import PollContext
+
 __all__ = ["WakeHub", "WakeSignal", "declared_wake_on"]
 
 
-def declared_wake_on(compiled: Any, ctx: Any) -> tuple[list[str], list[str]]:
+def declared_wake_on(compiled: CompiledSensor, ctx: PollContext) -> tuple[list[str], list[str]]:
     """Every `wake_on` entry of a running sensor, and those refused: its file's, then its crate object's.
 
     A crate sensor declares paths with an optional ``wake_on(focus)`` method on its object; the
@@ -91,7 +95,7 @@ class WakeHub(Watcher):
         self._patterns[name] = patterns
         self.watch(name, [watch_target(p, self.project_dir, home=self.home) for p in patterns])
 
-    def declare(self, compiled: Any, ctx: Any) -> None:
+    def declare(self, compiled: CompiledSensor, ctx: PollContext) -> None:
         """Watch what a running sensor declares (`declared_wake_on`); a refused entry is logged once."""
         entries, refused = declared_wake_on(compiled, ctx)
         for pattern in refused:
