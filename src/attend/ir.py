@@ -1,4 +1,4 @@
-"""The IR: frozen records for paths, where conditions, templates and triggers (ADR-403 §3, §8).
+"""The IR: frozen records for paths, where conditions, templates, triggers and sensors (ADR-403 §3, §8).
 
 Records are `attend.records.record`, the part of `@dataclass` these classes use, cheaper to create.
 
@@ -25,18 +25,25 @@ __all__ = [
     "ChildSegment",
     "Condition",
     "DescendantSegment",
+    "CommandBlock",
+    "DigestBlock",
     "Flap",
     "FieldRef",
     "IndexSelector",
     "Literal_",
+    "McpBlock",
     "NameSelector",
     "Path",
     "PropertyPattern",
     "Selector",
+    "Sensor",
+    "SensorTrigger",
     "Template",
     "TemplatePart",
     "TEMPLATE_ROOTS",
     "default_description",
+    "finite_number",
+    "read_flap",
     "Test",
     "Trigger",
     "ValuePattern",
@@ -349,6 +356,34 @@ class Trigger:
         return f"{self.name}: {{{'; '.join(bits)}}}"
 
 
+def finite_number(value: Any, default: float) -> float:
+    """`value` as a float when it is a finite number ≥ 0 float can hold (the spec bounds it far lower), else
+    `default`: how a reader takes a number of a document the spec may have refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    if isinstance(value, int) and abs(value) > 2**1023:
+        return default
+    number = float(value)
+    return number if number >= 0 and number != float("inf") else default
+
+
+def read_flap(raw: Any) -> Flap | None:
+    """`flap:` of a validated sensor or trigger (`false` or `{limit, window}`, `window` in seconds) → `Flap`.
+
+    The one reading of the block, for a trigger (`grammar.triggers`) and a sensor (`spec.reader`) alike.
+    `false` turns detection off (limit 0); a missing `limit` or `window` is -1 here and filled in by
+    the compiler from the sensor's `flap:` and the defaults (spec.schema.DEFAULT_FLAP). Absent (or
+    anything the spec refuses) is None.
+    """
+    if raw is False:
+        return Flap(limit=0, window=0.0)
+    if not isinstance(raw, dict):
+        return None
+    limit, window = raw.get("limit", -1), raw.get("window")
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit <= 2**31 else -1
+    return Flap(limit=limit, window=finite_number(window, -1.0) or -1.0)
+
+
 def default_description(name: str, *, keyed: bool, on: str) -> Template:
     """The description of a trigger that sets none: `<trigger>: {key} <on>` (`<trigger>: <on>` without a
     key), so a notification always says which trigger fired, for which item and why."""
@@ -359,3 +394,108 @@ def default_description(name: str, *, keyed: bool, on: str) -> Template:
     else:
         parts = (Literal_(text=f"{name}: {on}"),)
     return Template(parts=parts)
+
+
+# ------------------------------------------------------------------------------------------ sensor
+#
+# A sensor's fields as the compiler and the runtime use them, read once from the merged, validated document
+# (`spec.reader.read_sensor`, through `MergedSensor.ir`). Defaults are filled in by the reader from
+# `spec.schema`; a value of the wrong type (only in an invalid sensor, which never runs) reads as its default.
+# Adding a field: docs/internals.md, "Adding a sensor field".
+
+
+@record(frozen=True, kw_only=True)
+class CommandBlock:
+    """The `command:` block: what the command kind runs and how it reads stdout (`output`: json, lines, stream).
+
+    `max_output` is None when the block does not set it (a stream's); `stream_format`, `max_line` and
+    `cursor` are a stream's (`cursor`: the dotted record field remembered across restarts, None: none).
+    """
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str
+    timeout: float
+    output: str
+    max_output: int | None
+    stream_format: str
+    max_line: int
+    cursor: str | None
+
+
+@record(frozen=True, kw_only=True)
+class McpBlock:
+    """The `mcp:` block: the server (a name in Claude Code's MCP config, or an inline server definition in
+    that config's shape, which `runtime.mcp.servers` reads as it reads Claude Code's), and the tool called
+    with `args` or the resource read (`subscribe`: read again on each update; only with a resource)."""
+
+    server: str | dict[str, Any] | None
+    tool: str | None
+    resource: str | None
+    subscribe: bool
+    args: dict[str, Any]
+    allow_unannotated: bool
+    timeout: float
+
+
+@record(frozen=True, kw_only=True)
+class DigestBlock:
+    """The `digest:` block: more than `over` fires in one poll become one line, `description` (a template)."""
+
+    over: int
+    description: str
+
+
+@record(frozen=True, kw_only=True)
+class SensorTrigger:
+    """One entry of `triggers:`: its name, whether it is evaluated, the triggers its fire supersedes, and its
+    mapping as the spec passed it (durations in seconds), which `grammar.parse_trigger` reads into a
+    `Trigger` (a non-mapping only in an invalid sensor)."""
+
+    name: str
+    enabled: bool
+    supersedes: tuple[str, ...]
+    definition: Any
+
+
+@record(frozen=True, kw_only=True)
+class Sensor:
+    """A sensor's fields, typed: every field of `spec.schema.SENSOR_SCHEMA` (durations in seconds), plus
+    `crate_timeout` (the crate block's `timeout`, which the crate kind reads as the poll's deadline).
+
+    `lane` is the declared lane (the compiler's `effective_lane` may run it on the event lane); `crate` is the
+    compiled sensor's own block, free-form, given to its class as written.
+    """
+
+    name: str
+    spec: int | None
+    description: str
+    kind: str | None
+    enabled: bool
+    source: str | None
+    version: str | None
+    interval: float
+    min_interval: float
+    decay_threshold: int
+    wake_on: tuple[str, ...]
+    threshold: float
+    lane: str
+    scope: str
+    lane_exception: str | None
+    requires: tuple[str, ...]
+    flap: Flap | None
+    digest: DigestBlock | None
+    triggers: tuple[SensorTrigger, ...]
+    command: CommandBlock | None
+    mcp: McpBlock | None
+    crate: dict[str, Any]
+    crate_timeout: float | None
+
+    def trigger(self, name: str) -> SensorTrigger | None:
+        """The trigger named `name`, or None."""
+        return next((t for t in self.triggers if t.name == name), None)
+
+    @property
+    def is_stream(self) -> bool:
+        """Whether the sensor is a streaming command (`command.output: stream`)."""
+        return self.kind == "command" and self.command is not None and self.command.output == "stream"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from attend.runtime.cadence import FAILURE_BACKOFF_LIMIT, Cadence, CadenceParams, next_cadence
+from attend.spec.reader import read_sensor
 
 PARAMS = CadenceParams(interval=60.0, min_interval=10.0, decay_threshold=3)
 
@@ -52,7 +53,7 @@ def test_the_first_good_poll_after_failures_returns_within_interval() -> None:
 
 
 def test_cadence_params_come_from_the_sensor_document() -> None:
-    p = CadenceParams.from_sensor_data({"interval": 300.0, "min_interval": 60.0, "decay_threshold": 4})
+    p = CadenceParams.of(read_sensor({"interval": 300.0, "min_interval": 60.0, "decay_threshold": 4}))
     assert p == CadenceParams(300.0, 60.0, 4)
 
 
@@ -105,7 +106,7 @@ async def test_an_interval_of_zero_in_a_file_does_not_spin_polls_back_to_back(au
 
     from attend.runtime.cadence import MIN_POLL_GAP, poll_on_cadence
 
-    params = CadenceParams.from_sensor_data({"interval": 0.0, "min_interval": 0.0, "decay_threshold": 0})
+    params = CadenceParams.of(read_sensor({"interval": 0.0, "min_interval": 0.0, "decay_threshold": 0}))
     assert (params.interval, params.min_interval) == (MIN_POLL_GAP, MIN_POLL_GAP)
     polls = 0
 

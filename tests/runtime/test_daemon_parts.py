@@ -100,14 +100,14 @@ async def test_an_unforeseen_error_loading_one_sensor_marks_it_invalid_and_the_o
 
     for name in ("boom", "calm"):
         quiet_home.write_user_sensor(name, CALM.format(name=name))
-    real = daemon_module.CadenceParams.from_sensor_data
+    real = daemon_module.CadenceParams.of
 
-    def from_sensor_data(data):  # stands for a bug no test foresaw, in one sensor only
-        if data.get("name") == "boom":
+    def of(fields):  # stands for a bug no test foresaw, in one sensor only
+        if fields.name == "boom":
             raise OverflowError("int too large to convert to float")
-        return real(data)
+        return real(fields)
 
-    monkeypatch.setattr(daemon_module.CadenceParams, "from_sensor_data", staticmethod(from_sensor_data))
+    monkeypatch.setattr(daemon_module.CadenceParams, "of", staticmethod(of))
     daemon = _daemon(quiet_home)
     try:
         async with trio.open_nursery() as nursery:

@@ -6,13 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attend.compiler.digest import compile_digest
+from attend.ir import DigestBlock
 from attend.runtime.sessions.news import AWAY_SENSOR, away_text, news
 from attend.runtime.store.journal import JournalEntry
 
 NOW = 1_800_000_000.0
 STARTED = NOW - 1.0
 STALE = 600.0
-DIGEST = compile_digest({"over": 8, "description": "{count} new messages from {from}; attend peers inbox"})
+DIGEST = compile_digest(DigestBlock(over=8, description="{count} new messages from {from}; attend peers inbox"))
 
 
 def row(n: int, *, age: float, lane: str = "event", test: bool = False, magnitude: float = 3.0,

@@ -60,7 +60,7 @@ def rig(home):
     store = Store(default_db_path(layer_paths(home.project, os.environ).state_dir), scope=scope_for(home.project),
                   clock=clock)
     out = io.StringIO()
-    discloser = Discloser(store, {n: SensorTerms.of(c.lane, c.sensor.data) for n, c in compiled.items()}.get,
+    discloser = Discloser(store, {n: SensorTerms.of(c.lane, c.sensor.ir) for n, c in compiled.items()}.get,
                           stdout=out, stderr=io.StringIO(), clock=clock)
 
     def poll(name: str, t: float, **result) -> None:

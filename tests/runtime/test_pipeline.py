@@ -65,7 +65,7 @@ async def test_a_lines_output_keeps_valid_lines_and_records_the_invalid_ones(qui
 async def test_a_poll_schedules_the_next_one_in_the_same_transaction(items_sensor, quiet_home) -> None:
     items_sensor()
     compiled, store, ctx = _setup(quiet_home)
-    params = CadenceParams.from_sensor_data(compiled.sensor.data)
+    params = CadenceParams.of(compiled.sensor.ir)
     with store:
         record = record_poll(
             store, compiled, await kinds.poll(compiled, ctx), now=100.0, cadence_params=params, cadence=Cadence.start(params)

@@ -37,7 +37,7 @@ def git(home):
     store = Store(default_db_path(layer_paths(home.project, os.environ).state_dir), scope=scope_for(home.project),
                   clock=clock)
     out = io.StringIO()
-    discloser = Discloser(store, {"git": SensorTerms.of(compiled.lane, compiled.sensor.data)}.get,
+    discloser = Discloser(store, {"git": SensorTerms.of(compiled.lane, compiled.sensor.ir)}.get,
                           stdout=out, stderr=io.StringIO(), clock=clock)
 
     def poll_and_disclose(t: float, head: str) -> list[str]:

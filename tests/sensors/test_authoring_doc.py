@@ -17,6 +17,7 @@ from attend.runtime.kinds import PollContext
 from attend.runtime.kinds.crate import poll
 from attend.runtime.store import Store
 from attend.spec import layer_paths, load_paths, load_set
+from attend.spec.loaded import MergedSensor
 from attend.spec.loading import parse_yaml
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "authoring.md"
@@ -142,6 +143,8 @@ async def test_the_python_sensor_of_the_guide_registers_and_polls(loadavg_packag
         assert set(outcome.result) == {"load1", "load5", "cpus", "per_cpu"}
         fires = compiled.step(None, outcome.result).fires
         assert fires == []  # the first poll is a baseline
-        sensor.data["crate"] = {"path": str(tmp_path / "missing")}
-        outcome = await poll(compile_sensor(sensor), ctx)
+        # the same sensor with its crate block pointed elsewhere (a merged sensor's document is read once: a new one)
+        moved = MergedSensor(name=sensor.name, data={**sensor.data, "crate": {"path": str(tmp_path / "missing")}},
+                             origins=sensor.origins, files=sensor.files)
+        outcome = await poll(compile_sensor(moved), ctx)
         assert outcome.state == "unavailable" and "cannot read" in outcome.message

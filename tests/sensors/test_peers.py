@@ -152,7 +152,7 @@ def test_an_exit_soon_after_a_start_is_held_by_the_event_lanes_refractory_named_
     now = [1_800_000_000.0]
     store = open_project_store(paths, clock=lambda: now[0])
     out, err = io.StringIO(), io.StringIO()
-    discloser = Discloser(store, lambda name: SensorTerms.of("event", compiled.sensor.data),
+    discloser = Discloser(store, lambda name: SensorTerms.of("event", compiled.sensor.ir),
                           stdout=out, stderr=err, clock=lambda: now[0])
     ctx = PollContext(project_dir=home.project, env=env, paths=paths, store=store)
 

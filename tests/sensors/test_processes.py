@@ -363,7 +363,7 @@ def test_background_starts_never_wake_the_agent_nine_of_them_are_nine_low_lines(
     d = drive("processes", ProcessesSensor, project, **OVERRIDES)
     store = Store(home.root / "attend.db", clock=lambda: 1000.0)
     out, err = io.StringIO(), io.StringIO()
-    discloser = Discloser(store, {"processes": SensorTerms.of(d.compiled.lane, d.compiled.sensor.data)}.get,
+    discloser = Discloser(store, {"processes": SensorTerms.of(d.compiled.lane, d.compiled.sensor.ir)}.get,
                           stdout=out, stderr=err, clock=lambda: 1000.0)
     try:
         record_poll(store, d.compiled, PollOutcome(result=d.sensor.poll(d.focus)), now=999.0)

@@ -180,7 +180,7 @@ def check_sensors(sensor_set: Any, polled_invalid: dict[str, str] | None = None)
         elif sensor.enabled and name in (polled_invalid or {}):
             broken.append(f"{name} (the daemon's last poll: {(polled_invalid or {})[name]})")
             found += 1
-            crate = crate or sensor.data.get("kind") == "crate"
+            crate = crate or sensor.ir.kind == "crate"
         else:
             good += 1
     stray = [str(d) for d in sensor_set.diagnostics if str(d.severity) == "error"]
@@ -351,7 +351,7 @@ def _enabled(sensor_set: Any, kind: str) -> list[Any]:
     from attend.runtime.runnable import runnable
 
     return [s for _, s in sorted(sensor_set.sensors.items())
-            if runnable(s) and s.data.get("kind") == kind and s.data.get("enabled", True)]
+            if runnable(s) and s.ir.kind == kind and s.ir.enabled]
 
 
 def _program_found(program: str, cwd: Path, path: str | None) -> bool:
@@ -366,12 +366,12 @@ def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -
     missing: list[str] = []
     off: list[str] = []
     for sensor in sensors:
-        command = sensor.data.get("command") or {}
-        argv = command.get("argv") or []
-        if not argv:
+        command = sensor.ir.command
+        if command is None or not command.argv:
             continue
-        path = {**env, **(command.get("env") or {})}.get("PATH")
-        if not _program_found(str(argv[0]), project_dir / str(command.get("cwd") or "."), path):
+        argv = command.argv
+        path = {**env, **command.env}.get("PATH")
+        if not _program_found(argv[0], project_dir / command.cwd, path):
             missing.append(f"{sensor.name} needs `{argv[0]}`")
             off.append(f"`attend settings set attend.sensors.{sensor.name}.enabled false`")
     if missing:
@@ -460,7 +460,7 @@ def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str],
     remote: list[tuple[str, str]] = []
     for sensor in sensors:
         try:
-            server = resolve_server((sensor.data.get("mcp") or {}).get("server"), project_dir, env)
+            server = resolve_server(sensor.ir.mcp.server if sensor.ir.mcp is not None else None, project_dir, env)
         except RuntimeFailure as exc:
             (refused if exc.state == "auth_failed" else problems).append(f"{sensor.name}: {exc.message}")
             continue

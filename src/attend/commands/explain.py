@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attend import ir
 from attend.errors import EXIT_USAGE, CompileError
 from attend.spec.headers import shown_value
 from attend.text import json_text, printable
@@ -126,39 +127,42 @@ def _rows(sensor: MergedSensor, data: object, prefix: tuple[str, ...]) -> list[F
 
 
 def _fields(sensor: MergedSensor) -> list[FieldRow]:
+    # the document as written (with its defaults filled in), field by field: explain shows the file, so it reads
+    # `data`; everything it says a field does comes from the typed record, `sensor.ir`
     return _rows(sensor, {k: v for k, v in sensor.data.items() if k != "triggers"}, ())
 
 
 def _overrides(sensor: MergedSensor, lane: str, note: str) -> list[OverrideRow]:
     out: list[OverrideRow] = []
-    mcp = sensor.data.get("mcp") or {}
-    if isinstance(mcp, dict) and mcp.get("allow_unannotated"):
+    fields = sensor.ir
+    if fields.mcp is not None and fields.mcp.allow_unannotated:
         origin = sensor.origin("mcp", "allow_unannotated")
         out.append({"override": "mcp.allow_unannotated: true",
                     "meaning": "the MCP tool may run without declaring readOnlyHint: true",
                     "file": origin.file if origin else None, "line": origin.line if origin else None})
-    if sensor.data.get("lane_exception"):
+    if fields.lane_exception:
         origin = sensor.origin("lane_exception")
-        out.append({"override": f"lane_exception: {sensor.data['lane_exception']}",
+        out.append({"override": f"lane_exception: {fields.lane_exception}",
                     "meaning": "message lane without author (honoured in shipped files only)",
                     "file": origin.file if origin else None, "line": origin.line if origin else None})
     if note:
-        out.append({"override": f"lane: {sensor.data.get('lane')} → {lane}", "meaning": note, "file": None, "line": None})
+        out.append({"override": f"lane: {fields.lane} → {lane}", "meaning": note, "file": None, "line": None})
     return out
 
 
 def _crate_wake_on(sensor: MergedSensor, project_dir: Path, env: dict[str, str]) -> tuple[list[str], str]:
     """What a crate sensor's object declares in `wake_on(focus)`, and a note when it could not say."""
-    if sensor.data.get("kind") != "crate":
+    fields = sensor.ir
+    if fields.kind != "crate":
         return [], ""
     from attend.sensors.base import focus_from_env
     from attend.sensors.registry import load_sensor_class
 
     try:
-        cls = load_sensor_class(str(sensor.data.get("source", "")))
+        cls = load_sensor_class(fields.source or "")
         if not callable(getattr(cls, "wake_on", None)):
             return [], ""
-        block = {k: v for k, v in (sensor.data.get("crate") or {}).items() if k != "timeout"}
+        block = {k: v for k, v in fields.crate.items() if k != "timeout"}
         return [str(p) for p in cls(block).wake_on(focus_from_env(project_dir, env))], ""
     except Exception as exc:  # noqa: BLE001 - third-party code: say why, show the rest
         return [], f"the compiled sensor's wake_on could not be read: {type(exc).__name__}: {exc}"
@@ -174,12 +178,12 @@ def wake_rows(sensor: MergedSensor, project_dir: Path, env: dict[str, str]) -> W
 
     origin = sensor.origin("wake_on")
     from_project = origin is not None and origin.layer == "project"
-    declared = [(str(p), "file") for p in sensor.data.get("wake_on") or []]
+    declared = [(p, "file") for p in sensor.ir.wake_on]
     crate, note = _crate_wake_on(sensor, project_dir, env)
-    declared += [(p, f"crate {sensor.data.get('source')}") for p in crate]
+    declared += [(p, f"crate {sensor.ir.source}") for p in crate]
     from attend.runtime.kinds.process import branch_wake_on
 
-    declared += [(p, "argv {branch}") for p in branch_wake_on(sensor.data, project_dir)]
+    declared += [(p, "argv {branch}") for p in branch_wake_on(sensor.ir, project_dir)]
     rows: list[WakeRow] = []
     for pattern, by in declared:
         target = watch_target(pattern, project_dir, home=env.get("HOME"))
@@ -191,20 +195,20 @@ def wake_rows(sensor: MergedSensor, project_dir: Path, env: dict[str, str]) -> W
     return {"paths": rows, "note": note}
 
 
-def stream_rows(data: dict[str, Any]) -> dict[str, str]:
+def stream_rows(fields: ir.Sensor) -> dict[str, str]:
     """How a streaming command (`output: stream`) runs, as explain shows it."""
     from attend.bounds import STREAM_BUFFER_BYTES, STREAM_BUFFER_LINES
     from attend.compiler.triggers import STREAM_KEYS_KEPT
     from attend.spec.schema import DEFAULT_MAX_LINE
 
-    block = data.get("command") or {}
-    cursor = block.get("cursor")
+    block = fields.command
+    cursor = block.cursor if block is not None else None
     return {
         "process": "one process for as long as the daemon runs, in its own process group; when it exits it is "
                    "started again after a jittered backoff (reset after a healthy minute)",
-        "records": f"each line (at most {block.get('max_line') or DEFAULT_MAX_LINE} bytes: a longer one is cut and "
-                   f"counted) read as {block.get('stream_format') or 'json'}; triggers see {{items: [the records since "
-                   f"the last evaluation]}}, evaluated at most every {data.get('min_interval', 15.0):g}s",
+        "records": f"each line (at most {block.max_line if block is not None else DEFAULT_MAX_LINE} bytes: a longer one "
+                   f"is cut and counted) read as {block.stream_format if block is not None else 'json'}; triggers see "
+                   f"{{items: [the records since the last evaluation]}}, evaluated at most every {fields.min_interval:g}s",
         "buffer": f"at most {STREAM_BUFFER_LINES} lines / {STREAM_BUFFER_BYTES} bytes wait for an evaluation; more "
                   "coalesce (the oldest are dropped and counted in the status)",
         "keys": f"a keyed trigger's current items are the newest record per key, kept until a newer one comes (never "
@@ -228,7 +232,7 @@ def explain_data(
 
     from attend.compiler.diagnostics import origins_by_trigger
     from attend.compiler.plan import trigger_plan
-    from attend.compiler.sensors import effective_lane, is_stream, sensor_flap
+    from attend.compiler.sensors import effective_lane
     from attend.compiler.triggers import CompiledTrigger
     from attend.errors import by_position
     from attend.grammar import parse_trigger
@@ -237,18 +241,18 @@ def explain_data(
     # An invalid sensor never runs: a plan built from the values it rejects (a magnitude over its bound)
     # would describe something that cannot happen, so each trigger says why none is shown instead.
     withheld = "" if sensor.status != "invalid" or runnable(sensor) else INVALID_PLAN
-    triggers_raw = sensor.data.get("triggers") or {}
+    fields = sensor.ir
     compiled: dict[str, CompiledTrigger] = {}
     plans: list[TriggerEntry] = []
     by_trigger = origins_by_trigger(sensor.origins)
-    for name, definition in triggers_raw.items():
+    for declared in fields.triggers:
+        name, definition = declared.name, declared.definition
         if only_trigger is not None and name != only_trigger:
             continue
         origins = by_trigger.get(name, {})
-        entry: TriggerEntry = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}
+        entry: TriggerEntry = {"name": name, "fields": _rows(sensor, definition, ("triggers", name))}  # as written
         try:
-            trigger = CompiledTrigger(parse_trigger(definition, name, origins), sensor_flap(sensor.data.get("flap")),
-                                      stream=is_stream(sensor.data))
+            trigger = CompiledTrigger(parse_trigger(definition, name, origins), fields.flap, stream=fields.is_stream)
         except CompileError as exc:
             entry["error"] = str(exc)
         else:
@@ -257,47 +261,43 @@ def explain_data(
                 entry["plan_withheld"] = withheld
             else:
                 plan = trigger_plan(trigger)
-                plan["supersedes"] = _supersedes(name, triggers_raw)
+                plan["supersedes"] = _supersedes(name, fields.triggers)
                 entry["plan"] = plan
         plans.append(entry)
     lane: str
-    if only_trigger is None and len(compiled) == len(triggers_raw):
+    if only_trigger is None and len(compiled) == len(fields.triggers):
         lane, note = effective_lane(sensor, compiled)
     else:
-        lane, note = sensor.data.get("lane", "event"), ""
+        lane, note = fields.lane, ""
     data: ExplainData = {
         "sensor": sensor.name,
         "status": sensor.status,
         "layer": sensor.layer,
         "files": [{"layer": f.layer, "file": str(f.path)} for f in sensor.files],
-        "lane": {"declared": sensor.data.get("lane", "event"), "effective": lane, "note": note},
+        "lane": {"declared": fields.lane, "effective": lane, "note": note},
         "fields": _fields(sensor),
         "overrides": _overrides(sensor, lane, note),
         "wake_on": wake_rows(sensor, Path(project_dir or Path.cwd()), dict(os.environ if env is None else env)),
         "triggers": plans,
         "diagnostics": [d.to_json() for d in sorted(sensor.diagnostics, key=by_position)],
     }
-    if is_stream(sensor.data):
-        data["stream"] = stream_rows(sensor.data)
-    if sensor.data.get("kind") == "mcp":
-        data["mcp"] = _mcp_rows(sensor.data)
+    if fields.is_stream:
+        data["stream"] = stream_rows(fields)
+    if fields.kind == "mcp":
+        data["mcp"] = _mcp_rows(fields)
     return data
 
 
-def _mcp_rows(data: dict[str, Any]) -> dict[str, str]:
+def _mcp_rows(fields: ir.Sensor) -> dict[str, str]:
     from attend.runtime.mcp.servers import describe_mcp
 
-    return describe_mcp(data.get("mcp"))
+    return describe_mcp(fields.mcp)
 
 
-def _supersedes(name: str, triggers: dict[str, Any]) -> dict[str, list[str]]:
+def _supersedes(name: str, triggers: tuple[ir.SensorTrigger, ...]) -> dict[str, list[str]]:
     """Which triggers `name` supersedes, and which supersede it (compiler/findings.py)."""
-    def names(definition: Any) -> list[str]:
-        raw = definition.get("supersedes") if isinstance(definition, dict) else None
-        return [str(t) for t in raw] if isinstance(raw, list) else []
-
-    return {"supersedes": names(triggers.get(name)),
-            "superseded_by": [str(other) for other, d in triggers.items() if name in names(d)]}
+    return {"supersedes": [s for t in triggers if t.name == name for s in t.supersedes],
+            "superseded_by": [t.name for t in triggers if name in t.supersedes]}
 
 
 def _value(value: object) -> str:
@@ -434,7 +434,7 @@ def main(args: ExplainArgs) -> int:
         known = ", ".join(sorted(sset.sensors)) or "none"
         print(f"attend: no sensor named {name!r} (known: {known})", file=sys.stderr)
         return EXIT_USAGE
-    triggers = sensor.data.get("triggers") or {}
+    triggers = [t.name for t in sensor.ir.triggers]
     if trigger and trigger not in triggers:
         known = ", ".join(triggers) or "none"
         print(f"attend: sensor {name!r} has no trigger {trigger!r} (triggers: {known})", file=sys.stderr)

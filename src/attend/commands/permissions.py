@@ -24,9 +24,9 @@ def sensor_requirements(sensor_set: Any) -> dict[str, list[str]]:
     """The `requires:` of every sensor the runtime would run (enabled and runnable), by name."""
     from attend.runtime.runnable import runnable
 
-    return {name: [str(r) for r in sensor.data.get("requires") or []]
+    return {name: list(sensor.ir.requires)
             for name, sensor in sorted(sensor_set.sensors.items())
-            if runnable(sensor) and sensor.enabled and sensor.data.get("requires")}
+            if runnable(sensor) and sensor.enabled and sensor.ir.requires}
 
 
 def _names(sensors: list[str]) -> str:

@@ -103,6 +103,7 @@ def _compilable(sensor: MergedSensor) -> bool:
 
     if not sensor.files or any(f.data is None for f in sensor.files):
         return False
+    # the document's sizes as written: what is refused here is the cost of reading it
     triggers = sensor.data.get("triggers")
     if not isinstance(triggers, dict) or len(triggers) > MAX_TRIGGERS:
         return False  # a file known invalid for its size is not compiled (its cost is what is refused)

@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.spec.loaded import MergedSensor
+
 from attend.errors import (
     CompileError,
     Diagnostic,
@@ -130,7 +132,7 @@ def origins_by_trigger(origins: dict[tuple[str, ...], Any]) -> dict[str, dict[tu
     return grouped
 
 
-def diagnose(sensor: Any) -> list[Diagnostic]:
+def diagnose(sensor: MergedSensor) -> list[Diagnostic]:
     """Every expression problem in `sensor`'s triggers and in its digest's description.
 
     Args:
@@ -146,31 +148,27 @@ def diagnose(sensor: Any) -> list[Diagnostic]:
     _file_lines.cache_clear()
     fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
     out: list[Diagnostic] = digest_problems(sensor, fallback)
-    triggers = sensor.data.get("triggers") or {}
-    if not isinstance(triggers, dict):
-        return out
     by_trigger = origins_by_trigger(sensor.origins)
-    for name, definition in triggers.items():
-        if not isinstance(definition, dict):
+    for trigger in sensor.ir.triggers:
+        if not isinstance(trigger.definition, dict):
             continue
-        origins = by_trigger.get(str(name), {})
-        _, errors = parse_trigger_collecting(definition, str(name), origins)
+        origins = by_trigger.get(trigger.name, {})
+        _, errors = parse_trigger_collecting(trigger.definition, trigger.name, origins)
         out.extend(_diagnostic(e, fallback, origins) for e in errors if e.code in EXPRESSION_CODES)
     return out
 
 
-def digest_problems(sensor: Any, fallback: str) -> list[Diagnostic]:
+def digest_problems(sensor: MergedSensor, fallback: str) -> list[Diagnostic]:
     """A digest's description is a template like a trigger's, with {count} and {from} to fill in:
     a `template-syntax` error at the description's value when it does not parse."""
     from attend.errors import AttendSyntaxError
     from attend.grammar import parse_template
 
-    digest = sensor.data.get("digest")
-    template = digest.get("description") if isinstance(digest, dict) else None
-    if not isinstance(template, str):
+    digest = sensor.ir.digest
+    if digest is None:
         return []
     try:
-        parse_template(template)
+        parse_template(digest.description)
     except AttendSyntaxError as exc:
         origin = sensor.origins.get(("digest", "description")) or sensor.origins.get(("digest",))
         file, line, col = (origin.file, origin.line, origin.col) if origin is not None else (fallback, 1, 1)
@@ -178,18 +176,17 @@ def digest_problems(sensor: Any, fallback: str) -> list[Diagnostic]:
     return []
 
 
-def missing_descriptions(sensor: Any) -> list[Diagnostic]:
+def missing_descriptions(sensor: MergedSensor) -> list[Diagnostic]:
     """A warning (`no-description`) for each trigger of `sensor` without a `description`.
 
     Such a trigger still says something (`default_description`), but only the author can say what
     happened; `compile --check --strict` reports these.
     """
-    triggers = sensor.data.get("triggers") or {}
-    if not isinstance(triggers, dict):
-        return []
     fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
     out: list[Diagnostic] = []
-    for name, definition in triggers.items():
+    for trigger in sensor.ir.triggers:
+        # the trigger's own fields as written (the grammar's trigger reader is the one that types them)
+        name, definition = trigger.name, trigger.definition
         if not isinstance(definition, dict) or str(definition.get("description") or "").strip():
             continue
         origin = sensor.origins.get(("triggers", str(name)))

@@ -10,10 +10,9 @@ and `keys`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from attend import ir
 from attend.compiler import ops
 from attend.compiler.templates import Render, compile_template
 from attend.compiler.triggers import Fire
@@ -42,15 +41,15 @@ class Digest:
         return [Fire(DIGEST_TRIGGER, None, max(f.magnitude for f in fires), description, item, None)]
 
 
-def compile_digest(raw: Any) -> Digest | None:
-    """The `digest:` block of a validated sensor as a `Digest` (None when the sensor has none)."""
-    if not isinstance(raw, Mapping):
+def compile_digest(block: ir.DigestBlock | None) -> Digest | None:
+    """The `digest:` block of a validated sensor (`ir.Sensor.digest`) as a `Digest` (None when it has none)."""
+    if block is None:
         return None
     from attend.errors import AttendSyntaxError, CompileError
     from attend.grammar import parse_template
 
     try:
-        template = parse_template(str(raw["description"]))
+        template = parse_template(block.description)
     except AttendSyntaxError as exc:  # `diagnose` reports it at its line; a caller of compile_sensor gets this
         raise CompileError(f"digest description: {exc}", field="digest", code=exc.code) from None
-    return Digest(int(raw["over"]), compile_template(template))
+    return Digest(block.over, compile_template(template))

@@ -22,13 +22,14 @@ from attend.compiler.findings import fold_fires, supersede
 from attend.compiler.ops import RENDER_LIMIT
 from attend.compiler.templates import FOCUS_SESSION
 from attend.compiler.triggers import CompiledTrigger, Fire
-from attend.errors import AttendError, CompileError
+from attend.errors import AttendError
 from attend.redact import shorten
+from attend.spec.loaded import MergedSensor
 from attend.spec.schema import DEFAULT_MAX_LINE
 
 __all__ = [
     "LINES_TRIGGER", "CompiledSensor", "Framer", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
-    "is_stream", "parse_lines", "read_record", "sensor_flap",
+    "parse_lines", "read_record",
 ]
 
 #: The trigger name of a fire made from a `lines` output line when the sensor has no triggers.
@@ -83,31 +84,30 @@ def parse_lines(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]
 class CompiledSensor:
     """A validated spec sensor with its triggers compiled. Build with `compile_sensor`."""
 
-    def __init__(self, sensor: Any, triggers: dict[str, CompiledTrigger]) -> None:
+    def __init__(self, sensor: MergedSensor, triggers: dict[str, CompiledTrigger]) -> None:
+        fields = sensor.ir
         self.name: str = sensor.name
         self.sensor = sensor
-        self.kind: str | None = sensor.data.get("kind")
+        self.kind: str | None = fields.kind
         self.triggers = triggers
         #: Whether the file declares triggers (all of them may be turned off with `enabled: false`).
-        self.declares_triggers = bool(sensor.data.get("triggers"))
-        block = sensor.data.get("command") if self.kind == "command" else None
-        self.output: str | None = (block or {}).get("output", "json") if self.kind == "command" else None
+        self.declares_triggers = bool(fields.triggers)
+        block = fields.command if self.kind == "command" else None
+        self.output: str | None = (block.output if block is not None else "json") if self.kind == "command" else None
         #: How a streaming command's stdout is read (the daemon's stream kind, `attend test`'s `records:`): each
         #: line's format (None: no stream) and its longest line in bytes (the spec's default for any other sensor).
-        stream = block if self.output == "stream" and isinstance(block, dict) else None
-        self.stream_format: str | None = str(stream.get("stream_format") or "json") if stream is not None else None
-        self.max_line: int = int(stream.get("max_line") or DEFAULT_MAX_LINE) if stream is not None else DEFAULT_MAX_LINE
+        stream = block if self.output == "stream" else None
+        self.stream_format: str | None = stream.stream_format if stream is not None else None
+        self.max_line: int = stream.max_line if stream is not None else DEFAULT_MAX_LINE
         self.lane, self.lane_note = effective_lane(sensor, triggers)
         #: More than `digest.over` fires in one poll become one line (compiler/digest.py); None without.
-        self.digest = compile_digest(sensor.data.get("digest"))
+        self.digest = compile_digest(fields.digest)
         #: Trigger name → the triggers its fire supersedes in the same poll (compiler/findings.py).
         self.supersedes: dict[str, tuple[str, ...]] = {
-            str(name): tuple(str(t) for t in definition.get("supersedes") or ())
-            for name, definition in (sensor.data.get("triggers") or {}).items()
-            if isinstance(definition, dict) and definition.get("supersedes") and str(name) in triggers
+            t.name: t.supersedes for t in fields.triggers if t.supersedes and t.name in triggers
         }
         #: `project` (one poll for every session) or `session` (one poll per live session, DESIGN.md, Delivery).
-        self.scope: str = str(sensor.data.get("scope") or "project")
+        self.scope: str = fields.scope
         #: The trigger names its fires can carry: the triggers turned on, `digest` with a digest, `lines` for a
         #: lines-protocol command without triggers (what a test file's `expect` may name).
         self.fire_triggers: frozenset[str] = (
@@ -222,15 +222,15 @@ def evaluate_triggers(
     return out
 
 
-def effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[str, str]:
+def effective_lane(sensor: MergedSensor, triggers: dict[str, CompiledTrigger]) -> tuple[str, str]:
     """The lane a sensor runs on, and a note saying why when that is not simply its declared lane."""
-    declared = sensor.data.get("lane", "event")
+    declared = sensor.ir.lane
     if declared != "message":
         return declared, ""
-    if sensor.data.get("lane_exception"):
+    if sensor.ir.lane_exception:
         origin = sensor.origin("lane_exception")
         if origin is None or origin.layer == "shipped":
-            return "message", f"message lane without author by {sensor.data['lane_exception']} (shipped exception)"
+            return "message", f"message lane without author by {sensor.ir.lane_exception} (shipped exception)"
         return "event", "lane_exception is honoured in shipped files only; running on the event lane"
     missing = [name for name, t in triggers.items() if t.ir.author is None]
     if not triggers:
@@ -240,8 +240,8 @@ def effective_lane(sensor: Any, triggers: dict[str, CompiledTrigger]) -> tuple[s
     return "message", ""
 
 
-def compile_sensor(sensor: Any) -> CompiledSensor:
-    """Compile a validated spec sensor (`attend.spec.loaded.MergedSensor`).
+def compile_sensor(sensor: MergedSensor) -> CompiledSensor:
+    """Compile a validated spec sensor.
 
     Raises:
         CompileError: the first trigger problem, positioned in the sensor's file.
@@ -249,24 +249,15 @@ def compile_sensor(sensor: Any) -> CompiledSensor:
     from attend.compiler.diagnostics import origins_by_trigger
     from attend.grammar import parse_trigger
 
-    raw = sensor.data.get("triggers") or {}
-    if not isinstance(raw, dict):
-        raise CompileError("`triggers` must be a mapping of trigger name → trigger", field="triggers", code="wrong-type")
+    fields = sensor.ir
     by_trigger = origins_by_trigger(sensor.origins)
-    flap = sensor_flap(sensor.data.get("flap"))
     triggers = {
-        str(name): CompiledTrigger(parse_trigger(definition, str(name), by_trigger.get(str(name), {})), flap,
-                                   stream=is_stream(sensor.data))
-        for name, definition in raw.items()
-        if not (isinstance(definition, dict) and definition.get("enabled") is False)  # turned off: not evaluated
+        t.name: CompiledTrigger(parse_trigger(t.definition, t.name, by_trigger.get(t.name, {})), fields.flap,
+                                stream=fields.is_stream)
+        for t in fields.triggers
+        if t.enabled  # turned off: not evaluated
     }
     return CompiledSensor(sensor, triggers)
-
-
-def is_stream(data: Any) -> bool:
-    """Whether a merged sensor document is a streaming command (`command.output: stream`)."""
-    block = data.get("command") if isinstance(data, dict) and data.get("kind") == "command" else None
-    return isinstance(block, dict) and block.get("output") == "stream"
 
 
 class Framer:
@@ -338,10 +329,3 @@ def read_record(line: str, stream_format: str = "json", max_line: int = DEFAULT_
         return read_json(line, cap=max_line, cap_name="max_line")
     except MalformedResult as exc:
         raise MalformedOutput(exc.message) from None
-
-
-def sensor_flap(raw: Any) -> Any:
-    """The sensor's `flap:` as an `ir.Flap` (None when absent); its triggers' own `flap:` override it."""
-    from attend.grammar import read_flap
-
-    return read_flap(raw)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from attend.errors import AttendError, Diagnostic, reason
-from attend.spec.schema import DEFAULT_MAX_LINE, NAME_PATTERN, NAME_RE
+from attend.spec.schema import DEFAULT_INTERVAL, DEFAULT_MAX_LINE, NAME_PATTERN, NAME_RE
 from attend.text import printable
 
 __all__ = ["CheckedPoll", "TestFileResult", "match_fires", "run_test_file"]
@@ -327,7 +327,7 @@ def run_test_file(path: Path, project_dir: Path, env: dict[str, str] | None = No
             return result
         result.layers = [f"{f.layer} {f.path}" for f in sensor.files]
         compiled = compile_sensor(sensor)
-        interval = float(sensor.data.get("interval") or 60.0)
+        interval = sensor.ir.interval or DEFAULT_INTERVAL
         states: dict[str, Any] | None = None
         now: float | None = None
         for index, poll in enumerate(polls):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from attend.grammar.expressions import parse_path, parse_property, parse_template, regex_problem, split_dotted
 from attend.grammar.simple import GLOB_CHARS, has_glob
-from attend.grammar.triggers import parse_trigger, parse_trigger_collecting, read_flap
+from attend.grammar.triggers import parse_trigger, parse_trigger_collecting
 
 __all__ = [
     "GLOB_CHARS",
@@ -19,7 +19,6 @@ __all__ = [
     "parse_template",
     "parse_trigger",
     "parse_trigger_collecting",
-    "read_flap",
     "regex_problem",
     "split_dotted",
 ]

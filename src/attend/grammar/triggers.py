@@ -1,5 +1,5 @@
 """One trigger's YAML mapping → `ir.Trigger` (ADR-403 §3), applying the bare-value rules of DESIGN.md
-("Trigger semantics"); its expressions are parsed by `grammar.expressions`. Also `read_flap`, a `flap:` block.
+("Trigger semantics"); its expressions are parsed by `grammar.expressions`.
 """
 
 from __future__ import annotations
@@ -127,13 +127,13 @@ class _TriggerReader:
             on=on,
             key=key,
             where=where,
-            magnitude=_number(d.get("magnitude"), 1.0),
+            magnitude=ir.finite_number(d.get("magnitude"), 1.0),
             description=template,
             author=author,
             initial=initial if initial in ("baseline", "fire") else "baseline",
-            hold=_number(d.get("for"), 0.0) or None,
+            hold=ir.finite_number(d.get("for"), 0.0) or None,
             clear_where=clear_where,
-            flap=read_flap(d.get("flap")),
+            flap=ir.read_flap(d.get("flap")),
         )
 
     def _path(self, d: Mapping[str, Any]) -> ir.Path | None:
@@ -213,32 +213,6 @@ class _TriggerReader:
         elif isinstance(operand, list):
             operand = tuple(operand)
         return ir.Test(op=op, operand=operand, bare=bare)  # type: ignore[arg-type]  # op is in ir.OPERATORS (above)
-
-def _number(value: Any, default: float) -> float:
-    """`value` as a float when it is a finite number float can hold (the spec bounds it far lower), else `default`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return default
-    if isinstance(value, int) and abs(value) > 2**1023:
-        return default
-    number = float(value)
-    return number if number >= 0 and number != float("inf") else default
-
-
-def read_flap(raw: Any) -> ir.Flap | None:
-    """`flap:` of a validated sensor or trigger (`false` or `{limit, window}`, `window` in seconds) → `ir.Flap`.
-
-    `false` turns detection off (limit 0); a missing `limit` or `window` is -1 here and filled in by
-    the compiler from the sensor's `flap:` and the defaults (spec.schema.DEFAULT_FLAP). Absent (or
-    anything the spec refuses) is None.
-    """
-    if raw is False:
-        return ir.Flap(limit=0, window=0.0)
-    if not isinstance(raw, Mapping):
-        return None
-    limit, window = raw.get("limit", -1), raw.get("window")
-    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit <= 2**31 else -1
-    return ir.Flap(limit=limit, window=_number(window, -1.0) or -1.0)
-
 
 def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins: Mapping[tuple[str, ...], Any] | None = None) -> ir.Trigger:
     """Turn one trigger's mapping into an `ir.Trigger`.

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import trio
+
+from attend import ir
 
 __all__ = [
     "DECAY_FACTOR",
@@ -51,14 +53,13 @@ class CadenceParams:
     decay_threshold: int
 
     @classmethod
-    def from_sensor_data(cls, data: dict[str, Any]) -> CadenceParams:
-        """The cadence fields of a merged sensor document (durations already in seconds)."""
-        interval = max(float(data.get("interval", 60.0)), MIN_POLL_GAP)
-        min_interval = float(data.get("min_interval", interval))
+    def of(cls, fields: ir.Sensor) -> CadenceParams:
+        """The cadence fields of a sensor (`MergedSensor.ir`), bounded below by `MIN_POLL_GAP`."""
+        interval = max(fields.interval, MIN_POLL_GAP)
         return cls(
             interval=interval,
-            min_interval=max(min(min_interval, interval), MIN_POLL_GAP),
-            decay_threshold=int(data.get("decay_threshold", 3)),
+            min_interval=max(min(fields.min_interval, interval), MIN_POLL_GAP),
+            decay_threshold=fields.decay_threshold,
         )
 
 

@@ -94,6 +94,7 @@ def project_shipped(shipped: Path, projection: Path) -> None:
 
 
 def _fingerprint(sensor: Any) -> str:
+    # the whole document as written (not its fields): any change to the file is a change to run
     return hashlib.sha256(json.dumps(sensor.data, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -111,7 +112,7 @@ class RunningSensor:
     @property
     def terms(self) -> SensorTerms:
         """The sensor's effective lane and emission threshold, for the discloser."""
-        return SensorTerms.of(self.compiled.lane, self.compiled.sensor.data)
+        return SensorTerms.of(self.compiled.lane, self.compiled.sensor.ir)
 
 
 class Daemon:
@@ -175,7 +176,7 @@ class Daemon:
         # A sensor that does not run now (disabled, with observations still pending) discloses on the
         # lane it would run on: the compiler's effective lane, not the one its file declares.
         compiled, _ = compiled_or_error(sensor)
-        return None if compiled is None else SensorTerms.of(compiled.lane, sensor.data)
+        return None if compiled is None else SensorTerms.of(compiled.lane, sensor.ir)
 
     # -- start-up and reload -------------------------------------------------------------------------
 
@@ -244,7 +245,7 @@ class Daemon:
         if compiled is None:
             self._keep_or_record(name, "invalid", compile_error)
             return
-        CadenceParams.from_sensor_data(compiled.sensor.data)  # raises here, not in the sensor's task
+        CadenceParams.of(compiled.sensor.ir)  # raises here, not in the sensor's task
         self.file_errors_logged.pop(name, None)  # valid again: a later error is news
         fingerprint = _fingerprint(sensor)
         current = self.running.get(name)
@@ -305,7 +306,7 @@ class Daemon:
         )
         # Say why only when the file's lane was not honoured; the shipped keepwarm exception keeps its
         # lane, and its note stays visible in `attend sensors` without a line at every start.
-        demoted = compiled.lane != compiled.sensor.data.get("lane", "event")
+        demoted = compiled.lane != compiled.sensor.ir.lane
         if demoted and compiled.lane_note and (compiled.name, compiled.lane_note) not in self.lane_notes_logged:
             self.lane_notes_logged.add((compiled.name, compiled.lane_note))
             self.log(f"sensor {compiled.name}: {compiled.lane_note}")
@@ -336,7 +337,7 @@ class Daemon:
 
     async def _sensor_loop(self, running: RunningSensor) -> None:
         compiled = running.compiled
-        params = CadenceParams.from_sensor_data(compiled.sensor.data)
+        params = CadenceParams.of(compiled.sensor.ir)
         if compiled.output == "stream":
             with running.scope:
                 await self._stream_loop(compiled, params)

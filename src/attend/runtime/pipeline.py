@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
+from attend import ir
 from attend.runtime.cadence import Cadence, CadenceParams, next_cadence
 from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.delivery import (
@@ -212,9 +213,9 @@ class SensorTerms:
     threshold: float = DEFAULT_THRESHOLD
 
     @classmethod
-    def of(cls, lane: str, data: Any) -> SensorTerms:
-        """The terms of a sensor on `lane` whose merged document is `data` (its `threshold`, or the default)."""
-        return cls(lane, float(data.get("threshold", DEFAULT_THRESHOLD)))
+    def of(cls, lane: str, fields: ir.Sensor) -> SensorTerms:
+        """The terms of a sensor (`MergedSensor.ir`) on `lane`: its `threshold`."""
+        return cls(lane, fields.threshold)
 
 
 class Discloser:

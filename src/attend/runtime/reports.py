@@ -34,9 +34,10 @@ DISABLED_STATE = "disabled"
 def _overrides(sensor: MergedSensor) -> list[str]:
     """Fields whose value relaxes a safety default, shown beside the sensor."""
     out = []
-    if (sensor.data.get("mcp") or {}).get("allow_unannotated"):
+    fields = sensor.ir
+    if fields.mcp is not None and fields.mcp.allow_unannotated:
         out.append("mcp.allow_unannotated")
-    if sensor.data.get("lane_exception"):
+    if fields.lane_exception:
         out.append("lane_exception")
     return out
 
@@ -52,7 +53,7 @@ def probe_state(compiled: CompiledSensor | None, record: dict[str, Any] | None) 
     from attend.runtime.mcp.policy import probe_problem, unprobed_message
     from attend.runtime.mcp.servers import McpSettings
 
-    settings = McpSettings(compiled.sensor.data.get("mcp"))
+    settings = McpSettings(compiled.sensor.ir.mcp)
     problem = probe_problem(record, settings.fingerprint)
     return None if problem is None else unprobed_message(compiled.name, problem, settings.resource is not None)
 
@@ -88,17 +89,17 @@ def sensor_row(
         "layer": sensor.layer,
         "file": str(sensor.file) if sensor.file else None,
         "enabled": sensor.enabled,
-        "description": sensor.data.get("description", ""),
+        "description": sensor.ir.description,
         "state": "ok",
         "message": "",
         "since": None,
         "last_poll": None,
         "next_poll": None,
-        "interval": sensor.data.get("interval"),
-        "lane": sensor.data.get("lane", "event"),
+        "interval": sensor.ir.interval,
+        "lane": sensor.ir.lane,
         "lane_note": "",
         "overrides": _overrides(sensor),
-        "requires": list(sensor.data.get("requires") or []),
+        "requires": list(sensor.ir.requires),
         "line_errors": [],
         "failures": 0,
         "running_last_good": False,

@@ -66,14 +66,14 @@ def presence_settings(project_dir: Path | str, env: Mapping[str, str]) -> Presen
     """The peers sensor's crate block merged over its layers; the shipped file's when the merged one is unusable
     (what `attend peers list` reads, so one setting changes the sensor and the listing)."""
     from attend.spec import layer_paths, load_paths, read_sensor_file
+    from attend.spec.reader import read_sensor
 
     shipped = layer_paths(project_dir, env).shipped / f"{PRESENCE_SENSOR}.yaml"
     try:
         sensor = load_paths([shipped], project_dir, env).sensors[PRESENCE_SENSOR]
-        return settings_from_crate(sensor.data.get("crate") or {}, env)
+        return settings_from_crate(sensor.ir.crate, env)
     except (KeyError, SensorConfigError, OSError):
-        data = read_sensor_file(shipped, "shipped").data or {}
-        return settings_from_crate(data.get("crate") or {}, env)
+        return settings_from_crate(read_sensor(read_sensor_file(shipped, "shipped").data or {}).crate, env)
 
 
 class PeersSensor:

@@ -158,7 +158,7 @@ def _errors(sensor: MergedSensor | None) -> list[Diagnostic]:
     if sensor is None:
         return []
     errors = [d for d in sensor.diagnostics if d.severity == Severity.ERROR]
-    if not errors and sensor.data:
+    if not errors and sensor.data:  # an edit is checked as a document (settings edits the document itself)
         errors.extend(expression_errors(sensor))
     return errors
 

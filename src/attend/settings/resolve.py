@@ -100,7 +100,11 @@ def raw_effective(sensor: MergedSensor) -> Any:
 
 
 def shown_document(sensor: MergedSensor) -> Any:
-    """The sensor as `get` and `list` show it: its effective data, with what the files set as written."""
+    """The sensor as `get` and `list` show it: its effective data, with what the files set as written.
+
+    Settings shows and edits the document itself, so it reads `MergedSensor.data` (key paths as written); what a
+    field does is read from `MergedSensor.ir` elsewhere.
+    """
     return merge_raw([sensor.data, raw_effective(sensor)])
 
 
@@ -139,7 +143,7 @@ def check_sensor_key(key: Key, sensor: MergedSensor | None, *, deep_trigger_must
             raise SettingsRefusal(f"unknown key {key}: {at} has no field {path[depth]!r}{hint}", EXIT_USAGE)
     if sensor is None or len(path) < 3 or path[0] != "triggers" or not deep_trigger_must_exist:
         return
-    triggers = sensor.data.get("triggers")
+    triggers = sensor.data.get("triggers")  # settings edits the document: its keys as written, not `sensor.ir`
     names = list(triggers) if isinstance(triggers, Mapping) else []
     if path[1] not in names:
         close = suggest(path[1], names)

@@ -1,7 +1,8 @@
 """What loading produces: sensor files, merged sensors with provenance, and the set of them (ADR-403 §2).
 
 These are the types every consumer of the spec shares (compiler, runtime, settings, the CLI). The code
-that fills them lives beside this module (`loading.py`, `layers.py`, `validate.py`).
+that fills them lives beside this module (`loading.py`, `layers.py`, `validate/`); `reader.py` reads a merged
+document's fields into `ir.Sensor` (`MergedSensor.ir`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from attend.records import field, record
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from typing import Any, Literal
+
+    from attend import ir
 
 from attend.errors import Diagnostic, Severity, Span, by_position
 
@@ -95,6 +98,18 @@ class MergedSensor:
     files: tuple[SensorFile, ...] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
     status: Literal["ok", "invalid", "refused"] = "ok"
+    #: `ir` once read (the document is never changed after merging).
+    read_fields: ir.Sensor | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ir(self) -> ir.Sensor:
+        """The sensor's fields as a typed record (`spec.reader.read_sensor`), what the compiler and the runtime
+        read; `data` is the document itself, for what shows or edits it."""
+        if self.read_fields is None:
+            from attend.spec.reader import read_sensor
+
+            self.read_fields = read_sensor(self.data)
+        return self.read_fields
 
     @property
     def layer(self) -> str:
@@ -109,13 +124,12 @@ class MergedSensor:
     @property
     def kind(self) -> str | None:
         """The sensor's kind (`crate`, `command` or `mcp`), when it has one."""
-        kind = self.data.get("kind")
-        return kind if isinstance(kind, str) else None
+        return self.ir.kind
 
     @property
     def enabled(self) -> bool:
         """Whether the merged sensor is enabled."""
-        return bool(self.data.get("enabled", True))
+        return self.ir.enabled
 
     def origin(self, *path: str) -> Origin | None:
         """The origin of the value at key path `path`, or None for a default."""

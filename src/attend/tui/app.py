@@ -25,6 +25,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from attend.ir import SensorTrigger
 from attend.redact import cut
 from attend.settings.keys import format_key
 from attend.settings.plans import NothingToUnset, render
@@ -276,21 +277,22 @@ class SensorsScreen(Screen[None]):
         fields.clear()
         self._fields = {}
         sensor = self.model.sensor(name)
-        triggers = sensor.data.get("triggers") or {}
         for field_row in self.model.fields(name):
             key = field_row.dotted
             path = field_row.path
             if path[0] == "triggers" and len(path) >= 2 and ("triggers", path[1]) not in [r.path for r in self._fields.values()]:
-                self._add_trigger_row(fields, name, path[1], triggers.get(path[1]) or {})
+                self._add_trigger_row(fields, name, path[1], sensor.ir.trigger(path[1]))
             self._fields[key] = field_row
             fields.add_row(*self._field_cells(field_row), key=key)
         if keep in self._fields:
             fields.move_cursor(row=list(self._fields).index(keep))
 
-    def _add_trigger_row(self, fields: DataTable[Any], name: str, trigger: str, definition: dict[str, Any]) -> None:
+    def _add_trigger_row(self, fields: DataTable[Any], name: str, trigger: str, declared: SensorTrigger | None) -> None:
         path = ("triggers", trigger)
         key = format_key(path)
-        enabled = definition.get("enabled", True) if isinstance(definition, dict) else True
+        enabled = declared is None or declared.enabled
+        # the settings editor shows the trigger as written: its `on` and `path` from the document
+        definition = declared.definition if declared is not None and isinstance(declared.definition, dict) else {}
         pending = self.model.pending_for(name, (*path, "enabled"))
         on = Text(f"trigger {trigger}: {'on' if enabled else 'off'}", style="bold" if enabled else "dim")
         if pending:
@@ -339,10 +341,10 @@ class SensorsScreen(Screen[None]):
             text.append(f"line error: {printable(str(err), one_line=True)}\n", style="red")
         if row.get("lane_note"):
             text.append(f"{printable(row['lane_note'], one_line=True)}\n", style="yellow")
-        if sensor is not None and sensor.data.get("kind") == "mcp":
+        if sensor is not None and sensor.ir.kind == "mcp":
             from attend.runtime.mcp.servers import describe_mcp
 
-            for name, said in describe_mcp(sensor.data.get("mcp")).items():  # explain's `mcp` lines
+            for name, said in describe_mcp(sensor.ir.mcp).items():  # explain's `mcp` lines
                 text.append(f"mcp {name}: {printable(said, one_line=True)}\n", style="dim")
         for shelf in row.get("shelves") or []:
             what = "shelved" if shelf.get("trigger") is None else f"trigger {shelf['trigger']} shelved"

@@ -21,6 +21,7 @@ from mcp_rig import GENEROUS, Behind, call_tool, free_port, polled_ok, serving
 
 from attend.runtime.kinds import PollContext
 from attend.runtime.mcp.servers import McpSettings
+from attend.spec.reader import read_mcp
 from waiting import wait_until
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def settings(server: Any) -> McpSettings:
-    return McpSettings({"server": server, "resource": TEXT_RESOURCE, "subscribe": True, "timeout": GENEROUS})
+    return McpSettings(read_mcp({"server": server, "resource": TEXT_RESOURCE, "subscribe": True, "timeout": GENEROUS}))
 
 
 async def wakes(woken: list[str], count: int) -> None:

@@ -14,13 +14,14 @@ from mcp_rig import GENEROUS, Behind, call_tool
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
 from attend.runtime.mcp.servers import McpSettings
+from attend.spec.reader import read_mcp
 
 if TYPE_CHECKING:
     from attend.runtime.mcp.pool import McpPool
 
 
 def settings(server: Any, tool: str = "list_items", **fields: Any) -> McpSettings:
-    return McpSettings({"server": server, "tool": tool, "timeout": GENEROUS, **fields})
+    return McpSettings(read_mcp({"server": server, "tool": tool, "timeout": GENEROUS, **fields}))
 
 
 async def document(ctx: PollContext, server: Any, tool: str = "list_items", **fields: Any) -> Any:
@@ -159,7 +160,7 @@ async def test_a_slow_tool_past_its_deadline_is_a_timeout(ctx: PollContext, pool
     server = behind.inline("slow", ATTEND_TEST_DELAY="60")
     await failure(ctx, server, "no_such_tool")  # start the server under the generous deadline first
     with pytest.raises(RuntimeFailure) as caught:
-        await call_tool(McpSettings({"server": server, "tool": "list_items", "timeout": 1.0}), ctx)
+        await call_tool(McpSettings(read_mcp({"server": server, "tool": "list_items", "timeout": 1.0})), ctx)
     assert caught.value.state == "timeout"
     assert "within 1s" in caught.value.message
 

@@ -17,6 +17,7 @@ from mcp_rig import GENEROUS, SERVERS, Behind, call_tool, free_port, mcp_sensor_
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
 from attend.runtime.mcp.servers import McpSettings
+from attend.spec.reader import read_mcp
 from waiting import wait_until
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def configure(ctx: PollContext, port: int) -> None:
 
 
 def settings() -> McpSettings:
-    return McpSettings({"server": "remote", "tool": "list_items", "timeout": GENEROUS})
+    return McpSettings(read_mcp({"server": "remote", "tool": "list_items", "timeout": GENEROUS}))
 
 
 async def test_a_remote_server_over_streamable_http_is_called_with_the_expanded_header(
@@ -176,7 +177,7 @@ def test_a_remote_server_of_another_transport_stays_unsupported(ctx: PollContext
 def sse_settings(port: int, token: str) -> McpSettings:
     """A sensor naming the SSE server inline, its token from ${REMOTE_TOKEN} (set to `token`)."""
     server = {"type": "sse", "url": f"http://127.0.0.1:{port}/sse", "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"}}
-    return McpSettings({"server": server, "tool": "list_items", "timeout": GENEROUS})
+    return McpSettings(read_mcp({"server": server, "tool": "list_items", "timeout": GENEROUS}))
 
 
 async def test_an_inline_sse_server_is_called_with_the_expanded_header(

@@ -14,13 +14,14 @@ from mcp_rig import GENEROUS, Behind, call_tool, mcp_sensor_yaml, polled_ok
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext
 from attend.runtime.mcp.servers import McpSettings, fingerprint
+from attend.spec.reader import read_mcp
 
 if TYPE_CHECKING:
     from attend.runtime.mcp.pool import McpPool
 
 
 def settings(server: Any, uri: str) -> McpSettings:
-    return McpSettings({"server": server, "resource": uri, "timeout": GENEROUS})
+    return McpSettings(read_mcp({"server": server, "resource": uri, "timeout": GENEROUS}))
 
 
 async def test_a_resource_is_read_as_the_json_of_its_text_an_unknown_one_is_exit_a_credential_error_auth_failed(
@@ -51,9 +52,9 @@ async def test_a_resource_is_read_as_the_json_of_its_text_an_unknown_one_is_exit
 
 
 def test_a_resource_sensors_fingerprint_names_its_uri_and_a_tool_sensors_stays_as_it_was() -> None:
-    tool = McpSettings({"server": "s", "tool": "list"})
+    tool = McpSettings(read_mcp({"server": "s", "tool": "list"}))
     assert tool.fingerprint == fingerprint("s", "list", {})
-    first, second = McpSettings({"server": "s", "resource": "a://1"}), McpSettings({"server": "s", "resource": "a://2"})
+    first, second = McpSettings(read_mcp({"server": "s", "resource": "a://1"})), McpSettings(read_mcp({"server": "s", "resource": "a://2"}))
     assert first.fingerprint != second.fingerprint
 
 

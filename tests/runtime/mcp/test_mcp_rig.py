@@ -12,6 +12,7 @@ from mcp_rig import GENEROUS, Behind, call_tool
 
 from attend.errors import RuntimeFailure
 from attend.runtime.mcp.servers import McpSettings
+from attend.spec.reader import read_mcp
 
 if TYPE_CHECKING:
     from attend.runtime.kinds import PollContext
@@ -37,11 +38,11 @@ async def test_a_wire_server_tool_that_raises_answers_an_error_result_as_the_sdk
     # servers/wire.py stands in for the SDK's server: a tool that raises (here: an argument it does not take)
     # is an error result naming the tool, so the call fails at once, not at its timeout; the session lives on.
     server = behind.inline("listing")
-    settings = McpSettings({"server": server, "tool": "environment", "args": {"nope": 1}, "timeout": GENEROUS})
+    settings = McpSettings(read_mcp({"server": server, "tool": "environment", "args": {"nope": 1}, "timeout": GENEROUS}))
     with trio.fail_after(GENEROUS / 3), pytest.raises(RuntimeFailure) as caught:
         await call_tool(settings, ctx)
     assert caught.value.state == "exit" and "Error executing tool environment" in caught.value.message
-    _, call = await call_tool(McpSettings({"server": server, "tool": "list_items", "timeout": GENEROUS}), ctx)
+    _, call = await call_tool(McpSettings(read_mcp({"server": server, "tool": "list_items", "timeout": GENEROUS})), ctx)
     assert call.document == {"items": [{"id": "a", "title": "first"}]}
     assert len(behind.starts()) == 1
 

@@ -57,8 +57,7 @@ class CrateInstance:
 
 
 def _config(compiled: CompiledSensor) -> dict[str, Any]:
-    block = compiled.sensor.data.get("crate") or {}
-    return {k: v for k, v in block.items() if k not in KIND_FIELDS}
+    return {k: v for k, v in compiled.sensor.ir.crate.items() if k not in KIND_FIELDS}
 
 
 def _instance(compiled: CompiledSensor, ctx: PollContext) -> CrateInstance | PollOutcome:
@@ -69,8 +68,8 @@ def _instance(compiled: CompiledSensor, ctx: PollContext) -> CrateInstance | Pol
     current = ctx.crate_instances.get(key)
     if isinstance(current, CrateInstance) and current.config == config:
         return current
-    source = compiled.sensor.data.get("source")
-    if not isinstance(source, str) or not source:
+    source = compiled.sensor.ir.source
+    if not source:
         return PollOutcome.failed("invalid", "a crate sensor needs `source`, its entry-point name in attend.sensors")
     try:
         cls = load_sensor_class(source)
@@ -96,13 +95,7 @@ def _instance(compiled: CompiledSensor, ctx: PollContext) -> CrateInstance | Pol
 
 def _timeout(compiled: CompiledSensor) -> float:
     """The crate block's `timeout` (a duration), else `CRATE_POLL_TIMEOUT`."""
-    from attend.spec.durations import parse_duration
-
-    value = (compiled.sensor.data.get("crate") or {}).get("timeout")
-    try:
-        return parse_duration(value) or CRATE_POLL_TIMEOUT if value is not None else CRATE_POLL_TIMEOUT
-    except ValueError:
-        return CRATE_POLL_TIMEOUT
+    return compiled.sensor.ir.crate_timeout or CRATE_POLL_TIMEOUT
 
 
 def _run(instance: CrateInstance, focus: Any) -> Any:

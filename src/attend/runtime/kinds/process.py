@@ -5,11 +5,12 @@ that could not start (`attend.children` starts and ends it)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from attend import ir
 from attend.runtime.kinds import PollContext
+from attend.spec.reader import command_block
 from attend.spec.schema import DEFAULT_COMMAND_TIMEOUT
 
 if TYPE_CHECKING:
@@ -49,12 +50,12 @@ SESSION_VAR = "ATTEND_SESSION"
 BRANCH_PLACEHOLDER = "{branch}"
 
 
-def branch_wake_on(data: Mapping[str, Any], project_dir: Path | str) -> list[str]:
+def branch_wake_on(fields: ir.Sensor, project_dir: Path | str) -> list[str]:
     """The HEAD file a polled command sensor whose argv names `{branch}` wakes on (a branch switch polls it at
     once; the daemon and `attend explain` both ask here); none for any other sensor."""
-    block = data.get("command") or {}
-    if (data.get("kind") != "command" or block.get("output") == "stream"
-            or not any(BRANCH_PLACEHOLDER in str(a) for a in block.get("argv") or [])):
+    block = fields.command
+    if (fields.kind != "command" or block is None or block.output == "stream"
+            or not any(BRANCH_PLACEHOLDER in a for a in block.argv)):
         return []
     from attend.sensors.git import git_dirs
 
@@ -79,10 +80,10 @@ def branch_argv(argv: list[str], project_dir: Path | str) -> list[str] | str:
 
 def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict[str, Any]:
     """The argv, environment, cwd, timeout and output cap of a command sensor, resolved."""
-    block = dict(compiled.sensor.data.get("command") or {})
+    block = compiled.sensor.ir.command or command_block({})
     env = dict(ctx.env)
-    env.update({str(k): str(v) for k, v in (block.get("env") or {}).items()})
-    argv = [str(a) for a in block.get("argv") or []]
+    env.update(block.env)
+    argv = list(block.argv)
     if ctx.session is not None:
         # A session-scoped poll: the session it is for, as `{session}` in argv and ATTEND_SESSION.
         env[SESSION_VAR] = ctx.session
@@ -90,7 +91,7 @@ def command_settings(compiled: CompiledSensor, ctx: PollContext) -> dict[str, An
     return {
         "argv": argv,
         "env": env,
-        "cwd": Path(ctx.project_dir) / str(block.get("cwd") or "."),
-        "timeout": float(block.get("timeout") or DEFAULT_TIMEOUT),
-        "max_output": int(block.get("max_output") or ctx.stdout_cap),
+        "cwd": Path(ctx.project_dir) / block.cwd,
+        "timeout": block.timeout,
+        "max_output": block.max_output or ctx.stdout_cap,
     }

@@ -257,11 +257,11 @@ class StreamSupervisor:
 
         self.compiled = compiled
         self.settings = command_settings(compiled, ctx)
-        block = compiled.sensor.data.get("command") or {}
+        block = compiled.sensor.ir.command
         self.max_line = compiled.max_line
         self.stream_format = compiled.stream_format or "json"
-        cursor_field = block.get("cursor")
-        self.cursor_fields: tuple[str, ...] | None = tuple(str(cursor_field).split(".")) if cursor_field else None
+        cursor_field = block.cursor if block is not None else None
+        self.cursor_fields: tuple[str, ...] | None = tuple(cursor_field.split(".")) if cursor_field else None
         self.cursor: str | None = None
         self.state = StreamState()
         if self.cursor_fields is not None and ctx.store is not None:

@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from attend import ir
 from attend.errors import RuntimeFailure, reason
 from attend.spec.headers import VAR_REFERENCE
+from attend.spec.reader import mcp_block
 from attend.spec.schema import DEFAULT_MCP_TIMEOUT
 
 __all__ = [
@@ -168,11 +170,11 @@ def server_label(server: Any) -> str:
     return label
 
 
-def describe_mcp(block: Any) -> dict[str, str]:
+def describe_mcp(block: ir.McpBlock | None) -> dict[str, str]:
     """How an mcp sensor polls, as explain and the TUI say it: its server, what it asks for, and whether it
-    subscribes (pure: nothing is resolved or started)."""
-    block = block if isinstance(block, Mapping) else {}
-    server = block.get("server")
+    subscribes (pure: nothing is resolved or started). An inline server is read as Claude Code's config is."""
+    block = block or mcp_block({})
+    server = block.server
     label = server_label(server)
     if isinstance(server, str):
         where = (f"{label!r}, looked up in ~/.claude.json (projects.<dir>.mcpServers, then mcpServers) and the "
@@ -189,16 +191,16 @@ def describe_mcp(block: Any) -> dict[str, str]:
     else:
         where = "(none)"
     out = {"server": where}
-    if block.get("resource") is not None:
-        out["reads"] = f"resource {block.get('resource')} (resources/read: read-only by nature, no readOnlyHint needed)"
+    if block.resource is not None:
+        out["reads"] = f"resource {block.resource} (resources/read: read-only by nature, no readOnlyHint needed)"
         out["subscribe"] = ("yes: read again as soon as the server reports the resource updated (subscriptions/listen "
                             "on protocol 2026-07-28, resources/subscribe on the 2025 revisions), no sooner than "
-                            "min_interval; interval is the fallback" if block.get("subscribe")
+                            "min_interval; interval is the fallback" if block.subscribe
                             else "no: polled at its cadence")
     else:
-        gate = ("allowed without readOnlyHint (allow_unannotated)" if block.get("allow_unannotated")
+        gate = ("allowed without readOnlyHint (allow_unannotated)" if block.allow_unannotated
                 else "it must declare readOnlyHint: true")
-        out["calls"] = f"tool {block.get('tool')} ({gate})"
+        out["calls"] = f"tool {block.tool} ({gate})"
     return out
 
 
@@ -393,19 +395,17 @@ class McpSettings:
 
     __slots__ = ("allow_unannotated", "args", "resource", "server", "subscribe", "timeout", "tool")
 
-    def __init__(self, block: Any) -> None:
-        block = block if isinstance(block, dict) else {}
-        self.server: Any = block.get("server")
-        self.tool: Any = block.get("tool")
+    def __init__(self, block: ir.McpBlock | None) -> None:
+        block = block or mcp_block({})
+        self.server: str | dict[str, Any] | None = block.server
+        self.tool: str | None = block.tool
         #: The URI a resource sensor reads (`resources/read`) instead of calling a tool; None for a tool sensor.
-        self.resource: Any = block.get("resource")
+        self.resource: str | None = block.resource
         #: Whether a resource sensor subscribes to its resource and reads it again on each update.
-        self.subscribe = bool(block.get("subscribe", False)) and self.resource is not None
-        args = block.get("args")
-        self.args: dict[str, Any] = dict(args) if isinstance(args, dict) else {}
-        self.allow_unannotated = bool(block.get("allow_unannotated", False))
-        timeout = block.get("timeout")
-        self.timeout = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else DEFAULT_TIMEOUT
+        self.subscribe = block.subscribe
+        self.args: dict[str, Any] = dict(block.args)
+        self.allow_unannotated = block.allow_unannotated
+        self.timeout = block.timeout
 
     @property
     def label(self) -> str:
@@ -425,4 +425,4 @@ class McpSettings:
 
 def sensor_settings(compiled: Any) -> McpSettings:
     """The `mcp:` block of a compiled sensor (no MCP SDK: `sensors fire` names the server with it)."""
-    return McpSettings(compiled.sensor.data.get("mcp"))
+    return McpSettings(compiled.sensor.ir.mcp)

@@ -52,7 +52,7 @@ def resolve_target(project_dir: Any, text: str) -> tuple[Any, str, str | None]:
     if sensor is None:
         known = ", ".join(sorted(sensor_set.sensors)) or "none"
         raise ShelfRefused(f"no sensor named {name!r} (known: {known})", EXIT_USAGE)
-    triggers = sensor.data.get("triggers") or {}
+    triggers = [t.name for t in sensor.ir.triggers]
     if trigger and trigger not in triggers:
         known = ", ".join(triggers) or "none"
         raise ShelfRefused(f"sensor {name!r} has no trigger {trigger!r} (triggers: {known})", EXIT_USAGE)

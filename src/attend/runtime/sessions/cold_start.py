@@ -34,10 +34,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.runtime.delivery import REPLY_HINT_META, priority
 from attend.runtime.sessions.seen import hint_item
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
 
 __all__ = ["COLD_START_WAIT", "ColdStart", "Line", "cold_start", "message_sensors", "summary_text"]
 
@@ -81,15 +84,15 @@ def summary_text(count: int) -> str:
     return f"{count} earlier message{'s' if count != 1 else ''} not shown; attend peers inbox"
 
 
-def message_sensors(project_dir: str | Path, env: Mapping[str, str]) -> list[Any]:
+def message_sensors(project_dir: str | Path, env: Mapping[str, str]) -> list[CompiledSensor]:
     """The project's enabled, runnable crate sensors whose source is `messages`, compiled."""
     from attend.runtime.runnable import compiled_or_error, runnable
     from attend.spec import load_set
 
     out = []
     for sensor in load_set(project_dir, env).sensors.values():
-        data = sensor.data
-        if data.get("kind") != "crate" or data.get("source") != MESSAGES_SOURCE or data.get("enabled") is False:
+        fields = sensor.ir
+        if fields.kind != "crate" or fields.source != MESSAGES_SOURCE or not fields.enabled:
             continue
         if not runnable(sensor):
             continue
@@ -100,7 +103,7 @@ def message_sensors(project_dir: str | Path, env: Mapping[str, str]) -> list[Any
 
 
 def cold_start(
-    compiled_sensors: list[Any], project_dir: str | Path, session: str, *, seen: set[str], now: float,
+    compiled_sensors: list[CompiledSensor], project_dir: str | Path, session: str, *, seen: set[str], now: float,
     env: Mapping[str, str] | None = None,
 ) -> ColdStart:
     """What `session`'s cold start shows: each messages sensor's items as its triggers render them.
@@ -121,7 +124,7 @@ def cold_start(
     out = ColdStart()
     passed: list[tuple[float, Line]] = []
     for compiled in compiled_sensors:
-        config = {k: v for k, v in (compiled.sensor.data.get("crate") or {}).items() if k != "timeout"}
+        config = {k: v for k, v in compiled.sensor.ir.crate.items() if k != "timeout"}
         try:
             sensor = MessagesSensor(config)
             result = sensor.poll(Focus(cwd=Path(project_dir), env=env))

@@ -130,8 +130,8 @@ def digest_rules(project_dir: Path | str, env: Mapping[str, str]) -> dict[str, A
 
     rules: dict[str, Any] = {}
     for name, loaded in load_set(project_dir, env).sensors.items():
-        if loaded.status == "ok" and isinstance(loaded.data.get("digest"), dict):
-            rules[name] = compile_digest(loaded.data["digest"])
+        if loaded.status == "ok" and loaded.ir.digest is not None:
+            rules[name] = compile_digest(loaded.ir.digest)
     return rules
 
 

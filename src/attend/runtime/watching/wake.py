@@ -46,7 +46,7 @@ def declared_wake_on(compiled: CompiledSensor, ctx: PollContext) -> tuple[list[s
     object exists once the sensor has polled, so the daemon asks again after each poll. Entries a
     project file set that point outside the project are refused (`PROJECT_OUTSIDE`).
     """
-    entries = [str(p) for p in compiled.sensor.data.get("wake_on") or []]
+    entries = list(compiled.sensor.ir.wake_on)
     refused: list[str] = []
     origin = compiled.sensor.origin("wake_on")
     if origin is not None and origin.layer == "project":
@@ -56,7 +56,7 @@ def declared_wake_on(compiled: CompiledSensor, ctx: PollContext) -> tuple[list[s
     if compiled.kind == "command":
         from attend.runtime.kinds.process import branch_wake_on
 
-        entries += branch_wake_on(compiled.sensor.data, ctx.project_dir)  # `{branch}` in argv: HEAD
+        entries += branch_wake_on(compiled.sensor.ir, ctx.project_dir)  # `{branch}` in argv: HEAD
     if compiled.kind == "crate":
         instance = ctx.crate_instances.get(ctx.state_key(compiled.name))
         declare = getattr(getattr(instance, "sensor", None), "wake_on", None)
