@@ -368,20 +368,31 @@ class Link:
         self.call(go, timeout)
 
     def entries(self, bucket: str) -> dict[str, bytes]:
-        """Every key of `bucket` and its value."""
+        """Every key of `bucket` and its value.
+
+        The bucket's stream lists its keys (its subjects), and each key's newest value is got directly, all at
+        once. Not nats-py's `watchall`: its marker for the end of the current keys came first now and then (when
+        the server had delivered them before the watcher asked how many were pending), so `peers list` or
+        `channels` was empty; and each watch left a consumer on the server for 5 minutes, so a busy server
+        refused new ones (`maximum consumers limit reached`) after about a thousand lists.
+        """
         async def go() -> dict[str, bytes]:
+            from nats.js.errors import KeyNotFoundError
+
             kv = await self._bucket(bucket)
-            watcher: KeyWatcher = await kv.watchall(ignore_deletes=True)
-            out: dict[str, bytes] = {}
-            try:
-                while True:
-                    entry = await watcher.updates(timeout=CALL_TIMEOUT)
-                    if entry is None:
-                        return out
-                    if entry.value is not None:
-                        out[entry.key] = entry.value
-            finally:
-                await watcher.stop()
+            js = await self._connect()
+            prefix = f"$KV.{bucket}."
+            info = await js.stream_info(f"KV_{bucket}", subjects_filter=f"{prefix}>")
+
+            async def value(key: str) -> bytes | None:
+                try:
+                    found: bytes | None = (await kv.get(key)).value
+                    return found
+                except KeyNotFoundError:  # removed (or gone past the TTL) since the listing
+                    return None
+            keys = [subject[len(prefix):] for subject in info.state.subjects or {}]
+            values = await asyncio.gather(*(value(key) for key in keys))
+            return {key: found for key, found in zip(keys, values, strict=True) if found is not None}
         return self.call(go)
 
     def update(self, bucket: str, key: str, change: Callable[[bytes | None], bytes | None]) -> None:
