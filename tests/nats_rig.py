@@ -70,7 +70,7 @@ class NatsServer:
         threading.Thread(target=read, args=(self.proc.stderr,), daemon=True).start()
         if not ready.wait(PATIENCE) or self.proc.poll() is not None:
             raise RuntimeError("nats-server did not start:\n" + "\n".join(self.log[-20:]))
-        if "--cluster" not in self.extra and not any(a in self.extra for a in ("--user", "--auth", "-c")):
+        if "--cluster" not in self.extra and not any(a in self.extra for a in ("--user", "--auth", "-c", "--tls")):
             self.wait_for_jetstream()
 
     def wait_for_jetstream(self) -> None:

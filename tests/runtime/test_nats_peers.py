@@ -509,6 +509,32 @@ def test_a_send_retried_after_it_was_stored_is_stored_once(machines, own_server)
     assert stream_texts(own_server) == ["only once please"]
 
 
+def test_the_stream_keeps_messages_on_file_within_its_stated_limits(machines, own_server) -> None:
+    """docs/peers.md, "What is stored where": file storage, 7 days, 1 GiB (the oldest going first), and no
+    message larger than attend's bound on a peer file; a retried send stored once within 10 minutes."""
+    import asyncio
+
+    import nats
+    from nats.js import api
+
+    from attend.bounds import MAX_PEER_MESSAGE_BYTES
+
+    laptop = machines("laptop", config=machine_config(own_server.url))
+    laptop.send("--to", str(laptop.home.project), "the stream is made by the first send")
+
+    async def config() -> api.StreamConfig:
+        nc = await nats.connect(own_server.url)
+        try:
+            return (await nc.jetstream().stream_info("ATTEND_PEERS")).config
+        finally:
+            await nc.close()
+    made = asyncio.run(config())
+    assert made.storage == api.StorageType.FILE and made.subjects == ["attend.peers.>"]
+    assert (made.max_age, made.max_bytes, made.discard) == (7 * 24 * 3600, 1 << 30, api.DiscardPolicy.OLD)
+    assert made.max_msg_size == MAX_PEER_MESSAGE_BYTES == 256 * 1024
+    assert made.duplicate_window == 600
+
+
 def test_an_nkey_seed_file_logs_in_and_a_token_from_the_environment_too_neither_ever_shown(machines, tmp_path) -> None:
     import os
 
@@ -543,3 +569,49 @@ def test_an_nkey_seed_file_logs_in_and_a_token_from_the_environment_too_neither_
         keyed.stop()
         token.stop()
 
+
+def _certificates(folder: Path) -> dict[str, Path]:
+    """A certificate authority, a server certificate for 127.0.0.1 and a client certificate it signed (openssl)."""
+    folder.mkdir()
+    made = {name: folder / name for name in ("ca.pem", "ca.key", "server.pem", "server.key", "client.pem",
+                                               "client.key")}
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=folder)
+    curve = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    openssl("req", "-x509", *curve, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=attend test CA",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    for name, extensions in (("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth"),
+                             ("client", "extendedKeyUsage=clientAuth")):
+        (folder / f"{name}.ext").write_text(extensions.replace("\\n", "\n") + "\nauthorityKeyIdentifier=keyid\n")
+        openssl("req", *curve, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN=attend test {name}")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", f"{name}.pem", "-days", "1", "-extfile", f"{name}.ext")
+    return made
+
+
+def test_tls_with_the_users_certificate_authority_and_client_certificate_connects_and_without_them_is_refused(
+        machines, tmp_path) -> None:
+    certs = _certificates(tmp_path / "certs")
+    guarded = NatsServer(tmp_path / "tls", "--tls", "--tlscert", str(certs["server.pem"]), "--tlskey",
+                         str(certs["server.key"]), "--tlscacert", str(certs["ca.pem"]), "--tlsverify")
+    try:
+        whole = (f"    tls_ca: {certs['ca.pem']}\n    tls_cert: {certs['client.pem']}\n"
+                 f"    tls_key: {certs['client.key']}\n")
+        laptop = machines("laptop", config=machine_config(guarded.url, extra=whole))
+        doctor = laptop.home.attend("doctor")
+        assert "ok   peers server: connected to 127.0.0.1" in doctor.stdout, doctor.stdout
+        mid = laptop.send("--to", str(laptop.home.project), "over tls")
+        assert not list((laptop.home.state / "attend" / "peers-spool").glob("*.json"))  # the server stored it
+        assert json.loads(laptop.peers("inbox", "--json", session="a").stdout)[0]["id"] == mid
+
+        # The server's certificate is not one the system trusts (the connection's words say so); and the server
+        # wants the client's (it ends the handshake: the connection is lost, all nats-py says).
+        for extra, words in (("", "certificate verify failed"), (f"    tls_ca: {certs['ca.pem']}\n", "connection lost")):
+            laptop.home.config_file.write_text(machine_config(guarded.url, extra=extra))
+            doctor = laptop.home.attend("doctor")
+            [line] = [x for x in doctor.stdout.splitlines() if "peers server:" in x]
+            assert line.startswith("FAIL peers server: unavailable: ") and words in line.lower(), line
+            assert "Traceback" not in doctor.stdout + doctor.stderr
+    finally:
+        guarded.stop()
