@@ -308,13 +308,16 @@ class AttendError(Exception):
 
 
 class AttendSyntaxError(AttendError):
-    """An expression (path, template, pattern) that does not parse."""
+    """An expression (path, template, pattern) that does not parse: `expression` is its text and `offset` the
+    0-based offset of the problem in it."""
 
     default_code = "syntax"
 
-    def __init__(self, message: str, *, expression: str = "", **kwargs: object) -> None:
-        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, expression: str = "", offset: int = 0, code: str | None = None,
+                 file: str | None = None, line: int = 1, col: int = 1) -> None:
+        super().__init__(message, code=code, file=file, line=line, col=col)
         self.expression = expression
+        self.offset = offset
 
 
 class PathSyntaxError(AttendSyntaxError):
@@ -324,13 +327,24 @@ class PathSyntaxError(AttendSyntaxError):
 
 
 class CompileError(AttendError):
-    """A trigger that cannot be compiled; `.field` names the trigger field at fault (e.g. ``where``)."""
+    """A trigger that cannot be compiled; `.field` names the trigger field at fault (e.g. ``where``).
+
+    A trigger reader's error also says where it stands: `keypath`, the key path of the value at fault in
+    the sensor document (`on_key`: its key rather than its value), and for a problem inside an expression,
+    the `expression` and the 0-based `offset` in it (None: the problem is the value itself, not a place in
+    it); compiler.diagnostics positions and excerpts it."""
 
     default_code = "compile"
 
-    def __init__(self, message: str, *, field: str | None = None, **kwargs: object) -> None:
-        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, message: str, *, field: str | None = None, code: str | None = None, file: str | None = None,
+                 line: int = 1, col: int = 1, keypath: tuple[str, ...] = (), expression: str = "",
+                 offset: int | None = None, on_key: bool = False) -> None:
+        super().__init__(message, code=code, file=file, line=line, col=col)
         self.field = field
+        self.keypath = keypath
+        self.expression = expression
+        self.offset = offset
+        self.on_key = on_key
 
 
 class RuntimeFailure(AttendError):

@@ -160,9 +160,9 @@ class Literal_:  # noqa: N801 - `Literal` is typing's; the IR name is public
 
 #: The reserved first names of a template reference; `$` is the item itself (`{$.value}` reads the
 #: item's field `value`, which `{value}` hides).
-TEMPLATE_ROOTS = ("value", "key", "previous")
 if TYPE_CHECKING:
     TemplateRoot: TypeAlias = Literal["item", "value", "key", "previous"]
+TEMPLATE_ROOTS: tuple[TemplateRoot, ...] = ("value", "key", "previous")
 
 
 @record(frozen=True, kw_only=True)
@@ -203,7 +203,9 @@ class Template:
 # ------------------------------------------------------------------------------------------- where
 
 #: The where operators (ADR-403 §8), in the order explain lists them.
-OPERATORS: tuple[str, ...] = ("equals", "not", "in", "contains", "like", "matches", "above", "below")
+if TYPE_CHECKING:
+    Operator: TypeAlias = Literal["equals", "not", "in", "contains", "like", "matches", "above", "below"]
+OPERATORS: tuple[Operator, ...] = ("equals", "not", "in", "contains", "like", "matches", "above", "below")
 
 
 @record(frozen=True, kw_only=True)
@@ -247,7 +249,7 @@ class Test:
     implied by a bare value rather than written out.
     """
 
-    op: Literal["equals", "not", "in", "contains", "like", "matches", "above", "below"]
+    op: Operator
     operand: Any
     bare: bool = False
     span: Span | None = _span()

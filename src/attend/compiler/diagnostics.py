@@ -101,24 +101,23 @@ def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, 
     file = err.file or fallback_file
     text = _file_text(file) if err.file else ""
     lines = _file_lines(file) if text else []
-    origin = origins.get(getattr(err, "keypath", ()))
-    if text and origin is not None and getattr(err, "on_key", False) and origin.key_line:
+    origin = origins.get(err.keypath)
+    if text and origin is not None and err.on_key and origin.key_line:
         # a where property is a mapping key; the origin records no style for keys, so look for a quote
         if origin.key_line <= len(lines) and lines[origin.key_line - 1][origin.key_col - 1 : origin.key_col] in ("'", '"'):
             err.col += 1
-    elif text and origin is not None and origin.style in ("'", '"') and hasattr(err, "offset") and err.line == origin.line:
+    elif text and origin is not None and origin.style in ("'", '"') and err.offset is not None and err.line == origin.line:
         if origin.line <= len(lines):
             raw = lines[origin.line - 1][origin.col :]  # after the opening quote
             err.col = origin.col + 1 + quoted_raw_offset(raw, origin.style, err.offset)
-    elif text and origin is not None and origin.style in ("|", ">") and hasattr(err, "offset"):
+    elif text and origin is not None and origin.style in ("|", ">") and err.offset is not None:
         moved = block_scalar_position(lines, origin.line, err.offset)
         if moved is not None:
             err.line, err.col = moved
     if text:
         detail = _excerpt(lines, err.line, err.col)
     else:
-        expression = getattr(err, "expression", "")
-        detail = caret_excerpt(expression, 1, getattr(err, "offset", 0) + 1) if expression else ""
+        detail = caret_excerpt(err.expression, 1, (err.offset or 0) + 1) if err.expression else ""
     return Diagnostic(file, err.line, err.col, err.code, err.message, detail=detail)
 
 

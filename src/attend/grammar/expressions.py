@@ -12,15 +12,29 @@ from pathlib import Path as _FsPath
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, Literal, Protocol, overload
+
+    from lark import Lark, Token, Tree
+    from lark.tree import Meta
 
 from attend import ir
 from attend.bounds import MAX_PLACEHOLDERS, MAX_TEMPLATE_CHARS, pattern_shape
 from attend.errors import AttendSyntaxError, PathSyntaxError, Span, line_col
 from attend.grammar.simple import READERS, has_glob, node_span, template_ref
 
+if TYPE_CHECKING:
+    #: What an expression parses to: a path, a template or a where property.
+    Expression = ir.Path | ir.Template | ir.PropertyPattern
+
+    class ExpressionTransformer(Protocol):
+        """The lark transformer of one expression (ToIR): its parse tree to its IR."""
+
+        def transform(self, tree: Tree[Token]) -> Expression: ...
+
+
 _GRAMMAR_FILE = _FsPath(__file__).with_name("attend.lark")
-_parser: Any = None
+_parser: Lark | None = None
 
 
 def _cache_file() -> str | bool:
@@ -50,7 +64,7 @@ def _cache_file() -> str | bool:
         return False
 
 
-def _lark() -> Any:
+def _lark() -> Lark:
     """The one LALR parser for all three start rules, built (or loaded from the cache) on first use."""
     global _parser
     if _parser is None:
@@ -164,16 +178,16 @@ class _Failure(Exception):
         self.text = text
 
 
-def _span_of(meta: Any, base: Span | None, text: str) -> Span | None:
+def _span_of(meta: Meta, base: Span | None, text: str) -> Span | None:
     if getattr(meta, "empty", True):
         return None
     return node_span(base, text, meta.start_pos, meta.end_pos)
 
 
-_transformer_class: Any = None
+_transformer_class: Callable[[str, Span | None], ExpressionTransformer] | None = None
 
 
-def _transformer(text: str, base: Span | None) -> Any:
+def _transformer(text: str, base: Span | None) -> ExpressionTransformer:
     """A transformer for one expression; its class is built once per process (lark wraps every
     method on class creation, which cost more than the parse itself when done per expression)."""
     global _transformer_class
@@ -182,11 +196,11 @@ def _transformer(text: str, base: Span | None) -> Any:
     return _transformer_class(text, base)
 
 
-def _build_transformer_class() -> Any:
-    from lark import Transformer, v_args
+def _build_transformer_class() -> Callable[[str, Span | None], ExpressionTransformer]:
+    from lark import Token, Transformer, v_args
 
     @v_args(meta=True)
-    class ToIR(Transformer):  # type: ignore[type-arg]  # its leaves and results are any IR node
+    class ToIR(Transformer[Token, "Expression"]):
         """Parse tree → IR nodes, with spans from lark's positions inside `text` (shifted by `base`)."""
 
         def __init__(self, text: str, base: Span | None) -> None:
@@ -195,44 +209,44 @@ def _build_transformer_class() -> Any:
             self._expr = text
             self._base = base
 
-        def _sp(self, meta: Any) -> Span | None:
+        def _sp(self, meta: Meta) -> Span | None:
             return _span_of(meta, self._base, self._expr)
 
-        def path(self, meta: Any, children: list[Any]) -> ir.Path:
+        def path(self, meta: Meta, children: list[Any]) -> ir.Path:
             return ir.Path(segments=tuple(children[1:]), span=self._sp(meta))
 
-        def child_name(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
+        def child_name(self, meta: Meta, children: list[Any]) -> ir.ChildSegment:
             name = children[1]
             return ir.ChildSegment(selector=ir.NameSelector(name=str(name), span=self._sp(meta)), span=self._sp(meta))
 
-        def child_wild(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
+        def child_wild(self, meta: Meta, children: list[Any]) -> ir.ChildSegment:
             return ir.ChildSegment(selector=ir.WildcardSelector(span=self._sp(meta)), span=self._sp(meta))
 
-        def child_bracket(self, meta: Any, children: list[Any]) -> ir.ChildSegment:
+        def child_bracket(self, meta: Meta, children: list[Any]) -> ir.ChildSegment:
             return ir.ChildSegment(selector=children[0], span=self._sp(meta))
 
-        def desc_name(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
+        def desc_name(self, meta: Meta, children: list[Any]) -> ir.DescendantSegment:
             return ir.DescendantSegment(selector=ir.NameSelector(name=str(children[1]), span=self._sp(meta)), span=self._sp(meta))
 
-        def desc_wild(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
+        def desc_wild(self, meta: Meta, children: list[Any]) -> ir.DescendantSegment:
             return ir.DescendantSegment(selector=ir.WildcardSelector(span=self._sp(meta)), span=self._sp(meta))
 
-        def desc_bracket(self, meta: Any, children: list[Any]) -> ir.DescendantSegment:
+        def desc_bracket(self, meta: Meta, children: list[Any]) -> ir.DescendantSegment:
             selector = children[1]
             return ir.DescendantSegment(selector=selector, span=self._sp(meta))
 
-        def sel_name(self, meta: Any, children: list[Any]) -> ir.NameSelector:
+        def sel_name(self, meta: Meta, children: list[Any]) -> ir.NameSelector:
             token = children[0]
             return ir.NameSelector(name=_unquote(str(token), token.start_pos, self._expr), span=self._sp(meta))
 
-        def sel_index(self, meta: Any, children: list[Any]) -> ir.IndexSelector:
+        def sel_index(self, meta: Meta, children: list[Any]) -> ir.IndexSelector:
             token = children[0]
             return ir.IndexSelector(index=_index(str(token), token.start_pos, self._expr), span=self._sp(meta))
 
-        def sel_wild(self, meta: Any, children: list[Any]) -> ir.WildcardSelector:
+        def sel_wild(self, meta: Meta, children: list[Any]) -> ir.WildcardSelector:
             return ir.WildcardSelector(span=self._sp(meta))
 
-        def template(self, meta: Any, children: list[Any]) -> ir.Template:
+        def template(self, meta: Meta, children: list[Any]) -> ir.Template:
             parts: list[ir.TemplatePart] = []
             for part in children:
                 # adjacent literal pieces (text, `{{`, `}}`) merge into one Literal_
@@ -242,26 +256,38 @@ def _build_transformer_class() -> Any:
                     parts.append(part)
             return ir.Template(parts=tuple(parts), span=self._sp(meta))
 
-        def text(self, meta: Any, children: list[Any]) -> ir.Literal_:
+        def text(self, meta: Meta, children: list[Any]) -> ir.Literal_:
             return ir.Literal_(text=str(children[0]), span=self._sp(meta))
 
-        def lbrace(self, meta: Any, children: list[Any]) -> ir.Literal_:
+        def lbrace(self, meta: Meta, children: list[Any]) -> ir.Literal_:
             return ir.Literal_(text="{", span=self._sp(meta))
 
-        def rbrace(self, meta: Any, children: list[Any]) -> ir.Literal_:
+        def rbrace(self, meta: Meta, children: list[Any]) -> ir.Literal_:
             return ir.Literal_(text="}", span=self._sp(meta))
 
-        def ref(self, meta: Any, children: list[Any]) -> ir.FieldRef:
+        def ref(self, meta: Meta, children: list[Any]) -> ir.FieldRef:
             ref = template_ref([str(c) for c in children if c.type == "FIELD"])
             if isinstance(ref, str):
                 raise _Failure(ref, meta.start_pos, self._expr)
             return ir.FieldRef(root=ref[0], fields=ref[1], span=self._sp(meta))
 
-        def property(self, meta: Any, children: list[Any]) -> ir.PropertyPattern:
+        def property(self, meta: Meta, children: list[Any]) -> ir.PropertyPattern:
             parts = tuple(str(c) for c in children if c.type == "PART")
             return ir.PropertyPattern(parts=parts, globbed=tuple(has_glob(p) for p in parts), span=self._sp(meta))
 
     return ToIR
+
+
+if TYPE_CHECKING:  # what each start rule parses to (the grammar's three)
+    @overload
+    def _parse(text: str, start: Literal["path"], span: Span | None, error: type[AttendSyntaxError],
+               code: str) -> ir.Path: ...
+    @overload
+    def _parse(text: str, start: Literal["template"], span: Span | None, error: type[AttendSyntaxError],
+               code: str) -> ir.Template: ...
+    @overload
+    def _parse(text: str, start: Literal["property"], span: Span | None, error: type[AttendSyntaxError],
+               code: str) -> ir.PropertyPattern: ...
 
 
 def _parse(text: str, start: str, span: Span | None, error: type[AttendSyntaxError], code: str) -> Any:
@@ -303,7 +329,7 @@ def _parse_with_lark(
     span: Span | None,
     error: type[AttendSyntaxError],
     code: str,
-) -> Any:
+) -> Expression:
     """The grammar's own parse (every shape, every error message)."""
     from lark.exceptions import LarkError, VisitError
 
@@ -332,12 +358,9 @@ def _positioned(
     """An error at character `offset` of `text`, shifted into the file when `span` is given."""
     if span is None:
         line, col = line_col(text, offset)
-        exc = error(message, code=code, line=line, col=col, expression=text)
-    else:
-        at = span.shifted(text, offset)
-        exc = error(message, code=code, file=at.file, line=at.line, col=at.col, expression=text)
-    exc.offset = offset  # type: ignore[attr-defined]
-    return exc
+        return error(message, code=code, line=line, col=col, expression=text, offset=offset)
+    at = span.shifted(text, offset)
+    return error(message, code=code, file=at.file, line=at.line, col=at.col, expression=text, offset=offset)
 
 
 def parse_path(text: str, span: Span | None = None) -> ir.Path:

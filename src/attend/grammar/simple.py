@@ -145,8 +145,9 @@ def template_ref(names: list[str]) -> tuple[ir.TemplateRoot, tuple[str, ...]] | 
         # {value} is the item, so {value.x} meant the item's x; {key} is not, so {key.x} meant its `key`
         field = ".".join(names[1:] if first == "value" else names)
         return f"{{{first}}} takes no fields; to read the item's field write {{$.{field}}}"
-    if first in ir.TEMPLATE_ROOTS:
-        return first, tuple(names[1:])  # type: ignore[return-value]
+    root = next((r for r in ir.TEMPLATE_ROOTS if r == first), None)
+    if root is not None:
+        return root, tuple(names[1:])
     return "item", tuple(names)
 
 

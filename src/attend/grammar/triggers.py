@@ -46,10 +46,10 @@ class _TriggerReader:
         origin = self.origins.get(keypath)
         if origin is not None:
             span = origin.key_span if key else origin.span
-            exc = CompileError(message, field=field, code=code, file=span.file, line=span.line, col=span.col)
+            exc = CompileError(message, field=field, code=code, file=span.file, line=span.line, col=span.col,
+                               keypath=keypath)
         else:
-            exc = CompileError(message, field=field, code=code)
-        exc.keypath = keypath  # type: ignore[attr-defined]
+            exc = CompileError(message, field=field, code=code, keypath=keypath)
         self._raise(exc)
 
     @property
@@ -78,19 +78,15 @@ class _TriggerReader:
     def positioned(self, message: str, code: str, field: str, keypath: tuple[str, ...], text: str, offset: int, *, key: bool = False) -> None:
         """Record (or raise) an error at character `offset` of the expression `text`."""
         file, line, col = self._locate(keypath, text, offset, key=key)
-        err = CompileError(message, field=field, code=code, file=file, line=line, col=col)
-        err.keypath = keypath  # type: ignore[attr-defined]
-        err.expression = text  # type: ignore[attr-defined]
-        err.offset = offset  # type: ignore[attr-defined]
-        err.on_key = key  # type: ignore[attr-defined]
-        self._raise(err)
+        self._raise(CompileError(message, field=field, code=code, file=file, line=line, col=col, keypath=keypath,
+                                 expression=text, offset=offset, on_key=key))
 
     def expression(self, parser: Callable[..., Any], text: str, *, field: str, keypath: tuple[str, ...], key: bool = False) -> Any:
         """Parse one expression; on failure record a CompileError positioned inside the scalar."""
         try:
             return parser(text)
         except AttendSyntaxError as exc:
-            self.positioned(exc.message, exc.code, field, keypath, text, getattr(exc, "offset", 0), key=key)
+            self.positioned(exc.message, exc.code, field, keypath, text, exc.offset, key=key)
             return None
 
     # -- the trigger
@@ -187,7 +183,8 @@ class _TriggerReader:
 
     def _test(self, op: str, operand: Any, keypath: tuple[str, ...], *, bare: bool) -> ir.Test | None:
         field = keypath[0]
-        if op not in ir.OPERATORS:
+        operator = next((o for o in ir.OPERATORS if o == op), None)
+        if operator is None:
             self.fail(f"unknown operator `{op}` (expected one of {', '.join(ir.OPERATORS)})", field=field, code="operator", keypath=keypath, key=True)
             return None
         if op in _NUMERIC_OPERATORS:
@@ -212,7 +209,7 @@ class _TriggerReader:
             operand = ir.ValuePattern(text=operand, mode="glob" if op == "like" else "regex")
         elif isinstance(operand, list):
             operand = tuple(operand)
-        return ir.Test(op=op, operand=operand, bare=bare)  # type: ignore[arg-type]  # op is in ir.OPERATORS (above)
+        return ir.Test(op=operator, operand=operand, bare=bare)
 
 def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins: Mapping[tuple[str, ...], Any] | None = None) -> ir.Trigger:
     """Turn one trigger's mapping into an `ir.Trigger`.
