@@ -56,7 +56,7 @@ from attend.runtime.governor import governor_params
 from attend.runtime.kinds import PollContext, PollOutcome
 from attend.runtime.pipeline import Discloser, SensorTerms, record_poll
 from attend.runtime.runnable import compiled_or_error, first_error, runnable
-from attend.runtime.sessions.printer import STALE_TEST_FIRE, SessionPrinter
+from attend.runtime.sessions.printer import STALE_TEST_FIRE, Printer, SessionPrinter
 from attend.runtime.sessions.status import session_foci
 from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
@@ -136,7 +136,7 @@ class Daemon:
         stdout: TextIO,
         stderr: TextIO,
         clock: Clock = WALL_CLOCK,
-        printer: SessionPrinter | None = None,
+        printer: Printer | None = None,
     ) -> None:
         from attend.spec import layer_paths
 

@@ -127,7 +127,7 @@ async def serve_headless(
         with open(os.devnull, "w") as devnull:
             try:
                 daemon = Daemon(project_dir, env=env, stdout=devnull, stderr=stderr, clock=clock,
-                                printer=MutePrinter(stderr))  # type: ignore[arg-type]
+                                printer=MutePrinter(stderr))
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(daemon.run)
                     while True:

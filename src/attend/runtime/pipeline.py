@@ -40,7 +40,7 @@ from attend.runtime.kinds import PollOutcome, session_state_key
 from attend.runtime.noise.history import poll_trace
 from attend.runtime.noise.shelving import split_shelved
 from attend.runtime.observations import observations_from
-from attend.runtime.sessions.printer import SessionPrinter
+from attend.runtime.sessions.printer import Printer, SessionPrinter
 from attend.runtime.store import Observation, Store
 from attend.runtime.store.pending import UNCHANGED
 from attend.runtime.store.sensor_status import POLL_STATE
@@ -238,7 +238,7 @@ class Discloser:
         store: Store,
         terms: Callable[[str], SensorTerms | None],
         *,
-        printer: SessionPrinter | None = None,
+        printer: Printer | None = None,
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
         engagement: EngagementParams | None = None,

@@ -26,7 +26,7 @@ import socket
 import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import trio
 
@@ -45,7 +45,7 @@ from attend.runtime.sessions.seen import items_of
 from attend.runtime.store import Store
 from attend.runtime.store.bell import bell_address, bind_bell
 
-__all__ = ["JOURNAL_CHECK", "JOURNAL_FALLBACK", "STALE_TEST_FIRE", "SessionPrinter", "StreamClosed"]
+__all__ = ["JOURNAL_CHECK", "JOURNAL_FALLBACK", "STALE_TEST_FIRE", "Printer", "SessionPrinter", "StreamClosed"]
 
 #: How often a session without a bell looks for journal rows written by another process (seconds).
 JOURNAL_CHECK = 0.2
@@ -59,6 +59,23 @@ STALE_TEST_FIRE = 0.0
 
 class StreamClosed(Exception):
     """The session's stdout (or stderr) reader went away."""
+
+
+class Printer(Protocol):
+    """What the daemon and the discloser ask of the printer they print through: a session's `SessionPrinter`,
+    or a headless poller's `headless.MutePrinter`, which prints nothing."""
+
+    #: Where the low-priority lines and the daemon's own log go.
+    stderr: TextIO
+
+    def wake(self) -> None:
+        """Something may be new in the journal: look soon."""
+
+    def print_new(self) -> int:
+        """Print what is new now; how many lines were printed."""
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Print until cancelled (started once ready)."""
 
 
 class SessionPrinter:

@@ -70,7 +70,7 @@ class StoreConnection:
         make_state_folder(self.path.parent)
         self._clock = clock
         self._busy_timeout_ms = busy_timeout_ms
-        self._db = None  # type: ignore[assignment]
+        self._db = None  # type: ignore[assignment]  # None until opened: nothing reads it before
         #: Journal rows were written in the open transaction: the sessions' bells ring once it commits (bell.py).
         self._ring_after_commit = False
         try:
@@ -203,7 +203,7 @@ class StoreConnection:
         """Close the connection (idempotent)."""
         if self._db is not None:
             self._db.close()
-            self._db = None  # type: ignore[assignment]
+            self._db = None  # type: ignore[assignment]  # closed: nothing reads it after
 
     def __enter__(self) -> StoreConnection:
         return self
