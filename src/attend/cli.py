@@ -35,7 +35,8 @@ def _columns() -> int:
         columns = 0
     if columns <= 0:
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            stdout = sys.__stdout__  # None when attend started without one
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80
@@ -97,7 +98,9 @@ class _Parser(argparse.ArgumentParser):
                 action.required = True
 
     def error(self, message: str) -> Any:
-        required = argparse._("the following arguments are required: %s")  # type: ignore[attr-defined]  # its gettext
+        from gettext import gettext  # argparse's own translation of its words (imported by argparse already)
+
+        required = gettext("the following arguments are required: %s")
         if not self._relaxed and message.startswith(required[:-2]):
             raise _MissingRequired(message)
         super().error(message)

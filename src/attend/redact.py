@@ -132,10 +132,13 @@ def redact(text: str) -> str:
     """`text` with every credential the policy knows (and the user's patterns match) as `MARK`."""
     low = None
     for needles, lower, pattern in _RULES:
-        if lower and low is None:
-            low = text.lower()
-        where = low if lower else text
-        if any(needle in where for needle in needles):  # type: ignore[operator]
+        if lower:
+            if low is None:
+                low = text.lower()
+            where = low
+        else:
+            where = text
+        if any(needle in where for needle in needles):
             text = pattern.sub(_replace, text)
             if lower:
                 low = None  # the text changed

@@ -18,7 +18,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
 from attend.errors import Diagnostic, Severity, unforeseen
 from attend.spec.config import Config, load_config
@@ -134,11 +134,11 @@ def merge_sensor(files: Sequence[SensorFile], name: str | None = None) -> Merged
     good = tuple(f for f in files if f.data is not None)
     if files and files[0].data is not None:
         diagnostics.extend(validate_sensor(name, data, origins, good, fallback_file=str(files[0].path)))
-    status = "invalid" if any(d.severity == Severity.ERROR for d in diagnostics) or not good else "ok"
+    status: Literal["ok", "invalid"] = "invalid" if any(d.severity == Severity.ERROR for d in diagnostics) or not good else "ok"
     normalised = normalise(data) if good else {}
     normalised["name"] = name
     return MergedSensor(name=name, data=normalised, origins=origins, files=files, diagnostics=diagnostics,
-                  status=status)  # type: ignore[arg-type]
+                  status=status)
 
 
 def trust_command(project_dir: Path | str) -> str:

@@ -49,9 +49,9 @@ __all__ = [
 ]
 
 try:  # libyaml when present: the same events, an order of magnitude faster
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    _Loader: type[yaml.CSafeLoader] | type[yaml.SafeLoader] = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
 
 _TAG = "tag:yaml.org,2002:"
 #: The Python types a scalar with an explicit core tag (`!!int`, ...) may have.
@@ -284,8 +284,7 @@ def _yaml_error(exc: yaml.YAMLError, text: str, file: str) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     if mark is not None:
         line, col = mark.line + 1, mark.column + 1
-    elif isinstance(getattr(exc, "position", None), int):
-        position = exc.position  # type: ignore[attr-defined]
+    elif isinstance(position := getattr(exc, "position", None), int):
         if getattr(exc, "encoding", "unicode") != "unicode":  # libyaml counts UTF-8 bytes, not characters
             position = len(text.encode("utf-8")[:position].decode("utf-8", "replace"))
         line, col = line_col(text, position)
