@@ -20,7 +20,7 @@ from pathlib import Path
 
 from waiting import PATIENCE
 
-__all__ = ["NatsServer", "machine_config", "nats_server_binary"]
+__all__ = ["NatsServer", "machine_config", "nats_server_binary", "operator_mode"]
 
 
 def nats_server_binary() -> str:
@@ -161,3 +161,58 @@ class NatsCluster:
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+
+def operator_mode(folder: Path) -> tuple[Path, Path, Path]:
+    """A server configuration in operator mode (what `nsc` sets up: an operator, a system account, an account
+    with JetStream) and two user credentials files: (server.conf, a user of that account's `.creds`, a
+    `.creds` of a user signed by an account the server does not know). The JWTs are made here with nkeys
+    (NATS JWT v2: ed25519-nkey signatures by each issuer), the server loads the accounts from the file."""
+    import base64
+    import hashlib
+    import json
+    import time
+
+    import nkeys
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+    def keypair(prefix: int) -> tuple[bytes, nkeys.KeyPair, str]:
+        seed = nkeys.encode_seed(os.urandom(32), prefix)
+        pair = nkeys.from_seed(bytearray(seed))
+        return seed, pair, pair.public_key.decode()
+
+    def jwt(issuer: nkeys.KeyPair, subject: str, name: str, nats: dict) -> str:
+        claims = {"jti": "", "iat": int(time.time()), "iss": issuer.public_key.decode(), "name": name,
+                  "sub": subject, "nats": {**nats, "version": 2}}
+        claims["jti"] = base64.b32encode(hashlib.sha256(json.dumps(claims).encode()).digest()).decode().rstrip("=")
+        signed = b64(json.dumps({"typ": "JWT", "alg": "ed25519-nkey"}).encode()) + "." + b64(json.dumps(claims).encode())
+        return signed + "." + b64(issuer.sign(signed.encode()))
+
+    def user_creds(account: nkeys.KeyPair, name: str) -> Path:
+        seed, _, public = keypair(nkeys.PREFIX_BYTE_USER)
+        token = jwt(account, public, name, {"type": "user", "pub": {}, "sub": {}, "subs": -1, "data": -1,
+                                            "payload": -1})
+        path = folder / f"{name}.creds"
+        path.write_text(f"-----BEGIN NATS USER JWT-----\n{token}\n------END NATS USER JWT------\n\n"
+                        f"-----BEGIN USER NKEY SEED-----\n{seed.decode()}\n------END USER NKEY SEED------\n")
+        return path
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _, operator, operator_key = keypair(nkeys.PREFIX_BYTE_OPERATOR)
+    _, system, system_key = keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    _, account, account_key = keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    _, stranger, _ = keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    unlimited = {"subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1, "wildcards": True,
+                 "conn": -1, "leaf": -1, "mem_storage": -1, "disk_storage": -1, "streams": -1, "consumer": -1}
+    (folder / "operator.jwt").write_text(jwt(operator, operator_key, "op", {"type": "operator",
+                                                                           "system_account": system_key}))
+    accounts = {system_key: jwt(operator, system_key, "SYS", {"type": "account", "limits": {
+                    **unlimited, "mem_storage": 0, "disk_storage": 0}}),
+                account_key: jwt(operator, account_key, "attend", {"type": "account", "limits": unlimited})}
+    conf = folder / "server.conf"
+    conf.write_text(f'operator: "{folder / "operator.jwt"}"\nsystem_account: {system_key}\nresolver: MEMORY\n'
+                    "resolver_preload: {" + ", ".join(f'{k}: "{v}"' for k, v in accounts.items()) + "}\n")
+    return conf, user_creds(account, "ada"), user_creds(stranger, "mallory")
+

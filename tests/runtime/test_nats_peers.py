@@ -23,7 +23,7 @@ from daemon_rig import DaemonProcess, query, sensors_json, wait_until
 from tests.conftest import Home, run_in_process
 
 from attend.peers.mailbox import Mailbox
-from nats_rig import NatsServer, machine_config
+from nats_rig import NatsServer, machine_config, operator_mode
 
 pytestmark = pytest.mark.slow
 
@@ -615,3 +615,26 @@ def test_tls_with_the_users_certificate_authority_and_client_certificate_connect
             assert "Traceback" not in doctor.stdout + doctor.stderr
     finally:
         guarded.stop()
+
+
+def test_a_credentials_file_from_nsc_logs_in_and_one_of_an_account_the_server_does_not_know_is_refused(
+        machines, tmp_path) -> None:
+    conf, ada, mallory = operator_mode(tmp_path / "operator")
+    trusted = NatsServer(tmp_path / "trusted", "-c", str(conf))
+    try:
+        laptop = machines("laptop", config=machine_config(trusted.url, extra=f"    creds: {ada}\n"))
+        doctor = laptop.home.attend("doctor")
+        assert "ok   peers server: connected to 127.0.0.1" in doctor.stdout, doctor.stdout
+        mid = laptop.send("--to", str(laptop.home.project), "signed by ada")
+        assert not list((laptop.home.state / "attend" / "peers-spool").glob("*.json"))  # the server stored it
+        assert json.loads(laptop.peers("inbox", "--json", session="a").stdout)[0]["id"] == mid
+        seed = ada.read_text().split("-----BEGIN USER NKEY SEED-----\n")[1].split("\n")[0]
+        assert seed not in doctor.stdout + doctor.stderr
+
+        laptop.home.config_file.write_text(machine_config(trusted.url, extra=f"    creds: {mallory}\n"))
+        doctor = laptop.home.attend("doctor")
+        assert "FAIL peers server: auth_failed: Authorization Violation" in doctor.stdout, doctor.stdout
+        assert "Traceback" not in doctor.stdout + doctor.stderr
+    finally:
+        trusted.stop()
+
