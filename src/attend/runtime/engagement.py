@@ -115,7 +115,8 @@ def multiplier(fires: Sequence[float], now: float, params: EngagementParams) -> 
     if len(live) < params.relative_after:
         return 1.0
     delta = max(0.0, now - live[-1])
-    return max(1.0, 1.0 + (params.relative_peak - 1.0) * 0.5 ** (delta / params.relative_half_life))
+    decay: float = 0.5 ** (delta / params.relative_half_life)
+    return max(1.0, 1.0 + (params.relative_peak - 1.0) * decay)
 
 
 def readiness(

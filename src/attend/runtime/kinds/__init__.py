@@ -113,7 +113,7 @@ async def poll(compiled: CompiledSensor, ctx: PollContext) -> PollOutcome:
     if module_name is None:
         return PollOutcome.failed("invalid", f"unknown kind {compiled.kind!r}")
     module = importlib.import_module(module_name)
-    outcome = await module.poll(compiled, ctx)
+    outcome: PollOutcome = await module.poll(compiled, ctx)  # each kind's `poll` returns one
     if outcome.ok and compiled.kind != "command":  # a command's output went through results.read_json
         from attend.compiler.results import MalformedResult, admit
 

@@ -15,6 +15,7 @@ from attend.runtime.store.rows import BadRow, decoded, json_column
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
 
     from attend.vocab import FireOutcome
@@ -107,9 +108,10 @@ class PollHistoryRows(StoreConnection):
                 self._db.executemany("UPDATE poll_history SET trace = ?, open = ? WHERE id = ?", updates)
 
 
-def trace_from_row(row: Any) -> dict[str, Any]:
+def trace_from_row(row: sqlite3.Row) -> dict[str, Any]:
     """A `poll_history` row's trace; `BadRow` when it is not the JSON object attend wrote."""
-    return json_column(row, "trace", shape=dict)
+    trace: dict[str, Any] = json_column(row, "trace", shape=dict)  # shape=dict: an object
+    return trace
 
 
 def _history_kept() -> int:

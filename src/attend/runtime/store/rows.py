@@ -11,10 +11,11 @@ second, and `attend doctor` lists every one with its table and rowid (store/inte
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
+    from sqlite3 import Row
     from typing import Any, Literal, TypeVar, overload
 
     T = TypeVar("T")
@@ -26,7 +27,7 @@ class BadRow(ValueError):
     """A stored row that cannot be read back: the reason names the column."""
 
 
-def decoded(rows: Iterable[Any], decode: Callable[[Any], T]) -> Iterator[T]:
+def decoded(rows: Iterable[Row], decode: Callable[[Row], T]) -> Iterator[T]:
     """The rows `decode` reads, a row it refuses (`BadRow`) skipped."""
     for row in rows:
         try:
@@ -35,12 +36,12 @@ def decoded(rows: Iterable[Any], decode: Callable[[Any], T]) -> Iterator[T]:
             continue
 
 
-def json_column(row: Any, column: str, *, shape: type | None = None) -> Any:
+def json_column(row: Row | Mapping[str, object], column: str, *, shape: type | None = None) -> Any:
     """The JSON value in `row[column]`, read with the poll results' rules (bounded depth and integers,
     no NaN), and of type `shape` when given."""
     from attend.compiler.results import MalformedResult, read_json
 
-    value = row[column]
+    value: object = row[column]
     if not isinstance(value, str):
         raise BadRow(f"{column} is not JSON text")
     try:
@@ -52,7 +53,7 @@ def json_column(row: Any, column: str, *, shape: type | None = None) -> Any:
     return data
 
 
-def number(value: Any, what: str) -> float:
+def number(value: object, what: str) -> float:
     """`value` as a finite float (an int or a float, never a bool, text or an integer past float range)."""
     if value.__class__ is float:
         if math.isfinite(value):
@@ -65,19 +66,19 @@ def number(value: Any, what: str) -> float:
     raise BadRow(f"{what} is not a number")
 
 
-def optional_number(value: Any, what: str) -> float | None:
+def optional_number(value: object, what: str) -> float | None:
     """`number`, or None for NULL."""
     return None if value is None else number(value, what)
 
 
 if TYPE_CHECKING:  # the two ways to call it, for type checkers
     @overload
-    def integer(value: Any, what: str) -> int: ...
+    def integer(value: object, what: str) -> int: ...
     @overload
-    def integer(value: Any, what: str, *, optional: Literal[True]) -> int | None: ...
+    def integer(value: object, what: str, *, optional: Literal[True]) -> int | None: ...
 
 
-def integer(value: Any, what: str, *, optional: bool = False) -> int | None:
+def integer(value: object, what: str, *, optional: bool = False) -> int | None:
     """`value` as an int (None for NULL when `optional`)."""
     if value is None and optional:
         return None
@@ -88,12 +89,12 @@ def integer(value: Any, what: str, *, optional: bool = False) -> int | None:
 
 if TYPE_CHECKING:  # the two ways to call it, for type checkers
     @overload
-    def text(value: Any, what: str) -> str: ...
+    def text(value: object, what: str) -> str: ...
     @overload
-    def text(value: Any, what: str, *, optional: Literal[True]) -> str | None: ...
+    def text(value: object, what: str, *, optional: Literal[True]) -> str | None: ...
 
 
-def text(value: Any, what: str, *, optional: bool = False) -> str | None:
+def text(value: object, what: str, *, optional: bool = False) -> str | None:
     """`value` as text (None for NULL when `optional`)."""
     if value is None and optional:
         return None

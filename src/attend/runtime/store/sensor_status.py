@@ -19,7 +19,10 @@ from attend.runtime.store.rows import (
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 __all__ = ["LOAD_STATE", "POLL_STATE", "SensorStatus", "SensorStatusRows"]
 
@@ -134,7 +137,7 @@ class SensorStatusRows(StoreConnection):
 def status_from_row(row: sqlite3.Row, *, strict: bool = False) -> SensorStatus:
     """A status row. A column that does not hold what attend wrote reads as its default (the next poll
     writes it again), or, `strict`, raises `BadRow` (what `attend doctor` lists)."""
-    def read(column: str, decode: Any, default: Any) -> Any:
+    def read(column: str, decode: Callable[[object, str], T], default: T) -> T:
         try:
             return decode(row[column], column)
         except BadRow:
@@ -162,20 +165,23 @@ def status_from_row(row: sqlite3.Row, *, strict: bool = False) -> SensorStatus:
     )
 
 
-def _json(value: Any, column: str) -> Any:
-    return json_column({column: value}, column, shape=list)
-
-
-def _texts(value: Any, column: str) -> list[str]:
-    items = _json(value, column)
-    if not all(isinstance(e, str) for e in items):
-        raise BadRow(f"{column} is not a list of texts")
+def _json(value: object, column: str) -> list[object]:
+    items = json_column({column: value}, column, shape=list)
+    assert isinstance(items, list)  # shape=list
     return items
 
 
-def _times(value: Any, column: str) -> list[float]:
+def _texts(value: object, column: str) -> list[str]:
+    items = _json(value, column)
+    texts = [e for e in items if isinstance(e, str)]
+    if len(texts) != len(items):
+        raise BadRow(f"{column} is not a list of texts")
+    return texts
+
+
+def _times(value: object, column: str) -> list[float]:
     return [number(t, f"a time in {column}") for t in _json(value, column)]
 
 
-def _optional_text(value: Any, column: str) -> str | None:
+def _optional_text(value: object, column: str) -> str | None:
     return text(value, column, optional=True)
