@@ -17,6 +17,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any, Literal, TypeAlias
 
+    from attend.vocab import Kind, Lane, Scope
+
 from attend.errors import Span
 
 __all__ = [
@@ -466,13 +468,14 @@ class Sensor:
     `crate_timeout` (the crate block's `timeout`, which the crate kind reads as the poll's deadline).
 
     `lane` is the declared lane (the compiler's `effective_lane` may run it on the event lane); `crate` is the
-    compiled sensor's own block, free-form, given to its class as written.
+    compiled sensor's own block, free-form, given to its class as written. A `kind`, `lane` or `scope` outside
+    the vocabulary (`attend.vocab`: only in an invalid sensor) reads as None, `event` and `project`.
     """
 
     name: str
     spec: int | None
     description: str
-    kind: str | None
+    kind: Kind | None
     enabled: bool
     source: str | None
     version: str | None
@@ -481,8 +484,8 @@ class Sensor:
     decay_threshold: int
     wake_on: tuple[str, ...]
     threshold: float
-    lane: str
-    scope: str
+    lane: Lane
+    scope: Scope
     lane_exception: str | None
     requires: tuple[str, ...]
     flap: Flap | None

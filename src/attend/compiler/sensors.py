@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.compiler.digest import DIGEST_TRIGGER, compile_digest
 from attend.compiler.findings import fold_fires, supersede
@@ -26,6 +26,9 @@ from attend.errors import AttendError
 from attend.redact import shorten
 from attend.spec.loaded import MergedSensor
 from attend.spec.schema import DEFAULT_MAX_LINE
+
+if TYPE_CHECKING:
+    from attend.vocab import Kind, Lane, Scope
 
 __all__ = [
     "LINES_TRIGGER", "CompiledSensor", "Framer", "MalformedOutput", "SensorStep", "compile_sensor", "effective_lane", "evaluate_triggers",
@@ -88,7 +91,7 @@ class CompiledSensor:
         fields = sensor.ir
         self.name: str = sensor.name
         self.sensor = sensor
-        self.kind: str | None = fields.kind
+        self.kind: Kind | None = fields.kind
         self.triggers = triggers
         #: Whether the file declares triggers (all of them may be turned off with `enabled: false`).
         self.declares_triggers = bool(fields.triggers)
@@ -107,7 +110,7 @@ class CompiledSensor:
             t.name: t.supersedes for t in fields.triggers if t.supersedes and t.name in triggers
         }
         #: `project` (one poll for every session) or `session` (one poll per live session, DESIGN.md, Delivery).
-        self.scope: str = fields.scope
+        self.scope: Scope = fields.scope
         #: The trigger names its fires can carry: the triggers turned on, `digest` with a digest, `lines` for a
         #: lines-protocol command without triggers (what a test file's `expect` may name).
         self.fire_triggers: frozenset[str] = (
@@ -222,7 +225,7 @@ def evaluate_triggers(
     return out
 
 
-def effective_lane(sensor: MergedSensor, triggers: dict[str, CompiledTrigger]) -> tuple[str, str]:
+def effective_lane(sensor: MergedSensor, triggers: dict[str, CompiledTrigger]) -> tuple[Lane, str]:
     """The lane a sensor runs on, and a note saying why when that is not simply its declared lane."""
     declared = sensor.ir.lane
     if declared != "message":

@@ -21,32 +21,51 @@ from attend.spec.schema import (
     DEFAULT_MCP_TIMEOUT,
     SENSOR_SCHEMA,
 )
+from attend.vocab import KINDS, LANES, SCOPES
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+
+    from attend.vocab import Kind, Lane, Scope
 
 __all__ = ["command_block", "mcp_block", "read_command", "read_digest", "read_mcp", "read_sensor"]
 
 #: The schema's defaults the reader fills in where a value is missing or of the wrong type.
 _DECAY_THRESHOLD: int = SENSOR_SCHEMA["decay_threshold"]["meta"]["default"]
 _THRESHOLD: float = SENSOR_SCHEMA["threshold"]["meta"]["default"]
-_LANE: str = SENSOR_SCHEMA["lane"]["meta"]["default"]
-_SCOPE: str = SENSOR_SCHEMA["scope"]["meta"]["default"]
+_DEFAULT_LANE: Lane = next(lane for lane in LANES if lane == SENSOR_SCHEMA["lane"]["meta"]["default"])
+_DEFAULT_SCOPE: Scope = next(s for s in SCOPES if s == SENSOR_SCHEMA["scope"]["meta"]["default"])
 
 
-def _string(value: Any) -> str | None:
+def _kind(value: object) -> Kind | None:
+    """A kind of the vocabulary, or None."""
+    return next((k for k in KINDS if k == value), None)
+
+
+def _lane(value: object) -> Lane:
+    """A lane of the vocabulary, else the schema's default."""
+    return next((lane for lane in LANES if lane == value), _DEFAULT_LANE)
+
+
+def _scope(value: object) -> Scope:
+    """A scope of the vocabulary, else the schema's default."""
+    return next((s for s in SCOPES if s == value), _DEFAULT_SCOPE)
+
+
+
+
+def _string(value: object) -> str | None:
     """A string, or None."""
     return value if isinstance(value, str) else None
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """A non-empty string, or None."""
     return value if isinstance(value, str) and value else None
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     """An int or float (never a bool) as a float, or None (also for an int past float's range)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -56,22 +75,22 @@ def _number(value: Any) -> float | None:
         return None
 
 
-def _integer(value: Any) -> int | None:
+def _integer(value: object) -> int | None:
     """An int (never a bool), or None."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def _strings(value: object) -> tuple[str, ...]:
     """A list's entries as strings; () for anything else."""
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
-def read_command(block: Any) -> ir.CommandBlock | None:
+def read_command(block: object) -> ir.CommandBlock | None:
     """A `command:` block as its record (None when there is no block)."""
     return command_block(block) if isinstance(block, dict) else None
 
 
-def command_block(block: dict[str, Any]) -> ir.CommandBlock:
+def command_block(block: Mapping[str, object]) -> ir.CommandBlock:
     """A `command:` mapping as its record (`{}`: every default)."""
     env = block.get("env")
     return ir.CommandBlock(
@@ -87,12 +106,12 @@ def command_block(block: dict[str, Any]) -> ir.CommandBlock:
     )
 
 
-def read_mcp(block: Any) -> ir.McpBlock | None:
+def read_mcp(block: object) -> ir.McpBlock | None:
     """An `mcp:` block as its record (None when there is no block)."""
     return mcp_block(block) if isinstance(block, dict) else None
 
 
-def mcp_block(block: dict[str, Any]) -> ir.McpBlock:
+def mcp_block(block: Mapping[str, object]) -> ir.McpBlock:
     """An `mcp:` mapping as its record (`{}`: every default)."""
     server = block.get("server")
     resource = block.get("resource")
@@ -109,7 +128,7 @@ def mcp_block(block: dict[str, Any]) -> ir.McpBlock:
     )
 
 
-def read_digest(block: Any) -> ir.DigestBlock | None:
+def read_digest(block: object) -> ir.DigestBlock | None:
     """A `digest:` block as its record (None when there is none)."""
     if not isinstance(block, dict):
         return None
@@ -118,13 +137,13 @@ def read_digest(block: Any) -> ir.DigestBlock | None:
                           description=description if isinstance(description, str) else "")
 
 
-def _trigger(name: Any, definition: Any) -> ir.SensorTrigger:
+def _trigger(name: object, definition: object) -> ir.SensorTrigger:
     mapping = definition if isinstance(definition, dict) else {}
     return ir.SensorTrigger(name=str(name), enabled=mapping.get("enabled") is not False,
                             supersedes=_strings(mapping.get("supersedes")), definition=definition)
 
 
-def _crate_timeout(crate: dict[str, Any]) -> float | None:
+def _crate_timeout(crate: Mapping[str, object]) -> float | None:
     """The crate block's `timeout` in seconds; None when it sets none (or none that reads as a duration)."""
     value = crate.get("timeout")
     if value is None:
@@ -135,14 +154,13 @@ def _crate_timeout(crate: dict[str, Any]) -> float | None:
         return None
 
 
-def read_sensor(data: Mapping[str, Any]) -> ir.Sensor:
+def read_sensor(data: Mapping[str, object]) -> ir.Sensor:
     """The merged, normalised document of one sensor (`MergedSensor.data`) as its typed record."""
     interval = _number(data.get("interval"))
     interval = DEFAULT_INTERVAL if interval is None else interval
     min_interval = _number(data.get("min_interval"))
     decay = _integer(data.get("decay_threshold"))
     threshold = _number(data.get("threshold"))
-    lane = _string(data.get("lane"))
     triggers = data.get("triggers")
     crate = data.get("crate")
     crate = dict(crate) if isinstance(crate, dict) else {}
@@ -150,7 +168,7 @@ def read_sensor(data: Mapping[str, Any]) -> ir.Sensor:
         name=str(data.get("name", "")),
         spec=_integer(data.get("spec")),
         description=_string(data.get("description")) or "",
-        kind=_string(data.get("kind")),
+        kind=_kind(data.get("kind")),
         enabled=bool(data.get("enabled", True)),
         source=_text(data.get("source")),
         version=_text(data.get("version")),
@@ -159,8 +177,8 @@ def read_sensor(data: Mapping[str, Any]) -> ir.Sensor:
         decay_threshold=_DECAY_THRESHOLD if decay is None else decay,
         wake_on=_strings(data.get("wake_on")),
         threshold=_THRESHOLD if threshold is None else threshold,
-        lane=_LANE if lane is None else lane,
-        scope=_text(data.get("scope")) or _SCOPE,
+        lane=_lane(data.get("lane")),
+        scope=_scope(data.get("scope")),
         lane_exception=_text(data.get("lane_exception")),
         requires=_strings(data.get("requires")),
         flap=ir.read_flap(data.get("flap")),
