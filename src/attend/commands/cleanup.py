@@ -8,10 +8,20 @@ whether or not anything went; a state folder that cannot be used is exit 1.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.commands import reports_refusals
 from attend.text import json_text, printable_path
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from attend.commands import JsonArgs
+    from attend.runtime.cleanup import ProjectState
+
+    class CleanupArgs(JsonArgs, Protocol):
+        dry_run: bool
+        all: bool
 
 __all__ = ["main"]
 
@@ -21,7 +31,7 @@ TABLE_NAMES = {"trigger_state": "trigger states", "sensor_status": "sensor statu
                "session_seen": "seen items", "shelves": "shelves", "poll_history": "poll traces"}
 
 
-def _what(state: Any) -> str:
+def _what(state: ProjectState) -> str:
     parts = [f"{n:,} {TABLE_NAMES.get(table, table)}" for table, n in state.rows.items()]
     if state.files:
         parts.append(", ".join(path.name for path in state.files))
@@ -31,7 +41,7 @@ def _what(state: Any) -> str:
 
 
 @reports_refusals
-def main(args: Any) -> int:
+def main(args: CleanupArgs) -> int:
     from attend.runtime.cleanup import clean, survey
 
     states = survey(os.environ)

@@ -11,16 +11,20 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.commands import reports_refusals
 from attend.errors import EXIT_FAILED
 from attend.text import json_text, printable, printable_path
 
+if TYPE_CHECKING:
+    from attend.commands import JsonArgs
+    from attend.spec.loaded import SensorSet
+
 __all__ = ["main", "sensor_requirements"]
 
 
-def sensor_requirements(sensor_set: Any) -> dict[str, list[str]]:
+def sensor_requirements(sensor_set: SensorSet) -> dict[str, list[str]]:
     """The `requires:` of every sensor the runtime would run (enabled and runnable), by name."""
     from attend.runtime.runnable import runnable
 
@@ -34,7 +38,7 @@ def _names(sensors: list[str]) -> str:
 
 
 @reports_refusals
-def main(args: Any) -> int:
+def main(args: JsonArgs) -> int:
     from attend.settings.permissions import audit
     from attend.spec import load_set
 

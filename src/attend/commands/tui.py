@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.tui.app import SensorsApp
 from attend.tui.model import SensorsModel
 
+if TYPE_CHECKING:
+    from attend.commands import ProjectArgs
 
-def main(args: Any) -> int:
+
+def main(args: ProjectArgs) -> int:
     """`attend tui [--project DIR]`: open the sensors tab (`--project` makes edits write the project layer)."""
     from attend.runtime.store import StoreUnavailable
 

@@ -11,20 +11,33 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.commands import reports_refusals
 from attend.errors import EXIT_FAILED, EXIT_WRITE_FAILED
 from attend.text import json_text, printable_path
 
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Protocol
+
+    from attend.commands import JsonArgs
+    from attend.runtime.tune import Derived, Tuning
+    from attend.spec.loaded import LayerPaths
+
+    class TuneArgs(JsonArgs, Protocol):
+        projects: int | None
+        sessions: int | None
+        apply: bool
+
 __all__ = ["main"]
 
 
-def _seconds(value: Any) -> str:
+def _seconds(value: object) -> str:
     return "unset" if value is None else f"{value:g}s" if isinstance(value, int | float) else str(value)
 
 
-def _line(derived: Any) -> str:
+def _line(derived: Derived) -> str:
     low, high = derived.bounds
     if derived.measured is None:
         return f"{derived.key}: not derived (no {derived.statistic.split(' ', 1)[1]} in these transcripts)"
@@ -34,7 +47,7 @@ def _line(derived: Any) -> str:
             f"within {low:g}s..{high:g}s")
 
 
-def _apply(tuning: Any, paths: Any) -> Any:
+def _apply(tuning: Tuning, paths: LayerPaths) -> Path:
     """Write the derived settings into the user layer's config.yaml through `attend settings set`'s path
     (`plans.set_config`): every one is checked first, so a refused one leaves the file as it was; the file
     written."""
@@ -48,7 +61,7 @@ def _apply(tuning: Any, paths: Any) -> Any:
 
 
 @reports_refusals
-def main(args: Any) -> int:
+def main(args: TuneArgs) -> int:
     from attend.files import WriteFailed
     from attend.runtime.tune import PROJECTS, SESSIONS, derive
     from attend.spec import layer_paths, load_config
