@@ -119,8 +119,8 @@ def _per_poll() -> None:
         from attend.sensors.messages import MessagesSensor
 
         config = load_set(project, env).sensors["messages"].data["crate"]
-        sensor = MessagesSensor(config, env=env)
-        focus = Focus(cwd=project)
+        sensor = MessagesSensor(config)
+        focus = Focus(cwd=project, env=env)
         sensor.poll(focus)  # the first poll reads the newest window's files; later ones only list names
         folders = [str(p) for p in mailbox.root.iterdir() if p.is_dir()]
 
