@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.bench_push import Behind, probed_resource_sensor
+from benchmarks.bench_push import probed_resource_sensor
 from benchmarks.bench_runtime import _quiet_shipped
 from benchmarks.bench_wake import FAST_CONFIG, _Daemon, _wait_polled
 from benchmarks.timing import report
@@ -36,6 +36,8 @@ def _cpu(pid: int) -> float:
 
 def main() -> None:
     """Print the flood's figures."""
+    from mcp_rig import Behind  # tests/ is on sys.path once bench_push is imported
+
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         _quiet_shipped(root)

@@ -36,6 +36,7 @@ PATIENCE = 60.0
 
 
 def _lines(proc: subprocess.Popen, into: queue.Queue) -> None:
+    assert proc.stdout is not None  # started with stdout=PIPE
     for line in proc.stdout:
         into.put((time.perf_counter(), line.rstrip("\n")))
 

@@ -51,6 +51,7 @@ FAST = ("engagement:\n  absolute_refractory: 0\ngovernor:\n  event: {cooldown: 0
 
 
 def _lines(proc: subprocess.Popen, into: queue.Queue) -> None:
+    assert proc.stdout is not None  # started with stdout=PIPE
     for line in proc.stdout:
         into.put((time.perf_counter(), line.rstrip("\n")))
 
@@ -160,6 +161,7 @@ def _backlog(url: str, root: Path) -> tuple[float, float]:
     up: list[float] = []
 
     def watch() -> None:
+        assert session.stderr is not None  # started with stderr=PIPE
         for line in session.stderr:
             if "sensor(s) running" in line and not up:
                 up.append(time.perf_counter() - started)

@@ -9,6 +9,7 @@ return the same list. `explain` shows how each path is evaluated (its stages; co
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import jsonpath
@@ -60,8 +61,8 @@ def main() -> None:
         assert ours(doc) == expected, expr
         assert theirs(doc) == expected, expr
         # Interleaved rounds, best of each: the machine's load moves all three the same way.
-        rounds = [(best_of(lambda f=hand, d=doc: f(d), repeat=1), best_of(lambda f=ours, d=doc: f(d), repeat=1),
-                   best_of(lambda f=theirs, d=doc: f(d), repeat=1)) for _ in range(7)]
+        rounds = [(best_of(partial(hand, doc), repeat=1), best_of(partial(ours, doc), repeat=1),
+                   best_of(partial(theirs, doc), repeat=1)) for _ in range(7)]
         base, mine, other = (min(r[i] for r in rounds) for i in range(3))
         report(f"{expr}: attend vs hand-written (goal <= 2x)", mine / base, "x",
                note=f"hand-written {base * 1000:.2f} ms")

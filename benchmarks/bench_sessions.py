@@ -78,7 +78,8 @@ def main() -> None:
         project = root / "project"
         project.mkdir()
         db = root / "state" / "attend" / "attend.db"
-        colds, delays = [], {signal.SIGKILL: [], signal.SIGTERM: []}
+        colds: list[float] = []
+        delays: dict[signal.Signals, list[float]] = {signal.SIGKILL: [], signal.SIGTERM: []}
         procs: list[subprocess.Popen] = []
         try:
             for _ in range(3):
@@ -114,10 +115,10 @@ def main() -> None:
                 if proc.poll() is None:
                     proc.terminate()
                 proc.wait(timeout=PATIENCE)
-    cold = statistics.median(colds)
-    report("cold `attend run` to its first poll (baseline)", cold, "s")
+    cold_start = statistics.median(colds)
+    report("cold `attend run` to its first poll (baseline)", cold_start, "s")
     for sig, label in ((signal.SIGKILL, "SIGKILL"), (signal.SIGTERM, "SIGTERM")):
         values = delays[sig]
         median = statistics.median(values)
         report(f"poller {label}ed -> successor's first poll (median of {len(values)})", median, "s",
-               note=f"{median / cold:.2f}x a cold start; max {max(values):.2f} s; goal < 3 s")
+               note=f"{median / cold_start:.2f}x a cold start; max {max(values):.2f} s; goal < 3 s")

@@ -141,12 +141,14 @@ def main() -> None:
         os.environ.update(env)
         try:
             from attend.tui import SensorsApp
+            from attend.tui.app import SensorsScreen
 
             async def refresh_cost() -> float:
                 app = SensorsApp(project, refresh_seconds=None)
                 async with app.run_test(size=(120, 40)) as pilot:
                     await pilot.pause()
                     screen = app.screen
+                    assert isinstance(screen, SensorsScreen)
                     return best_of(screen.refresh_live, repeat=5, number=20)
 
             per_refresh = asyncio.run(refresh_cost())

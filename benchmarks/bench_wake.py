@@ -218,7 +218,7 @@ def _latencies(wake: bool) -> list[float]:
             daemon.stop()
 
 
-def _time_changes(daemon: _Daemon, change: Callable[[int], None], line: Callable[[int], str],
+def _time_changes(daemon: _Daemon, change: Callable[[int], object], line: Callable[[int], str],
                   stages: Callable[[float, float, int], None] | None = None, count: int = CHANGES) -> list[float]:
     """Make change n (0 .. count-1) and time it until the daemon prints a line ending with `line(n)`
     (`stages(change wall time, line wall time, n)` after each)."""
@@ -278,7 +278,8 @@ def _sends_and_fires() -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]
                 linked = file.stat().st_ctime_ns / 1e9  # the link into the tray (files.write_atomically, exclusive)
                 wake = _wake_stages(db, "messages", text, linked, line_wall)
                 sends.append((line_wall - spawned_wall, linked - spawned_wall, *wake))
-            fires, floors = [], []
+            fires: list[tuple[float, ...]] = []
+            floors: list[tuple[float, ...]] = []
             for n in range(SENDS):
                 floors.append(_floor_round(root, data))  # in the same minute as the fire: a shared machine's load moves
                 time.sleep(0.3 + (n * 0.37) % POLL_INTERVAL)

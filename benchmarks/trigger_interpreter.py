@@ -67,7 +67,7 @@ def run_test(test: ir.Test, value: Any) -> bool:
 def property_values(prop: ir.PropertyPattern, item: Any) -> list[Any]:
     nodes = [item]
     for part, globbed in zip(prop.parts, prop.globbed, strict=True):
-        nxt = []
+        nxt: list[Any] = []
         for n in nodes:
             if isinstance(n, dict):
                 if globbed:
@@ -135,9 +135,9 @@ def step(t: ir.Trigger, state: dict[str, Any], result: Any) -> tuple[list[tuple[
         if t.on == "enters":
             fires = [(k, render(t.description, items[k], k, prev.get(k, MISSING))) for k in holding if k not in before]
         else:
-            now = set(holding)
+            inside = set(holding)
             for k in state.get("holding", ()):
-                if k not in now:
+                if k not in inside:
                     p = prev.get(k, MISSING)
                     fires.append((k, render(t.description, items.get(k, p), k, p)))
     elif t.on == "added":

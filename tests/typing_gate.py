@@ -50,12 +50,15 @@ class Floors:
 
 
 def read_report(text: str) -> dict[str, Coverage]:
-    """The rows of mypy's any-exprs.txt, by module; `Total` is the whole tree."""
+    """The rows of mypy's any-exprs.txt for attend's modules, by module, and `Total`, the sum of those rows (mypy
+    also checks benchmarks/, which the gate leaves out)."""
     rows: dict[str, Coverage] = {}
     for line in text.splitlines():
         match = _ROW.match(line)
-        if match:
+        if match and (match["name"] == "attend" or match["name"].startswith("attend.")):
             rows[match["name"]] = Coverage(int(match["anys"]), int(match["exprs"]))
+    if rows:
+        rows["Total"] = Coverage(sum(c.anys for c in rows.values()), sum(c.exprs for c in rows.values()))
     return rows
 
 
