@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from attend.runtime.kinds import PollContext, PollOutcome
-from attend.sensors.base import SensorAuthFailed, SensorConfigError, SensorUnavailable, focus_from_env
+from attend.sensors.base import Focus, Sensor, SensorAuthFailed, SensorConfigError, SensorUnavailable, focus_from_env
 from attend.sensors.registry import ENTRY_POINT_GROUP, load_sensor_class
 from attend.text import printable
 
@@ -50,7 +50,7 @@ KIND_FIELDS = ("timeout",)
 class CrateInstance:
     """One sensor object, the crate block it was built from, and whether a poll thread still runs."""
 
-    def __init__(self, sensor: Any, config: dict[str, Any]) -> None:
+    def __init__(self, sensor: Sensor, config: dict[str, Any]) -> None:
         self.sensor = sensor
         self.config = config
         self.busy = threading.Event()
@@ -98,7 +98,7 @@ def _timeout(compiled: CompiledSensor) -> float:
     return compiled.sensor.ir.crate_timeout or CRATE_POLL_TIMEOUT
 
 
-def _run(instance: CrateInstance, focus: Any) -> Any:
+def _run(instance: CrateInstance, focus: Focus) -> Any:
     try:
         return instance.sensor.poll(focus)
     finally:
