@@ -485,7 +485,7 @@ class Mailbox:
     """
 
     root: Path
-    clock: Any = time.time
+    clock: Callable[[], float] = time.time
     #: Message files that could not be read in the last listing: (path, reason).
     corrupt: list[tuple[Path, str]] = field(default_factory=list)
     #: Heartbeat files that did not parse in the last `presences()`: (path, reason).

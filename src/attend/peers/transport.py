@@ -13,9 +13,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.peers.mailbox import Mailbox, peers_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from attend.peers.natslink import NatsSettings
 
 __all__ = ["PeersSettings", "open_mailbox", "peers_settings"]
 
@@ -25,7 +30,7 @@ class PeersSettings:
     """The `attend.peers` section: the transport, and for nats how to reach the server."""
 
     transport: str
-    nats: Any = None  # natslink.NatsSettings with transport nats
+    nats: NatsSettings | None = None  # with transport nats
 
 
 _cache: dict[tuple[str, int, int], PeersSettings] = {}
@@ -56,26 +61,35 @@ def _read(path: Path, env: Mapping[str, str]) -> PeersSettings:
     # `peers` is read from the user's file only (load_config ignores it in a project's), so any folder
     # serves as the project here.
     config = load_config(layer_paths(path.parent, env))
-    section = {**config_default(("peers",)), **config.section("peers")}
+    section: dict[str, object] = {**config_default(("peers",)), **config.section("peers")}
     if section["transport"] != "nats":
         return PeersSettings("files")
     from attend.peers.natslink import NatsSettings
 
-    nats = {**config_default(("peers", "nats")), **section.get("nats", {})}
+    block = section.get("nats")  # checked by its schema, as every value below
+    nats: dict[str, object] = {**config_default(("peers", "nats")), **(block if isinstance(block, dict) else {})}
     urls = nats["url"]
+
+    def text(key: str) -> str | None:
+        value = nats[key]
+        return value if isinstance(value, str) else None
+
+    replicas = nats["replicas"]
     return PeersSettings("nats", NatsSettings(
-        urls=tuple([urls] if isinstance(urls, str) else urls), creds=nats["creds"], nkey=nats["nkey"],
-        token=nats["token"], user=nats["user"], password=nats["password"], tls_ca=nats["tls_ca"],
-        tls_cert=nats["tls_cert"], tls_key=nats["tls_key"], presence_ttl=parse_duration(nats["presence_ttl"]), replicas=int(nats["replicas"])))
+        urls=tuple(str(u) for u in urls) if isinstance(urls, list) else (str(urls),), creds=text("creds"),
+        nkey=text("nkey"), token=text("token"), user=text("user"), password=text("password"),
+        tls_ca=text("tls_ca"), tls_cert=text("tls_cert"), tls_key=text("tls_key"),
+        presence_ttl=parse_duration(nats["presence_ttl"]), replicas=int(replicas) if isinstance(replicas, (int, float, str)) else 1))
 
 
-def open_mailbox(env: Mapping[str, str] | None = None, clock: Any = None) -> Mailbox:
+def open_mailbox(env: Mapping[str, str] | None = None, clock: Callable[[], float] | None = None) -> Mailbox:
     """The mailbox of this home's peers folder, over the transport its settings choose."""
     env = os.environ if env is None else env
     settings = peers_settings(env)
-    extra = {} if clock is None else {"clock": clock}
-    if settings.transport != "nats":
-        return Mailbox(peers_dir(env), **extra)
+    if settings.transport != "nats" or settings.nats is None:  # (transport nats always has its settings)
+        return Mailbox(peers_dir(env)) if clock is None else Mailbox(peers_dir(env), clock)
     from attend.peers.natsbox import NatsMailbox
 
-    return NatsMailbox(peers_dir(env), settings=settings.nats, env=dict(env), **extra)
+    if clock is None:
+        return NatsMailbox(peers_dir(env), settings=settings.nats, env=dict(env))
+    return NatsMailbox(peers_dir(env), clock, settings=settings.nats, env=dict(env))

@@ -16,9 +16,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from attend.spec.yamltext import yaml_text
+
+if TYPE_CHECKING:
+    from attend.peers.transcript import Transcript
 
 __all__ = [
     "FOCUS_DESCRIPTION_VAR",
@@ -101,7 +104,7 @@ def unavailable(exc: Any) -> SensorUnavailable:
     return SensorAuthFailed(words) if state == "auth_failed" else SensorUnavailable(words)
 
 
-def newest_transcript(projects_dir: Path, project: str | Path) -> Any:
+def newest_transcript(projects_dir: Path, project: str | Path) -> Transcript:
     """`peers.transcript.newest_transcript` for a sensor: no transcript is `SensorUnavailable`."""
     from attend.peers.transcript import NoTranscript
     from attend.peers.transcript import newest_transcript as newest
@@ -112,7 +115,7 @@ def newest_transcript(projects_dir: Path, project: str | Path) -> Any:
         raise SensorUnavailable(str(exc)) from None
 
 
-def focus_transcript(projects_dir: Path, project: str | Path, session: str, transcript: Path | None = None) -> Any:
+def focus_transcript(projects_dir: Path, project: str | Path, session: str, transcript: Path | None = None) -> Transcript:
     """`peers.transcript.focus_transcript` for a sensor: the focused session's own transcript (a
     `scope: session` poll; `transcript`, the focus's, when Claude Code told it), else the project's
     newest; no transcript is `SensorUnavailable`."""
