@@ -46,6 +46,7 @@ from attend.runtime.store.pending import UNCHANGED
 from attend.runtime.store.sensor_status import POLL_STATE
 
 if TYPE_CHECKING:
+    from attend.runtime.store.poll_history import PollTrace
     from attend.vocab import Priority
 
 __all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "record_poll"]
@@ -65,6 +66,11 @@ MIN_SLEEP = 0.01
 LINE_ERRORS_KEPT = 20
 
 
+def _no_trace() -> PollTrace:
+    """The trace of a record no poll has filled yet: empty."""
+    return {}
+
+
 @dataclass(slots=True)
 class PollRecord:
     """What recording one poll did: the step (None after a failed poll), the observations, the cadence."""
@@ -80,7 +86,7 @@ class PollRecord:
     #: The fires another fire of the poll stands for (superseded, or the same line), each with why.
     replaced: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
     #: The poll's history record (`runtime.noise.history.poll_trace`).
-    trace: dict[str, Any] = field(default_factory=dict)
+    trace: PollTrace = field(default_factory=_no_trace)
 
     lane: str = "event"
 

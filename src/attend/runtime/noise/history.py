@@ -12,13 +12,15 @@ waits. The store keeps the last `HISTORY_KEPT` traces per sensor (spec/schema.py
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from attend.runtime.store.poll_history import QUEUED, settle_outcomes
 
 if TYPE_CHECKING:
     from attend.compiler import Fire, SensorStep
     from attend.runtime.kinds import PollOutcome
+    from attend.runtime.noise.query import SensorNoise
+    from attend.runtime.store.poll_history import PollTrace, TraceOutcome
 
 __all__ = ["HOLD_REASONS", "QUEUED", "held_text", "poll_trace", "render_history", "settle_outcomes"]
 
@@ -40,7 +42,7 @@ HOLD_REASONS: dict[str, str] = {
 
 
 def poll_trace(outcome: PollOutcome, step: SensorStep | None, shelved: list[Fire], *, now: float, state: str,
-               message: str, replaced: Sequence[tuple[Fire, dict[str, Any]]] = ()) -> dict[str, Any]:
+               message: str, replaced: Sequence[tuple[Fire, dict[str, Any]]] = ()) -> PollTrace:
     """The history record of one poll.
 
     Args:
@@ -52,7 +54,7 @@ def poll_trace(outcome: PollOutcome, step: SensorStep | None, shelved: list[Fire
         replaced: fires another fire of the poll stands for (compiler/findings.py), each with
             `{reason, by}`: `held: superseded by <trigger>` or `held: same line`.
     """
-    trace: dict[str, Any] = {"time": now, "state": state, "message": message, "triggers": []}
+    trace: PollTrace = {"time": now, "state": state, "message": message, "triggers": []}
     if step is None:
         return trace
     held = {(str(f.trigger), _held_key(f.key), f.description) for f in shelved}
@@ -60,18 +62,18 @@ def poll_trace(outcome: PollOutcome, step: SensorStep | None, shelved: list[Fire
     for verdict in step.verdicts:
         if not verdict:
             continue
-        outcomes = []
-        for entry in verdict.get("outcomes", []):
-            entry = dict(entry)
+        outcomes: list[TraceOutcome] = []
+        for given in verdict.get("outcomes", []):
+            entry = cast("TraceOutcome", dict(given))  # the compiler's outcome (compiler/triggers.py `_outcomes`)
             if entry.get("outcome") in ("fired", "flapping", "settled"):
                 if entry["outcome"] != "fired":
                     entry["note"] = entry["outcome"]  # flap detection's own notification
                 identity = (verdict["trigger"], _held_key(entry.get("key")), entry.get("description"))
                 if identity in standing_for:
                     why = standing_for[identity]
-                    entry.update(outcome="held", reason=why["reason"], instead=why["by"])
+                    entry.update({"outcome": "held", "reason": why["reason"], "instead": why["by"]})
                 elif identity in held:
-                    entry.update(outcome="held", reason="shelved")
+                    entry.update({"outcome": "held", "reason": "shelved"})
                 else:
                     entry["outcome"] = QUEUED
             outcomes.append(entry)
@@ -117,7 +119,7 @@ def _iso(t: float) -> str:
     return iso_time(t) or ""
 
 
-def render_history(data: dict[str, Any]) -> str:
+def render_history(data: SensorNoise) -> str:
     """The text form of `sensor_noise`'s data: shelves, flapping keys, then each poll, newest first (and
     how many quiet polls were left out, unless every poll was asked for); each line printable on its own (a
     poll's message quotes a command's stderr or a server's words)."""
@@ -152,12 +154,13 @@ def render_history(data: dict[str, Any]) -> str:
                     out.append(f"    … {o['more']} more")
                     continue
                 who = "value" if o.get("key") is None else f"key {render_value(o['key'])}"
-                what = o["outcome"]
+                what: str = o["outcome"]
                 if what == "held":
                     reason = o.get("reason", "")
                     what = f"held: {reason}" + (f" by {o['instead']}" if reason == "superseded" and o.get("instead") else "")
-                    if o.get("until") is not None:
-                        what += f" until {_iso(o['until'])}"
+                    until = o.get("until")
+                    if until is not None:
+                        what += f" until {_iso(until)}"
                     what += f" ({HOLD_REASONS.get(reason, reason)})"
                 elif what == "queued":
                     what = "queued: waiting for the discloser"

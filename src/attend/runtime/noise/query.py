@@ -12,20 +12,34 @@ pages of `selected 3; no change`. `everything=True` (`history --all`) returns ev
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from attend.spec.schema import HISTORY_KEPT
 
 if TYPE_CHECKING:
     from attend.runtime.store import Store
+    from attend.runtime.store.poll_history import PollTrace
+    from attend.runtime.store.shelves import ShelfJSON
 
-__all__ = ["eventful", "sensor_noise"]
+
+class SensorNoise(TypedDict):
+    """`sensor_noise`'s data (see it)."""
+
+    sensor: str
+    shelves: list[ShelfJSON]
+    #: Each flapping key of the last evaluated poll: {trigger, key, since, held, last, ...}.
+    flapping: list[dict[str, Any]]
+    history: list[PollTrace]
+    all: bool
+    left_out: int
+
+__all__ = ["SensorNoise", "eventful", "sensor_noise"]
 
 
 def sensor_noise(
     store: Store, name: str, *, now: float | None = None, limit: int = HISTORY_KEPT, trigger: str | None = None,
     everything: bool = False,
-) -> dict[str, Any]:
+) -> SensorNoise:
     """A sensor's shelves, flapping keys and poll history, as JSON-ready data.
 
     Args:
@@ -56,7 +70,7 @@ def sensor_noise(
         history = [{**t, "triggers": [p for p in t.get("triggers", []) if p.get("trigger") == trigger]} for t in history]
     left_out = 0
     if not everything:
-        shown: list[dict[str, Any]] = []
+        shown: list[PollTrace] = []
         for trace in history:
             if len(shown) == limit:
                 break
@@ -70,7 +84,7 @@ def sensor_noise(
             "all": everything, "left_out": left_out}
 
 
-def eventful(trace: dict[str, Any]) -> dict[str, Any] | None:
+def eventful(trace: PollTrace) -> PollTrace | None:
     """`trace` with only the triggers that had an outcome (fired, queued, held), or None when none had one
     and the poll did not fail: a quiet poll, which the history leaves out unless asked for every poll."""
     parts = [p for p in trace.get("triggers", []) if p.get("outcomes")]

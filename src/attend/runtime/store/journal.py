@@ -27,6 +27,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.runtime.store.poll_history import PollTrace
     from attend.vocab import JSON
 
 __all__ = ["JournalEntry", "JournalRows", "entry_from_row", "for_other_session"]
@@ -94,7 +95,7 @@ class JournalRows(PendingRows):
         lane: str,
         priority: str | Sequence[str],
         crate_state: JSON | Unchanged = UNCHANGED,
-        trace: dict[str, Any] | None = None,
+        trace: PollTrace | None = None,
         state_sensor: str | None = None,
     ) -> list[JournalEntry]:
         """Commit a one-shot poll whose fires were shown to the person who ran it, in ONE transaction.

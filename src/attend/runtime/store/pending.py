@@ -24,6 +24,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.runtime.store.poll_history import PollTrace
     from attend.vocab import JSON
 
 __all__ = ["UNCHANGED", "Observation", "PendingRows", "Unchanged"]
@@ -65,7 +66,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, ShelfRows,
         status: dict[str, Any] | None = None,
         replace_states: bool = True,
         crate_state: JSON | Unchanged = UNCHANGED,
-        trace: dict[str, Any] | None = None,
+        trace: PollTrace | None = None,
         state_sensor: str | None = None,
     ) -> list[int]:
         """Commit one poll in ONE transaction: the new trigger states, the observations, the status.
@@ -102,7 +103,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, ShelfRows,
         status: dict[str, Any] | None,
         replace_states: bool,
         crate_state: Any,
-        trace: dict[str, Any] | None = None,
+        trace: PollTrace | None = None,
         state_sensor: str | None = None,
     ) -> list[int]:
         """`commit_poll`'s writes, inside the caller's transaction."""

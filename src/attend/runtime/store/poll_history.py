@@ -16,9 +16,56 @@ from attend.runtime.store.rows import BadRow, decoded, json_column
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     import sqlite3
-    from typing import Any
+    from typing import Any, TypedDict
 
-    from attend.vocab import FireOutcome
+    from attend.vocab import JSON, FireOutcome
+
+    class TraceOutcome(TypedDict, total=False):
+        """What became of one fire (or one transition pending `for:`) in a trigger's part of a poll trace:
+        its key, its outcome and why; `more` alone stands for the outcomes past the listed ones."""
+
+        key: JSON
+        outcome: FireOutcome
+        description: str
+        #: Why it was held (`flapping`, `for`, `shelved`, `superseded`, `same line`, or the discloser's reason).
+        reason: str
+        #: `discloser`: held by the discloser, which settles it (`settle_outcomes`).
+        by: str
+        #: The trigger that superseded it.
+        instead: str
+        #: When a transition pending `for:` will have held long enough.
+        until: float | None
+        #: A fire the discloser held before it went out: how long, and the last reason.
+        held_for: float
+        held_by: str
+        #: Flap detection's own notification (`flapping` or `settled`).
+        note: str
+        more: int
+
+    class TriggerTrace(TypedDict, total=False):
+        """One trigger's part of a poll trace."""
+
+        trigger: str
+        baseline: bool
+        selected: int
+        transition: str
+        outcomes: list[TraceOutcome]
+        #: The keys flapping as of this poll: key text -> {since, held, last, ...}.
+        flapping: dict[str, dict[str, Any]]
+
+    class PollTrace(TypedDict, total=False):
+        """One poll's trace, as `noise.history.poll_trace` writes it and `poll_history` stores it (a stored one
+        is the JSON object attend wrote: `trace_from_row` refuses any other)."""
+
+        time: float
+        state: str
+        message: str
+        triggers: list[TriggerTrace]
+        #: The session a `scope: session` poll was for.
+        session: str
+        #: A poll a change woke: how long after the change was seen it ran, and how long it took.
+        woken: float
+        took: float
 
 __all__ = ["QUEUED", "PollHistoryRows", "settle_outcomes"]
 
@@ -26,7 +73,7 @@ __all__ = ["QUEUED", "PollHistoryRows", "settle_outcomes"]
 QUEUED: FireOutcome = "queued"
 
 
-def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: float | None = None) -> bool:
+def settle_outcomes(trace: PollTrace, *, fired: bool, reason: str, now: float | None = None) -> bool:
     """Rewrite the discloser's verdict into a stored trace: its queued (or discloser-held) outcomes become
     `fired`, or `held` by `reason`. Returns whether anything is still open (waiting on the discloser).
 
@@ -47,7 +94,7 @@ def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: flo
                 entry.pop("reason", None)
                 entry["outcome"] = "fired"
             else:
-                entry.update(outcome="held", reason=reason, by="discloser")
+                entry.update({"outcome": "held", "reason": reason, "by": "discloser"})
                 open_ = True
     return open_
 
@@ -55,7 +102,7 @@ def settle_outcomes(trace: dict[str, Any], *, fired: bool, reason: str, now: flo
 class PollHistoryRows(StoreConnection):
     """The `poll_history` table of one scope."""
 
-    def _record_history(self, sensor: str, trace: dict[str, Any], now: float) -> None:
+    def _record_history(self, sensor: str, trace: PollTrace, now: float) -> None:
         """Store one poll's trace and prune the sensor's oldest past `HISTORY_KEPT` (inside a write)."""
         open_ = any(o.get("outcome") == QUEUED for t in trace.get("triggers", ()) for o in t.get("outcomes", ()))
         self._db.execute(
@@ -68,7 +115,7 @@ class PollHistoryRows(StoreConnection):
             (self.scope, sensor, self.scope, sensor, _history_kept()),
         )
 
-    def history(self, sensor: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+    def history(self, sensor: str, *, limit: int | None = None) -> list[PollTrace]:
         """The sensor's last `limit` poll traces (default `HISTORY_KEPT`), newest first."""
         limit = _history_kept() if limit is None else limit
         rows = self._db.execute(
@@ -108,9 +155,9 @@ class PollHistoryRows(StoreConnection):
                 self._db.executemany("UPDATE poll_history SET trace = ?, open = ? WHERE id = ?", updates)
 
 
-def trace_from_row(row: sqlite3.Row) -> dict[str, Any]:
+def trace_from_row(row: sqlite3.Row) -> PollTrace:
     """A `poll_history` row's trace; `BadRow` when it is not the JSON object attend wrote."""
-    trace: dict[str, Any] = json_column(row, "trace", shape=dict)  # shape=dict: an object
+    trace: PollTrace = json_column(row, "trace", shape=dict)  # shape=dict: an object
     return trace
 
 

@@ -13,7 +13,16 @@ from attend.runtime.store.rows import decoded, number, text
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypedDict
+
+    class ShelfJSON(TypedDict):
+        """A shelf's `--json` form (times as seconds since the epoch)."""
+
+        sensor: str
+        trigger: str | None
+        until: float
+        reason: str
+        since: float
 
 __all__ = ["Shelf", "ShelfRows"]
 
@@ -33,7 +42,7 @@ class Shelf:
         """`NAME` or `NAME/TRIGGER`, as the CLI writes it."""
         return self.sensor if self.trigger is None else f"{self.sensor}/{self.trigger}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ShelfJSON:
         """The `--json` form (times as seconds since the epoch)."""
         return {"sensor": self.sensor, "trigger": self.trigger, "until": self.until, "reason": self.reason,
                 "since": self.since}
