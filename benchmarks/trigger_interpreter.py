@@ -7,6 +7,7 @@ operators by name, and matching globs and regexes through the libraries' own pat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import regex
@@ -108,7 +109,7 @@ def render(template: ir.Template, item: Any, key: str | None, previous: Any) -> 
     return "".join(out)
 
 
-def step(t: ir.Trigger, state: dict[str, Any], result: Any) -> tuple[list[tuple[str | None, str]], dict[str, Any]]:
+def step(t: ir.Trigger, state: Mapping[str, Any], result: Any) -> tuple[list[tuple[str | None, str]], dict[str, Any]]:
     """One poll of trigger `t` against a previous state (never a baseline): (key, description) fires."""
     nodes = select(t.path, result)
     fires: list[tuple[str | None, str]] = []

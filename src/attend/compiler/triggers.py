@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from attend import ir
 from attend.bounds import STREAM_KEPT_BYTES
@@ -38,7 +38,15 @@ from attend.compiler.templates import compile_template
 from attend.compiler.trigger_controls import flap as flapping
 from attend.compiler.trigger_controls import hold as holding
 from attend.compiler.trigger_controls import hysteresis, resolve_flap
-from attend.compiler.trigger_controls.state import STATE_VERSION, read_state
+from attend.compiler.trigger_controls.state import (
+    STATE_VERSION,
+    FlapEntry,
+    KeyedState,
+    KeylessState,
+    PendingEntry,
+    TriggerState,
+    read_state,
+)
 from attend.spec.yamltext import yaml_text
 from attend.text import changes_text
 
@@ -74,7 +82,7 @@ class Evaluation:
     """What one poll decided for one trigger: fires, the new state, warnings and the verdict."""
 
     fires: list[Fire]
-    state: dict[str, Any]
+    state: TriggerState
     warnings: list[str]
     verdict: dict[str, Any]
 
@@ -98,8 +106,8 @@ def definition_hash(trigger: ir.Trigger) -> str:
 
 
 #: The previous poll a test fire (or `initial: fire`) compares with: the path selected nothing.
-EMPTY_KEYED: dict[str, Any] = {"v": STATE_VERSION, "items": {}, "holding": []}
-EMPTY_KEYLESS: dict[str, Any] = {"v": STATE_VERSION, "present": False, "value": None, "holding": False}
+EMPTY_KEYED: KeyedState = {"v": STATE_VERSION, "items": {}, "holding": []}
+EMPTY_KEYLESS: KeylessState = {"v": STATE_VERSION, "present": False, "value": None, "holding": False}
 
 
 _KEY_MARK = ops.KEY_MARK
@@ -229,8 +237,8 @@ class CompiledTrigger:
     # ------------------------------------------------------------------------------------ public
 
     def step(
-        self, state: dict[str, Any] | None, result: Any, now: float | None = None
-    ) -> tuple[list[Fire], dict[str, Any]]:
+        self, state: TriggerState | dict[str, Any] | None, result: Any, now: float | None = None
+    ) -> tuple[list[Fire], TriggerState]:
         """One poll: the fires and the new state. Pure; `state=None` is a baseline (no fires).
 
         Args:
@@ -267,7 +275,7 @@ class CompiledTrigger:
         return fires, new_state
 
     def evaluate(
-        self, state: dict[str, Any] | None, result: Any, *, test: bool = False, shared: dict[Any, Any] | None = None,
+        self, state: TriggerState | dict[str, Any] | None, result: Any, *, test: bool = False, shared: dict[Any, Any] | None = None,
         detail: bool = True, now: float | None = None,
     ) -> Evaluation:
         """Like `step`, with warnings and a verdict saying what was selected, what held, what fired.
@@ -301,8 +309,8 @@ class CompiledTrigger:
 
     # ------------------------------------------------------------------------------------ core
 
-    def _previous(self, state: Any, test: bool, warn: Callable[[str], None],
-                  unreadable: str | None = None) -> tuple[dict[str, Any], bool]:
+    def _previous(self, state: object, test: bool, warn: Callable[[str], None],
+                  unreadable: str | None = None) -> tuple[TriggerState, bool]:
         """The previous state to compare with (version 1 migrated), and whether this poll is only a
         baseline. A stored state that cannot be read (or that `unreadable` says why not) is warned about
         and re-baselined."""
@@ -312,7 +320,7 @@ class CompiledTrigger:
             return previous, False
         if problem is not None:
             warn(f"{problem}; re-baselined: this poll fires nothing and sets the new baseline")
-        empty = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
+        empty: TriggerState = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
         return empty, not (test or self.ir.initial == "fire")
 
     def _plain_fire(self) -> Callable[[str | None, Any, Any, Callable[[str], None]], Fire]:
@@ -408,9 +416,9 @@ class CompiledTrigger:
         return nodes, cached[0]
 
     def _run(
-        self, state: Any, result: Any, warn: Callable[[str], None], *, test: bool, detail: bool,
+        self, state: object, result: Any, warn: Callable[[str], None], *, test: bool, detail: bool,
         shared: dict[Any, Any] | None = None, now: float | None = None, unreadable: str | None = None,
-    ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
+    ) -> tuple[list[Fire], TriggerState, dict[str, Any]]:
         now = time.time() if now is None else _checked_now(now)
         previous, baseline = self._previous(state, test, warn, unreadable)
         try:
@@ -421,21 +429,25 @@ class CompiledTrigger:
             # A stored state that passed the shape check and still broke the comparison: re-baseline.
             warn(f"the stored state could not be compared ({type(exc).__name__}: {exc}); re-baselined: this poll "
                  "fires nothing and sets the new baseline")
-            empty = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
+            empty: TriggerState = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
             return self._evaluate(empty, True, result, warn, detail=detail, shared=shared, now=now, test=test)
 
     def _evaluate(
-        self, previous: dict[str, Any], baseline: bool, result: Any, warn: Callable[[str], None], *, detail: bool,
+        self, previous: TriggerState, baseline: bool, result: Any, warn: Callable[[str], None], *, detail: bool,
         shared: dict[Any, Any] | None, now: float, test: bool = False,
-    ) -> tuple[list[Fire], dict[str, Any], dict[str, Any]]:
+    ) -> tuple[list[Fire], TriggerState, dict[str, Any]]:
         nodes, items = self._selection(result, warn, shared)
-        if self.stream and items is not None:
-            items = stream_items(previous["items"], nodes, self._items, warn)
         maker = self._fire if self.hold is None else _transition
+        new_state: TriggerState
+        # `read_state` checked `previous` has the shape of this trigger's kind: keyed items come with a keyed state
         if items is not None:
-            fires, new_state, verdict = self._keyed(previous, items, warn, baseline, detail, maker)
+            keyed = cast("KeyedState", previous)
+            if self.stream:
+                items = stream_items(keyed["items"], nodes, self._items, warn)
+            fires, new_state, verdict = self._keyed(keyed, items, warn, baseline, detail, maker)
         else:
-            fires, new_state, verdict = self._keyless(previous, nodes, warn, baseline, detail, maker)
+            fires, new_state, verdict = self._keyless(cast("KeylessState", previous), nodes, warn, baseline, detail,
+                                                      maker)
         if baseline:
             fires = []
         found = len(fires)
@@ -472,7 +484,7 @@ class CompiledTrigger:
         return fires, new_state, verdict
 
     def _hold(
-        self, previous: dict[str, Any], new_state: dict[str, Any], transitions: list[Any], items: dict[str, Any] | None,
+        self, previous: TriggerState, new_state: TriggerState, transitions: list[Any], items: dict[str, Any] | None,
         now: float, warn: Callable[[str], None],
     ) -> tuple[list[Fire], list[str]]:
         """`for:`: this poll's transitions join `pending`; the pending ones that held long enough fire."""
@@ -480,10 +492,10 @@ class CompiledTrigger:
         on = self.ir.on
         ignore: Callable[[str], None] = lambda message: None  # noqa: E731 - the step already warned
         if items is not None:
-            inside = set(new_state.get("holding", ()))
+            inside = set(cast("KeyedState", new_state).get("holding", ()))
             where = self.where
 
-            def still(key: str, entry: dict[str, Any]) -> bool:
+            def still(key: str, entry: PendingEntry) -> bool:
                 if on == "added":
                     return key in items and (where is None or where(items[key], ignore))
                 if on == "removed":
@@ -492,20 +504,21 @@ class CompiledTrigger:
                     return key in items and items[key] == entry["value"]
                 return (key in inside) == (on == "enters")
 
-            def current(key: str, entry: dict[str, Any]) -> Any:
+            def current(key: str, entry: PendingEntry) -> Any:
                 return entry["value"] if on == "removed" else items.get(key, entry["value"])
 
             found = [(k, item, prev) for k, item, prev in transitions]
         else:
-            value, holds = new_state.get("value"), new_state.get("holding")
+            keyless = cast("KeylessState", new_state)
+            value, holds, present = keyless["value"], keyless.get("holding", False), keyless["present"]
 
-            def still(key: str, entry: dict[str, Any]) -> bool:
+            def still(key: str, entry: PendingEntry) -> bool:
                 if on == "changed":
-                    return bool(new_state.get("present")) and bool(holds) and value == entry["value"]
-                return bool(holds) == (on == "enters")
+                    return present and holds and value == entry["value"]
+                return holds == (on == "enters")
 
-            def current(key: str, entry: dict[str, Any]) -> Any:
-                return value if new_state.get("present") else entry["value"]
+            def current(key: str, entry: PendingEntry) -> Any:
+                return value if present else entry["value"]
 
             found = [("", item, prev) for _, item, prev in transitions]
         ready, pending = holding.settle(
@@ -530,7 +543,7 @@ class CompiledTrigger:
                 f"{flapping.span_text(self.flap.window)}, then one line states its newest value. Last: {fire.description}")
         return Fire(fire.trigger, fire.key, fire.magnitude, text, fire.item, fire.author, note)
 
-    def _settle_note(self, key: str, entry: dict[str, Any]) -> Fire:
+    def _settle_note(self, key: str, entry: FlapEntry) -> Fire:
         """The line that says a flapping key settled, stating its newest value (the newest fire's description)."""
         who = "the watched value" if self.key_fields is None else f"key {ops.render_value(ops.key_value(key))}"
         quiet = f"{self.name}: {who} settled (quiet for {flapping.span_text(self.flap.window)})"
@@ -540,7 +553,7 @@ class CompiledTrigger:
         return Fire(self.name, None if self.key_fields is None else ops.key_value(key), self.magnitude, text, None, None, flapping.SETTLED)
 
     def _outcomes(
-        self, fires: list[Fire], held: list[Fire], pending_keys: list[str], pending: dict[str, Any] | None
+        self, fires: list[Fire], held: list[Fire], pending_keys: list[str], pending: dict[str, PendingEntry] | None
     ) -> list[dict[str, Any]]:
         """What became of each transition of this poll (and each pending one): the verdict's trace, bounded."""
         out: list[dict[str, Any]] = []
@@ -549,7 +562,8 @@ class CompiledTrigger:
         for f in held:
             out.append({"key": f.key, "outcome": "held", "reason": "flapping", "description": f.description})
         for k in pending_keys:
-            since = (pending or {}).get(k, {}).get("since")
+            entry = (pending or {}).get(k)
+            since = None if entry is None else entry["since"]
             out.append({"key": ops.key_value(k) if self.key_fields is not None else None, "outcome": "held", "reason": "for",
                         "until": None if since is None or self.hold is None else since + self.hold})
         if len(out) > OUTCOMES_LISTED:
@@ -557,14 +571,14 @@ class CompiledTrigger:
         return out
 
     def _keyed(
-        self, previous: dict[str, Any], items: dict[str, Any], warn: Callable[[str], None], baseline: bool, detail: bool,
+        self, previous: KeyedState, items: dict[str, Any], warn: Callable[[str], None], baseline: bool, detail: bool,
         fire: Callable[..., Any],
-    ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    ) -> tuple[list[Any], KeyedState, dict[str, Any]]:
         prev_items: dict[str, Any] = previous["items"]
         where = self.where
         on = self.ir.on
         fires: list[Fire] = []
-        new_state: dict[str, Any] = {"v": STATE_VERSION, "items": items}
+        new_state: KeyedState = {"v": STATE_VERSION, "items": items}
         verdict: dict[str, Any] = {"items": len(items)} if detail else {}
         missing = ops.MISSING
         if on in ("enters", "leaves"):
@@ -613,9 +627,9 @@ class CompiledTrigger:
         return fires, new_state, verdict
 
     def _keyless(
-        self, previous: dict[str, Any], nodes: list[Any], warn: Callable[[str], None], baseline: bool, detail: bool,
+        self, previous: KeylessState, nodes: list[Any], warn: Callable[[str], None], baseline: bool, detail: bool,
         fire: Callable[..., Any],
-    ) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    ) -> tuple[list[Any], KeylessState, dict[str, Any]]:
         if self.singular:
             present = bool(nodes)
             value = nodes[0] if nodes else None
@@ -627,7 +641,7 @@ class CompiledTrigger:
             holds = present and hysteresis.holds(value, bool(previous.get("holding")), where, self.clear, warn)
         else:
             holds = present and (where is None or where(value, warn))
-        new_state = {"v": STATE_VERSION, "present": present, "value": value, "holding": holds}
+        new_state: KeylessState = {"v": STATE_VERSION, "present": present, "value": value, "holding": holds}
         fires: list[Any] = []
         prev_value = previous.get("value") if previous.get("present") else ops.MISSING
         if not baseline:

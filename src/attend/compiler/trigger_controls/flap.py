@@ -27,10 +27,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 from attend.compiler.ops import key_text
-from attend.compiler.trigger_controls.state import stored_count, stored_time
+from attend.compiler.trigger_controls.state import FlapEntry, stored_count, stored_time
 
 __all__ = ["FLAPPING", "SETTLED", "apply_flap", "flapping_keys", "span_text", "value_hash"]
 
@@ -43,6 +43,19 @@ SETTLED = "settled"
 SEEN_KEPT = 64
 
 
+class Firing(Protocol):
+    """What flap detection reads of a fire (`compiler.triggers.Fire`): its key (None: keyless) and description."""
+
+    @property
+    def key(self) -> object: ...
+
+    @property
+    def description(self) -> str: ...
+
+
+Fire = TypeVar("Fire", bound=Firing)
+
+
 def value_hash(value: Any) -> str:
     """A short hash of a JSON value, equal for equal values (keys in any order): what `seen` keeps."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -50,16 +63,16 @@ def value_hash(value: Any) -> str:
 
 
 def apply_flap(
-    fires: list[Any],
-    entries: dict[str, Any],
+    fires: list[Fire],
+    entries: dict[str, FlapEntry],
     *,
     limit: int,
     window: float,
     now: float,
-    token: Callable[[Any], tuple[str, str | None]],
-    note: Callable[[Any, str, str], Any],
-    settle_note: Callable[[str, dict[str, Any]], Any],
-) -> tuple[list[Any], dict[str, Any], list[Any], list[Any]]:
+    token: Callable[[Fire], tuple[str, str | None]],
+    note: Callable[[Fire, str, str], Fire],
+    settle_note: Callable[[str, FlapEntry], Fire],
+) -> tuple[list[Fire], dict[str, FlapEntry], list[Fire], list[Fire]]:
     """Run this poll's fires through flap detection.
 
     Args:
@@ -78,10 +91,10 @@ def apply_flap(
     """
     if limit <= 0:
         return fires, {}, [], []
-    out: dict[str, Any] = {}
-    delivered: list[Any] = []
-    held: list[Any] = []
-    progress: list[Any] = []
+    out: dict[str, FlapEntry] = {}
+    delivered: list[Fire] = []
+    held: list[Fire] = []
+    progress: list[Fire] = []
     horizon = now - window
     for fire in fires:
         key = "" if fire.key is None else key_text(fire.key)  # the state's key text, as `items` uses
@@ -93,7 +106,7 @@ def apply_flap(
         value, left = token(fire)
         seen = _recent(entry.get("seen") if entry else None, horizon)
         returned = value in seen
-        times = [t for t in (entry.get("t", ()) if entry else ()) if t > horizon]
+        times = [t for t in (entry.get("t", []) if entry else []) if t > horizon]
         if returned:
             times.append(now)
         if left is not None:
@@ -124,37 +137,39 @@ def apply_flap(
             else:
                 out[key] = entry
             continue
-        times = [t for t in entry.get("t", ()) if t > horizon]
+        times = [t for t in entry.get("t", []) if t > horizon]
         seen = _recent(entry.get("seen"), horizon)
         if times or seen:
             out[key] = {"t": times, "seen": seen}
     return delivered, out, held, progress
 
 
-def _recent(seen: Any, horizon: float) -> dict[str, float]:
+def _recent(seen: dict[str, float] | None, horizon: float) -> dict[str, float]:
     """The values of a stored `seen` map had after `horizon` (a copy)."""
     return {v: t for v, t in (seen or {}).items() if t > horizon}
 
 
-def _check(entry: Any) -> None:
+def _check(entry: FlapEntry) -> None:
     """Raise ValueError (or TypeError) when a stored entry is not one this module wrote: its times finite
     numbers, its count whole (`trigger_controls.state.stored_time`), so nothing unreadable is compared or kept."""
-    for t in entry.get("t", ()):
+    stored: dict[str, object] = dict(entry)  # read from the store: each part checked here before it is used
+    for t in cast("list[object]", stored.get("t", ())):
         stored_time(t)
-    seen = entry.get("seen", {})
+    seen = stored.get("seen", {})
     if not isinstance(seen, dict) or not all(isinstance(v, str) for v in seen):
         raise TypeError("a flap entry's `seen` must map value hashes to times")
     for t in seen.values():
         stored_time(t)
-    if "since" in entry:
-        stored_time(entry["since"]), stored_time(entry["last"]), stored_count(entry["held"])
-        if not isinstance(entry.get("text", ""), str):
+    if "since" in stored:
+        stored_time(stored["since"]), stored_time(stored["last"]), stored_count(stored["held"])
+        if not isinstance(stored.get("text", ""), str):
             raise TypeError("a flap entry's `text` must be a string")
 
 
-def flapping_keys(entries: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+def flapping_keys(entries: dict[str, FlapEntry] | None) -> dict[str, dict[str, float]]:
     """The keys of a stored `flap` map that are flapping now: key → {since, held, last}."""
-    return {k: {f: e[f] for f in ("since", "held", "last")} for k, e in (entries or {}).items() if "since" in e}
+    return {k: {"since": e["since"], "held": e["held"], "last": e["last"]} for k, e in (entries or {}).items()
+            if "since" in e}
 
 
 def span_text(seconds: float) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attend.compiler import ops
-from attend.compiler.trigger_controls.state import stored_time
+from attend.compiler.trigger_controls.state import PendingEntry, stored_time
 
 __all__ = ["Transition", "due", "settle"]
 
@@ -24,14 +24,14 @@ Transition = tuple[str, Any, Any]
 
 
 def settle(
-    pending: dict[str, Any],
+    pending: dict[str, PendingEntry],
     transitions: list[Transition],
     *,
     hold: float,
     now: float,
-    still: Callable[[str, dict[str, Any]], bool],
-    current: Callable[[str, dict[str, Any]], Any],
-) -> tuple[list[Transition], dict[str, Any]]:
+    still: Callable[[str, PendingEntry], bool],
+    current: Callable[[str, PendingEntry], Any],
+) -> tuple[list[Transition], dict[str, PendingEntry]]:
     """The transitions that fire now and the `pending` map to store.
 
     Args:
@@ -42,7 +42,7 @@ def settle(
         still: whether the cause of a pending entry still holds in this poll.
         current: the item a ready entry fires with (the current item, or the stored one when it is gone).
     """
-    left: dict[str, Any] = {}
+    left: dict[str, PendingEntry] = {}
     ready: list[Transition] = []
     for key, entry in pending.items():
         if not still(key, entry):
@@ -55,14 +55,14 @@ def settle(
     for key, item, previous in transitions:
         if key in left or key in fired:  # still waiting (or firing now) since an earlier poll
             continue
-        entry = {"since": now, "value": item}
+        waiting: PendingEntry = {"since": now, "value": item}
         if previous is not ops.MISSING:
-            entry["previous"] = previous
-        left[key] = entry
+            waiting["previous"] = previous
+        left[key] = waiting
     return ready, left
 
 
-def due(pending: dict[str, Any] | None, hold: float | None) -> float | None:
+def due(pending: dict[str, PendingEntry] | None, hold: float | None) -> float | None:
     """When the earliest pending transition will have held for `hold` (None: nothing pending)."""
     if not pending or hold is None:
         return None

@@ -25,19 +25,70 @@ problem, never kept or compared.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from attend.spec.yamltext import yaml_text
 
-__all__ = ["STATE_VERSION", "read_state", "stored_count", "stored_time"]
+if TYPE_CHECKING:
+    from attend.vocab import JSON
+
+__all__ = [
+    "STATE_VERSION", "FlapEntry", "KeyedState", "KeylessState", "PendingEntry", "TriggerState", "read_state",
+    "stored_count", "stored_time",
+]
+
+
+class PendingEntry(TypedDict):
+    """A transition waiting for `for:` (`hold`): since when, the item, and the value it left (when it had one)."""
+
+    since: float
+    value: JSON
+    previous: NotRequired[JSON]
+
+
+class FlapEntry(TypedDict, total=False):
+    """One key's recent returns (`flap`): their times, the values had (hash → last time), and while it flaps
+    since when, how many fires were held, the last one's time and description."""
+
+    t: list[float]
+    seen: dict[str, float]
+    since: float
+    held: int
+    last: float
+    text: str
+
+
+class KeyedState(TypedDict):
+    """A keyed trigger's state: each item by key text, the keys inside (`enters`/`leaves`), the noise controls'."""
+
+    v: int
+    items: dict[str, JSON]
+    holding: NotRequired[list[str]]
+    pending: NotRequired[dict[str, PendingEntry]]
+    flap: NotRequired[dict[str, FlapEntry]]
+
+
+class KeylessState(TypedDict):
+    """A keyless trigger's state: whether the path selected anything, its value, whether it is inside."""
+
+    v: int
+    present: bool
+    value: JSON
+    holding: NotRequired[bool]
+    pending: NotRequired[dict[str, PendingEntry]]
+    flap: NotRequired[dict[str, FlapEntry]]
+
+
+#: What a trigger stores between polls (the shape `read_state` checks for a keyed or a keyless trigger).
+TriggerState = KeyedState | KeylessState
 
 #: The version of the state format this module writes (it reads versions 1, 2 and 3).
 STATE_VERSION = 3
 
 
 def read_state(
-    state: Any, *, keyed: bool, key_fields: tuple[str, ...] | None = None
-) -> tuple[dict[str, Any] | None, str | None]:
+    state: object, *, keyed: bool, key_fields: tuple[str, ...] | None = None
+) -> tuple[TriggerState | None, str | None]:
     """The stored state as a version-3 state, or ``(None, why)`` when it cannot be read.
 
     ``(None, None)`` for no stored state (a first poll). Never raises; never mutates `state`.
@@ -47,6 +98,7 @@ def read_state(
         return None, None
     if not isinstance(state, dict):
         return None, f"the stored state is {type(state).__name__}, not a mapping"
+    state = cast("dict[str, object]", state)
     version = state.get("v")
     if version in (1, 2):
         state = {**state, "v": STATE_VERSION}
@@ -65,26 +117,27 @@ def read_state(
             return None, f"the stored state's `{part}` is malformed"
     if keyed and version in (1, 2) and key_fields:
         state = _rekeyed(state, key_fields)
-    return state, None
+    # the shape is the one checked above for this trigger; what is wrong deeper inside breaks the comparison
+    return cast("TriggerState", state), None
 
 
-def stored_time(value: Any) -> float:
+def stored_time(value: object) -> float:
     """A time (`since`, `last`, a flap fire time) read from stored state, as a float.
 
     Raises:
         ValueError: not a number, a boolean, NaN or an infinity, or an integer past a float's range.
     """
-    if value.__class__ is float:
+    if type(value) is float:
         if value - value == 0.0:  # finite: inf - inf and nan - nan are nan
             return value
-    elif value.__class__ is int and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+    elif type(value) is int and -_FLOAT_MAX <= value <= _FLOAT_MAX:
         return float(value)
     raise ValueError(f"a stored time is not a finite number of seconds: {_shown(value)}")
 
 
-def stored_count(value: Any) -> int:
+def stored_count(value: object) -> int:
     """A count (`held`) read from stored state. Raises ValueError when it is not a whole number ≥ 0."""
-    if value.__class__ is int and value >= 0:
+    if type(value) is int and value >= 0:
         return value
     raise ValueError(f"a stored count is not a whole number: {_shown(value)}")
 
@@ -93,26 +146,29 @@ def stored_count(value: Any) -> int:
 _FLOAT_MAX = int(sys.float_info.max)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     return yaml_text(value, 40)
 
 
-def _rekeyed(state: dict[str, Any], key_fields: tuple[str, ...]) -> dict[str, Any]:
+def _rekeyed(state: dict[str, object], key_fields: tuple[str, ...]) -> dict[str, object]:
     """A version 1/2 keyed state with each key recomputed from its stored item (see the module doc)."""
     from attend.compiler.ops import MISSING, get_dotted, key_text
 
     renamed: dict[str, str] = {}
-    items: dict[str, Any] = {}
-    for old, value in state["items"].items():
+    items: dict[str, object] = {}
+    stored = cast("dict[str, object]", state["items"])  # read_state checked it is a mapping
+    for old, value in stored.items():
         found = get_dotted(value, key_fields)
         new = old if found is MISSING else key_text(found)
         renamed[old] = new
         items.setdefault(new, value)
     out = {**state, "items": items}
-    if "holding" in state:
-        out["holding"] = [renamed.get(k, k) if isinstance(k, str) else k for k in state["holding"]]
+    holding = state.get("holding")
+    if isinstance(holding, list):
+        out["holding"] = [renamed.get(k, k) if isinstance(k, str) else k for k in holding]
     for part in ("pending", "flap"):
-        if isinstance(state.get(part), dict):
-            out[part] = {renamed.get(k, k): e for k, e in state[part].items()}
+        entries = state.get(part)
+        if isinstance(entries, dict):
+            out[part] = {renamed.get(k, k): e for k, e in entries.items()}
     return out
 
