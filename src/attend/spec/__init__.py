@@ -8,8 +8,6 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
-    from typing import Any
-
     from attend.spec.config import Config, legacy_keys, load_config
     from attend.spec.durations import parse_duration
     from attend.spec.folders import layer_paths
@@ -50,10 +48,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:  # the names above, typed by their imports for type checkers
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'attend.spec' has no attribute {name!r}")
-    value = getattr(__import__(f"attend.spec.{module}", fromlist=[name]), name)
+    value: object = getattr(__import__(f"attend.spec.{module}", fromlist=[name]), name)
     globals()[name] = value
     return value
