@@ -8,6 +8,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.vocab import JSON
+
 from attend.errors import Diagnostic, Severity
 from attend.spec.loaded import KeyPath, Origin
 from attend.spec.schema import DURATION_FIELDS
@@ -61,7 +63,7 @@ def _duration_paths(data: dict[str, Any]) -> list[KeyPath]:
     return paths
 
 
-def _value_at(data: Any, path: KeyPath) -> Any:
+def _value_at(data: JSON, path: KeyPath) -> JSON:
     """The value at key path `path` of nested mappings, or None when some step is not a mapping or absent."""
     value = data
     for part in path:

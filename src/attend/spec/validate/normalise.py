@@ -6,6 +6,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.vocab import JSON, JSONObject
+
 from attend.bounds import MAX_MAGNITUDE
 from attend.spec.durations import is_duration, parse_duration
 from attend.spec.schema import (
@@ -22,7 +24,7 @@ from attend.spec.schema import (
 from attend.spec.validate.locate import _duration_paths, _value_at
 
 
-def normalise(data: dict[str, Any]) -> dict[str, Any]:
+def normalise(data: JSONObject) -> JSONObject:
     """The merged sensor with defaults filled in and durations as float seconds.
 
     Values that do not validate are kept as written (the sensor is invalid anyway). Trigger
@@ -35,42 +37,48 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
             out[field] = _fresh(default)
     kind = out.get("kind")
     for block, schema in (("command", COMMAND_SCHEMA), ("mcp", MCP_SCHEMA)):
-        if isinstance(out.get(block), dict):
-            out[block] = _with_defaults(out[block], schema)  # a copy: the durations below never touch `data`
-    command = out.get("command")
-    if isinstance(command, dict):
+        found = out.get(block)
+        if isinstance(found, dict):
+            out[block] = _with_defaults(found, schema)  # a copy: the durations below never touch `data`
+    command, written = out.get("command"), data.get("command")
+    if isinstance(command, dict) and isinstance(written, dict):
         # a polled command has no stream defaults, a stream no poll defaults (explain lists what applies)
         for name in POLL_ONLY_FIELDS if command.get("output") == "stream" else STREAM_ONLY_FIELDS:
-            if name not in data["command"]:
+            if name not in written:
                 command.pop(name, None)
-    mcp = out.get("mcp")
-    if isinstance(mcp, dict):
+    mcp, written = out.get("mcp"), data.get("mcp")
+    if isinstance(mcp, dict) and isinstance(written, dict):
         # a resource read has no arguments and no gate, a tool call no subscription (explain lists what applies)
         unused = TOOL_ONLY_FIELDS if "resource" in mcp and "tool" not in mcp else RESOURCE_ONLY_FIELDS
         for name in unused:
-            if name not in data["mcp"]:
+            if name not in written:
                 mcp.pop(name, None)
     if kind != "crate" and out.get("crate") == {}:
         del out["crate"]
-    if isinstance(out.get("flap"), dict):
-        out["flap"] = dict(out["flap"])
+    flap = out.get("flap")
+    if isinstance(flap, dict):
+        out["flap"] = dict(flap)
     triggers = out.get("triggers")
     if isinstance(triggers, dict):
-        out["triggers"] = {name: _with_defaults(t, TRIGGER_SCHEMA) if isinstance(t, dict) else t
-                           for name, t in triggers.items()}
-        for trigger in out["triggers"].values():
-            if isinstance(trigger, dict) and isinstance(trigger.get("flap"), dict):
-                trigger["flap"] = dict(trigger["flap"])  # a copy: the durations below never touch `data`
+        filled: JSONObject = {name: _with_defaults(t, TRIGGER_SCHEMA) if isinstance(t, dict) else t
+                              for name, t in triggers.items()}
+        out["triggers"] = filled
+        for trigger in filled.values():
+            if isinstance(trigger, dict):
+                trigger_flap = trigger.get("flap")
+                if isinstance(trigger_flap, dict):
+                    trigger["flap"] = dict(trigger_flap)  # a copy: the durations below never touch `data`
     for path in _duration_paths(out):
-        block, value = _value_at(out, path[:-1]), _value_at(out, path)
-        if isinstance(block, dict) and is_duration(value):
-            block[path[-1]] = parse_duration(value)
+        holder, value = _value_at(out, path[:-1]), _value_at(out, path)
+        if isinstance(holder, dict) and is_duration(value):
+            holder[path[-1]] = parse_duration(value)
     if "min_interval" not in out:
         interval = out.get("interval")
         out["min_interval"] = min(DEFAULT_MIN_INTERVAL, interval) if isinstance(interval, float) else \
             DEFAULT_MIN_INTERVAL
-    if isinstance(out.get("triggers"), dict):
-        for trigger in out["triggers"].values():
+    triggers = out.get("triggers")
+    if isinstance(triggers, dict):
+        for trigger in triggers.values():
             if isinstance(trigger, dict) and "magnitude" in trigger:
                 trigger["magnitude"] = _as_float(trigger["magnitude"])
     if "threshold" in out:
@@ -78,14 +86,14 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _as_float(value: Any) -> Any:
+def _as_float(value: JSON) -> JSON:
     """An int as a float when float can hold it; anything else as written (the sensor is invalid then)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_MAGNITUDE:
         return float(value)
     return value
 
 
-def _with_defaults(block: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+def _with_defaults(block: JSONObject, schema: dict[str, Any]) -> JSONObject:
     filled = dict(block)
     for field, rules in schema.items():
         default = rules["meta"]["default"]
@@ -94,5 +102,5 @@ def _with_defaults(block: dict[str, Any], schema: dict[str, Any]) -> dict[str, A
     return filled
 
 
-def _fresh(default: Any) -> Any:
+def _fresh(default: JSON) -> JSON:
     return type(default)() if isinstance(default, dict | list) else default

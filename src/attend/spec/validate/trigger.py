@@ -8,6 +8,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.vocab import JSONObject
+
 from attend.errors import Diagnostic, Severity
 from attend.spec.loaded import KeyPath, Origin
 from attend.spec.validate.locate import Locator
@@ -129,7 +131,10 @@ def _short_key(key: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def normalise_trigger(definition: Mapping[str, Any], name: str = "trigger") -> dict[str, Any]:
+def normalise_trigger(definition: Mapping[str, Any], name: str = "trigger") -> JSONObject:
     """One trigger that `trigger_problems` passed, normalised as `normalise` does a file's: defaults
     filled in, durations as float seconds, `magnitude` a float."""
-    return normalise({"triggers": {name: plain_trigger(definition, name)}})["triggers"][name]
+    triggers = normalise({"triggers": {name: plain_trigger(definition, name)}})["triggers"]
+    trigger = triggers[name] if isinstance(triggers, dict) else None
+    assert isinstance(trigger, dict)  # normalise keeps the mapping it was given
+    return trigger
