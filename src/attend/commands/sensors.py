@@ -419,6 +419,7 @@ def sensors_fire(args: FireArgs) -> int:
     if error:
         print(f"attend: {error}", file=sys.stderr)
         return EXIT_USAGE
+    assert sensor_set.paths is not None  # load_set sets it
     with open_project_store(sensor_set.paths) as store:
         stored = store.trigger_states(name)
         if trigger_name:
@@ -611,6 +612,7 @@ def sensors_history(args: HistoryArgs) -> int:
         return _every_sensor_history(args)
     target = args.name if not args.trigger else f"{args.name}/{args.trigger}"
     sensor_set, name, trigger = resolve_target(args.project_dir, target)
+    assert sensor_set.paths is not None  # load_set sets it
     with open_project_store(sensor_set.paths) as store:
         data = sensor_noise(store, name, limit=args.limit, trigger=trigger, everything=args.everything)
     if args.json:
@@ -630,6 +632,7 @@ def _every_sensor_history(args: HistoryArgs) -> int:
     from attend.spec import load_set
 
     sensor_set = load_set(args.project_dir)
+    assert sensor_set.paths is not None  # load_set sets it
     with open_project_store(sensor_set.paths) as store:
         every = [sensor_noise(store, name, limit=args.limit, everything=args.everything)
                  for name in sorted(sensor_set.sensors)]

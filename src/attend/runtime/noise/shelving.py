@@ -9,11 +9,18 @@ an expired one covers nothing and is pruned the next time shelves are written.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend.errors import EXIT_FAILED, EXIT_USAGE, Refusal
 from attend.runtime.clock import WALL_CLOCK, Clock
 from attend.runtime.store.shelves import Shelf  # the row type of the store's `shelves` table
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from attend.compiler import Fire
+    from attend.runtime.store import Store
+    from attend.spec.loaded import SensorSet
 
 __all__ = ["Shelf", "ShelfRefused", "covering", "resolve_target", "shelve_target", "split_shelved", "unshelve_target"]
 
@@ -27,12 +34,12 @@ def covering(shelves: list[Shelf], trigger: str, now: float) -> Shelf | None:
     return best
 
 
-def split_shelved(fires: list[Any], shelves: list[Shelf], now: float) -> tuple[list[Any], list[Any]]:
+def split_shelved(fires: list[Fire], shelves: list[Shelf], now: float) -> tuple[list[Fire], list[Fire]]:
     """`fires` split into those delivered and those a live shelf holds."""
     if not shelves:
         return fires, []
-    delivered: list[Any] = []
-    held: list[Any] = []
+    delivered: list[Fire] = []
+    held: list[Fire] = []
     for fire in fires:
         (held if covering(shelves, str(fire.trigger), now) is not None else delivered).append(fire)
     return delivered, held
@@ -42,7 +49,7 @@ class ShelfRefused(Refusal):
     """A shelve or unshelve that did nothing: `message` for the user, `code` the exit code."""
 
 
-def resolve_target(project_dir: Any, text: str) -> tuple[Any, str, str | None]:
+def resolve_target(project_dir: str | Path, text: str) -> tuple[SensorSet, str, str | None]:
     """The sensor set, sensor name and trigger of `NAME[/TRIGGER]`; `ShelfRefused` (usage) when unknown."""
     from attend.spec import load_set
 
@@ -59,13 +66,15 @@ def resolve_target(project_dir: Any, text: str) -> tuple[Any, str, str | None]:
     return sensor_set, name, trigger or None
 
 
-def _store(sensor_set: Any, clock: Clock = WALL_CLOCK) -> Any:
+def _store(sensor_set: SensorSet, clock: Clock = WALL_CLOCK) -> Store:
     from attend.runtime.store import open_project_store
 
+    assert sensor_set.paths is not None  # load_set sets it
     return open_project_store(sensor_set.paths, clock=clock)
 
 
-def shelve_target(project_dir: Any, target: str, duration: str, reason: str = "", *, clock: Clock = WALL_CLOCK) -> Any:
+def shelve_target(project_dir: str | Path, target: str, duration: str, reason: str = "", *,
+                  clock: Clock = WALL_CLOCK) -> Shelf:
     """Shelve `NAME[/TRIGGER]` for `duration` from now by `clock` (`sensors shelve`; the sensors tab's `s`); the shelf.
 
     Raises:
@@ -86,7 +95,7 @@ def shelve_target(project_dir: Any, target: str, duration: str, reason: str = ""
         return store.put_shelf(name, trigger, until=store.now() + seconds, reason=reason)
 
 
-def unshelve_target(project_dir: Any, target: str) -> str:
+def unshelve_target(project_dir: str | Path, target: str) -> str:
     """Take the shelf of `NAME[/TRIGGER]` down (`sensors unshelve`; the tab's `S`); the target's name.
 
     Raises:

@@ -37,7 +37,7 @@ from attend.runtime.store.tables import SCHEMA_VERSION
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from attend.spec.loaded import LayerPaths
 
 __all__ = [
     "BadRowReport",
@@ -63,7 +63,7 @@ class Store(SessionRows, ProbeRecords, IntegrityChecks):
         return self
 
 
-def open_project_store(paths: Any, *, clock: Clock = WALL_CLOCK) -> Store:
+def open_project_store(paths: LayerPaths, *, clock: Clock = WALL_CLOCK) -> Store:
     """The store of the project behind `paths` (LayerPaths): its state folder's file, scoped to the project.
 
     The daemon and every one-shot command open it this way, so they all read and write the same rows.
