@@ -48,7 +48,7 @@ class IndentStyle:
 CANDIDATE_STYLES: tuple[tuple[int, int, int], ...] = ((2, 2, 0), (2, 4, 2), (4, 4, 0), (4, 4, 2), (4, 6, 4), (3, 3, 0))
 
 
-def yaml_kind(value: Any) -> str:
+def yaml_kind(value: object) -> str:
     """What `value` is in YAML words, with an article ("a list"), for messages a user reads.
 
     ruamel's node classes (CommentedSeq, ScalarFloat, ...) mean nothing to someone editing a file.
@@ -75,7 +75,7 @@ class DocumentError(ValueError):
 class PathIntoScalar(DocumentError):
     """A key path that goes through a value that is not a mapping."""
 
-    def __init__(self, prefix: tuple[str, ...], value: Any) -> None:
+    def __init__(self, prefix: tuple[str, ...], value: object) -> None:
         super().__init__(f"{'.'.join(prefix) or 'the document'} holds {yaml_kind(value)}, not a mapping")
         self.prefix = prefix
         self.value = value
@@ -84,7 +84,7 @@ class PathIntoScalar(DocumentError):
 class WouldNotReadBack(DocumentError):
     """An edit whose text the loader would not read back as the value intended: nothing may be written."""
 
-    def __init__(self, path: tuple[str, ...], value: Any, found: str) -> None:
+    def __init__(self, path: tuple[str, ...], value: object, found: str) -> None:
         super().__init__(f"{'.'.join(path)}: the file as written would not read back as the value given "
                          f"({found}); nothing was written")
         self.path = path
@@ -94,7 +94,7 @@ class WouldNotReadBack(DocumentError):
 _MISSING = object()
 
 
-def same_value(a: Any, b: Any) -> bool:
+def same_value(a: object, b: object) -> bool:
     """Whether two plain values are the same data, types included (`1`, `1.0` and `true` differ)."""
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
@@ -112,13 +112,13 @@ def _yaml(style: IndentStyle) -> YAML:
     return y
 
 
-def _dump(y: YAML, data: Any) -> str:
+def _dump(y: YAML, data: object) -> str:
     out = io.StringIO()
     y.dump(data, out)
     return out.getvalue()
 
 
-def detect_style(text: str, data: Any) -> IndentStyle:
+def detect_style(text: str, data: object) -> IndentStyle:
     """The indentation style whose dump of `data` reproduces `text` (or comes closest to it)."""
     explicit = text.lstrip().startswith("---")
     best: tuple[int, IndentStyle] | None = None
@@ -149,7 +149,7 @@ def _reads_back_as_itself(text: str) -> bool:
     return True
 
 
-def key_node(key: Any) -> Any:
+def key_node(key: object) -> object:
     """A mapping key as ruamel should write it: double-quoted (escaped) when it holds unprintable characters,
     single-quoted when the loader would not read it back plain as the same string."""
     if isinstance(key, str) and not key.isprintable():
@@ -159,7 +159,7 @@ def key_node(key: Any) -> Any:
     return key
 
 
-def to_node(value: Any, *, flow: bool = False) -> Any:
+def to_node(value: object, *, flow: bool = False) -> object:
     """Plain data as ruamel round-trip nodes; `flow` keeps `{…}` / `[…]` written inline."""
     if isinstance(value, Mapping):
         node = CommentedMap()
@@ -205,7 +205,7 @@ class EditableDocument:
         self.style = detect_style(self.original, loaded) if not self._prefix and self.original else IndentStyle()
 
     def _parent(self, path: tuple[str, ...], *, create: bool) -> CommentedMap | None:
-        node: Any = self.data
+        node: object = self.data
         for depth, segment in enumerate(path):
             if not isinstance(node, CommentedMap):
                 raise PathIntoScalar(path[:depth], node)
@@ -226,7 +226,7 @@ class EditableDocument:
             return False
         return parent is not None and path[-1] in parent
 
-    def set(self, path: tuple[str, ...], value: Any, *, flow: bool = False) -> None:
+    def set(self, path: tuple[str, ...], value: object, *, flow: bool = False) -> None:
         """Set `path` to plain `value`, creating missing parent mappings at the end of their parent.
 
         Raises:
@@ -239,7 +239,7 @@ class EditableDocument:
         parent[path[-1] if path[-1] in parent else key_node(path[-1])] = to_node(value, flow=flow)
         self._check_reads_back(path, value)
 
-    def _check_reads_back(self, path: tuple[str, ...], value: Any) -> None:
+    def _check_reads_back(self, path: tuple[str, ...], value: object) -> None:
         """Read the edited text with the loader: `path` must hold exactly `value` (issue 14, item 15).
 
         The writer (ruamel) and the loader (pyyaml) are two YAML implementations; where they disagree on
@@ -249,7 +249,7 @@ class EditableDocument:
         errors = [d for d in parsed.diagnostics if str(d.severity) == "error"]
         if errors:
             raise WouldNotReadBack(path, value, f"line {errors[0].line}: {errors[0].message}")
-        node: Any = parsed.data
+        node: object = parsed.data
         for segment in path:
             node = node.get(segment, _MISSING) if isinstance(node, dict) else _MISSING
         if node is _MISSING or not same_value(node, value):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from attend.errors import EXIT_USAGE
 from attend.settings.keys import Key, format_key, suggest
@@ -46,21 +45,21 @@ class Resolution:
     """A key's effective value and where it comes from (the `get --json` object, plus the line)."""
 
     key: str
-    value: Any
-    default: Any
+    value: object
+    default: object
     layer: str
     file: str | None
     line: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The `get --json` object: key, value, default, layer, file (and line)."""
         return {"key": self.key, "value": self.value, "default": self.default, "layer": self.layer,
                 "file": self.file, "line": self.line}
 
 
-def merge_raw(documents: Iterable[Any]) -> Any:
+def merge_raw(documents: Iterable[object]) -> object:
     """Deep-merge documents, later over earlier: mappings merge by key, anything else replaces."""
-    merged: Any = _MISSING
+    merged: object = _MISSING
     for doc in documents:
         if doc is None:
             continue
@@ -74,7 +73,7 @@ def merge_raw(documents: Iterable[Any]) -> Any:
     return None if merged is _MISSING else merged
 
 
-def lookup(data: Any, path: tuple[str, ...]) -> Any:
+def lookup(data: object, path: tuple[str, ...]) -> object:
     """The value at `path` inside `data`, or the module's missing marker (see `is_missing`)."""
     node = data
     for segment in path:
@@ -84,12 +83,12 @@ def lookup(data: Any, path: tuple[str, ...]) -> Any:
     return node
 
 
-def is_missing(value: Any) -> bool:
+def is_missing(value: object) -> bool:
     """Whether `lookup` found nothing."""
     return value is _MISSING
 
 
-def raw_effective(sensor: MergedSensor) -> Any:
+def raw_effective(sensor: MergedSensor) -> dict[str, object]:
     """The sensor's files deep-merged as written (durations as written, no defaults).
 
     The loader's own merge (`spec.layers.merge_data`), before validation normalises it; empty when no
@@ -99,7 +98,7 @@ def raw_effective(sensor: MergedSensor) -> Any:
     return merged
 
 
-def shown_document(sensor: MergedSensor) -> Any:
+def shown_document(sensor: MergedSensor) -> object:
     """The sensor as `get` and `list` show it: its effective data, with what the files set as written.
 
     Settings shows and edits the document itself, so it reads `MergedSensor.data` (key paths as written); what a
@@ -156,7 +155,7 @@ def check_sensor_key(key: Key, sensor: MergedSensor | None, *, deep_trigger_must
         )
 
 
-def check_not_through_scalar(key: Key, data: Any) -> None:
+def check_not_through_scalar(key: Key, data: object) -> None:
     """Refuse a key whose parent holds a scalar or a list in `data` (a key path into a scalar)."""
     node = data
     for depth, segment in enumerate(key.path[:-1]):
@@ -171,7 +170,7 @@ def check_not_through_scalar(key: Key, data: Any) -> None:
             )
 
 
-def _default(path: tuple[str, ...]) -> Any:
+def _default(path: tuple[str, ...]) -> object:
     doc = describe(path) if path else None
     return doc.default if doc else None
 
@@ -197,11 +196,11 @@ def resolve(key: Key, sensor: MergedSensor) -> Resolution:
     return Resolution(str(key), raw, default, top.layer, str(top.path))
 
 
-def flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+def flatten(data: object, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:
     """Every leaf of `data` (a non-mapping value, or an empty mapping) with its key path, in order."""
     if not isinstance(data, Mapping) or (not data and prefix):
         return [(prefix, data)]
-    out: list[tuple[tuple[str, ...], Any]] = []
+    out: list[tuple[tuple[str, ...], object]] = []
     for key, value in data.items():
         out.extend(flatten(value, (*prefix, str(key))))
     return out
