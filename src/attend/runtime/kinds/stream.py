@@ -266,8 +266,9 @@ class StreamSupervisor:
         self.state = StreamState()
         if self.cursor_fields is not None and ctx.store is not None:
             remembered = ctx.store.get_crate_state(compiled.name)
-            if isinstance(remembered, dict) and isinstance(remembered.get("cursor"), str):
-                self._take_cursor(remembered["cursor"], "the stored cursor")
+            cursor = remembered.get("cursor") if isinstance(remembered, dict) else None
+            if isinstance(cursor, str):
+                self._take_cursor(cursor, "the stored cursor")
         self.buffer = LineBuffer()
         self.last_line: bytes | None = None
         self.pid: int | None = None

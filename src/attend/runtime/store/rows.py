@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from sqlite3 import Row
     from typing import Any, Literal, TypeVar, overload
 
+    from attend.vocab import JSON
+
     T = TypeVar("T")
 
 __all__ = ["BadRow", "decoded", "integer", "json_column", "number", "optional_number", "text"]
@@ -34,6 +36,15 @@ def decoded(rows: Iterable[Row], decode: Callable[[Row], T]) -> Iterator[T]:
             yield decode(row)
         except BadRow:
             continue
+
+
+if TYPE_CHECKING:  # the three ways to call it, for type checkers
+    @overload
+    def json_column(row: Row | Mapping[str, object], column: str) -> JSON: ...
+    @overload
+    def json_column(row: Row | Mapping[str, object], column: str, *, shape: type[dict[Any, Any]]) -> dict[str, Any]: ...
+    @overload
+    def json_column(row: Row | Mapping[str, object], column: str, *, shape: type[list[Any]]) -> list[Any]: ...
 
 
 def json_column(row: Row | Mapping[str, object], column: str, *, shape: type | None = None) -> Any:

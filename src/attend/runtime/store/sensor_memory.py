@@ -14,6 +14,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.vocab import JSON
+
 __all__ = ["CrateStateRows", "ProbeRecords"]
 
 
@@ -45,7 +47,7 @@ class ProbeRecords(StoreConnection):
 class CrateStateRows(StoreConnection):
     """The `crate_state` table of one scope: the state each crate sensor exported last."""
 
-    def get_crate_state(self, sensor: str) -> Any | None:
+    def get_crate_state(self, sensor: str) -> JSON:
         """The state a crate sensor exported last (JSON-like), or None."""
         row = self._db.execute(
             "SELECT state FROM crate_state WHERE scope = ? AND sensor = ?", (self.scope, sensor)
@@ -55,12 +57,12 @@ class CrateStateRows(StoreConnection):
         except BadRow:
             return None  # a damaged export reads as none: the crate sensor starts over (doctor lists it)
 
-    def put_crate_state(self, sensor: str, state: Any) -> None:
+    def put_crate_state(self, sensor: str, state: JSON) -> None:
         """Store a crate sensor's exported state (must be JSON-serialisable)."""
         with self._write():
             self._put_crate_state(sensor, state, self._clock())
 
-    def _put_crate_state(self, sensor: str, state: Any, now: float) -> None:
+    def _put_crate_state(self, sensor: str, state: JSON, now: float) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO crate_state (scope, sensor, state, updated) VALUES (?, ?, ?, ?)",
             (self.scope, sensor, json.dumps(state, sort_keys=True), now),
