@@ -22,12 +22,12 @@ __all__ = ["Predicate", "compile_condition", "compile_test", "compile_where", "p
 
 Warn = Callable[[str], None]
 #: A compiled condition or where: (item, warn) → holds?
-Predicate = Callable[[Any, Warn], bool]
+Predicate = Callable[[object, Warn], bool]
 #: A compiled test on one property value (never MISSING): (value, warn) → passes?
-ValueTest = Callable[[Any, Warn], bool]
+ValueTest = Callable[[object, Warn], bool]
 
 
-def _pattern_subject(value: Any) -> str | None:
+def _pattern_subject(value: object) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -42,29 +42,29 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
     if op in ("equals", "not"):
         if isinstance(operand, str):
 
-            def eq(v: Any, warn: Warn) -> bool:
+            def eq(v: object, warn: Warn) -> bool:
                 return v == operand
 
         elif isinstance(operand, bool) or operand is None:
 
-            def eq(v: Any, warn: Warn) -> bool:
+            def eq(v: object, warn: Warn) -> bool:
                 return v is operand
 
         elif isinstance(operand, (int, float)):
 
-            def eq(v: Any, warn: Warn) -> bool:
+            def eq(v: object, warn: Warn) -> bool:
                 return v == operand and not isinstance(v, bool)
 
         else:
             expected = list(operand) if isinstance(operand, tuple) else operand
 
-            def eq(v: Any, warn: Warn) -> bool:
+            def eq(v: object, warn: Warn) -> bool:
                 return same(v, expected)
 
         if op == "equals":
             return eq
 
-        def ne(v: Any, warn: Warn) -> bool:
+        def ne(v: object, warn: Warn) -> bool:
             return not eq(v, warn)
 
         return ne
@@ -72,27 +72,27 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
         if all(isinstance(o, str) for o in operand):
             members = frozenset(operand)
 
-            def in_strings(v: Any, warn: Warn) -> bool:
+            def in_strings(v: object, warn: Warn) -> bool:
                 return isinstance(v, str) and v in members
 
             return in_strings
         options = tuple(operand)
 
-        def in_any(v: Any, warn: Warn) -> bool:
+        def in_any(v: object, warn: Warn) -> bool:
             return any(same(v, o) for o in options)
 
         return in_any
     if op == "contains":
         contains = ops.contains
 
-        def has(v: Any, warn: Warn) -> bool:
+        def has(v: object, warn: Warn) -> bool:
             return contains(v, operand)
 
         return has
     if op == "like":
         match = ops.compile_glob(operand.text)
 
-        def like(v: Any, warn: Warn) -> bool:
+        def like(v: object, warn: Warn) -> bool:
             if v.__class__ is str:
                 return match(v) is not None
             subject = _pattern_subject(v)
@@ -102,7 +102,7 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
     if op == "matches":
         search = ops.compile_regex(operand.text)
 
-        def matches(v: Any, warn: Warn) -> bool:
+        def matches(v: object, warn: Warn) -> bool:
             subject = v if v.__class__ is str else _pattern_subject(v)
             if subject is None:
                 return False
@@ -117,25 +117,29 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
     as_number = ops.as_number
     if op == "above":
 
-        def above(v: Any, warn: Warn) -> bool:
+        def above(v: object, warn: Warn) -> bool:
             if v.__class__ is int or v.__class__ is float:
-                return v > bound
+                held: bool = v > bound  # two numbers compared
+                return held
             n = as_number(v)
             if n is None:
                 warn(f"{prop}: {ops.render_value(v)!r} is not a number (above: {bound})")
                 return False
-            return n > bound
+            beyond: bool = n > bound
+            return beyond
 
         return above
 
-    def below(v: Any, warn: Warn) -> bool:
+    def below(v: object, warn: Warn) -> bool:
         if v.__class__ is int or v.__class__ is float:
-            return v < bound
+            held: bool = v < bound  # two numbers compared
+            return held
         n = as_number(v)
         if n is None:
             warn(f"{prop}: {ops.render_value(v)!r} is not a number (below: {bound})")
             return False
-        return n < bound
+        beyond: bool = n < bound
+        return beyond
 
     return below
 
@@ -155,13 +159,13 @@ def property_getter(prop: ir.PropertyPattern) -> Callable[[Any], list[Any]]:
         # `labels.*`: the members of one sub-mapping
         outer = frozen[0][1]
 
-        def members(item: Any) -> list[Any]:
+        def members(item: object) -> list[Any]:
             inner = item.get(outer) if isinstance(item, dict) else None
             return list(inner.values()) if isinstance(inner, dict) else []
 
         return members
 
-    def values(item: Any) -> list[Any]:
+    def values(item: object) -> list[Any]:
         nodes = [item]
         for how, sel in frozen:
             nxt: list[Any] = []
@@ -186,14 +190,14 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
     op, operand = test.op, test.operand
     if op == "equals" and isinstance(operand, str):
 
-        def equals_str(item: Any, warn: Warn) -> bool:
+        def equals_str(item: object, warn: Warn) -> bool:
             return isinstance(item, dict) and item.get(field) == operand
 
         return equals_str
     if op == "in" and all(isinstance(o, str) for o in operand):
         members = frozenset(operand)
 
-        def in_strs(item: Any, warn: Warn) -> bool:
+        def in_strs(item: object, warn: Warn) -> bool:
             if not isinstance(item, dict):
                 return False
             v = item.get(field)
@@ -203,7 +207,7 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
     if op == "like":
         match = ops.compile_glob(operand.text)
 
-        def like_str(item: Any, warn: Warn) -> bool:
+        def like_str(item: object, warn: Warn) -> bool:
             v = item.get(field) if isinstance(item, dict) else None
             if v.__class__ is str:
                 return match(v) is not None
@@ -212,10 +216,11 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
         return like_str
     if op == "above":
 
-        def above(item: Any, warn: Warn) -> bool:
+        def above(item: object, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v.__class__ is int or v.__class__ is float:
-                return v > operand
+                held: bool = v > operand  # two numbers compared
+                return held
             if v is missing:
                 return missing_holds
             return slow(v, warn)
@@ -223,10 +228,11 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
         return above
     if op == "below":
 
-        def below(item: Any, warn: Warn) -> bool:
+        def below(item: object, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v.__class__ is int or v.__class__ is float:
-                return v < operand
+                held: bool = v < operand  # two numbers compared
+                return held
             if v is missing:
                 return missing_holds
             return slow(v, warn)
@@ -239,7 +245,7 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
         search = regex.compile(operand.text).search
         limit = ops.SAFE_SUBJECT_CHARS
 
-        def matches_str(item: Any, warn: Warn) -> bool:
+        def matches_str(item: object, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v.__class__ is str and len(v) <= limit:
                 return search(v) is not None
@@ -264,7 +270,7 @@ def compile_condition(condition: ir.Condition) -> Predicate:
         check = tests[0]
     else:
 
-        def check(v: Any, warn: Warn) -> bool:
+        def check(v: object, warn: Warn) -> bool:
             for t in tests:
                 if not t(v, warn):
                     return False
@@ -279,7 +285,7 @@ def compile_condition(condition: ir.Condition) -> Predicate:
                 # `labels.*: bug`: one sub-mapping's members, without copying them into a list
                 outer = prop.parts[0]
 
-                def member_equals(item: Any, warn: Warn) -> bool:
+                def member_equals(item: object, warn: Warn) -> bool:
                     inner = item.get(outer) if isinstance(item, dict) else None
                     if not isinstance(inner, dict) or not inner:
                         return missing_holds
@@ -287,13 +293,13 @@ def compile_condition(condition: ir.Condition) -> Predicate:
 
                 return member_equals
 
-            def glob_equals(item: Any, warn: Warn) -> bool:
+            def glob_equals(item: object, warn: Warn) -> bool:
                 found = values(item)
                 return wanted in found if found else missing_holds
 
             return glob_equals
 
-        def glob_condition(item: Any, warn: Warn) -> bool:
+        def glob_condition(item: object, warn: Warn) -> bool:
             found = values(item)
             if not found:
                 return missing_holds
@@ -309,7 +315,7 @@ def compile_condition(condition: ir.Condition) -> Predicate:
         fused = _fused(field, condition.tests[0], tests[0], missing_holds) if len(tests) == 1 else None
         if fused is not None:
             return fused
-        def plain(item: Any, warn: Warn) -> bool:
+        def plain(item: object, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v is missing:
                 return missing_holds
@@ -320,7 +326,7 @@ def compile_condition(condition: ir.Condition) -> Predicate:
     fields = prop.parts
     get_dotted = ops.get_dotted
 
-    def dotted(item: Any, warn: Warn) -> bool:
+    def dotted(item: object, warn: Warn) -> bool:
         v = get_dotted(item, fields)
         if v is missing:
             return missing_holds
@@ -340,12 +346,12 @@ def compile_where(where: ir.Where | None) -> Predicate | None:
         if len(preds) == 2:
             first, second = preds
 
-            def either(item: Any, warn: Warn) -> bool:
+            def either(item: object, warn: Warn) -> bool:
                 return first(item, warn) or second(item, warn)
 
             return either
 
-        def any_of(item: Any, warn: Warn) -> bool:
+        def any_of(item: object, warn: Warn) -> bool:
             for p in preds:
                 if p(item, warn):
                     return True
@@ -355,12 +361,12 @@ def compile_where(where: ir.Where | None) -> Predicate | None:
     if len(preds) == 2:
         first, second = preds
 
-        def both(item: Any, warn: Warn) -> bool:
+        def both(item: object, warn: Warn) -> bool:
             return first(item, warn) and second(item, warn)
 
         return both
 
-    def all_of(item: Any, warn: Warn) -> bool:
+    def all_of(item: object, warn: Warn) -> bool:
         for p in preds:
             if not p(item, warn):
                 return False

@@ -245,7 +245,8 @@ def _fused(segments: tuple[ir.ChildSegment, ...], *, from_nodes: bool) -> Callab
     namespace: dict[str, Any] = {}
     source = fused_source(segments, from_nodes=from_nodes)
     exec(compile(source, "<attend fused path>", "exec"), namespace)  # noqa: S102 - literals only, see fused_source
-    return namespace["fused"]
+    fused: Callable[[Any], list[Any]] = namespace["fused"]
+    return fused
 
 
 def compile_path_ir(path: ir.Path) -> Selector:

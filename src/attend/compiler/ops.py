@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from attend.bounds import MAX_DESCRIPTION_CHARS, PATTERN_TIMEOUT_SECONDS
 from attend.redact import shorten
@@ -49,7 +49,7 @@ class _Missing:
 
 
 #: The marker for a field the item does not have.
-MISSING: Any = _Missing()
+MISSING: Final = _Missing()
 
 #: Seconds a single `matches` search may take before it counts as not matching (and warns):
 #: a catastrophic pattern must never hang a poll.
@@ -187,14 +187,14 @@ def get_dotted(value: Any, fields: tuple[str, ...]) -> Any:
     return value
 
 
-def same(a: Any, b: Any) -> bool:
+def same(a: object, b: object) -> bool:
     """JSON equality: booleans are never equal to numbers (`true` ≠ `1`), 1 equals 1.0."""
     if isinstance(a, bool) is not isinstance(b, bool):
         return False
     return bool(a == b)
 
 
-def as_number(value: Any) -> float | None:
+def as_number(value: object) -> float | None:
     """A number (not a boolean) or a numeric string as a float; None for anything else."""
     if isinstance(value, bool):
         return None
@@ -208,7 +208,7 @@ def as_number(value: Any) -> float | None:
     return None
 
 
-def contains(value: Any, needle: Any) -> bool:
+def contains(value: object, needle: object) -> bool:
     """`contains`: a substring of a string, an element of a list, or a key of a mapping."""
     if isinstance(value, str):
         return isinstance(needle, str) and needle in value
@@ -247,7 +247,7 @@ def descendants(node: Any, out: list[Any]) -> None:
 RENDER_LIMIT = MAX_DESCRIPTION_CHARS
 
 
-def render_value(value: Any) -> str:
+def render_value(value: object) -> str:
     """A selected value as description text, the one rendering everywhere (polls, fires, `attend test`):
     strings as they are, anything else as compact JSON in document order (`{"a":1,"b":[2,3]}`).
     At most `RENDER_LIMIT` characters (cut with "…"), computed without rendering the rest."""
@@ -263,7 +263,7 @@ def render_value(value: Any) -> str:
     return compact_json(value, RENDER_LIMIT)
 
 
-def _json_scalar(value: Any) -> str:
+def _json_scalar(value: object) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool) or value is None:
@@ -273,7 +273,7 @@ def _json_scalar(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
-def compact_json(value: Any, limit: int) -> str:
+def compact_json(value: object, limit: int) -> str:
     """`value` as compact JSON in document order, cut to `limit` characters with "…".
 
     Written without recursion and stopping as soon as the limit is passed, so neither a deep nor a huge
@@ -329,7 +329,7 @@ _END: Any = object()
 KEY_MARK = "\x1f"
 
 
-def key_text(value: Any) -> str:
+def key_text(value: object) -> str:
     """An item's key value as the text the state keys items by: one text per JSON value, type included.
 
     A string is its own text (the common case, and readable in the store); any other value is

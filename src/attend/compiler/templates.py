@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
 
 from attend import ir
 from attend.compiler import ops
@@ -30,10 +29,10 @@ FOCUS_SESSION: ContextVar[str | None] = ContextVar("FOCUS_SESSION", default=None
 Warn = Callable[[str], None]
 #: A compiled template: (item, key, previous, warn) → text. `key` is the item's key value (None for a
 #: keyless trigger); `previous` is MISSING when there is none.
-Render = Callable[[Any, Any, Any, Warn], str]
+Render = Callable[[object, object, object, Warn], str]
 
 
-def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
+def _part(part: ir.TemplatePart) -> Render:
     render, get_dotted, missing, limit = ops.render_value, ops.get_dotted, ops.MISSING, ops.RENDER_LIMIT
     if isinstance(part, ir.Literal_):
         text = part.text
@@ -46,7 +45,7 @@ def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
     if part.root == "previous" and len(fields) == 1:
         (name,) = fields
 
-        def previous_name(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+        def previous_name(item: object, key: object, previous: object, warn: Warn) -> str:
             # `{previous.state}` of a mapping, the common case, without get_dotted's walk
             if previous is missing:
                 return ""
@@ -60,7 +59,7 @@ def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
         return previous_name
     if part.root == "previous":
 
-        def previous_field(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+        def previous_field(item: object, key: object, previous: object, warn: Warn) -> str:
             if previous is missing:
                 return ""
             value = get_dotted(previous, fields) if fields else previous
@@ -72,7 +71,7 @@ def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
 
     if fields == ("session",):
 
-        def session_name(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+        def session_name(item: object, key: object, previous: object, warn: Warn) -> str:
             # the item's own `session` (the peers sensor's), else the session a scope: session poll is for
             value = item.get("session", missing) if item.__class__ is dict else get_dotted(item, fields)
             if value is missing:
@@ -86,7 +85,7 @@ def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
     if len(fields) == 1:
         (name,) = fields
 
-        def item_name(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+        def item_name(item: object, key: object, previous: object, warn: Warn) -> str:
             # `{id}` of a mapping item, the common case, without get_dotted's walk
             value = item.get(name, missing) if item.__class__ is dict else get_dotted(item, fields)
             if value.__class__ is str and len(value) <= limit:
@@ -98,7 +97,7 @@ def _part(part: ir.TemplatePart) -> Callable[[Any, Any, Any, Warn], str]:
 
         return item_name
 
-    def item_field(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+    def item_field(item: object, key: object, previous: object, warn: Warn) -> str:
         value = get_dotted(item, fields)
         if value is missing:
             warn(f"description: {shown} is missing from the item; rendered empty")
@@ -113,7 +112,7 @@ def compile_template(template: ir.Template) -> Render:
     render = _compile_template(template)
     limit = ops.RENDER_LIMIT
 
-    def capped(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+    def capped(item: object, key: object, previous: object, warn: Warn) -> str:
         # Redacted here, where the fire's text is made: the journal, the history and every line hold no
         # credential, and the cut never leaves a secret's prefix (attend.redact).
         return shorten(render(item, key, previous, warn), limit)
@@ -144,7 +143,7 @@ def _compile_template(template: ir.Template) -> Render:
         return lambda item, key, previous, warn: fill(
             a(item, key, previous, warn), b(item, key, previous, warn), c(item, key, previous, warn))
 
-    def render(item: Any, key: Any, previous: Any, warn: Warn) -> str:
+    def render(item: object, key: object, previous: object, warn: Warn) -> str:
         return fill(*[f(item, key, previous, warn) for f in calls])
 
     return render

@@ -10,20 +10,19 @@ restart like every other part of the state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 __all__ = ["holding_keys", "holds"]
 
-Predicate = Callable[[Any, Callable[[str], None]], bool]
+Predicate = Callable[[object, Callable[[str], None]], bool]
 
 
 def holding_keys(
-    items: dict[str, Any], was_inside: set[str], where: Predicate, clear: Predicate, warn: Callable[[str], None]
+    items: dict[str, object], was_inside: set[str], where: Predicate, clear: Predicate, warn: Callable[[str], None]
 ) -> list[str]:
     """The keys inside now, in item order: inside before and `clear` does not hold, or outside and `where` holds."""
     return [k for k, v in items.items() if (not clear(v, warn) if k in was_inside else where(v, warn))]
 
 
-def holds(value: Any, was_inside: bool, where: Predicate, clear: Predicate, warn: Callable[[str], None]) -> bool:
+def holds(value: object, was_inside: bool, where: Predicate, clear: Predicate, warn: Callable[[str], None]) -> bool:
     """Whether a keyless trigger's watched value is inside now."""
     return not clear(value, warn) if was_inside else where(value, warn)
