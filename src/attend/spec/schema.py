@@ -112,8 +112,8 @@ class FieldDoc:
 
     description: str
     type: str
-    allowed: tuple[Any, ...] | None = None
-    default: Any = None
+    allowed: tuple[object, ...] | None = None
+    default: object = None
 
 
 def _f(type_: str | list[str], description: str, default: Any = None, **rules: Any) -> dict[str, Any]:

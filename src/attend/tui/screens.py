@@ -7,7 +7,7 @@ the CLI would print, so the user corrects the value without losing it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -23,6 +23,9 @@ from attend.settings.policy import SettingsRefusal
 from attend.spec.schema import describe
 from attend.text import printable
 from attend.tui.bindings import KEYS
+
+if TYPE_CHECKING:
+    from attend.tui.model import SensorsModel
 
 __all__ = [
     "ConfirmDialog", "EditForm", "HelpScreen", "InputDialog", "NameDialog", "PendingChanged", "PreviewScreen",
@@ -81,7 +84,7 @@ class InputDialog(ModalScreen[bool]):
 class EditForm(InputDialog):
     """Edit one field: its description, type, allowed values and default; Enter keeps a pending change."""
 
-    def __init__(self, sensor: str, path: tuple[str, ...], current: Any, submit: Callable[[str], Any]) -> None:
+    def __init__(self, sensor: str, path: tuple[str, ...], current: object, submit: Callable[[str], object]) -> None:
         from attend.settings.keys import format_key
 
         lines = [f"attend.sensors.{sensor}.{format_key(path)}"]
@@ -207,7 +210,7 @@ class ReviewScreen(ModalScreen[None]):
     BINDINGS = [Binding("a", "apply", "Apply"), Binding("u", "revert", "Revert"),
                 Binding("escape", "back", "Back")]
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: SensorsModel) -> None:
         super().__init__()
         self.model = model
 
