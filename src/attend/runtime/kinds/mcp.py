@@ -10,7 +10,7 @@ outcome carries its server's name (`PollOutcome.server`) so notifications can na
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attend.errors import RuntimeFailure
 from attend.runtime.kinds import PollContext, PollOutcome
@@ -27,6 +27,8 @@ from attend.runtime.mcp.servers import (
 
 if TYPE_CHECKING:
     from attend.compiler import CompiledSensor
+    from attend.runtime.store import Store
+    from attend.spec.loaded import LayerPaths
 
 __all__ = ["DEFAULT_TIMEOUT", "McpPool", "McpSettings", "call_tool", "poll", "probe_calls", "sensor_settings"]
 
@@ -108,7 +110,8 @@ def flood_note(pool: McpPool, definition: ServerDefinition, ctx: PollContext) ->
             f"{log_path(ctx.paths.state_dir, definition.name)})")
 
 
-async def probe_calls(compiled: Any, paths: Any, env: dict[str, str], project_dir: str | Path, store: Any) -> ProbeRun:
+async def probe_calls(compiled: CompiledSensor, paths: LayerPaths, env: dict[str, str], project_dir: str | Path,
+                      store: Store) -> ProbeRun:
     """The probe's calls (`attend sensors probe`, runtime/mcp/probe.py): the sensor's tool twice in a row,
     and the comparison of the two results (nothing recorded yet).
 

@@ -20,9 +20,16 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.errors import EXIT_USAGE, Refusal
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor, CompiledTrigger
+    from attend.runtime.mcp.servers import McpSettings
+    from attend.runtime.store import Store
+    from attend.spec.loaded import LayerPaths
+    from attend.vocab import JSON
 
 __all__ = [
     "CONFIRM_QUESTION", "ProbeComparison", "ProbeRefused", "ProbeRun",
@@ -54,7 +61,7 @@ class ProbeComparison:
         return not any(self.lost.values())
 
 
-def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeComparison:
+def compare_results(triggers: dict[str, CompiledTrigger], first: JSON, second: JSON) -> ProbeComparison:
     """Check that `second` holds every item of `first`, by each trigger's key (a pure function).
 
     A keyed trigger compares the keys of the items its path selects; a keyless one compares the selected
@@ -102,7 +109,8 @@ def compare_results(triggers: dict[str, Any], first: Any, second: Any) -> ProbeC
 
 
 def probe_record(
-    sensor: str, settings: Any, server_name: str, first: Any, second: Any, verdict: ProbeComparison, confirmed: bool,
+    sensor: str, settings: McpSettings, server_name: str, first: JSON, second: JSON, verdict: ProbeComparison,
+    confirmed: bool,
     *, now: float,
 ) -> dict[str, Any]:
     """The record the store keeps for `sensor` (JSON-serialisable), made at `now` (epoch seconds)."""
@@ -135,11 +143,11 @@ class ProbeRefused(Refusal):
 class ProbeRun:
     """Two back-to-back calls of an mcp sensor's tool and their comparison, not yet recorded."""
 
-    compiled: Any
-    settings: Any
+    compiled: CompiledSensor
+    settings: McpSettings
     server_name: str
-    first: Any
-    second: Any
+    first: JSON
+    second: JSON
     verdict: ProbeComparison
 
     def describe(self) -> str:
@@ -147,7 +155,7 @@ class ProbeRun:
         done = f"read {self.settings.target}" if self.settings.resource is not None else f"called {self.settings.tool}"
         return _describe(self.compiled.name, self.server_name, done, self.verdict)
 
-    def record(self, store: Any, confirmed: bool) -> dict[str, Any]:
+    def record(self, store: Store, confirmed: bool) -> dict[str, Any]:
         """Write the probe record (confirmed only when the comparison passed) and return it."""
         record = probe_record(self.compiled.name, self.settings, self.server_name, self.first, self.second,
                               self.verdict, confirmed, now=store.now())
@@ -155,7 +163,7 @@ class ProbeRun:
         return record
 
 
-def probe_target(project_dir: str | Path, name: str, env: dict[str, str]) -> tuple[Any, Any]:
+def probe_target(project_dir: str | Path, name: str, env: dict[str, str]) -> tuple[CompiledSensor, LayerPaths]:
     """The compiled mcp sensor `name` and the layer paths, as the probe needs them.
 
     Raises:
