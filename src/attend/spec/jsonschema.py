@@ -8,7 +8,7 @@ required once `kind` names it. Use it with `# yaml-language-server: $schema=<fil
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.bounds import MAX_DURATION_CHARS, MAX_DURATION_SECONDS
 from attend.spec.durations import ACCEPTED_FORMS, json_schema_pattern
@@ -22,6 +22,9 @@ from attend.spec.schema import (
     SPEC_VERSION,
 )
 
+if TYPE_CHECKING:
+    from attend.vocab import JSON, JSONObject
+
 __all__ = ["DURATION_PATTERN", "json_schema"]
 
 #: The string form of a duration, as a JSON Schema pattern: spec/durations.py's own definition.
@@ -33,25 +36,26 @@ _SIMPLE = {"string": "string", "integer": "integer", "number": "number", "boolea
 
 
 def _types(rules: dict[str, Any]) -> list[str]:
-    declared = rules.get("type", [])
+    declared: str | list[str] = rules.get("type", [])
     return declared if isinstance(declared, list) else [declared]
 
 
-def _field(rules: dict[str, Any]) -> dict[str, Any]:
+def _field(rules: dict[str, Any]) -> JSONObject:
     """One cerberus field's rules as a JSON Schema."""
-    out: dict[str, Any] = {}
-    meta = rules.get("meta", {})
-    if meta.get("description"):
-        out["description"] = meta["description"]
-    if meta.get("default") is not None:
-        out["default"] = meta["default"]
+    out: JSONObject = {}
+    meta: dict[str, JSON] = rules.get("meta", {})
+    description, default = meta.get("description"), meta.get("default")
+    if description:
+        out["description"] = description
+    if default is not None:
+        out["default"] = default
     types = _types(rules)
     if types == ["duration"]:
         out["anyOf"] = [{"type": "number", "minimum": 0, "maximum": MAX_DURATION_SECONDS},
                         {"type": "string", "pattern": DURATION_PATTERN, "maxLength": MAX_DURATION_CHARS}]
-        out["description"] = f"{out.get('description', '')} ({ACCEPTED_FORMS})".strip()
+        out["description"] = f"{description or ''} ({ACCEPTED_FORMS})".strip()
         return out
-    json_types = [_SIMPLE[t] for t in types if t in _SIMPLE]
+    json_types: list[JSON] = [_SIMPLE[t] for t in types if t in _SIMPLE]
     if rules.get("nullable"):
         json_types.append("null")
     if json_types:
@@ -77,20 +81,20 @@ def _field(rules: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _object(schema: dict[str, Any], *, allow_unknown: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _object(schema: dict[str, Any], *, allow_unknown: bool = False) -> JSONObject:
+    out: JSONObject = {
         "properties": {name: _field(rules) for name, rules in schema.items()},
         "additionalProperties": allow_unknown,
     }
-    required = [name for name, rules in schema.items() if rules.get("required")]
+    required: list[JSON] = [name for name, rules in schema.items() if rules.get("required")]
     if required:
         out["required"] = required
     return out
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> JSONObject:
     """The JSON Schema (draft 2020-12) of a spec v1 sensor file."""
-    schema: dict[str, Any] = {
+    schema: JSONObject = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": f"attend sensor (spec {SPEC_VERSION})",
@@ -98,20 +102,21 @@ def json_schema() -> dict[str, Any]:
         "type": "object",
         **_object(SENSOR_SCHEMA),
     }
-    schema["properties"]["spec"]["const"] = SPEC_VERSION
-    schema["properties"]["name"]["pattern"] = NAME_PATTERN
-    trigger = schema["properties"]["triggers"]["additionalProperties"]
-    trigger["properties"]["where"]["additionalProperties"]["anyOf"] = [
+    properties = _at(schema, "properties")
+    _at(properties, "spec")["const"] = SPEC_VERSION
+    _at(properties, "name")["pattern"] = NAME_PATTERN
+    trigger = _at(properties, "triggers", "additionalProperties")
+    _at(trigger, "properties", "where", "additionalProperties")["anyOf"] = [
         {"type": ["string", "number", "boolean", "null", "array"]},
         {"type": "object", "propertyNames": {"enum": list(OPERATORS)}},
     ]
-    mcp = schema["properties"]["mcp"]
+    mcp = _at(properties, "mcp")
     mcp["oneOf"] = [{"required": ["tool"], "not": {"required": ["resource"]}},
                     {"required": ["resource"], "not": {"required": ["tool"]}}]
     # an inline server: a stdio program (`command`, no `url`), or a remote endpoint (`type: http|sse` and `url`,
     # no `command`, `args` or `env`); a name is a string
-    remote = [kind for kind in MCP_TRANSPORTS if kind != "stdio"]
-    mcp["properties"]["server"]["anyOf"] = [
+    remote: list[JSON] = [kind for kind in MCP_TRANSPORTS if kind != "stdio"]
+    _at(mcp, "properties", "server")["anyOf"] = [
         {"type": "string"},
         {"type": "object", "required": ["command"],
          "not": {"anyOf": [{"required": [name]} for name in MCP_REMOTE_FIELDS]},
@@ -127,3 +132,12 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
+
+
+def _at(node: JSONObject, *path: str) -> JSONObject:
+    """The mapping at key path `path` inside `node` (one the schema built here holds)."""
+    for part in path:
+        inner = node[part]
+        assert isinstance(inner, dict)
+        node = inner
+    return node
