@@ -18,6 +18,7 @@ from daemon_rig import alive, journal_rows, peers_list, scalar, sensors_json, wa
 from stand_in import ClaudeStandIn
 
 from attend.files import run_lock_holder, run_lock_path
+from host_rig import end_processes_of
 
 pytestmark = [pytest.mark.slow]
 
@@ -46,7 +47,9 @@ def lines(answer: dict) -> list[str]:
 @pytest.fixture
 def world(quiet_home, daemon):
     """The home (with the fast governor of the `daemon` fixture), the stand-ins a test starts, and every
-    headless poller started in it, ended at the end."""
+    headless poller started in it, ended at the end: by the environment they run with, since a poller a hook
+    started just before the test ended may not hold the run lock yet (two such outlived the suite by their
+    ATTEND_HEADLESS_IDLE of 10 minutes)."""
     started: list[ClaudeStandIn] = []
 
     def claude(session: str, **env: str) -> ClaudeStandIn:
@@ -58,9 +61,7 @@ def world(quiet_home, daemon):
     yield quiet_home
     for stand_in in started:
         stand_in.exit()
-    pid = poller(quiet_home)
-    if pid and pid > 0 and alive(pid):
-        os.kill(pid, signal.SIGKILL)
+    end_processes_of(quiet_home.root)
 
 
 # -- item 1: a hooks-only session is live ----------------------------------------------------------------
