@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import trio
 
@@ -64,6 +64,10 @@ from attend.runtime.watching.reload import watch
 from attend.runtime.watching.wake import WakeHub
 from attend.runtime.watching.watcher import WATCH_ARMING
 from attend.text import printable, printable_path
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
+    from attend.spec.loaded import MergedSensor
 
 __all__ = ["STALE_TEST_FIRE", "Daemon", "project_shipped", "run"]
 
@@ -93,7 +97,7 @@ def project_shipped(shipped: Path, projection: Path) -> None:
         write_atomically(target, data, mode=stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
-def _fingerprint(sensor: Any) -> str:
+def _fingerprint(sensor: MergedSensor) -> str:
     # the whole document as written (not its fields): any change to the file is a change to run
     return hashlib.sha256(json.dumps(sensor.data, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -102,7 +106,7 @@ def _fingerprint(sensor: Any) -> str:
 class RunningSensor:
     """A sensor the daemon polls: its compiled form, its task's cancel scope and its fingerprint."""
 
-    compiled: Any
+    compiled: CompiledSensor
     fingerprint: str
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     #: A poll found the sensor `invalid` (a crate source this environment cannot load, say): it polls no
@@ -149,7 +153,7 @@ class Daemon:
         self.store = open_project_store(self.paths, clock=clock)
         self.ctx = PollContext(project_dir=self.project_dir, env=self.env, paths=self.paths, store=self.store)
         self.running: dict[str, RunningSensor] = {}
-        self.known: dict[str, Any] = {}  # every loaded sensor by name (terms for pending observations)
+        self.known: dict[str, MergedSensor] = {}  # every loaded sensor by name (terms for pending observations)
         self.lane_notes_logged: set[tuple[str, str]] = set()
         self.config_problems_logged: list[str] = []
         self.file_errors_logged: dict[str, str] = {}  # sensor name → the file error last logged
@@ -230,7 +234,7 @@ class Daemon:
             self.ctx.mcp_pool.retain(set(self.running))  # an MCP server no running sensor uses stops
         self.discloser.wake()
 
-    async def _bring_in_line(self, name: str, sensor: Any) -> None:
+    async def _bring_in_line(self, name: str, sensor: MergedSensor) -> None:
         """Start, keep, restart or record one loaded sensor."""
         if not runnable(sensor):
             if sensor.status == "refused":
@@ -409,7 +413,7 @@ class Daemon:
             await self._arm_wake_on(compiled)
             await poll_on_cadence(params, poll, wake=wake, until_due=until_due)
 
-    async def _arm_wake_on(self, compiled: Any) -> None:
+    async def _arm_wake_on(self, compiled: CompiledSensor) -> None:
         """Watch a sensor's `wake_on` paths before its first poll, so a change made while that poll runs wakes
         the next one instead of waiting out the interval. The wait is bounded (`WATCH_ARMING`: many sensors
         starting together re-plan the watch); past it the sensor polls, and is woken once its watch starts."""
@@ -421,7 +425,7 @@ class Daemon:
         if waited.cancelled_caught:
             self.wakes.wake_when_watched(compiled.name)
 
-    async def _stream_loop(self, compiled: Any, params: CadenceParams) -> None:
+    async def _stream_loop(self, compiled: CompiledSensor, params: CadenceParams) -> None:
         """A streaming command (kinds/stream.py): its supervised process, its records evaluated at most
         every `min_interval` through the same `record_poll` as a poll."""
         from attend.runtime.kinds.stream import StreamSupervisor

@@ -46,8 +46,10 @@ from attend.runtime.store.pending import UNCHANGED
 from attend.runtime.store.sensor_status import POLL_STATE
 
 if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor, Fire, SensorStep
+    from attend.compiler.digest import Digest
     from attend.runtime.store.poll_history import PollTrace
-    from attend.vocab import Priority
+    from attend.vocab import Priority, SensorState
 
 __all__ = ["DEFAULT_THRESHOLD", "Discloser", "PollRecord", "SensorTerms", "record_poll"]
 
@@ -76,15 +78,15 @@ class PollRecord:
     """What recording one poll did: the step (None after a failed poll), the observations, the cadence."""
 
     outcome: PollOutcome
-    step: Any = None
+    step: SensorStep | None = None
     observations: list[Observation] = field(default_factory=list)
     cadence: Cadence | None = None
-    state: str = "ok"
+    state: SensorState = "ok"
     message: str = ""
     #: The fires a shelf held (evaluated and recorded in the history, never delivered).
-    shelved: list[Any] = field(default_factory=list)
+    shelved: list[Fire] = field(default_factory=list)
     #: The fires another fire of the poll stands for (superseded, or the same line), each with why.
-    replaced: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+    replaced: list[tuple[Fire, dict[str, Any]]] = field(default_factory=list)
     #: The poll's history record (`runtime.noise.history.poll_trace`).
     trace: PollTrace = field(default_factory=_no_trace)
 
@@ -103,7 +105,7 @@ class PollRecord:
 
 def record_poll(
     store: Store | None,
-    compiled: Any,
+    compiled: CompiledSensor,
     outcome: PollOutcome,
     *,
     now: float,
@@ -159,8 +161,9 @@ def record_poll(
             delivered, record.shelved = split_shelved(delivered, shelves, now)
             delivered, folded = compiled.fold(delivered)
             record.replaced.extend(folded)
-            if getattr(compiled, "digest", None) is not None:
-                delivered = compiled.digest.apply(delivered)  # after shelving: a shelved fire is not counted
+            digest: Digest | None = getattr(compiled, "digest", None)
+            if digest is not None:
+                delivered = digest.apply(delivered)  # after shelving: a shelved fire is not counted
             record.observations = observations_from(delivered, outcome, now, session=session)
             notes = []
             if outcome.line_errors:
