@@ -41,6 +41,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.vocab import JSON
+
 __all__ = ["MalformedResult", "admit", "check_json", "read_json"]
 
 #: A JSON escape of a surrogate code unit: the only way a parsed text can hold a lone surrogate.
@@ -74,7 +76,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def read_json(text: str, *, cap: int | None = None, cap_name: str = "max_output") -> Any:
+def read_json(text: str, *, cap: int | None = None, cap_name: str = "max_output") -> JSON:
     """Parse `text` as a poll result under this module's rules.
 
     Args:
@@ -104,11 +106,12 @@ def read_json(text: str, *, cap: int | None = None, cap_name: str = "max_output"
         raise MalformedResult(f"an integer has more than {MAX_DATA_INTEGER_DIGITS} digits") from None
     # Each check runs only when the text can hold what it looks for (the common poll skips both): a lone
     # surrogate needs the walk over every value, depth only over the containers.
+    parsed: JSON = value  # what json.loads makes of a text is JSON data
     if _SURROGATE_ESCAPE.search(text) is not None:
-        return _walk(value, fix_text=True)
+        return _admitted(parsed)
     if text.count("[") + text.count("{") > MAX_DATA_DEPTH:
-        _check_depth(value)
-    return value
+        _check_depth(parsed)
+    return parsed
 
 
 def _punctuation(text: str) -> int:
@@ -156,16 +159,22 @@ def _check_depth(root: Any) -> None:
                  if child.__class__ is dict or child.__class__ is list]
 
 
-def admit(value: Any) -> Any:
+def admit(value: object) -> JSON:
     """`value` (a result built without `read_json`) under this module's rules; may repair it in place.
 
     Raises:
         MalformedResult: NaN/Infinity, an integer too long, nesting too deep.
     """
-    return _walk(value, fix_text=True)
+    return _admitted(value)
 
 
-def check_json(value: Any) -> None:
+def _admitted(value: object) -> JSON:
+    """`value` walked and repaired: JSON data from here on (what is not, the walk refused)."""
+    walked: JSON = _walk(value, fix_text=True)
+    return walked
+
+
+def check_json(value: object) -> None:
     """Check that `value` is JSON data under this module's bounds, without changing it.
 
     Raises:
@@ -183,7 +192,7 @@ def _clean_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
-def _scalar(value: Any, fix_text: bool, strict: bool = False) -> Any:
+def _scalar(value: object, fix_text: bool, strict: bool = False) -> object:
     """A scalar as admitted (strings repaired, numbers checked; with `strict`, JSON types only)."""
     if strict and value.__class__ not in _JSON_SCALARS:
         raise MalformedResult(f"a {type(value).__name__} is not a JSON value")
@@ -207,7 +216,7 @@ def _visit(container: Any, slot: Any, value: Any, depth: int, stack: list[tuple[
         container[slot] = cleaned
 
 
-def _walk(root: Any, *, fix_text: bool, strict: bool = False) -> Any:
+def _walk(root: object, *, fix_text: bool, strict: bool = False) -> Any:
     """Check and repair every node without recursion (containers are repaired in place)."""
     if not isinstance(root, (dict, list)):
         return _scalar(root, fix_text, strict)

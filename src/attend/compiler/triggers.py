@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from attend import ir
 from attend.bounds import STREAM_KEPT_BYTES
@@ -50,6 +50,9 @@ from attend.compiler.trigger_controls.state import (
 from attend.spec.yamltext import yaml_text
 from attend.text import changes_text
 
+if TYPE_CHECKING:
+    from attend.vocab import JSON
+
 __all__ = ["STATE_VERSION", "STREAM_KEYS_KEPT", "CompiledTrigger", "Evaluation", "Fire", "definition_hash"]
 
 #: How many transitions (and what became of each) one poll's verdict lists per trigger; the counts
@@ -63,7 +66,7 @@ class Fire:
 
     trigger: str
     #: The item's key value as in the JSON (a string, a number, ...); None for a keyless trigger.
-    key: Any
+    key: JSON
     magnitude: float
     description: str
     item: Any = field(default=None, hash=False)
@@ -160,7 +163,7 @@ STREAM_KEYS_KEPT = 500
 
 
 def stream_items(
-    previous: dict[str, Any], nodes: list[Any], keyed: Callable[[list[Any], Callable[[str], None]], dict[str, Any]],
+    previous: dict[str, Any], nodes: list[object], keyed: Callable[[list[Any], Callable[[str], None]], dict[str, Any]],
     warn: Callable[[str], None],
 ) -> dict[str, Any]:
     """A streaming trigger's items: `previous` updated by `nodes` (this evaluation's records, oldest
@@ -193,7 +196,7 @@ def stream_items(
     return items
 
 
-def _transition(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> tuple[Any, Any, Any]:
+def _transition(key: str | None, item: object, previous: object, warn: Callable[[str], None]) -> tuple[Any, Any, Any]:
     """The fire maker of a trigger with `for:`: the transition, rendered only once it fires."""
     return key, item, previous
 
@@ -237,7 +240,7 @@ class CompiledTrigger:
     # ------------------------------------------------------------------------------------ public
 
     def step(
-        self, state: TriggerState | dict[str, Any] | None, result: Any, now: float | None = None
+        self, state: TriggerState | dict[str, Any] | None, result: object, now: float | None = None
     ) -> tuple[list[Fire], TriggerState]:
         """One poll: the fires and the new state. Pure; `state=None` is a baseline (no fires).
 
@@ -275,7 +278,7 @@ class CompiledTrigger:
         return fires, new_state
 
     def evaluate(
-        self, state: TriggerState | dict[str, Any] | None, result: Any, *, test: bool = False, shared: dict[Any, Any] | None = None,
+        self, state: TriggerState | dict[str, Any] | None, result: object, *, test: bool = False, shared: dict[Any, Any] | None = None,
         detail: bool = True, now: float | None = None,
     ) -> Evaluation:
         """Like `step`, with warnings and a verdict saying what was selected, what held, what fired.
@@ -323,19 +326,19 @@ class CompiledTrigger:
         empty: TriggerState = EMPTY_KEYED if self.key_fields is not None else EMPTY_KEYLESS
         return empty, not (test or self.ir.initial == "fire")
 
-    def _plain_fire(self) -> Callable[[str | None, Any, Any, Callable[[str], None]], Fire]:
+    def _plain_fire(self) -> Callable[[str | None, object, object, Callable[[str], None]], Fire]:
         """The fire maker of a trigger without `author`: one call per fire, its constants bound."""
         name, magnitude, render = self.name, self.magnitude, self.render
 
         key_value = ops.key_value
 
-        def plain_fire(key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
+        def plain_fire(key: str | None, item: object, previous: object, warn: Callable[[str], None]) -> Fire:
             value = None if key is None else key_value(key)
             return Fire(name, value, magnitude, render(item, value, previous, warn), item, None, None, previous)
 
         return plain_fire
 
-    def _fire_with_author(self, key: str | None, item: Any, previous: Any, warn: Callable[[str], None]) -> Fire:
+    def _fire_with_author(self, key: str | None, item: object, previous: object, warn: Callable[[str], None]) -> Fire:
         key_value = None if key is None else ops.key_value(key)
         author = None
         assert self.author_fields is not None  # this maker is chosen only for a trigger with author
@@ -347,7 +350,7 @@ class CompiledTrigger:
         return Fire(self.name, key_value, self.magnitude, self.render(item, key_value, previous, warn), item, author, None,
                     previous)
 
-    def _items(self, nodes: list[Any], warn: Callable[[str], None]) -> dict[str, Any]:
+    def _items(self, nodes: list[JSON], warn: Callable[[str], None]) -> dict[str, Any]:
         """Selected nodes → {key: node} in document order; keyless and duplicate items are warned about."""
         fields = self.key_fields or ()
         if len(fields) == 1:
@@ -393,7 +396,7 @@ class CompiledTrigger:
             warn(f"{duplicates} item(s) repeat a key already seen (first: {first!r}); the first item with each key wins")
         return items
 
-    def _selection(self, result: Any, warn: Callable[[str], None], shared: dict[Any, Any] | None) -> tuple[list[Any], Any]:
+    def _selection(self, result: object, warn: Callable[[str], None], shared: dict[Any, Any] | None) -> tuple[list[Any], Any]:
         """The selected nodes and (for a keyed trigger) the items by key, from `shared` when another
         trigger of the same poll already computed them; key warnings are replayed for each trigger."""
         if shared is None:
@@ -416,7 +419,7 @@ class CompiledTrigger:
         return nodes, cached[0]
 
     def _run(
-        self, state: object, result: Any, warn: Callable[[str], None], *, test: bool, detail: bool,
+        self, state: object, result: object, warn: Callable[[str], None], *, test: bool, detail: bool,
         shared: dict[Any, Any] | None = None, now: float | None = None, unreadable: str | None = None,
     ) -> tuple[list[Fire], TriggerState, dict[str, Any]]:
         now = time.time() if now is None else _checked_now(now)
@@ -433,7 +436,7 @@ class CompiledTrigger:
             return self._evaluate(empty, True, result, warn, detail=detail, shared=shared, now=now, test=test)
 
     def _evaluate(
-        self, previous: TriggerState, baseline: bool, result: Any, warn: Callable[[str], None], *, detail: bool,
+        self, previous: TriggerState, baseline: bool, result: object, warn: Callable[[str], None], *, detail: bool,
         shared: dict[Any, Any] | None, now: float, test: bool = False,
     ) -> tuple[list[Fire], TriggerState, dict[str, Any]]:
         nodes, items = self._selection(result, warn, shared)
@@ -627,7 +630,7 @@ class CompiledTrigger:
         return fires, new_state, verdict
 
     def _keyless(
-        self, previous: KeylessState, nodes: list[Any], warn: Callable[[str], None], baseline: bool, detail: bool,
+        self, previous: KeylessState, nodes: list[JSON], warn: Callable[[str], None], baseline: bool, detail: bool,
         fire: Callable[..., Any],
     ) -> tuple[list[Any], KeylessState, dict[str, Any]]:
         if self.singular:
