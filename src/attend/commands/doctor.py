@@ -28,11 +28,16 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.errors import EXIT_FAILED
 from attend.files import claude_folder
 from attend.text import iso_time, json_text, printable
+
+if TYPE_CHECKING:
+    from attend.commands import JsonArgs
+    from attend.runtime.sessions.status import LiveSession
+    from attend.spec.loaded import LayerPaths, MergedSensor, SensorSet
 
 __all__ = ["Check", "EXIT_FAILED", "main", "run_checks"]
 
@@ -73,7 +78,7 @@ def check_versions() -> Check:
     return Check("versions", "ok", text)
 
 
-def check_store(paths: Any) -> list[Check]:
+def check_store(paths: LayerPaths) -> list[Check]:
     """The store opens, its schema is current, SQLite finds the file sound (`PRAGMA quick_check`), and
     the rows the readers skip as damaged (store/rows.py), each with its table and rowid."""
     import sqlite3
@@ -150,7 +155,7 @@ def check_peers_server(env: Mapping[str, str]) -> list[Check]:
     return checks
 
 
-def _polled(paths: Any, state: str) -> dict[str, str]:
+def _polled(paths: LayerPaths, state: str) -> dict[str, str]:
     """The sensors whose last poll the daemon recorded in `state`, with its message: what the daemon's own
     environment found (`invalid`: a crate source it cannot import; `auth_failed`: a server that refused the
     credential, in its words), which checking here cannot see."""
@@ -165,7 +170,7 @@ def _polled(paths: Any, state: str) -> dict[str, str]:
     return {name: s.message for name, s in statuses.items() if s.state == state and s.state_source == POLL_STATE}
 
 
-def check_sensors(sensor_set: Any, polled_invalid: dict[str, str] | None = None) -> Check:
+def check_sensors(sensor_set: SensorSet, polled_invalid: dict[str, str] | None = None) -> Check:
     """Every sensor compiles here, and none that does was found `invalid` by the daemon's last poll."""
     from attend.runtime.runnable import compiled_or_error, first_error, runnable
 
@@ -206,7 +211,7 @@ def check_sessions(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     from attend.runtime.sessions.status import project_sessions
     from attend.runtime.store import StoreUnavailable
 
-    hooks: list[Any] = []
+    hooks: list[LiveSession] = []
     try:
         sessions = project_sessions(project_dir, env, conduits=conduits(project_dir, env))
         poller, attached, lock_pid, hooks = sessions.poller, sessions.attached, sessions.lock_pid, sessions.hooks
@@ -262,7 +267,7 @@ def check_recoveries(project_dir: Path, env: Mapping[str, str]) -> Check:
                  f"see the run log {log_path(project_dir, env)} for what led to it")
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path) -> Any:  # untrusted: read with isinstance checks (a bad shape fails the check)
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -347,7 +352,7 @@ def check_path(env: Mapping[str, str]) -> Check:
     return Check("path", "warn", "`attend` is not on PATH (the Claude Code plugin runs it by its full path)", fix)
 
 
-def _enabled(sensor_set: Any, kind: str) -> list[Any]:
+def _enabled(sensor_set: SensorSet, kind: str) -> list[MergedSensor]:
     from attend.runtime.runnable import runnable
 
     return [s for _, s in sorted(sensor_set.sensors.items())
@@ -361,7 +366,7 @@ def _program_found(program: str, cwd: Path, path: str | None) -> bool:
     return shutil.which(program, path=path) is not None
 
 
-def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
+def check_commands(sensor_set: SensorSet, project_dir: Path, env: Mapping[str, str]) -> Check:
     sensors = _enabled(sensor_set, "command")
     missing: list[str] = []
     off: list[str] = []
@@ -380,7 +385,7 @@ def check_commands(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -
     return Check("commands", "ok", f"the programs of all {len(sensors)} enabled command sensors are on PATH")
 
 
-def check_permissions(sensor_set: Any, project_dir: Path, env: Mapping[str, str]) -> Check:
+def check_permissions(sensor_set: SensorSet, project_dir: Path, env: Mapping[str, str]) -> Check:
     """The permissions the enabled sensors require (`requires:`) against Claude Code's rules (`attend
     permissions`): a warning, since attend polls without them; the agent is asked each time it acts."""
     from attend.commands.permissions import sensor_requirements
@@ -433,7 +438,7 @@ def _unreachable(url: str) -> str:
     return ""
 
 
-def _probed(paths: Any, names: Iterable[str]) -> set[str]:
+def _probed(paths: LayerPaths, names: Iterable[str]) -> set[str]:
     """Which of `names` have an MCP probe record in the store (none when it does not open)."""
     from attend.runtime.store import open_project_store
 
@@ -444,7 +449,7 @@ def _probed(paths: Any, names: Iterable[str]) -> set[str]:
         return set()
 
 
-def check_mcp(sensor_set: Any, project_dir: Path, env: Mapping[str, str],
+def check_mcp(sensor_set: SensorSet, project_dir: Path, env: Mapping[str, str],
               polled_auth_failed: dict[str, str] | None = None,
               probed: Callable[[Iterable[str]], set[str]] | None = None) -> list[Check]:
     """Every enabled MCP sensor's server resolves (a stdio one to a program on PATH); a check of its own,
@@ -501,9 +506,9 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     from attend.spec import layer_paths, load_set
 
     paths = layer_paths(project_dir, env)
-    loaded: dict[str, Any] = {}
+    loaded: dict[str, SensorSet] = {}
 
-    def sensor_set() -> Any:
+    def sensor_set() -> SensorSet:
         if "set" not in loaded:
             loaded["set"] = load_set(project_dir, env)
         return loaded["set"]
@@ -534,7 +539,7 @@ def run_checks(project_dir: Path, env: Mapping[str, str]) -> list[Check]:
     return out
 
 
-def main(args: Any) -> int:
+def main(args: JsonArgs) -> int:
     """`attend doctor [--json]`."""
     checks = run_checks(Path(args.project_dir), os.environ)
     ok = all(c.status != "fail" for c in checks)
