@@ -190,14 +190,14 @@ def live_sessions(records: Iterable[SessionRecord], *, lock_pid: int | None = No
             hosts[key] = host_runs(*key)
         return key if hosts[key] else None
 
-    groups: dict[Any, list[Any]] = {}
+    groups: dict[tuple[int, str] | tuple[str, str], list[SessionRecord]] = {}
     for row in records:
         key = host_of(row)
         groups.setdefault(key if key is not None else ("row", row.session), []).append(row)
     out = []
-    for key, rows in groups.items():
+    for group, rows in groups.items():
         serving = [r for r in rows if r.role != "stopped" and _alive(r.pid)]
-        if key[0] == "row":  # no live host known: live while its `attend run` runs
+        if group[0] == "row":  # no live host known: live while its `attend run` runs
             current = rows[0]
             if not serving:
                 continue
@@ -205,8 +205,9 @@ def live_sessions(records: Iterable[SessionRecord], *, lock_pid: int | None = No
             current = max(rows, key=lambda r: (r.claude_seen or 0.0, r.heartbeat or 0.0))
         run = next((r for r in serving if r.session == current.session), serving[0] if serving else None)
         if run is not None:
+            assert run.pid is not None  # a serving row's process is alive: it has one
             role = "polling" if lock_pid is not None and run.pid == lock_pid else "attached"
-            out.append(LiveSession(current.session, int(run.pid), role, run.role_since, current.started,
+            out.append(LiveSession(current.session, run.pid, role, run.role_since, current.started,
                                    HOOKS if conduits == HOOKS else MONITOR, current.claude_pid, current.transcript,
                                    claude_start=current.claude_start))
             continue
