@@ -90,7 +90,8 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
 
         return has
     if op == "like":
-        match = ops.compile_glob(operand.text)
+        glob: ir.ValuePattern = operand  # `like` and `matches` take a pattern (the grammar's reader makes it)
+        match = ops.compile_glob(glob.text)
 
         def like(v: object, warn: Warn) -> bool:
             if v.__class__ is str:
@@ -100,7 +101,8 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
 
         return like
     if op == "matches":
-        search = ops.compile_regex(operand.text)
+        pattern: ir.ValuePattern = operand
+        search = ops.compile_regex(pattern.text)
 
         def matches(v: object, warn: Warn) -> bool:
             subject = v if v.__class__ is str else _pattern_subject(v)
@@ -109,37 +111,33 @@ def compile_test(test: ir.Test, prop: str) -> ValueTest:
             try:
                 return search(subject)
             except TimeoutError:
-                warn(f"{prop}: the regex {operand.text!r} timed out after {ops.REGEX_TIMEOUT} s; counted as no match")
+                warn(f"{prop}: the regex {pattern.text!r} timed out after {ops.REGEX_TIMEOUT} s; counted as no match")
                 return False
 
         return matches
-    bound = operand
+    bound: float = operand  # `above` and `below` take a number (the spec checks it)
     as_number = ops.as_number
     if op == "above":
 
         def above(v: object, warn: Warn) -> bool:
             if v.__class__ is int or v.__class__ is float:
-                held: bool = v > bound  # two numbers compared
-                return held
+                return v > bound
             n = as_number(v)
             if n is None:
                 warn(f"{prop}: {ops.render_value(v)!r} is not a number (above: {bound})")
                 return False
-            beyond: bool = n > bound
-            return beyond
+            return n > bound
 
         return above
 
     def below(v: object, warn: Warn) -> bool:
         if v.__class__ is int or v.__class__ is float:
-            held: bool = v < bound  # two numbers compared
-            return held
+            return v < bound
         n = as_number(v)
         if n is None:
             warn(f"{prop}: {ops.render_value(v)!r} is not a number (below: {bound})")
             return False
-        beyond: bool = n < bound
-        return beyond
+        return n < bound
 
     return below
 
@@ -205,7 +203,8 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
 
         return in_strs
     if op == "like":
-        match = ops.compile_glob(operand.text)
+        glob: ir.ValuePattern = operand
+        match = ops.compile_glob(glob.text)
 
         def like_str(item: object, warn: Warn) -> bool:
             v = item.get(field) if isinstance(item, dict) else None
@@ -214,12 +213,13 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
             return v is not None and slow(v, warn)
 
         return like_str
+    bound: float = operand if op in ("above", "below") else 0.0
     if op == "above":
 
         def above(item: object, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v.__class__ is int or v.__class__ is float:
-                held: bool = v > operand  # two numbers compared
+                held: bool = v > bound  # two numbers compared
                 return held
             if v is missing:
                 return missing_holds
@@ -231,7 +231,7 @@ def _fused(field: str, test: ir.Test, slow: ValueTest, missing_holds: bool) -> P
         def below(item: object, warn: Warn) -> bool:
             v = item.get(field, missing) if isinstance(item, dict) else missing
             if v.__class__ is int or v.__class__ is float:
-                held: bool = v < operand  # two numbers compared
+                held: bool = v < bound  # two numbers compared
                 return held
             if v is missing:
                 return missing_holds

@@ -59,12 +59,12 @@ def _singular(steps: list[tuple[bool, Any]]) -> Callable[[Any], Any]:
         if len(names) == 1:
             (only,) = names
 
-            def walk_one(doc: Any) -> Any:
+            def walk_one(doc: object) -> Any:
                 return doc.get(only, missing) if isinstance(doc, dict) else missing
 
             return walk_one
 
-        def walk_names(doc: Any) -> Any:
+        def walk_names(doc: object) -> Any:
             node = doc
             for name in names:
                 if not isinstance(node, dict):
@@ -78,7 +78,7 @@ def _singular(steps: list[tuple[bool, Any]]) -> Callable[[Any], Any]:
 
     frozen = tuple(steps)
 
-    def walk_mixed(doc: Any) -> Any:
+    def walk_mixed(doc: object) -> Any:
         node = doc
         for is_name, sel in frozen:
             if is_name:
@@ -270,7 +270,7 @@ def compile_path_ir(path: ir.Path) -> Selector:
     if kinds == ["walk"]:
         assert walk is not None
 
-        def select_singular(doc: Any) -> list[Any]:
+        def select_singular(doc: object) -> list[Any]:
             node = walk(doc)
             return [] if node is missing else [node]
 
@@ -279,7 +279,7 @@ def compile_path_ir(path: ir.Path) -> Selector:
     if kinds[-1] == "copy":
         # `$.items[*]`, the commonest trigger path: one container copied once
 
-        def select_all(doc: Any) -> list[Any]:
+        def select_all(doc: object) -> list[Any]:
             node = walk(doc) if walk is not None else doc
             if isinstance(node, list):
                 return list(node)
@@ -294,7 +294,7 @@ def compile_path_ir(path: ir.Path) -> Selector:
         for kind, run in stages if kind != "walk"
     )
 
-    def select_general(doc: Any) -> list[Any]:
+    def select_general(doc: object) -> list[Any]:
         if walk is not None:
             node = walk(doc)
             if node is missing:
