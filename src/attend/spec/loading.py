@@ -27,6 +27,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's st
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.vocab import JSON, JSONObject
+
 import yaml
 
 from attend.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_INTEGER_DIGITS, MAX_NODES
@@ -393,7 +395,7 @@ class _Builder:
         self.diagnostics = diagnostics
         self.origins: dict[KeyPath, Origin] = {}
 
-    def convert(self, node: _Node, path: KeyPath, depth: int) -> Any:
+    def convert(self, node: _Node, path: KeyPath, depth: int) -> JSON:
         if depth > MAX_DEPTH:
             raise _Refused(Diagnostic(self.file, node.line, node.col, "too-deep",
                                       f"the document nests deeper than {MAX_DEPTH} levels (aliases expanded)"))
@@ -404,7 +406,7 @@ class _Builder:
         if node.kind == "scalar":
             return self._scalar(node)
         if node.kind == "seq":
-            items = []
+            items: list[JSON] = []
             for index, child in enumerate(node.children):
                 child_path = (*path, str(index))
                 self.origins[child_path] = Origin(self.layer, self.file, child.line, child.col,
@@ -413,8 +415,8 @@ class _Builder:
             return items
         return self._mapping(node, path, depth)
 
-    def _mapping(self, node: _Node, path: KeyPath, depth: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
+    def _mapping(self, node: _Node, path: KeyPath, depth: int) -> JSONObject:
+        result: JSONObject = {}
         first_line: dict[str, int] = {}
         pairs = node.children
         for index in range(0, len(pairs) - 1, 2):
@@ -443,7 +445,7 @@ class _Builder:
             result[key] = self.convert(value_node, child_path, depth + 1)
         return result
 
-    def _merge_key(self, result: dict[str, Any], first_line: dict[str, int], value_node: _Node,
+    def _merge_key(self, result: JSONObject, first_line: dict[str, int], value_node: _Node,
                    path: KeyPath, depth: int) -> None:
         """YAML's `<<: *anchor` merge: keys not already present come from the merged mapping(s)."""
         sources = value_node.target.children if value_node.kind == "alias" and value_node.target and \
@@ -476,7 +478,7 @@ class _Builder:
         raise _Refused(Diagnostic(self.file, node.line, node.col, "yaml-syntax",
                                   f"tag {shown} is not allowed here: sensor files use plain YAML (safe tags only)"))
 
-    def _scalar(self, node: _Node) -> Any:
+    def _scalar(self, node: _Node) -> JSON:
         text = node.value
         tag = node.tag[len(_TAG):] if node.tag and node.tag.startswith(_TAG) else None
         if tag == "str" or (tag is None and (node.style is not None or node.tag == "!")):
@@ -511,7 +513,7 @@ def _int_digits(text: str) -> int:
     return 0
 
 
-def _resolve_plain(text: str) -> Any:
+def _resolve_plain(text: str) -> None | bool | int | float | str:
     """The YAML 1.2 core schema for a plain scalar: null, bool, int, float, else the string itself."""
     if _NULL.fullmatch(text):
         return None
