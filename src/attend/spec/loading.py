@@ -513,7 +513,7 @@ def _int_digits(text: str) -> int:
     return 0
 
 
-def _resolve_plain(text: str) -> None | bool | int | float | str:
+def _resolve_plain(text: str) -> bool | int | float | str | None:
     """The YAML 1.2 core schema for a plain scalar: null, bool, int, float, else the string itself."""
     if _NULL.fullmatch(text):
         return None
