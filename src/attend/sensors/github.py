@@ -38,13 +38,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend import children
 from attend.children import ChildTimeout
 from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
 from attend.sensors.git import Head, git_dirs, read_head
 from attend.text import one_line, quoted
+
+if TYPE_CHECKING:
+    from attend.vocab import JSON, JSONObject
 
 __all__ = ["GH_ENV_OVERRIDES", "Baseline", "ChecksSensor", "Gh", "ReviewsSensor", "RunsSensor", "checkout",
            "first_line", "rollup_of"]
@@ -89,7 +92,7 @@ class GhAnswer:
         said = " ".join(line.strip() for line in self.stderr.splitlines() if line.strip())
         return quoted(f"gh {' '.join(self.args[:2])}: {said or f'exit status {self.code}'}")
 
-    def json(self) -> Any:
+    def json(self) -> JSON:
         """stdout as JSON; `SensorUnavailable` with gh's words when it is not."""
         try:
             return json.loads(self.stdout)
@@ -123,7 +126,7 @@ class Gh:
             raise SensorUnavailable(f"gh {' '.join(args[:2])} took longer than {self.timeout:g} s") from None
         return GhAnswer(tuple(args), done.returncode, done.out_text, done.err_text)
 
-    def json(self, focus: Focus, *args: str) -> Any:
+    def json(self, focus: Focus, *args: str) -> JSON:
         """gh's JSON answer to `ARGS`; `SensorUnavailable` with gh's words when it exits non-zero."""
         answer = self.run(focus, *args)
         if answer.code != 0:
@@ -214,7 +217,7 @@ def rollup_of(counts: Mapping[str, int]) -> str:
     return "pass"
 
 
-def _listed(checks: list[dict[str, Any]], bucket: str) -> str:
+def _listed(checks: list[JSONObject], bucket: str) -> str:
     named = [f"{c.get('name')}: {c.get('link')}" if c.get("link") else str(c.get("name"))
              for c in checks if c.get("bucket") == bucket]
     more = len(named) - LISTED_CHECKS
@@ -228,7 +231,7 @@ class ChecksSensor(_GhSensor):
     Crate fields (``sensors.d/gh-checks.yaml``): `gh` (the program), `command_timeout`.
     """
 
-    def poll(self, focus: Focus) -> dict[str, Any]:
+    def poll(self, focus: Focus) -> JSONObject:
         head = checkout(focus)
         answer = self.gh.run(focus, "pr", "checks", head.branch, "--json", CHECK_FIELDS)
         if answer.code in CHECKS_DATA_EXITS and answer.stdout.strip():
@@ -239,21 +242,22 @@ class ChecksSensor(_GhSensor):
             raise SensorUnavailable(answer.words())
         if not isinstance(checks, list):
             raise SensorUnavailable(f"gh pr checks: expected a list of checks, got {type(checks).__name__}")
-        checks = [c for c in checks if isinstance(c, dict)]
-        counts = Counter(str(c.get("bucket")) for c in checks)
+        found = [c for c in checks if isinstance(c, dict)]
+        counts = Counter(str(c.get("bucket")) for c in found)
         rollup = rollup_of(counts)
-        settled: list[dict[str, Any]] = []
+        settled: list[JSONObject] = []
         if rollup not in ("none", "pending"):
             # One run of the checks: a re-run or a new push finishes at other times, so it is another item.
-            facts = sorted(json.dumps([c.get("name"), c.get("bucket"), c.get("completedAt")]) for c in checks)
+            facts = sorted(json.dumps([c.get("name"), c.get("bucket"), c.get("completedAt")]) for c in found)
             facts_hash = hashlib.sha256("\n".join(facts).encode()).hexdigest()[:12]
             settled.append({"id": f"{head.branch}/{facts_hash}", "rollup": rollup, "branch": head.branch,
-                            "total": len(checks), "passed": counts["pass"] + counts["skipping"],
-                            "failed_count": counts["fail"], "failed": _listed(checks, "fail"),
-                            "cancelled": _listed(checks, "cancel")})
-        fresh = self.baseline.fresh(head.branch, (s["id"] for s in settled))
-        return {"branch": head.branch, "rollup": rollup, "counts": dict(sorted(counts.items())), "total": len(checks),
-                "checks": checks, "settled": [s for s in settled if s["id"] in fresh]}
+                            "total": len(found), "passed": counts["pass"] + counts["skipping"],
+                            "failed_count": counts["fail"], "failed": _listed(found, "fail"),
+                            "cancelled": _listed(found, "cancel")})
+        fresh = self.baseline.fresh(head.branch, (str(s["id"]) for s in settled))
+        listed: list[JSON] = [*found]
+        return {"branch": head.branch, "rollup": rollup, "counts": dict(sorted(counts.items())), "total": len(found),
+                "checks": listed, "settled": [s for s in settled if s["id"] in fresh]}
 
 
 class RunsSensor(_GhSensor):
@@ -267,18 +271,18 @@ class RunsSensor(_GhSensor):
         super().__init__(config)
         self.limit: int = require(config, "limit", int)
 
-    def poll(self, focus: Focus) -> dict[str, Any]:
+    def poll(self, focus: Focus) -> JSONObject:
         head = checkout(focus)
         runs = self.gh.json(focus, "run", "list", "--branch", head.branch, "--limit", str(self.limit),
                             "--json", RUN_FIELDS)
         if not isinstance(runs, list):
             raise SensorUnavailable(f"gh run list: expected a list of runs, got {type(runs).__name__}")
-        runs = [r for r in runs if isinstance(r, dict)]
-        completed: list[dict[str, Any]] = []
-        for run in runs:
+        found = [r for r in runs if isinstance(r, dict)]
+        completed: list[JSONObject] = []
+        for run in found:
             if run.get("status") != "completed":
                 continue
-            attempt = run.get("attempt") if isinstance(run.get("attempt"), int) else 1
+            attempt = given if isinstance(given := run.get("attempt"), int) else 1
             sha = str(run.get("headSha") or "")
             name = str(run.get("name") or "")
             completed.append({"id": f"{run.get('databaseId')}/{attempt}", "run": run.get("databaseId"),
@@ -286,13 +290,18 @@ class RunsSensor(_GhSensor):
                               "label": name if attempt <= 1 else f"{name} (attempt {attempt})",
                               "conclusion": str(run.get("conclusion") or ""), "url": str(run.get("url") or ""),
                               "commit": sha[:7], "current": bool(sha) and sha == head.sha, "branch": head.branch})
-        fresh = self.baseline.fresh(head.branch, (r["id"] for r in completed))
+        fresh = self.baseline.fresh(head.branch, (str(r["id"]) for r in completed))
         return {"branch": head.branch, "head": head.sha,
-                "in_progress": sum(1 for r in runs if r.get("status") != "completed"),
+                "in_progress": sum(1 for r in found if r.get("status") != "completed"),
                 "completed": [r for r in completed if r["id"] in fresh]}
 
 
-def _login(value: Any) -> str:
+def _items(value: JSON) -> list[JSON]:
+    """A list gh answered with; anything else (a field it left out or null) holds no items."""
+    return value if isinstance(value, list) else []
+
+
+def _login(value: JSON) -> str:
     return str(value.get("login") or "") if isinstance(value, dict) else ""
 
 
@@ -321,7 +330,7 @@ class ReviewsSensor(_GhSensor):
             merge = state.get("merge_state")
             self.merge_state = {str(k): str(v) for k, v in merge.items()} if isinstance(merge, dict) else {}
 
-    def poll(self, focus: Focus) -> dict[str, Any]:
+    def poll(self, focus: Focus) -> JSONObject:
         head = checkout(focus)
         if not self.viewer:
             self.viewer = _login(self.gh.json(focus, "api", "user"))
@@ -331,8 +340,8 @@ class ReviewsSensor(_GhSensor):
         number = pr.get("number")
         base = str(pr.get("baseRefName") or "")
 
-        reviews: list[dict[str, Any]] = []
-        for review in pr.get("reviews") or []:
+        reviews: list[JSONObject] = []
+        for review in _items(pr.get("reviews")):
             if not isinstance(review, dict) or review.get("state") in NOT_A_REVIEW:
                 continue
             author = _login(review.get("author"))
@@ -341,8 +350,8 @@ class ReviewsSensor(_GhSensor):
             said = first_line(review.get("body"))
             reviews.append({"id": str(review.get("id")), "number": number, "author": author,
                             "state": str(review.get("state")), "said": f": {said}" if said else ""})
-        comments: list[dict[str, Any]] = []
-        for comment in pr.get("comments") or []:
+        comments: list[JSONObject] = []
+        for comment in _items(pr.get("comments")):
             if not isinstance(comment, dict) or comment.get("viewerDidAuthor"):
                 continue
             author = _login(comment.get("author"))
@@ -364,12 +373,12 @@ class ReviewsSensor(_GhSensor):
             conditions.append(str(pr["state"]).lower())
         if decision in ("APPROVED", "CHANGES_REQUESTED"):
             conditions.append(decision.lower())
-        latest = [r for r in pr.get("latestReviews") or [] if isinstance(r, dict)]
-        facts: list[dict[str, Any]] = [{"id": f"{number}/{c}", "number": number, "condition": c, "base": base,
+        latest = [r for r in _items(pr.get("latestReviews")) if isinstance(r, dict)]
+        facts: list[JSONObject] = [{"id": f"{number}/{c}", "number": number, "condition": c, "base": base,
                   "by": ", ".join(_login(r.get("author")) for r in latest if str(r.get("state")).lower() == c)}
                  for c in conditions]
 
-        fresh = self.baseline.fresh(known, [i["id"] for i in (*reviews, *comments, *facts)])
+        fresh = self.baseline.fresh(known, [str(i["id"]) for i in (*reviews, *comments, *facts)])
         return {"branch": head.branch, "number": number, "url": str(pr.get("url") or ""), "state": pr.get("state"),
                 "draft": bool(pr.get("isDraft")), "decision": decision, "merge_state": merge_state, "base": base,
                 "reviews": [r for r in reviews if r["id"] in fresh],
