@@ -40,7 +40,7 @@ from attend.runtime.delivery import REPLY_HINT_META, priority
 from attend.runtime.sessions.seen import hint_item
 
 if TYPE_CHECKING:
-    from attend.compiler import CompiledSensor
+    from attend.compiler import CompiledSensor, Fire
 
 __all__ = ["COLD_START_WAIT", "ColdStart", "Line", "cold_start", "message_sensors", "summary_text"]
 
@@ -135,7 +135,7 @@ def cold_start(
         addressed = sorted((f for f in fires if _kind(f) == "addressed"), key=_ts)
         cap = max(0, int(sensor.cold_start_addressed))
         newest = {id(f) for f in addressed[max(0, len(addressed) - cap):]}
-        handed: list[Any] = []
+        handed: list[Fire] = []
         for fire in sorted(fires, key=_ts):
             item = f"{compiled.name}/{fire.key}"
             shown = id(fire) in newest if _kind(fire) == "addressed" else now - _ts(fire) <= sensor.cold_start_recent
@@ -166,10 +166,10 @@ def cold_start(
     return out
 
 
-def _kind(fire: Any) -> str | None:
+def _kind(fire: Fire) -> str | None:
     return fire.item.get("kind") if isinstance(fire.item, dict) else None
 
 
-def _ts(fire: Any) -> float:
+def _ts(fire: Fire) -> float:
     ts = fire.item.get("ts") if isinstance(fire.item, dict) else None
     return float(ts) if isinstance(ts, int | float) else 0.0

@@ -51,7 +51,8 @@ from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    from typing import Any
+
+    import socket
 
     from attend.runtime.sessions.handover import Handover
     from attend.runtime.store import Store
@@ -110,7 +111,7 @@ class Claude:
         return cls(host[0] if host is not None else os.getppid())
 
 
-def _bind_bell(address: bytes) -> Any:
+def _bind_bell(address: bytes) -> socket.socket:
     """`store.bell.bind_bell`, imported when a doorbell waits (its socket module stays off the hooks' start)."""
     from attend.runtime.store.bell import bind_bell
 
@@ -131,7 +132,7 @@ def ring(
     sleep: Callable[[float], None] = time.sleep,
     ceiling: float = DOORBELL_CEILING,
     env: Mapping[str, str] | None = None,
-    open_bell: Callable[[bytes], Any] | None = _bind_bell,
+    open_bell: Callable[[bytes], socket.socket] | None = _bind_bell,
     between: float = LIVENESS_CHECK,
 ) -> str:
     """Wait until `session` has lines worth a turn and hand them over through `show`; return why it ended.
@@ -182,7 +183,7 @@ def ring(
 def _wait(store: Store, session: str, project_dir: str, claude: Claude, show: Callable[[Handover], None],
           foreground: bool, carried: Callable[[], bool], keep_polled: Callable[[], None],
           clock: Callable[[], float], sleep: Callable[[float], None], ceiling: float,
-          env: Mapping[str, str] | None, bell: Any, between: float, started: float) -> str:
+          env: Mapping[str, str] | None, bell: socket.socket | None, between: float, started: float) -> str:
     """`ring`'s wait: look, then wait for the bell (or `DOORBELL_CHECK` without one), until a reason to end."""
     from attend.runtime.sessions.handover import hook_handover
     from attend.runtime.store.bell import wait_rung
@@ -222,7 +223,7 @@ def _wait(store: Store, session: str, project_dir: str, claude: Claude, show: Ca
 
 
 def _hand_over(store: Store, session: str, project_dir: str, show: Callable[[Handover], None],
-               env: Mapping[str, str] | None, hook_handover: Callable[..., Any],
+               env: Mapping[str, str] | None, hook_handover: Callable[..., Handover],
                carried: Callable[[], bool]) -> str | None:
     """Hand `session` its lines worth a turn, if any: looked for without the lock (the cheap, common case),
     then read, shown and recorded holding it (another conduit may have taken them meanwhile); "rang" when
