@@ -66,7 +66,7 @@ class ConfigField:
                 "urls": "string or list of string"}.get(
             self.kind, self.kind)
 
-    def problem(self, value: Any) -> tuple[str, str] | None:
+    def problem(self, value: object) -> tuple[str, str] | None:
         """Why `value` cannot stand in this field: (code, message), or None. Checked before any conversion."""
         if self.kind == "choice":
             if isinstance(value, str) and value in self.choices:
@@ -86,7 +86,7 @@ class ConfigField:
             return _pattern_list_problem(value)
         return config_value_problem(self.kind, self.minimum or 0, self.inclusive, value)
 
-    def check(self, value: Any) -> str | None:
+    def check(self, value: object) -> str | None:
         """Why `value` cannot stand in this field (the message, as `attend settings set` prints it), or None."""
         problem = self.problem(value)
         return None if problem is None else problem[1]
@@ -100,7 +100,7 @@ NATS_SCHEMES = ("nats://", "tls://", "ws://", "wss://")
 TRANSPORTS = ("files", "nats")
 
 
-def _url_list_problem(value: Any) -> tuple[str, str] | None:
+def _url_list_problem(value: object) -> tuple[str, str] | None:
     """Why `value` is not one NATS server URL or a list of them (a user or password in one is refused: they are
     settings of their own, hidden when shown)."""
     urls = [value] if isinstance(value, str) else value
@@ -250,7 +250,7 @@ def config_default(path: tuple[str, ...]) -> Any:
     return out
 
 
-def _pattern_list_problem(value: Any) -> tuple[str, str] | None:
+def _pattern_list_problem(value: object) -> tuple[str, str] | None:
     """Why `value` cannot be `redact`'s list of patterns: (code, message) naming the entry, or None."""
     from attend.redact import pattern_problem
 
@@ -263,7 +263,7 @@ def _pattern_list_problem(value: Any) -> tuple[str, str] | None:
     return None
 
 
-def _path_list_problem(value: Any) -> str | None:
+def _path_list_problem(value: object) -> str | None:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         return "must be a list of project directories, e.g. ['/home/me/code/app']"
     relative = [v for v in value if not v.startswith(("/", "~"))]
@@ -420,7 +420,7 @@ def load_config(paths: LayerPaths) -> Config:
     return config
 
 
-def config_value_problem(kind: str, minimum: float, inclusive: bool, value: Any) -> tuple[str, str] | None:
+def config_value_problem(kind: str, minimum: float, inclusive: bool, value: object) -> tuple[str, str] | None:
     """Why `value` cannot stand in a config field of `kind` and bound: (code, message), or None.
 
     Checked before any conversion (a 400-digit number is refused, never handed to `float()`).
@@ -443,7 +443,7 @@ def config_value_problem(kind: str, minimum: float, inclusive: bool, value: Any)
     return None
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     return yaml_text(value, 40)
 
 
@@ -471,7 +471,7 @@ class _Section:
         origin = self.parsed.origins.get(path)
         return (origin.file, origin.line, origin.col) if origin else (self.file, 1, 1)
 
-    def section(self, value: Any, at: tuple[str, ...], path: tuple[str, ...]) -> dict[str, Any] | None:
+    def section(self, value: object, at: tuple[str, ...], path: tuple[str, ...]) -> dict[str, Any] | None:
         """The checked mapping `value` of the section at schema `path` (`at`: its key path in the file)."""
         names = section_names(path)
         if not isinstance(value, dict):
@@ -486,7 +486,7 @@ class _Section:
             self.entry(key, item, at, path, good, names)
         return good
 
-    def entry(self, key: Any, item: Any, at: tuple[str, ...], path: tuple[str, ...], good: dict[str, Any],
+    def entry(self, key: object, item: object, at: tuple[str, ...], path: tuple[str, ...], good: dict[str, Any],
               names: list[str]) -> None:
         """Check `key: item` of the section at schema `path` (a field or a section); keep it in `good` if it passes."""
         name = key if isinstance(key, str) else yaml_text(key)
@@ -517,7 +517,7 @@ class _Section:
                                    f"unknown {path[0]} key `{'.'.join(at)}`{hint}", Severity.WARNING))
 
 
-def _redact_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: str
+def _redact_list(value: object, parsed: ParsedYaml, path: tuple[str, ...], file: str
                  ) -> tuple[tuple[str, ...], list[Diagnostic]]:
     """`redact`'s patterns that pass `attend.redact.pattern_problem`, and a positioned error for each other
     (a bad pattern is left out; the others still apply)."""
@@ -538,7 +538,7 @@ def _redact_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: st
     return tuple(good), problems
 
 
-def _trust_list(value: Any, parsed: ParsedYaml, path: tuple[str, ...], file: str
+def _trust_list(value: object, parsed: ParsedYaml, path: tuple[str, ...], file: str
                 ) -> tuple[tuple[Path, ...], list[Diagnostic]]:
     if isinstance(value, str):
         value = [value]
@@ -613,7 +613,7 @@ def _legacy_section(parsed: ParsedYaml, sensors: Any, prefix: tuple[str, ...], l
     return out
 
 
-def _legacy_message(name: str, key: str, value: Any, target: str, layer: str) -> str:
+def _legacy_message(name: str, key: str, value: object, target: str, layer: str) -> str:
     """The advice for one old key: which sensor file to write and which field to set there."""
     old = f"old key attend.sensors.{name}.{key} is not read any more"
     if key == "script":
@@ -628,7 +628,7 @@ def _legacy_message(name: str, key: str, value: Any, target: str, layer: str) ->
     return f"{old}: spec v1 has no `{key}` field; see docs/spec.md for the fields of {target}"
 
 
-def _yaml_value(value: Any) -> str:
+def _yaml_value(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, list):
