@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from attend import ir
@@ -35,6 +35,9 @@ from attend.errors import RuntimeFailure, reason
 from attend.spec.headers import VAR_REFERENCE
 from attend.spec.reader import mcp_block
 from attend.spec.schema import DEFAULT_MCP_TIMEOUT
+
+if TYPE_CHECKING:
+    from attend.compiler import CompiledSensor
 
 __all__ = [
     "CLAUDE_JSON",
@@ -136,7 +139,7 @@ def expand_vars(text: str, env: Mapping[str, str], *, where: str) -> str:
     return VAR_REFERENCE.sub(replace, text)
 
 
-def server_label(server: Any) -> str:
+def server_label(server: object) -> str:
     """The name notifications, states and log files use for a sensor's `mcp.server` value.
 
     A named server is its name. An inline one is named after its command, or, when the command is a
@@ -204,21 +207,21 @@ def describe_mcp(block: ir.McpBlock | None) -> dict[str, str]:
     return out
 
 
-def fingerprint(server: Any, tool: Any, args: Any, resource: Any = None) -> str:
+def fingerprint(server: object, tool: object, args: object, resource: object = None) -> str:
     """The probe record's fingerprint: a hash of the server (as configured), tool and args (or resource).
 
     The server enters as the sensor names it (a name, or the inline mapping before expansion), so a
     rotated token in the environment does not void a probe, but pointing the sensor elsewhere does.
     A resource sensor's URI enters too; a tool sensor's fingerprint is unchanged by it (no `resource` key).
     """
-    fields = {"server": server, "tool": tool, "args": args}
+    fields: dict[str, object] = {"server": server, "tool": tool, "args": args}
     if resource is not None:
         fields["resource"] = resource
     canonical = json.dumps(fields, sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def resolve_server(server: Any, project_dir: Path, env: Mapping[str, str]) -> ServerDefinition:
+def resolve_server(server: object, project_dir: Path, env: Mapping[str, str]) -> ServerDefinition:
     """Resolve a sensor's `mcp.server` (a name or an inline mapping) to a stdio server definition.
 
     Args:
@@ -423,6 +426,6 @@ class McpSettings:
         return f"resource {self.resource}" if self.resource is not None else f"tool {self.tool}"
 
 
-def sensor_settings(compiled: Any) -> McpSettings:
+def sensor_settings(compiled: CompiledSensor) -> McpSettings:
     """The `mcp:` block of a compiled sensor (no MCP SDK: `sensors fire` names the server with it)."""
     return McpSettings(compiled.sensor.ir.mcp)
