@@ -13,9 +13,8 @@ from functools import lru_cache
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
-    from typing import Any
 
-    from attend.spec.loaded import MergedSensor
+    from attend.spec.loaded import KeyPath, MergedSensor, Origin
 
 from attend.errors import (
     CompileError,
@@ -97,7 +96,7 @@ def quoted_raw_offset(raw: str, style: str, offset: int) -> int:
     return i
 
 
-def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, ...], Any]) -> Diagnostic:
+def _diagnostic(err: CompileError, fallback_file: str, origins: dict[KeyPath, Origin]) -> Diagnostic:
     file = err.file or fallback_file
     text = _file_text(file) if err.file else ""
     lines = _file_lines(file) if text else []
@@ -121,10 +120,10 @@ def _diagnostic(err: CompileError, fallback_file: str, origins: dict[tuple[str, 
     return Diagnostic(file, err.line, err.col, err.code, err.message, detail=detail)
 
 
-def origins_by_trigger(origins: dict[tuple[str, ...], Any]) -> dict[str, dict[tuple[str, ...], Any]]:
+def origins_by_trigger(origins: dict[KeyPath, Origin]) -> dict[str, dict[KeyPath, Origin]]:
     """A sensor's origins under `triggers.<name>`, grouped by trigger name and keyed by the key path
     inside the trigger: one pass over the origins, so `diagnose` stays linear in the file's size."""
-    grouped: dict[str, dict[tuple[str, ...], Any]] = {}
+    grouped: dict[str, dict[KeyPath, Origin]] = {}
     for keypath, origin in origins.items():
         if len(keypath) >= 2 and keypath[0] == "triggers":
             grouped.setdefault(keypath[1], {})[keypath[2:]] = origin
@@ -145,7 +144,7 @@ def diagnose(sensor: MergedSensor) -> list[Diagnostic]:
 
     _file_text.cache_clear()
     _file_lines.cache_clear()
-    fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
+    fallback = str(sensor.file) if sensor.file else f"<{sensor.name}>"
     out: list[Diagnostic] = digest_problems(sensor, fallback)
     by_trigger = origins_by_trigger(sensor.origins)
     for trigger in sensor.ir.triggers:
@@ -181,7 +180,7 @@ def missing_descriptions(sensor: MergedSensor) -> list[Diagnostic]:
     Such a trigger still says something (`default_description`), but only the author can say what
     happened; `compile --check --strict` reports these.
     """
-    fallback = str(sensor.file) if getattr(sensor, "file", None) else f"<{sensor.name}>"
+    fallback = str(sensor.file) if sensor.file else f"<{sensor.name}>"
     out: list[Diagnostic] = []
     for trigger in sensor.ir.triggers:
         # the trigger's own fields as written (the grammar's trigger reader is the one that types them)
@@ -189,7 +188,7 @@ def missing_descriptions(sensor: MergedSensor) -> list[Diagnostic]:
         if not isinstance(definition, dict) or str(definition.get("description") or "").strip():
             continue
         origin = sensor.origins.get(("triggers", str(name)))
-        file = getattr(origin, "file", None) or fallback
+        file = (origin.file if origin is not None else None) or fallback
         line, col = (origin.key_line, origin.key_col) if origin is not None and origin.key_line else (1, 1)
         shown = default_description(str(name), keyed=bool(definition.get("key")), on=str(definition.get("on", "")))
         out.append(Diagnostic(

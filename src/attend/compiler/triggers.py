@@ -139,7 +139,7 @@ def _plain_items(nodes: list[Any], field: str) -> dict[str, Any] | None:
     return items if len(items) == len(nodes) else None
 
 
-def _checked_now(now: Any) -> float:
+def _checked_now(now: object) -> float:
     """`now` as the step takes it: a finite number of seconds within a float's range, returned as given.
 
     Raises:
@@ -196,7 +196,7 @@ def stream_items(
     return items
 
 
-def _transition(key: str | None, item: object, previous: object, warn: Callable[[str], None]) -> tuple[Any, Any, Any]:
+def _transition(key: str | None, item: object, previous: object, warn: Callable[[str], None]) -> tuple[str | None, object, object]:
     """The fire maker of a trigger with `for:`: the transition, rendered only once it fires."""
     return key, item, previous
 
@@ -298,7 +298,7 @@ class CompiledTrigger:
         )
         return Evaluation(fires, new_state, warnings, verdict)
 
-    def due(self, state: Any) -> float | None:
+    def due(self, state: object) -> float | None:
         """When a transition pending `for:` in `state` will have held long enough (None: none pending).
 
         The daemon polls again no later than this, so a `for:` fires on time, not at the next interval.
@@ -350,14 +350,14 @@ class CompiledTrigger:
         return Fire(self.name, key_value, self.magnitude, self.render(item, key_value, previous, warn), item, author, None,
                     previous)
 
-    def _items(self, nodes: list[JSON], warn: Callable[[str], None]) -> dict[str, Any]:
+    def _items(self, nodes: list[JSON], warn: Callable[[str], None]) -> dict[str, JSON]:
         """Selected nodes → {key: node} in document order; keyless and duplicate items are warned about."""
         fields = self.key_fields or ()
         if len(fields) == 1:
             plain = _plain_items(nodes, fields[0])
             if plain is not None:
                 return plain
-        items: dict[str, Any] = {}
+        items: dict[str, JSON] = {}
         missing = ops.MISSING
         without = duplicates = 0
         first_dup: str | None = None
