@@ -8,13 +8,32 @@ from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the lint path's start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
 from attend import ir
 from attend.bounds import MAX_ERRORS_PER_FILE
 from attend.errors import AttendSyntaxError, CompileError, Span, line_col
 from attend.grammar.expressions import parse_path, parse_property, parse_template, regex_problem, split_dotted
 from attend.grammar.simple import has_glob
+
+if TYPE_CHECKING:
+    class Located(Protocol):
+        """Where a value of the trigger's mapping stands in its file (spec.loaded.Origin is one)."""
+
+        @property
+        def file(self) -> str: ...
+        @property
+        def line(self) -> int: ...
+        @property
+        def col(self) -> int: ...
+        @property
+        def style(self) -> str | None: ...
+        @property
+        def span(self) -> Span: ...
+        @property
+        def key_span(self) -> Span: ...
+        @property
+        def quote(self) -> int: ...
 
 #: Operators whose operand must be a number.
 _NUMERIC_OPERATORS = ("above", "below")
@@ -23,7 +42,7 @@ _NUMERIC_OPERATORS = ("above", "below")
 class _TriggerReader:
     """Reads one trigger mapping into IR, collecting (or raising) positioned CompileErrors."""
 
-    def __init__(self, name: str, origins: Mapping[tuple[str, ...], Any] | None, collect: bool) -> None:
+    def __init__(self, name: str, origins: Mapping[tuple[str, ...], Located] | None, collect: bool) -> None:
         self.name = name
         self.origins = origins or {}
         self.collect = collect
@@ -211,7 +230,7 @@ class _TriggerReader:
             operand = tuple(operand)
         return ir.Test(op=operator, operand=operand, bare=bare)
 
-def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins: Mapping[tuple[str, ...], Any] | None = None) -> ir.Trigger:
+def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins: Mapping[tuple[str, ...], Located] | None = None) -> ir.Trigger:
     """Turn one trigger's mapping into an `ir.Trigger`.
 
     Args:
@@ -234,7 +253,7 @@ def parse_trigger(definition: Mapping[str, Any], name: str = "trigger", origins:
 
 
 def parse_trigger_collecting(
-    definition: Mapping[str, Any], name: str, origins: Mapping[tuple[str, ...], Any] | None = None
+    definition: Mapping[str, Any], name: str, origins: Mapping[tuple[str, ...], Located] | None = None
 ) -> tuple[ir.Trigger | None, list[CompileError]]:
     """Like `parse_trigger`, but collect every problem instead of raising the first."""
     reader = _TriggerReader(name, origins, collect=True)
