@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from typing import Any, TypeAlias
 
     #: The subparsers of `attend`: argparse's own, or the stand-in that builds only the running command.
-    _Subparsers: TypeAlias = "argparse._SubParsersAction[Any] | _OnlyOne"
+    _Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser] | _OnlyOne"
+    #: A command's parser: argparse's own, or the stand-in of a command that is not running.
+    _CommandParser: TypeAlias = "argparse.ArgumentParser | _Unbuilt"
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -116,7 +118,7 @@ class _Parser(argparse.ArgumentParser):
 JSON_HELP = "print JSON instead of text (the same content, for scripts)"
 
 
-def _project_parent() -> argparse.ArgumentParser:
+def _project_parent() -> _Parser:
     parent = _Parser(add_help=False)
     parent.add_argument(
         "--project",
@@ -130,7 +132,7 @@ def _project_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def _add_layer(parser: argparse.ArgumentParser) -> None:
+def _add_layer(parser: _CommandParser) -> None:
     """`--layer user|project` on a command that writes a layer: the layer, whatever `--project` names."""
     parser.add_argument(
         "--layer", choices=("user", "project"), default=None,
@@ -139,7 +141,7 @@ def _add_layer(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_session(parser: argparse.ArgumentParser) -> None:
+def _add_session(parser: _CommandParser) -> None:
     parser.add_argument(
         "--session", metavar="ID", default=None,
         help="the session this process serves (default: $ATTEND_SESSION, else Claude Code's session, else pid-<pid>)",
@@ -255,10 +257,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 class _OnlyOne:
     """A subparsers action that builds one command for real and a stand-in for the others."""
 
-    def __init__(self, sub: argparse._SubParsersAction[Any], only: str) -> None:
+    def __init__(self, sub: argparse._SubParsersAction[_Parser], only: str) -> None:
         self.sub, self.only = sub, only
 
-    def add_parser(self, name: str, **kwargs: Any) -> Any:
+    def add_parser(self, name: str, **kwargs: Any) -> _CommandParser:
         if name == self.only:
             return self.sub.add_parser(name, **kwargs)
         return _Unbuilt()  # never parsed: kept off the real grammar, and costs nothing to fill
@@ -270,18 +272,18 @@ class _Unbuilt:
     A throwaway `ArgumentParser` per other command still paid for its help strings' gettext lookups.
     """
 
-    def __getattr__(self, name: str) -> Any:  # add_argument, set_defaults, add_subparsers, ...
-        return self._ignore
-
     def _ignore(self, *args: object, **kwargs: object) -> _Unbuilt:
         return self
 
+    # what the grammar calls on a parser, its subparsers and its groups
+    add_argument = add_parser = add_subparsers = add_mutually_exclusive_group = set_defaults = _ignore
 
-def _add_peers(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
+
+def _add_peers(sub: _Subparsers, common: _Parser) -> None:
     p = sub.add_parser("peers", parents=[common], help="messages between sessions on this machine")
     peers_sub = p.add_subparsers(dest="peers_command", metavar="WHAT", required=True)
 
-    def add(name: str, help_: str) -> argparse.ArgumentParser:
+    def add(name: str, help_: str) -> _CommandParser:
         q = peers_sub.add_parser(name, parents=[common], help=help_)
         _add_session(q)
         q.set_defaults(handler="attend.commands.peers:main")
@@ -335,7 +337,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _add_sensors(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
+def _add_sensors(sub: _Subparsers, common: _Parser) -> None:
     if isinstance(sub, _OnlyOne) and sub.only != "sensors":
         return  # another command runs: not even its help's figures are imported
     from attend.spec.schema import HISTORY_KEPT
@@ -415,7 +417,7 @@ def _add_sensors(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
     q.set_defaults(handler="attend.commands.sensors:sensors_delete")
 
 
-def _add_settings(sub: _Subparsers, common: argparse.ArgumentParser) -> None:
+def _add_settings(sub: _Subparsers, common: _Parser) -> None:
     p = sub.add_parser("settings", parents=[common], help="every sensor field as a key, with provenance")
     s = p.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     for action, helptext in (
