@@ -51,7 +51,7 @@ def _walk_step(selector: ir.Selector) -> tuple[bool, Any]:
     return False, selector.index
 
 
-def _singular(steps: list[tuple[bool, Any]]) -> Callable[[Any], Any]:
+def _singular(steps: list[tuple[bool, Any]]) -> Callable[[object], object]:
     """A walker returning the one node at a singular path, or MISSING."""
     missing = ops.MISSING
     if all(is_name for is_name, _ in steps):
@@ -59,12 +59,12 @@ def _singular(steps: list[tuple[bool, Any]]) -> Callable[[Any], Any]:
         if len(names) == 1:
             (only,) = names
 
-            def walk_one(doc: object) -> Any:
+            def walk_one(doc: object) -> object:
                 return doc.get(only, missing) if isinstance(doc, dict) else missing
 
             return walk_one
 
-        def walk_names(doc: object) -> Any:
+        def walk_names(doc: object) -> object:
             node = doc
             for name in names:
                 if not isinstance(node, dict):
@@ -78,7 +78,7 @@ def _singular(steps: list[tuple[bool, Any]]) -> Callable[[Any], Any]:
 
     frozen = tuple(steps)
 
-    def walk_mixed(doc: object) -> Any:
+    def walk_mixed(doc: object) -> object:
         node = doc
         for is_name, sel in frozen:
             if is_name:

@@ -68,7 +68,7 @@ def _glob_flags() -> int:
 GLOB_FLAGS: int = 0
 
 
-def compile_glob(pattern: str) -> Callable[[str], Any]:
+def compile_glob(pattern: str) -> Callable[[str], object]:
     """A matcher for a glob (`*`, `?`, `[…]`, `[!…]`) as a compiled-regex `fullmatch`-style callable."""
     import re
 

@@ -25,10 +25,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.errors import AttendError, Diagnostic, reason
 from attend.spec.schema import DEFAULT_INTERVAL, DEFAULT_MAX_LINE, NAME_PATTERN, NAME_RE
+
+if TYPE_CHECKING:
+    from attend.spec.loaded import KeyPath, MergedSensor, Origin
 from attend.text import printable
 
 __all__ = ["CheckedPoll", "TestFileResult", "match_fires", "run_test_file"]
@@ -133,7 +136,7 @@ def match_fires(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> bo
 class _Reader:
     """Reads one test file, raising positioned `test-file` errors."""
 
-    def __init__(self, path: Path, origins: dict[tuple[str, ...], Any]) -> None:
+    def __init__(self, path: Path, origins: dict[KeyPath, Origin]) -> None:
         from attend.spec.validate import Locator
 
         self.path = path
@@ -271,7 +274,7 @@ class _Reader:
         return expect
 
 
-def _load_sensor(name: str, beside: Path, project_dir: Path, env: dict[str, str]) -> Any:
+def _load_sensor(name: str, beside: Path, project_dir: Path, env: dict[str, str]) -> MergedSensor | None:
     from attend.spec import load_paths, load_set
 
     if beside.exists():

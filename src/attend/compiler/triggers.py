@@ -74,7 +74,7 @@ class Fire:
     #: None for a transition; `flapping` / `settled` for flap detection's own notifications.
     note: str | None = None
     #: The item's previous value (`ops.MISSING` when it had none): what a `changed` fire leaves.
-    previous: Any = field(default=ops.MISSING, hash=False, compare=False, repr=False)
+    previous: object = field(default=ops.MISSING, hash=False, compare=False, repr=False)
     #: A move to a value the key has not had within the flap window (`compiler.trigger_controls.flap`): news, which
     #: the relative refractory does not hold back (runtime/engagement.py).
     progress: bool = field(default=False, compare=False)
