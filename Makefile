@@ -56,8 +56,11 @@ PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n $(TEST_WORKERS) --
 # the tests' own time 70.8 s -> 61.5 s. The run's folder is removed after a passing run and named after a
 # failing one (and removed when the run is interrupted).
 TEST_TMP ?= $(firstword $(wildcard /dev/shm))
-SUITE = tmp=$$( [ -n "$(TEST_TMP)" ] && mktemp -d "$(TEST_TMP)/attend-test.XXXXXX" ); \
-	if [ -n "$$tmp" ]; then trap 'rm -rf "$$tmp"; exit 130' INT TERM; fi; \
+# Used only with this much room (KiB; a container's /dev/shm is often 64 MiB): a whole run holds a few hundred MB.
+TEST_TMP_KB ?= 2097152
+SUITE = tmp=$$( [ -n "$(TEST_TMP)" ] && [ "$$(df -Pk "$(TEST_TMP)" | awk 'NR == 2 {print $$4}')" -ge $(TEST_TMP_KB) ] \
+	&& mktemp -d "$(TEST_TMP)/attend-test.XXXXXX" ); \
+	if [ -n "$$tmp" ]; then trap 'rm -rf "$$tmp"; exit 130' INT TERM; echo "the tests' temporary folders: $$tmp/run"; fi; \
 	$(PYTEST) $${tmp:+--basetemp=$$tmp/run}
 SUITE_TMP_DONE = if [ -n "$$tmp" ]; then if [ $$suite -eq 0 ]; then rm -rf "$$tmp"; \
 	else echo "make: the failing run's temporary folders: $$tmp/run"; fi; fi
@@ -69,7 +72,7 @@ test: $(VENV)/.installed-test
 	$(RUFF)
 	$(LAYERS)
 	@echo "$(MYPY) && $(TYPING) (beside the suite; their report follows it)"
-	@echo "$(PYTEST)$(if $(TEST_TMP), --basetemp=$(TEST_TMP)/attend-test.XXXXXX/run)"
+	@echo "$(PYTEST)"
 	@{ $(MYPY) && $(TYPING); } > $(VENV)/mypy.log 2>&1 & typing=$$!; \
 	$(SUITE); suite=$$?; $(SUITE_TMP_DONE); \
 	wait $$typing; typed=$$?; cat $(VENV)/mypy.log; \
@@ -86,7 +89,7 @@ test: $(VENV)/.installed-test
 test-fast: export HYPOTHESIS_PROFILE ?= fast
 test-fast: TEST_WORKERS = 3
 test-fast: $(VENV)/.installed-test
-	@echo "$(PYTEST) -m \"not heavy\"$(if $(TEST_TMP), --basetemp=$(TEST_TMP)/attend-test.XXXXXX/run)"
+	@echo "$(PYTEST) -m \"not heavy\""
 	@$(SUITE) -m "not heavy"; suite=$$?; $(SUITE_TMP_DONE); exit $$suite
 
 bench: $(VENV)/.installed-test
