@@ -46,7 +46,7 @@ def is_header_path(path: tuple[str, ...]) -> bool:
     return len(path) == len(_HEADERS) + 1 and path[: len(_HEADERS)] == _HEADERS
 
 
-def shown_value(path: tuple[str, ...], value: Any) -> Any:
+def shown_value(path: tuple[str, ...], value: object) -> object:
     """A sensor document's value at `path` as attend shows it: every header value in it (the value itself,
     or the headers inside a `mcp`, `mcp.server` or `mcp.server.headers` mapping, or a whole sensor's)
     passed through `shown_header`; anything else through the redaction policy (`attend.redact`): a

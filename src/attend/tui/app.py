@@ -100,7 +100,7 @@ def _state_text(row: dict[str, Any]) -> Text:
     return Text(state, style=STATE_STYLES.get(state, "bold red"))
 
 
-def _shown_value(row: FieldRow) -> Any:
+def _shown_value(row: FieldRow) -> object:
     """A field's value as the fields table shows it: an MCP header's literal credential hidden (as explain)."""
     return shown_value(row.path, row.value)
 
@@ -152,7 +152,7 @@ class SensorsScreen(Screen[None]):
         self.filter_text = ""
         self._fields: dict[str, FieldRow] = {}
         self._shown_sensor: str | None = None
-        self._detail: Any = None
+        self._detail: tuple[object, ...] | None = None
         self._columns_ready = False  # set by on_mount: a refresh tick before it must not add rows
 
     # --- layout ------------------------------------------------------------------------------------
@@ -252,7 +252,7 @@ class SensorsScreen(Screen[None]):
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
-    def _detail_key(self, name: str | None) -> tuple[Any, ...]:
+    def _detail_key(self, name: str | None) -> tuple[object, ...]:
         """What the detail and fields of sensor `name` show: its row, its pending changes, the loaded set."""
         row = self.model.row(name) if name else None
         return (name, repr(row), [p.describe() for p in self.model.pending if p.sensor == name],
@@ -402,10 +402,10 @@ class SensorsScreen(Screen[None]):
         self.notify(self.model.shorten(refusal.message), title="refused",
                     severity="error" if refusal.code else "information", timeout=8)
 
-    def _in_dialog(self, action: Callable[[str], Any]) -> Callable[[str], Any]:
+    def _in_dialog(self, action: Callable[[str], object]) -> Callable[[str], object]:
         """`action` for a dialog: its refusal shown in the dialog with the tab's short paths."""
 
-        def run(value: str) -> Any:
+        def run(value: str) -> object:
             try:
                 return action(value)
             except SettingsRefusal as refusal:

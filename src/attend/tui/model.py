@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attend.errors import EXIT_REJECTED, EXIT_USAGE
 from attend.settings.edits import SensorFiles, apply_edit, check_edit
@@ -45,6 +45,13 @@ from attend.settings.policy import SettingsRefusal
 from attend.settings.resolve import flatten, resolve, shown_document
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loaded import LayerPaths, MergedSensor, SensorSet
+
+if TYPE_CHECKING:
+    from attend.compiler.sensors import CompiledSensor
+    from attend.runtime.mcp.probe import ProbeRun
+    from attend.runtime.store import Store
+    from attend.runtime.watching.notify import BackgroundWatcher
+    from attend.settings.manage import Managed
 
 __all__ = ["FieldRow", "Pending", "SensorsModel", "shown_path", "when"]
 
@@ -108,8 +115,8 @@ class Pending:
     op: str
     value_text: str | None
     file: Path
-    before: Any = None
-    after: Any = None
+    before: object = None
+    after: object = None
 
     @property
     def key(self) -> Key:
@@ -127,7 +134,7 @@ class FieldRow:
     """One field of a sensor's detail: its key path, value as written, where it comes from."""
 
     path: tuple[str, ...]
-    value: Any
+    value: object
     layer: str
     file: str | None
     line: int | None
@@ -171,12 +178,13 @@ class SensorsModel:
         self.pending: list[Pending] = []
         #: Each (sensor, layer) file's bytes when the first pending change to it was made (None: no file).
         self._read: dict[tuple[str, str], bytes | None] = {}
-        self._compiled: dict[str, tuple[Any, str]] = {}
-        self._watcher: Any = None  # the BackgroundWatcher of the layer files and the store, from the first reload
+        self._compiled: dict[str, tuple[CompiledSensor | None, str]] = {}
+        #: The watcher of the layer files and the store, from the first reload.
+        self._watcher: BackgroundWatcher | None = None
         #: Called from the watcher's thread when a layer file or the store changed (the app refreshes then).
         self.on_change: Callable[[], None] | None = None
         self._shown: dict[str, MergedSensor] = {}
-        self._store: Any = None
+        self._store: Store | None = None
 
     # --- reading -----------------------------------------------------------------------------------
 
@@ -455,11 +463,11 @@ class SensorsModel:
             raise SettingsRefusal(f"{name} has pending changes: apply (w, a) or revert (u) them before {doing} it",
                                   EXIT_REJECTED)
 
-    def _managed(self, done: Any) -> list[str]:
+    def _managed(self, done: Managed) -> list[str]:
         self.reload()
         return [*done.lines, *done.notes]
 
-    def probe(self, name: str) -> Any:
+    def probe(self, name: str) -> ProbeRun:
         """The two back-to-back tool calls of `sensors probe NAME` and their comparison (not recorded).
 
         Blocking (trio, the MCP server): the app calls it from a worker thread.
@@ -478,7 +486,7 @@ class SensorsModel:
         with open_project_store(paths) as store:
             return trio.run(probe_calls, compiled, paths, self.env, self.project_dir, store)
 
-    def record_probe(self, run: Any, confirmed: bool) -> dict[str, Any]:
+    def record_probe(self, run: ProbeRun, confirmed: bool) -> dict[str, Any]:
         """Write the probe record with the operator's answer (as `sensors probe` does after its prompt)."""
         from attend.runtime.store import open_project_store
 
@@ -525,6 +533,7 @@ class SensorsModel:
 
         if self._store is None:
             self.refresh_state()
+        assert self._store is not None  # refresh_state opened it
         return render_history(sensor_noise(self._store, name, limit=limit))
 
     def pending_files(self) -> Iterator[tuple[str, str, Path]]:
