@@ -134,11 +134,11 @@ def _literal(args: SettingsArgs, key: Key, item: bool = False) -> bool:
     return not getattr(args, "yaml", False) and takes_literal(key_type(key), item)
 
 
-def _print_json(data: Any) -> None:
+def _print_json(data: object) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-def _done(args: SettingsArgs, text: str, key: Key, layer: str, file: Path, change: str, value: Any = None) -> int:
+def _done(args: SettingsArgs, text: str, key: Key, layer: str, file: Path, change: str, value: object = None) -> int:
     """Report a write: `text` for people; with --json `{key, change, value, layer, file}`."""
     if getattr(args, "json", False):
         _print_json({"key": str(key), "change": change, "value": value, "layer": layer, "file": str(file)})
@@ -173,7 +173,7 @@ def _paths(args: ProjectArgs) -> LayerPaths:
 
 
 
-def _set_config(args: SettingsArgs, key: Key, given: tuple[Any, bool] | None = None) -> int:
+def _set_config(args: SettingsArgs, key: Key, given: tuple[object, bool] | None = None) -> int:
     layer_name = target_layer(args.project_layer)
     value, flow = given or parse_value(args.value, _literal(args, key))
     target = set_config(_paths(args), key, value, layer_name, flow=flow)
@@ -214,7 +214,7 @@ def _checked_sensor(args: SettingsArgs, key: Key) -> MergedSensor:
 
 
 
-def _set_sensor(args: SettingsArgs, key: Key, given: tuple[Any, bool] | None = None) -> int:
+def _set_sensor(args: SettingsArgs, key: Key, given: tuple[object, bool] | None = None) -> int:
     refuse_whole_sensor(key, "set")
     sensor = _checked_sensor(args, key)
     layer = target_layer(args.project_layer)

@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 
-def render(value: Any) -> str:
+def render(value: object) -> str:
     """A value as one line of YAML (flow style), as `get` and `list` print it."""
     text = yaml.safe_dump(value, default_flow_style=True, width=1 << 16, sort_keys=False, allow_unicode=True)
     if text.endswith("\n...\n"):  # pyyaml closes a lone scalar document with an end marker
@@ -224,7 +224,7 @@ class SensorEdit:
 
 def plan_sensor_set(
     files: SensorFiles, sensor: MergedSensor, key: Key, value_text: str, layer: str,
-    given: tuple[Any, bool] | None = None, as_yaml: bool = False,
+    given: tuple[object, bool] | None = None, as_yaml: bool = False,
 ) -> SensorEdit:
     """What `settings set KEY VALUE` would write to `layer`'s file of `sensor` (nothing is written).
 
@@ -316,7 +316,7 @@ def takes_literal(type_name: str | None, item: bool = False) -> bool:
     return type_name.startswith("list of string") if item else type_name == "string"
 
 
-def parse_value(text: str, literal: bool = False) -> tuple[Any, bool]:
+def parse_value(text: str, literal: bool = False) -> tuple[object, bool]:
     """VALUE as the key takes it, and whether it was written inline.
 
     `literal` (a string key, see `takes_literal`): the text itself. Otherwise VALUE is parsed as YAML

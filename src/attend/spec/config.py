@@ -207,7 +207,7 @@ USER_ONLY_SECTIONS: tuple[str, ...] = ("peers",)
 CONFIG_KEYS: tuple[str, ...] = tuple(dict.fromkeys(path[0] for path in CONFIG_SCHEMA))
 
 
-def shown_config_value(path: tuple[str, ...], value: Any) -> Any:
+def shown_config_value(path: tuple[str, ...], value: object) -> object:
     """A config value at `path` (a field, or a section holding fields) as attend shows it: a `secret` field's
     text hidden but for its length (`${VAR}` references as written), anything else as it is."""
     known = CONFIG_SCHEMA.get(path)
