@@ -46,8 +46,11 @@ SETTLE = 1.0
 
 def main() -> None:
     """Print the median and worst latency of each kind of event."""
-    if str(TESTS) not in sys.path:
-        sys.path.insert(0, str(TESTS))
+    # tests/ first, and its conftest: an earlier benchmark of the same run (bench_push) put tests/runtime/mcp,
+    # whose conftest.py has no Home, before it.
+    sys.path.insert(0, str(TESTS))
+    if getattr(sys.modules.get("conftest"), "__file__", None) != str(TESTS / "conftest.py"):
+        sys.modules.pop("conftest", None)
     from claude_rig import installed_claude
     from conftest import Home
     from fake_api import FakeAPI

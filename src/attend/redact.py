@@ -113,6 +113,11 @@ _RULES = (
     _rule(("eyJ",), r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
 )
 
+#: Every rule's needles as one pattern over the lower-cased text (a superset of what each rule looks for): a text
+#: holding none of them, as most descriptions do, is passed by one search instead of a substring test per needle.
+#: (Searched in the lower-cased text: an IGNORECASE alternation takes 5-10 times as long.)
+_ANY_NEEDLE = lazyre.compile("|".join(sorted({re.escape(n.lower()) for needles, _, _ in _RULES for n in needles})))
+
 #: A mapping key that names a credential: its string value is redacted whole (`redact_data`).
 _CREDENTIAL_KEY = lazyre.compile(rf"[A-Z0-9_]*(?:{_ENV_WORDS})[A-Z0-9_]*|(?i:[a-z0-9_-]*(?:{_ANY_CASE_WORDS}|authorization)[a-z0-9_-]*)")
 
@@ -130,6 +135,8 @@ def _replace(match: re.Match[str]) -> str:
 
 def redact(text: str) -> str:
     """`text` with every credential the policy knows (and the user's patterns match) as `MARK`."""
+    if _ANY_NEEDLE.search(text.lower()) is None:
+        return _user_redact(text) if _user else text
     low = None
     for needles, lower, pattern in _RULES:
         if lower:

@@ -56,9 +56,13 @@ class Firing(Protocol):
 Fire = TypeVar("Fire", bound=Firing)
 
 
+#: The canonical text a value is hashed from (made once: `json.dumps` with these options builds an encoder per call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def value_hash(value: Any) -> str:
     """A short hash of a JSON value, equal for equal values (keys in any order): what `seen` keeps."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _CANONICAL.encode(value)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
