@@ -7,7 +7,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 import trio
 
@@ -18,8 +18,17 @@ from attend.runtime.sessions.runlock import open_lock
 from attend.runtime.sessions.runlog import RunLog, log_path
 from attend.runtime.sessions.upkeep import Reexec, found, reexec_argv
 
+if TYPE_CHECKING:
+    from typing import Protocol
 
-async def _serve_until_signalled(project_dir: str, session: Session, stderr: Any) -> None:
+    from attend.commands import ProjectArgs
+
+    class RunArgs(ProjectArgs, Protocol):
+        session: str | None
+        headless: bool
+
+
+async def _serve_until_signalled(project_dir: str, session: Session, stderr: TextIO) -> None:
     await _until_signalled(partial(serve_session, project_dir, session, stderr=stderr))
 
 
@@ -57,7 +66,7 @@ def _silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def main(args: Any) -> int:
+def main(args: RunArgs) -> int:
     """`attend run [--session ID]`: this session's Monitor stream; polls while it holds the project's lock.
 
     Exits 0 on SIGINT/SIGTERM and when stdout's reader goes away; 2 for an unusable session id (a
@@ -74,7 +83,7 @@ def main(args: Any) -> int:
         return EXIT_USAGE
 
     @reports_refusals
-    def check_store(_: Any) -> int:
+    def check_store(_: RunArgs) -> int:
         # Checked before trio starts, so an unusable store is one clear line (not an exception group).
         from attend.runtime.store import open_project_store
         from attend.spec import layer_paths
@@ -138,7 +147,7 @@ def _store_failure(exc: BaseException) -> BaseException | None:
     return None
 
 
-def _reexec(again: BaseException, stderr: Any) -> None:
+def _reexec(again: BaseException, stderr: TextIO) -> None:
     """Start this `attend run` again as itself (upkeep.py `Reexec`: `/clear`, a new plugin version)."""
     stderr.write(f"attend: {again}\n")
     stderr.flush()
