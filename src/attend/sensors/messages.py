@@ -38,12 +38,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from attend.peers.mailbox import OPEN, Mailbox, Message, Unavailable, newest_stored, read_stored, stored_names
 from attend.peers.transport import open_mailbox
 from attend.sensors.base import Focus, SensorConfigError, require, require_seconds, unavailable
 from attend.text import one_line, printable, printable_path
+
+if TYPE_CHECKING:
+    from attend.vocab import JSON, JSONObject
 
 __all__ = ["FIELD_LIMIT", "PARTS", "MessagesSensor", "message_item", "split_text"]
 
@@ -88,7 +91,18 @@ def split_text(text: str, size: int, parts: int, message_id: str) -> str:
     return "\n".join(marked)
 
 
-def message_item(message: Message, kind: str, *, member: bool, text_limit: int, parts: int = PARTS) -> dict[str, Any]:
+@overload
+def _field(value: str) -> str: ...
+@overload
+def _field(value: str | None) -> str | None: ...
+
+
+def _field(value: str | None) -> str | None:
+    """A field of a message file on one line and bounded (None stays None)."""
+    return None if value is None else one_line(str(value), FIELD_LIMIT)
+
+
+def message_item(message: Message, kind: str, *, member: bool, text_limit: int, parts: int = PARTS) -> JSONObject:
     """One message as the sensor's result lists it; every field printable on one line, but `text`, whose lines
     are the parts of a long message (`split_text`: at most `parts` of `text_limit` characters).
 
@@ -97,28 +111,25 @@ def message_item(message: Message, kind: str, *, member: bool, text_limit: int, 
     sent it and for whom (upstream ADR-401): `from_kind`, `from_id`, `on_behalf_of` (when the file says), `to`
     (the project, `@channel` or `open`).
     """
-    def field(value: Any) -> Any:
-        return None if value is None else one_line(str(value), FIELD_LIMIT)
-
-    to = field(message.to or "this project") if kind == "addressed" else f"@{field(message.channel)}" if kind == "channel" \
+    to = _field(message.to or "this project") if kind == "addressed" else f"@{_field(message.channel)}" if kind == "channel" \
         else "open"
-    header = [f"from_kind={field(message.from_kind)}", f"from_id={field(message.sender_id)}"]
+    header = [f"from_kind={_field(message.from_kind)}", f"from_id={_field(message.sender_id)}"]
     if message.on_behalf_of is not None:
-        header.append(f"on_behalf_of={field(message.on_behalf_of)}")
+        header.append(f"on_behalf_of={_field(message.on_behalf_of)}")
     header.append(f"to={to}")
     return {
-        "id": field(message.id),
-        "from": field(message.sender) if message.from_kind != "human" else "human",
-        "from_kind": field(message.from_kind),
-        "from_id": field(message.sender_id),
-        "on_behalf_of": field(message.on_behalf_of),
+        "id": _field(message.id),
+        "from": _field(message.sender) if message.from_kind != "human" else "human",
+        "from_kind": _field(message.from_kind),
+        "from_id": _field(message.sender_id),
+        "on_behalf_of": _field(message.on_behalf_of),
         "to": to,
         "header": "[" + " ".join(header) + "]",
         "kind": kind,
-        "channel": field(message.channel) if kind == "channel" else None,
+        "channel": _field(message.channel) if kind == "channel" else None,
         "member": member,
-        "re": field(message.re),
-        "text": split_text(message.text, text_limit, parts, field(message.id)),
+        "re": _field(message.re),
+        "text": split_text(message.text, text_limit, parts, _field(message.id)),
         "ts": message.ts,
     }
 
@@ -151,7 +162,7 @@ class MessagesSensor:
         #: Each stored file the last poll read (by path): its messages, and why any of it does not parse.
         self._parsed: dict[str, tuple[list[Message], list[str]]] = {}
 
-    def poll(self, focus: Focus) -> dict[str, Any]:
+    def poll(self, focus: Focus) -> JSONObject:
         """The newest `window` messages of the project's tray, the open channel and every named channel.
 
         File names are message ids, which sort by time, so only the newest `window` files are read.
@@ -182,7 +193,7 @@ class MessagesSensor:
             found = parsed[path] = self._parsed.get(path) or read_stored(Path(path))
             return found[0]
 
-        listed = [message_item(message, kind, member=member, text_limit=self.text_limit, parts=self.parts)
+        listed: list[JSON] = [message_item(message, kind, member=member, text_limit=self.text_limit, parts=self.parts)
                   for message, (_, kind, member) in newest_stored(named, self.window, read)]
         self._parsed = parsed
         return {"messages": listed, "count": len(listed)}
