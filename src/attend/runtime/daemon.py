@@ -62,7 +62,6 @@ from attend.runtime.store import open_project_store
 from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.runtime.watching.reload import watch
 from attend.runtime.watching.wake import WakeHub
-from attend.runtime.watching.watcher import WATCH_ARMING
 from attend.text import printable, printable_path
 
 if TYPE_CHECKING:
@@ -410,20 +409,17 @@ class Daemon:
             return record.cadence or cadence
 
         with running.scope:
-            await self._arm_wake_on(compiled)
+            self._arm_wake_on(compiled)
             await poll_on_cadence(params, poll, wake=wake, until_due=until_due)
 
-    async def _arm_wake_on(self, compiled: CompiledSensor) -> None:
-        """Watch a sensor's `wake_on` paths before its first poll, so a change made while that poll runs wakes
-        the next one instead of waiting out the interval. The wait is bounded (`WATCH_ARMING`: many sensors
-        starting together re-plan the watch); past it the sensor polls, and is woken once its watch starts."""
+    def _arm_wake_on(self, compiled: CompiledSensor) -> None:
+        """Watch a sensor's `wake_on` paths from before its first poll, and wake it once that watch has started:
+        a change made before then (while the first poll ran) is polled once more instead of waiting out the
+        interval. The first poll does not wait for the watch (a tree that cannot be watched takes seconds to
+        fail, and what is there when the sensor starts is its baseline); the cost is one more poll of a
+        sensor whose watch started after its first poll did."""
         self.wakes.declare(compiled, self.ctx)
-        if not self.wakes.watches(compiled.name):
-            return
-        with trio.move_on_after(WATCH_ARMING) as waited:
-            await self.wakes.watching()
-        if waited.cancelled_caught:
-            self.wakes.wake_when_watched(compiled.name)
+        self.wakes.wake_when_watched(compiled.name)
 
     async def _stream_loop(self, compiled: CompiledSensor, params: CadenceParams) -> None:
         """A streaming command (kinds/stream.py): its supervised process, its records evaluated at most

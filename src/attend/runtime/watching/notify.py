@@ -57,9 +57,6 @@ POLL_DELAY_MS = 300
 #: row, up to `RETRY_LIMIT`.
 RETRY_DELAY = 2.0
 RETRY_LIMIT = 300.0
-#: The longest a sensor's first poll waits for the watch of its `wake_on` paths to start (a change made
-#: while that poll runs then wakes the next); past it, the sensor polls and is woken once the watch starts.
-WATCH_ARMING = 2.0
 
 
 class WatchFailed(Exception):

@@ -46,7 +46,6 @@ from attend.runtime.watching.notify import (
     RECHECK_MS,
     RETRY_DELAY,
     RETRY_LIMIT,
-    WATCH_ARMING,
     WATCH_DEBOUNCE_MS,
     WATCH_STEP_MS,
     BackgroundWatcher,
@@ -59,7 +58,6 @@ __all__ = [
     "EDIT_STEP_MS",
     "POLL_DELAY_MS",
     "RECHECK_MS",
-    "WATCH_ARMING",
     "WATCH_DEBOUNCE_MS",
     "WATCH_STEP_MS",
     "BackgroundWatcher",
@@ -185,15 +183,16 @@ class Watcher:
             self._set_error(name, "")
         self._changed.set()
 
-    def watches(self, name: str) -> bool:
-        """True when `name` has targets to watch."""
-        return name in self._targets
-
     def wake_when_watched(self, name: str) -> None:
-        """Wake `name` once a plan that watches its targets has started: what changed before its watch began
-        (while its first poll ran) is then seen by the poll that follows."""
-        if name in self._targets:
-            self._arming.add(name)
+        """Wake `name` once a plan that watches its targets has started (not when the running plan already
+        does): what changed before its watch began (while its first poll ran) is then seen by the poll that
+        follows."""
+        targets = self._targets.get(name)
+        if not targets:
+            return
+        if self._ready.is_set() and not self._changed.is_set() and self.plan.targets.get(name) == targets:
+            return  # watched already
+        self._arming.add(name)
 
     async def watching(self) -> None:
         """Return once every watcher of the current plan has started (or failed)."""
