@@ -54,10 +54,25 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from attend.redact import shorten
 from attend.sensors.base import Focus, SensorUnavailable, require, require_seconds
+
+if TYPE_CHECKING:
+    import psutil
+
+
+class ProcessItem(TypedDict):
+    """One process working in the project, as the sensor's result lists it."""
+
+    id: str
+    pid: int
+    name: str
+    cmdline: str
+    cwd: str
+    tool: str
+    watched: bool
 
 __all__ = ["CLAUDE_NAMES", "ProcessFacts", "ProcessesSensor", "attend_sessions", "boot_clock", "decode_wait_status",
            "is_attend", "session_roots", "stat_wait_status", "watched_tool", "zombie_wait_status"]
@@ -326,7 +341,7 @@ class ProcessesSensor:
         own = self._descendants(facts, roots)
         ticks = os.sysconf("SC_CLK_TCK")
 
-        processes: list[dict[str, Any]] = []
+        processes: list[ProcessItem] = []
         failures: list[dict[str, Any]] = []
         tracked: dict[str, dict[str, Any]] = {}
         for pid, fact in facts.items():
@@ -355,7 +370,7 @@ class ProcessesSensor:
         failures.sort(key=lambda p: p["pid"])
         return {"processes": processes, "failures": failures}
 
-    def _describe(self, process: Any, fact: ProcessFacts, ident: str, project: str) -> tuple[dict[str, Any], bool] | None:
+    def _describe(self, process: psutil.Process, fact: ProcessFacts, ident: str, project: str) -> tuple[ProcessItem, bool] | None:
         """The item of a process (a `psutil.Process`) working in `project` (None for any other), and
         whether it runs attend (`is_attend`)."""
         import psutil
@@ -382,7 +397,7 @@ class ProcessesSensor:
         }, is_attend(argv))
 
     @staticmethod
-    def _read_facts() -> Iterable[tuple[ProcessFacts, Any]]:
+    def _read_facts() -> Iterable[tuple[ProcessFacts, psutil.Process]]:
         """Every process psutil can read, with its `psutil.Process` (psutil's `process_iter`, which keeps
         a process's handle between polls). The start time is turned back into clock ticks after boot:
         psutil gives boot time + ticks / CLK_TCK, and the boot time moves when the wall clock is
