@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from attend.runtime.store import Store
     from attend.settings.manage import Managed
     from attend.spec.loaded import LayerPaths, SensorSet
+    from attend.vocab import JSON
 
     class PollArgs(JsonArgs, Protocol):
         name: str
@@ -269,7 +270,7 @@ def sensors_poll(args: PollArgs) -> int:
 
 
 
-def _preview(result: Any) -> str:
+def _preview(result: object) -> str:
     """The result as indented JSON, cut after RESULT_PREVIEW characters: encoded only that far, so a large
     result costs no time or memory to show."""
     shown: list[str] = []
@@ -341,7 +342,7 @@ def _read_input(args: FireArgs) -> tuple[str | None, str]:
         return None, f"cannot read {source}: {reason(exc)}"
 
 
-def _parse_result(compiled: CompiledSensor, text: str, name: str) -> tuple[Any, str, list[str]]:
+def _parse_result(compiled: CompiledSensor, text: str, name: str) -> tuple[JSON, str, list[str]]:
     """The synthetic result, an error message, and (for a lines sensor) the lines that did not parse."""
     if compiled.output == "lines":
         result, line_errors = compiled.result_from_output(text)
@@ -352,7 +353,7 @@ def _parse_result(compiled: CompiledSensor, text: str, name: str) -> tuple[Any, 
     return result, error, []
 
 
-def _parse_document(text: str, name: str) -> tuple[Any, str]:
+def _parse_document(text: str, name: str) -> tuple[JSON, str]:
     from attend.compiler.results import MalformedResult, admit, read_json
 
     try:
