@@ -81,10 +81,18 @@ class _Parser(argparse.ArgumentParser):
         except _MissingRequired as missing:
             extras = self._unrecognized(args)
             if not extras:
-                super().error(str(missing))
+                super().error(str(missing) + self._choices_of_missing_command())
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
+
+    def _choices_of_missing_command(self) -> str:
+        """` (choose from run, compile, ...)` when a command word is what is missing (bare `attend`, `attend
+        peers`), as argparse says for a wrong one; else ''."""
+        for action in self._actions:
+            if action.required and isinstance(action.choices, dict) and action.choices:
+                return f" (choose from {', '.join(action.choices)})"
+        return ""
 
     def _unrecognized(self, args: Any) -> list[str]:
         """The words of `args` this parser recognizes none of, parsing as if no argument were required."""

@@ -55,7 +55,10 @@ def test_an_unknown_argument_to_a_subcommand_shows_that_subcommands_usage(home, 
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    ((), "attend: error: the following arguments are required: COMMAND"),
+    ((), "attend: error: the following arguments are required: COMMAND (choose from run, compile, explain, test, "
+         "sensors, settings, drain, peers, tune, permissions, cleanup, doctor, tui, spec)"),
+    (("peers",), "attend peers: error: the following arguments are required: WHAT (choose from send, reply, inbox, "
+                 "list, whoami, join, leave, channels)"),
     (("compile",), "attend compile: error: the following arguments are required: --check"),
     (("settings", "set", "attend.sensors.git.interval"), "attend settings set: error: the following arguments are required: VALUE"),
 ])

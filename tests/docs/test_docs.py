@@ -536,6 +536,21 @@ def test_readme_s_one_line_override_is_valid_for_every_shipped_sensor(home):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_both_shipped_sensor_tables_list_every_shipped_sensor_with_its_kind_and_default():
+    # journal and docker-events shipped without a row in either table, and the authoring one lacked the mcp ones
+    from attend.spec import load_set
+
+    tables = {"README.md": REPO / "README.md", "docs/authoring.md": REPO / "docs" / "authoring.md"}
+    shipped = load_set(REPO, {"HOME": "/nonexistent"}).sensors
+    for page, path in tables.items():
+        text = path.read_text().split("## The shipped sensors", 1)[1]
+        rows = {m[1]: (m[2], m[3]) for m in re.finditer(r"^\| `([a-z0-9-]+)` \| ([a-z]+)[^|]*\| (yes|no) \|", text, re.M)}
+        assert set(rows) == {name for name, s in shipped.items() if s.files[0].layer == "shipped"}, page
+        for name, (kind, enabled) in rows.items():
+            data = shipped[name].data
+            assert (kind, enabled) == (data["kind"], "yes" if data["enabled"] else "no"), (page, name)
+
+
 def test_every_page_names_the_same_schema_file():
     text = "\n".join(p.read_text() for p in documents())
     written = set(re.findall(r"attend spec schema > (\S+?)`?$", text, re.M))

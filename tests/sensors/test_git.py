@@ -69,7 +69,7 @@ def test_an_upstream_that_moves_fires_and_being_ahead_fires_once(drive, repo, tm
     d.poll()
     repo.commit("local work", "w.txt")
     fires = d.poll()
-    assert ("ahead-of-upstream", 1.0, "ahead of origin/main by 1 commits") in fires
+    assert ("ahead-of-upstream", 1.0, "ahead of origin/main: 1 commit(s) not pushed") in fires
     repo.commit("more local work", "w2.txt")
     assert [f[0] for f in d.poll()] == ["new-commit"]
 

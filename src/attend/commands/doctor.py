@@ -481,7 +481,8 @@ def check_mcp(sensor_set: SensorSet, project_dir: Path, env: Mapping[str, str],
                             "add the server to Claude Code (`claude mcp add`) or the sensor's `mcp.server`, and install "
                             "its program; docs/mcp.md"))
     else:
-        checks.append(Check("mcp", "ok", f"the servers of all {len(sensors)} enabled MCP sensors resolve"))
+        checks.append(Check("mcp", "ok", f"the servers of all {len(sensors)} enabled MCP sensors resolve" if sensors
+                            else "no MCP sensor is enabled"))
     if refused:
         checks.append(Check("mcp auth", "fail", f"auth_failed: {_names(refused)}",
                             "renew the credential the server's `headers` carry (set the variable they name, or "
