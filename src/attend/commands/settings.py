@@ -70,6 +70,7 @@ from attend.settings.resolve import (
     flatten,
     is_missing,
     lookup,
+    require_readable,
     require_sensor,
     resolve,
     shown_document,
@@ -199,7 +200,7 @@ def _unset_config(args: SettingsArgs, key: Key) -> int:
 
 def _checked_sensor(args: SettingsArgs, key: Key) -> MergedSensor:
     """The key's sensor, once the key is known to name a field of it."""
-    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+    sensor = require_readable(require_sensor(load_set(args.project_dir), key.sensor or ""))
     check_field_key(key, sensor)
     return sensor
 
@@ -233,7 +234,7 @@ _UNSET_DONE = {
 
 def _unset_sensor(args: SettingsArgs, key: Key) -> int:
     refuse_whole_sensor(key, "unset")
-    sensor = require_sensor(load_set(args.project_dir), key.sensor or "")
+    sensor = require_readable(require_sensor(load_set(args.project_dir), key.sensor or ""))
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(_paths(args), sensor.name)
     try:
@@ -346,9 +347,17 @@ def _list(args: ListArgs) -> int:
     sset = load_set(args.project_dir)
     stored: builtins.list[dict[str, Any]] = []  # `list` is this module's command
     effective: builtins.list[dict[str, Any]] = []
+    unreadable: builtins.list[str] = []  # a sensor with a file that could not be read: its error, not defaults
     for name, sensor in sset.sensors.items():
         base = ("attend", "sensors", name)
         if prefix is not None and not (_matches(prefix, base) or _matches(base, prefix)):
+            continue
+        try:
+            require_readable(sensor)
+        except SettingsRefusal as refusal:
+            if prefix is not None and _matches(base, prefix):
+                raise  # the prefix is inside this sensor: there is nothing else to list
+            unreadable.append(refusal.message)
             continue
         # A project file left out for trust is still stored: it is listed, marked refused.
         left_out = paths.project / f"{name}.yaml"
@@ -388,16 +397,18 @@ def _list(args: ListArgs) -> int:
         raise SettingsRefusal(f"no key starts with {args.key}{hint}", EXIT_USAGE)
     if args.json:
         _print_json({"stored": stored, "effective": effective})
-        return EXIT_OK
-    print("stored (what each file sets):")
-    for e in stored:
-        where = f"{e['file']}:{e['line']}" if e["line"] else e["file"]
-        note = "  (refused: not read)" if e["refused"] else ""
-        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}] {where}{note}")
-    print("effective (what runs):")
-    for e in effective:
-        print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}]")
-    return EXIT_OK
+    else:
+        print("stored (what each file sets):")
+        for e in stored:
+            where = f"{e['file']}:{e['line']}" if e["line"] else e["file"]
+            note = "  (refused: not read)" if e["refused"] else ""
+            print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}] {where}{note}")
+        print("effective (what runs):")
+        for e in effective:
+            print(f"  {e['key']} = {render(e['value'])}    [{e['layer']}]")
+    for message in unreadable:
+        print(f"attend: {message}", file=sys.stderr)
+    return EXIT_REJECTED if unreadable else EXIT_OK
 
 
 def _help(args: SettingsArgs) -> int:

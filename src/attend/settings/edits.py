@@ -134,7 +134,14 @@ def editable_document(path: Path, text: str | None) -> EditableDocument:
     try:
         return EditableDocument(text)
     except DocumentError as exc:
-        raise SettingsRefusal(f"{path} cannot be edited ({exc}); fix it by hand first", EXIT_REJECTED) from None
+        raise SettingsRefusal(f"{_unreadable_reason(path, text or '', exc)}; fix it by hand first", EXIT_REJECTED) from None
+
+
+def _unreadable_reason(path: Path, text: str, exc: DocumentError) -> str:
+    """Why `path`'s `text` cannot be edited: the loader's positioned one-line error (`file:line:col: error:
+    [yaml-syntax] ...`, as `compile --check` prints it) when it finds one, else the editor's own reason."""
+    problem = next((d for d in parse_yaml(text, str(path)).diagnostics if d.severity == Severity.ERROR), None)
+    return str(problem) if problem else f"{path} cannot be edited ({exc})"
 
 
 def sensor_file_from_text(name: str, layer: str, path: Path, text: str) -> SensorFile:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from attend.errors import EXIT_REJECTED, EXIT_USAGE, EXIT_WRITE_FAILED, reason
 from attend.files import WriteFailed, remove_file, write_atomically
-from attend.settings.document import DocumentError, EditableDocument
+from attend.settings.document import EditableDocument
 from attend.settings.edits import SensorFiles, apply_edit
 from attend.settings.policy import (
     SettingsRefusal,
@@ -36,7 +36,7 @@ from attend.settings.policy import (
     name_problem,
     rename_refusal,
 )
-from attend.settings.resolve import merge_raw, require_sensor
+from attend.settings.resolve import merge_raw, require_readable, require_sensor
 from attend.spec.config import load_config
 from attend.spec.layers import layer_paths, load_set
 from attend.spec.loaded import LAYERS, MergedSensor, SensorSet
@@ -63,10 +63,7 @@ def _refuse_existing(sset: SensorSet, files: SensorFiles) -> None:
 
 def _renamed_text(source: SensorFiles, layer: str, new_name: str) -> str:
     """`layer`'s file of `source` with its `name` changed: every other byte kept."""
-    try:
-        doc = EditableDocument(source.text(layer))
-    except DocumentError as exc:
-        raise SettingsRefusal(f"{source.path(layer)} cannot be read for copying ({exc})", EXIT_REJECTED) from None
+    doc = source.document(layer)
     doc.set(("name",), new_name)
     return doc.text()
 
@@ -115,7 +112,7 @@ class _Move:
         _check_name(dest)
         paths = layer_paths(project_dir)
         sset = load_set(project_dir)
-        sensor = require_sensor(sset, source)
+        sensor = require_readable(require_sensor(sset, source))
         config = load_config(paths)  # once for both sensors' trust
         return cls(sset, sensor, SensorFiles.read(paths, sensor.name, config),
                    SensorFiles.read(paths, dest, config), layer)

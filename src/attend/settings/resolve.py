@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from attend.errors import EXIT_USAGE
+from attend.errors import EXIT_REJECTED, EXIT_USAGE, Severity
 from attend.settings.keys import Key, format_key, suggest
 from attend.settings.policy import SettingsRefusal
 from attend.spec.layers import merge_data
@@ -29,6 +29,7 @@ __all__ = [
     "lookup",
     "merge_raw",
     "raw_effective",
+    "require_readable",
     "require_sensor",
     "resolve",
     "shown_document",
@@ -116,6 +117,17 @@ def require_sensor(sset: SensorSet, name: str) -> MergedSensor:
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     known = "" if close else f" (known: {', '.join(sorted(sset.sensors)) or 'none'})"
     raise SettingsRefusal(f"no sensor named {name!r}{hint}{known}", EXIT_USAGE)
+
+
+def require_readable(sensor: MergedSensor) -> MergedSensor:
+    """`sensor`, or a refusal (exit 3) with the positioned error of the first of its files that could not
+    be read (not YAML, not UTF-8, not a mapping): its settings are neither known nor editable until it is fixed."""
+    for sensor_file in sensor.files:
+        if sensor_file.data is None:
+            problem = next((d for d in sensor_file.diagnostics if d.severity == Severity.ERROR), None)
+            where = str(problem) if problem else f"{sensor_file.path} cannot be read"
+            raise SettingsRefusal(f"{where}; fix it by hand first", EXIT_REJECTED)
+    return sensor
 
 
 def check_sensor_key(key: Key, sensor: MergedSensor | None, *, deep_trigger_must_exist: bool = True) -> None:
