@@ -527,12 +527,20 @@ def test_the_installed_plugin_s_monitor_and_stop_hook_work_without_attend_on_pat
         line = stdout.wait_for("deploy finished", PATIENCE)
         assert line == "[attend sensor=items priority=medium] deploy finished"
 
-        (home.project / "chat.json").write_text('[{"id": 7, "from": "ann", "text": "ann: lunch?"}]')
-        (group,) = json.loads((Path(root) / "hooks" / "hooks.json").read_text())["hooks"]["Stop"]
+        hooks = json.loads((Path(root) / "hooks" / "hooks.json").read_text())["hooks"]
+        (group,) = hooks["Stop"]
         (hook,) = group["hooks"]
         assert hook["asyncRewake"] is True  # the doorbell: Claude Code runs it in the background
         stop = {"session_id": "s-1", "transcript_path": str(home.root / "t.jsonl"), "cwd": str(home.project),
                 "hook_event_name": "Stop", "stop_hook_active": False}
+        # The session started before the message came, as in Claude Code: its SessionStart hook ran (a session
+        # is told what is journaled after it started; on a busy machine the Stop hook's own start could come
+        # after the message's poll).
+        (start_group,) = hooks["SessionStart"]
+        subprocess.run(["sh", "-c", as_claude_code_runs(start_group["hooks"][0]["command"], variables)], cwd=home.project,
+                       env=run_env, input=json.dumps({**stop, "hook_event_name": "SessionStart", "source": "startup"}),
+                       capture_output=True, text=True, timeout=PATIENCE, check=True)
+        (home.project / "chat.json").write_text('[{"id": 7, "from": "ann", "text": "ann: lunch?"}]')
         # It waits until the session (no Monitor of its own) has a line worth a turn: the message.
         done = subprocess.run(["sh", "-c", as_claude_code_runs(hook["command"], variables)], cwd=home.project,
                               env=run_env, input=json.dumps(stop), capture_output=True, text=True, timeout=PATIENCE)
