@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from attend.commands import JsonArgs, ProjectArgs
     from attend.compiler.sensors import CompiledSensor
+    from attend.runtime.reports import SensorRow
     from attend.runtime.store import Store
     from attend.settings.manage import Managed
     from attend.spec.loaded import LayerPaths, SensorSet
@@ -153,7 +154,7 @@ def sensors_list(args: JsonArgs) -> int:
 
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def _table(rows: list[SensorRow]) -> str:
     from attend.runtime.reports import DISABLED_STATE
 
     header = ("NAME", "KIND", "LAYER", "ENABLED", "STATE", "LANE", "LAST POLL", "NEXT POLL")

@@ -21,11 +21,52 @@ from attend.runtime.store.sensor_status import LOAD_STATE, POLL_STATE
 from attend.text import iso_time
 
 if TYPE_CHECKING:
+    from typing import NotRequired, TypedDict
+
     from attend.compiler import CompiledSensor, Fire
     from attend.runtime.kinds import PollContext, PollOutcome
     from attend.runtime.sessions.status import ProjectSessions
     from attend.runtime.store import SensorStatus, Store
+    from attend.runtime.store.shelves import ShelfJSON
     from attend.spec.loaded import LayerPaths, MergedSensor, SensorSet
+
+    class SessionJson(TypedDict):
+        """A live session of the project, as a row lists it."""
+
+        session: str
+        conduit: str
+        stream_stopped: float | None
+
+    class SensorRow(TypedDict):
+        """One sensor as `attend sensors list --json` shows it (`sensor_row`; `sensor_rows` adds the rest)."""
+
+        name: str
+        kind: str | None
+        layer: str
+        file: str | None
+        enabled: bool
+        description: str
+        state: str
+        message: str
+        since: str | None
+        last_poll: str | None
+        next_poll: str | None
+        interval: float | None
+        lane: str
+        lane_note: str
+        overrides: list[str]
+        requires: list[str]
+        line_errors: list[str]
+        failures: int
+        running_last_good: bool
+        wake_error: str
+        shelves: NotRequired[list[ShelfJSON]]
+        flapping: NotRequired[list[dict[str, Any]]]
+        daemon_running: NotRequired[bool]
+        polling_session: NotRequired[str | None]
+        attached_sessions: NotRequired[list[str]]
+        hooks_sessions: NotRequired[list[str]]
+        sessions: NotRequired[list[SessionJson]]
 
 #: The state `attend sensors` shows for a valid sensor turned off with `enabled: false` (it never polls).
 DISABLED_STATE = "disabled"
@@ -61,7 +102,7 @@ def probe_state(compiled: CompiledSensor | None, record: dict[str, Any] | None) 
 def sensor_row(
     sensor: MergedSensor, status: SensorStatus | None, probe: dict[str, Any] | None = None,
     compiled: tuple[CompiledSensor | None, str] | None = None, *, daemon_running: bool = False,
-) -> dict[str, Any]:
+) -> SensorRow:
     """One sensor as `attend sensors list --json` shows it.
 
     The spec-level states (`invalid`, `refused` and their message) come from `sensor`, loaded from the
@@ -83,7 +124,7 @@ def sensor_row(
     if compiled is None:
         compiled = compiled_or_error(sensor) if runnable(sensor) else (None, "")
     built, compile_error = compiled
-    row: dict[str, Any] = {
+    row: SensorRow = {
         "name": sensor.name,
         "kind": sensor.kind,
         "layer": sensor.layer,
@@ -106,22 +147,16 @@ def sensor_row(
         "wake_error": "",
     }
     if status is not None:
-        row.update(
-            state=status.state,
-            message=status.message,
-            since=iso_time(status.since),
-            last_poll=iso_time(status.last_poll),
-            next_poll=iso_time(status.next_poll) if sensor.enabled else None,
-            line_errors=status.line_errors,
-            failures=status.failures,
-            wake_error=status.wake_error,
-        )
+        row["state"], row["message"] = status.state, status.message
+        row["since"], row["last_poll"] = iso_time(status.since), iso_time(status.last_poll)
+        row["next_poll"] = iso_time(status.next_poll) if sensor.enabled else None
+        row["line_errors"], row["failures"], row["wake_error"] = status.line_errors, status.failures, status.wake_error
         if status.interval is not None:
             row["interval"] = status.interval
     if built is not None:
-        row.update(lane=built.lane, lane_note=built.lane_note or "")
+        row["lane"], row["lane_note"] = built.lane, built.lane_note or ""
     if not runnable(sensor) or compile_error:
-        row.update(state="invalid" if compile_error else sensor.status, message=compile_error or first_error(sensor))
+        row["state"], row["message"] = "invalid" if compile_error else sensor.status, compile_error or first_error(sensor)
         row["running_last_good"] = bool(status is not None and status.file_error)
         row["wake_error"] = ""
         if not row["running_last_good"]:
@@ -129,18 +164,15 @@ def sensor_row(
     elif not sensor.enabled:
         # Not `ok`: a sensor that never polls would otherwise read as healthy (its stored status, if
         # any, is from before it was turned off).
-        row.update(
-            state=DISABLED_STATE,
-            message=f"enabled: false; turn it on with `attend settings set attend.sensors.{sensor.name}.enabled true`",
-            next_poll=None,
-            wake_error="",
-        )
+        row["state"] = DISABLED_STATE
+        row["message"] = f"enabled: false; turn it on with `attend settings set attend.sensors.{sensor.name}.enabled true`"
+        row["next_poll"], row["wake_error"] = None, ""
     else:
         unprobed = probe_state(built, probe)
         if unprobed is not None:
-            row.update(state="unprobed", message=unprobed)
+            row["state"], row["message"] = "unprobed", unprobed
         elif row["state"] == "unprobed":
-            row.update(state="ok", message="probed; the next poll calls the tool")  # the probe cleared it
+            row["state"], row["message"] = "ok", "probed; the next poll calls the tool"  # the probe cleared it
     return row
 
 
@@ -154,7 +186,7 @@ def _without_load_state(status: SensorStatus) -> SensorStatus:
 def sensor_rows(
     sensor_set: SensorSet, store: Store, project_dir: str | Path,
     compiled: dict[str, tuple[CompiledSensor | None, str]] | None = None, sessions: ProjectSessions | None = None,
-) -> list[dict[str, Any]]:
+) -> list[SensorRow]:
     """Every sensor of `sensor_set` joined with its live status, as `attend sensors list --json` shows it.
 
     Args:
@@ -195,7 +227,7 @@ def sensor_rows(
 def _guarded_row(
     sensor: MergedSensor, status: SensorStatus | None, probe: dict[str, Any] | None = None,
     compiled: tuple[CompiledSensor | None, str] | None = None, *, daemon_running: bool = False,
-) -> dict[str, Any]:
+) -> SensorRow:
     """`sensor_row`, with the last-resort guard: a bug showing one sensor shows it `invalid`, not a crash."""
     try:
         return sensor_row(sensor, status, probe, compiled, daemon_running=daemon_running)

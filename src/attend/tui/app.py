@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -45,6 +45,9 @@ from attend.tui.screens import (
     TextDialog,
     steady_cursor,
 )
+
+if TYPE_CHECKING:
+    from attend.runtime.reports import SensorRow
 
 __all__ = ["REFRESH_SECONDS", "SensorsApp"]
 
@@ -95,7 +98,7 @@ ModalScreen { align: center middle; }
 """
 
 
-def _state_text(row: dict[str, Any]) -> Text:
+def _state_text(row: SensorRow) -> Text:
     state = row["state"]
     return Text(state, style=STATE_STYLES.get(state, "bold red"))
 
@@ -109,7 +112,7 @@ def _clip(text: str, width: int = VALUE_WIDTH) -> str:
     return cut(text, width)  # never splits a <redacted> mark (attend.redact)
 
 
-def _marks(row: dict[str, Any]) -> str:
+def _marks(row: SensorRow) -> str:
     """Shelved, flapping and override marks."""
     marks = []
     for shelf in row.get("shelves") or []:
@@ -181,14 +184,14 @@ class SensorsScreen(Screen[None]):
 
     # --- filling -----------------------------------------------------------------------------------
 
-    def _visible(self) -> list[dict[str, Any]]:
+    def _visible(self) -> list[SensorRow]:
         needle = self.filter_text.lower()
         if not needle:
             return self.model.rows
         return [r for r in self.model.rows
                 if any(needle in str(r.get(k) or "").lower() for k in ("name", "kind", "layer", "state"))]
 
-    def _cells(self, row: dict[str, Any]) -> list[Any]:
+    def _cells(self, row: SensorRow) -> list[Any]:
         now = self.model.clock()
         name = row["name"]
         pending = [p for p in self.model.pending if p.sensor == name]
@@ -316,7 +319,7 @@ class SensorsScreen(Screen[None]):
         where = printable_path(Path(row.file).name) + (f":{row.line}" if row.line else "") if row.file else ""
         return [label_text, value, row.layer, where]
 
-    def _detail_text(self, row: dict[str, Any]) -> Text:
+    def _detail_text(self, row: SensorRow) -> Text:
         now = self.model.clock()
         text = Text()
         # Everything shown is escaped (text.printable): a file name or a command's stderr in a status

@@ -49,6 +49,7 @@ from attend.spec.loaded import LayerPaths, MergedSensor, SensorSet
 if TYPE_CHECKING:
     from attend.compiler.sensors import CompiledSensor
     from attend.runtime.mcp.probe import ProbeRun
+    from attend.runtime.reports import SensorRow
     from attend.runtime.store import Store
     from attend.runtime.watching.notify import BackgroundWatcher
     from attend.settings.manage import Managed
@@ -174,7 +175,7 @@ class SensorsModel:
         self.clock = clock
         self.paths = layer_paths(self.project_dir, self.env)
         self.sensor_set: SensorSet = SensorSet({})
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[SensorRow] = []
         self.pending: list[Pending] = []
         #: Each (sensor, layer) file's bytes when the first pending change to it was made (None: no file).
         self._read: dict[tuple[str, str], bytes | None] = {}
@@ -244,7 +245,7 @@ class SensorsModel:
             self._store.close()
             self._store = None
 
-    def row(self, name: str) -> dict[str, Any] | None:
+    def row(self, name: str) -> SensorRow | None:
         """The list row of sensor `name`."""
         return next((r for r in self.rows if r["name"] == name), None)
 
