@@ -103,7 +103,7 @@ CODES: dict[str, str] = {
     "project-refused": "a project file that chooses what runs, from a project not listed in project_sensors",
     "legacy-key": "an old `sensors:` key that sensor files replace",
     "layer-override": "an override file for a sensor no lower layer defines, with fields missing",
-    "ignored-file": "a file in a sensor folder that attend does not read (*.yml instead of *.yaml)",
+    "ignored-file": "a file attend does not read as a sensor (*.yml instead of *.yaml; a test file named to compile --check)",
     "untrusted-key": "a key a project file may not set (project_sensors): a project cannot grant itself trust",
     # Expressions (grammar/, compiler/)
     "path-syntax": "an invalid JSONPath expression",

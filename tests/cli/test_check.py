@@ -224,3 +224,23 @@ def test_a_sensor_name_given_for_a_file_is_told_which_command_takes_a_name(home)
                                    "and folders; for the sensor named git: attend explain git)\n"), named.stdout
     path = home.attend("compile", "--check", "missing.yaml")  # a path stays the plain message
     assert path.stdout.startswith("missing.yaml:1:1: error: [io] no such file or directory\n"), path.stdout
+
+
+def test_a_named_test_file_a_yml_file_and_a_folder_of_them_are_said_not_passed_over_in_silence(home) -> None:
+    # each printed "checked 0 files: 0 errors" and exited 0; a .yml file was checked as if the daemon read it
+    folder = home.root / "drafts"
+    folder.mkdir()
+    sensor = 'spec: 1\nname: net\ndescription: d\nkind: command\ncommand: {argv: [ip]}\n' \
+             'triggers:\n  t: {path: $, on: changed, description: x}\n'
+    (folder / "net.yml").write_text(sensor)
+    (folder / "net.test.yaml").write_text("polls: []\n")
+    named = home.attend("compile", "--check", str(folder / "net.test.yaml"))
+    assert named.returncode == 0 and named.stdout.splitlines() == [
+        f"{folder / 'net.test.yaml'}:1:1: warning: [ignored-file] a sensor test file: `attend test "
+        f"{folder / 'net.test.yaml'}` runs it (compile --check checks sensor files)"]
+    yml = home.attend("compile", "--check", "--strict", str(folder / "net.yml"))
+    assert yml.returncode == 1  # checked, and its warning fails --strict: the daemon would never read it
+    assert "warning: [ignored-file] attend reads only *.yaml sensor files: rename this to net.yaml" in yml.stdout
+    assert "checked 1 file (1 sensor): 0 errors, 1 warning" in yml.stderr
+    listed = home.attend("compile", "--check", str(folder))
+    assert f"{folder / 'net.yml'}:1:1: warning: [ignored-file]" in listed.stdout, listed.stdout

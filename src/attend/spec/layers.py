@@ -266,9 +266,7 @@ def misnamed_files(paths: LayerPaths) -> list[Diagnostic]:
             entries = sorted(paths.folder(layer).glob("*.yml"))
         except OSError:
             continue
-        out.extend(Diagnostic(str(p), 1, 1, "ignored-file",
-                              f"attend reads only *.yaml sensor files: rename this to {p.stem}.yaml to use it",
-                              Severity.WARNING) for p in entries if not p.name.startswith("."))
+        out.extend(_ignored(p) for p in entries if not p.name.startswith("."))
     return out
 
 
@@ -306,9 +304,16 @@ def _expand(targets: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
     for target in targets:
         if target.is_dir():
             files.extend(p for p in sorted(target.rglob("*.yaml")) if _is_sensor_file(p) and p.is_file())
+            problems.extend(_ignored(p) for p in sorted(target.rglob("*.yml")) if not p.name.startswith(".")
+                            and p.is_file())
         elif target.is_file():
-            if not target.name.endswith(".test.yaml"):  # sensor test files are `attend test`'s
+            if target.name.endswith(".test.yaml"):  # sensor test files are `attend test`'s: said, not silently passed
+                problems.append(Diagnostic(str(target), 1, 1, "ignored-file", "a sensor test file: `attend test "
+                                           f"{target}` runs it (compile --check checks sensor files)", Severity.WARNING))
+            else:
                 files.append(target)
+                if target.suffix == ".yml":
+                    problems.append(_ignored(target))
         elif target.exists():  # a FIFO or device would block the read or never end
             problems.append(Diagnostic(str(target), 1, 1, "io", "not a regular file"))
         elif NAME_RE.fullmatch(str(target)):  # a bare word: most likely a sensor's name, not its file
@@ -317,6 +322,12 @@ def _expand(targets: Iterable[Path]) -> tuple[list[Path], list[Diagnostic]]:
         else:
             problems.append(Diagnostic(str(target), 1, 1, "io", "no such file or directory"))
     return files, problems
+
+
+def _ignored(path: Path) -> Diagnostic:
+    """The warning for a `*.yml` file: checked when named, but never read from a sensor folder."""
+    return Diagnostic(str(path), 1, 1, "ignored-file",
+                      f"attend reads only *.yaml sensor files: rename this to {path.stem}.yaml to use it", Severity.WARNING)
 
 
 def load_paths(targets: Iterable[Path | str], project_dir: str | Path, env: Mapping[str, str] | None = None,
