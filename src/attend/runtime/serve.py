@@ -168,7 +168,10 @@ async def serve_session(
     store = open_project_store(layer_paths(project_dir, env), clock=clock)
     mailbox = open_mailbox(env, clock)
     if mailbox.transport == "nats":
-        mailbox.activity = _activity(project_dir, env)  # type: ignore[attr-defined]  # NatsMailbox's
+        from attend.peers.natsbox import NatsMailbox  # loaded already: open_mailbox made one
+
+        if isinstance(mailbox, NatsMailbox):
+            mailbox.activity = _activity(project_dir, env)
     other = _other_process(store, mailbox, session.id, project_dir)
     if other is not None:
         _log(stderr, f"warning: session id {session.id} is already live {other[1]} (pid {other[0]}); this process "
