@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attend import ir
 from attend.errors import EXIT_USAGE, CompileError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import NotRequired, Protocol, TypedDict
 
     from attend.commands import JsonArgs
+    from attend.compiler.plan import NoisePlan, TriggerPlan, WherePlan
     from attend.spec.loaded import MergedSensor
 
     class ExplainArgs(JsonArgs, Protocol):
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
         fields: list[FieldRow]
         error: NotRequired[str]
         plan_withheld: NotRequired[str]
-        plan: NotRequired[dict[str, Any]]  # compiler.plan.trigger_plan's
+        plan: NotRequired[TriggerPlan]
 
     class FileRow(TypedDict):
         layer: str
@@ -304,7 +305,7 @@ def _value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _where_lines(where: dict[str, Any] | None) -> list[str]:
+def _where_lines(where: WherePlan | None) -> list[str]:
     if where is None:
         return ["    where:       (none: every item holds)"]
     lines = [f"    where:       {where['match']} of:"]
@@ -325,7 +326,7 @@ def _where_lines(where: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def _noise_lines(noise: dict[str, Any]) -> list[str]:
+def _noise_lines(noise: NoisePlan) -> list[str]:
     """The noise controls of a plan: `for`, `clear_where`, `flap` (DESIGN.md, Noise controls)."""
     hold = noise["for"]
     lines = [f"    for:         {hold['seconds']:g}s: {hold['rule']}" if hold else "    for:         (none: a transition fires at once)"]
@@ -337,7 +338,7 @@ def _noise_lines(noise: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _plan_lines(plan: dict[str, Any]) -> list[str]:
+def _plan_lines(plan: TriggerPlan) -> list[str]:
     lines = [f"    path:        {plan['path']['expression']}  ({plan['path']['walk']})"]
     lines += [f"      {s['segment']:<14} {s['selects']}" for s in plan["path"]["steps"]]
     lines += [f"      stage {st['stage']:<10} {st['segments'] or '$'}: {st['does']}" for st in plan["path"]["stages"]]

@@ -8,12 +8,91 @@ wildcard properties), the template's parts, the state kept between polls and the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from attend import ir
 from attend.compiler import ops
 from attend.compiler.jsonpath import is_singular, path_stages
 from attend.compiler.triggers import STATE_VERSION, CompiledTrigger
+
+if TYPE_CHECKING:  # what `trigger_plan` builds, piece by piece (`attend explain --json` prints it)
+    from typing import NotRequired, TypedDict
+
+    class SegmentPlan(TypedDict):
+        segment: str
+        selects: str
+
+    class StagePlan(TypedDict):
+        stage: str
+        segments: str
+        does: str
+
+    class PathPlan(TypedDict):
+        expression: str
+        steps: list[SegmentPlan]
+        walk: str
+        stages: list[StagePlan]
+
+    class TestPlan(TypedDict):
+        op: str
+        bare: bool
+        operand: NotRequired[object]
+        mode: NotRequired[str]
+        compiled: NotRequired[str]
+        flags: NotRequired[str]
+        note: NotRequired[str]
+
+    class ConditionPlan(TypedDict):
+        property: str
+        property_mode: NotRequired[str]
+        compiled: NotRequired[list[str]]
+        tests: NotRequired[list[TestPlan]]
+        when_missing: NotRequired[str]
+
+    class WherePlan(TypedDict):
+        match: str
+        conditions: list[ConditionPlan]
+
+    class TemplatePartPlan(TypedDict, total=False):
+        literal: str
+        field: str
+        root: str
+        fields: list[str]
+
+    class DescriptionPlan(TypedDict):
+        template: str
+        parts: list[TemplatePartPlan]
+
+    class HoldPlan(TypedDict):
+        seconds: float
+        rule: str
+
+    FlapPlan = TypedDict("FlapPlan", {"limit": int, "window": float, "rule": str, "from": str})
+    NoisePlan = TypedDict("NoisePlan", {"for": HoldPlan | None, "clear_where": WherePlan | None,
+                                        "hysteresis": str | None, "flap": FlapPlan})
+
+    class StatePlan(TypedDict):
+        shape: dict[str, object]
+        keeps: str
+        first_poll: str
+
+    class TriggerPlan(TypedDict):
+        name: str
+        definition_hash: str
+        canonical: str
+        path: PathPlan
+        key: str | None
+        items: str
+        on: str
+        rule: str
+        where: WherePlan | None
+        magnitude: float
+        description: DescriptionPlan
+        author: str | None
+        initial: str
+        noise: NoisePlan
+        state: StatePlan
+        supersedes: NotRequired[dict[str, list[str]]]  # added by attend explain (commands/explain.py)
 
 __all__ = ["STAGE_WORDS", "TRANSITION_RULES", "trigger_plan"]
 
@@ -31,7 +110,7 @@ KEYLESS_RULES: dict[str, str] = {
 }
 
 
-def _segment(segment: ir.ChildSegment | ir.DescendantSegment) -> dict[str, str]:
+def _segment(segment: ir.ChildSegment | ir.DescendantSegment) -> SegmentPlan:
     sel = segment.selector
     if isinstance(segment, ir.DescendantSegment):
         what = f"member {sel.name!r} of each node and of all its descendants" if isinstance(sel, ir.NameSelector) \
@@ -54,7 +133,7 @@ STAGE_WORDS = {
 }
 
 
-def _stages(path: ir.Path) -> list[dict[str, str]]:
+def _stages(path: ir.Path) -> list[StagePlan]:
     return [{"stage": kind, "segments": "".join(str(s) for s in run), "does": STAGE_WORDS[kind]}
             for kind, run in path_stages(path)]
 
@@ -72,9 +151,9 @@ def _strategy(path: ir.Path) -> str:
     return "a node list handed from stage to stage (" + ", then ".join(kinds) + ")"
 
 
-def _operand(test: ir.Test) -> dict[str, Any]:
+def _operand(test: ir.Test) -> TestPlan:
     operand = test.operand
-    out: dict[str, Any] = {"op": test.op, "bare": test.bare}
+    out: TestPlan = {"op": test.op, "bare": test.bare}
     if isinstance(operand, ir.ValuePattern):
         out["operand"] = operand.text
         out["mode"] = operand.mode
@@ -85,22 +164,22 @@ def _operand(test: ir.Test) -> dict[str, Any]:
             out["compiled"] = operand.text
             out["flags"] = f"regex module, search (unanchored), timeout {ops.REGEX_TIMEOUT} s"
     elif test.op in ("above", "below"):
-        out.update(operand=operand, mode="numeric", note="numeric strings compare as numbers; other values warn")
+        out["operand"], out["mode"], out["note"] = operand, "numeric", "numeric strings compare as numbers; other values warn"
     elif test.op == "in":
-        out.update(operand=list(operand), mode="exact", note="any of the listed values")
+        out["operand"], out["mode"], out["note"] = list(operand), "exact", "any of the listed values"
     elif test.op == "contains":
-        out.update(operand=operand, mode="exact", note="substring, list element or mapping key")
+        out["operand"], out["mode"], out["note"] = operand, "exact", "substring, list element or mapping key"
     else:
-        out.update(operand=list(operand) if isinstance(operand, tuple) else operand, mode="exact")
+        out["operand"], out["mode"] = list(operand) if isinstance(operand, tuple) else operand, "exact"
     return out
 
 
-def _conditions(where: ir.Where | None) -> dict[str, Any] | None:
+def _conditions(where: ir.Where | None) -> WherePlan | None:
     if where is None:
         return None
-    conditions = []
+    conditions: list[ConditionPlan] = []
     for c in where.conditions:
-        prop: dict[str, Any] = {"property": str(c.prop)}
+        prop: ConditionPlan = {"property": str(c.prop)}
         if c.prop.is_glob:
             prop["property_mode"] = "glob: holds when any matching field passes every test"
             prop["compiled"] = [
@@ -114,8 +193,8 @@ def _conditions(where: ir.Where | None) -> dict[str, Any] | None:
     return {"match": where.match, "conditions": conditions}
 
 
-def _template(template: ir.Template) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
+def _template(template: ir.Template) -> list[TemplatePartPlan]:
+    parts: list[TemplatePartPlan] = []
     for p in template.parts:
         if isinstance(p, ir.Literal_):
             parts.append({"literal": p.text})
@@ -134,9 +213,9 @@ HOLD_RULES: dict[str, str] = {
 }
 
 
-def _noise(trigger: CompiledTrigger) -> dict[str, Any]:
+def _noise(trigger: CompiledTrigger) -> NoisePlan:
     t = trigger.ir
-    hold = None
+    hold: HoldPlan | None = None
     if t.hold is not None:
         hold = {"seconds": t.hold, "rule": f"a transition waits in pending until it has held that long: {HOLD_RULES[t.on]}; "
                 "undone sooner, it fires nothing; the wait is kept across restarts"}
@@ -154,7 +233,8 @@ def _noise(trigger: CompiledTrigger) -> dict[str, Any]:
     }
 
 
-def _state(trigger: ir.Trigger, flap_on: bool) -> dict[str, Any]:
+def _state(trigger: ir.Trigger, flap_on: bool) -> StatePlan:
+    shape: dict[str, object]
     if trigger.key is not None:
         shape = {"v": STATE_VERSION, "items": "{key: the item's value, ...}"}
         if trigger.on in ("enters", "leaves"):
@@ -171,7 +251,7 @@ def _state(trigger: ir.Trigger, flap_on: bool) -> dict[str, Any]:
             else "baseline: recorded, nothing fires"}
 
 
-def trigger_plan(trigger: CompiledTrigger) -> dict[str, Any]:
+def trigger_plan(trigger: CompiledTrigger) -> TriggerPlan:
     """The plan of one compiled trigger as JSON-ready data."""
     t = trigger.ir
     return {
