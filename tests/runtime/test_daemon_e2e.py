@@ -266,4 +266,6 @@ def test_a_file_fixed_while_the_daemon_runs_starts_polling_and_no_longer_shows_t
     row = sensors_json(home)["flip"]
     assert (row["state"], row["daemon_running"]) == ("ok", True) and "bogus" not in row["message"]
     assert recorded_state(home, "flip") == ("ok", "poll")
+    # the log said when it broke, and says when it is fixed (once)
+    assert sum(line.endswith("sensor flip is valid again") for line in d.stderr) == 1, d.stderr
     assert d.stop() == 0

@@ -249,7 +249,8 @@ class Daemon:
             self._keep_or_record(name, "invalid", compile_error)
             return
         CadenceParams.of(compiled.sensor.ir)  # raises here, not in the sensor's task
-        self.file_errors_logged.pop(name, None)  # valid again: a later error is news
+        if self.file_errors_logged.pop(name, None) is not None:  # valid again: said, and a later error is news
+            self.log(f"sensor {name} is valid again")
         fingerprint = _fingerprint(sensor)
         current = self.running.get(name)
         if current is not None and current.fingerprint == fingerprint and not current.invalid:
