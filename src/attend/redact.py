@@ -56,6 +56,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
+    import regex
+
+    from attend.lazyre import LazyPattern
+
 __all__ = ["MARK", "credential_name", "cut", "pattern_problem", "redact", "redact_data", "shorten", "use", "user_patterns"]
 
 #: What a redacted secret reads as.
@@ -73,7 +77,7 @@ _VALUE = r"""(?:"[^"]*"?|'[^']*'?|(?!<)[^\s"'`]+)"""
 _FLAG_VALUE = r"""(?:"[^"]*"?|'[^']*'?|(?![-<])[^\s"'`]+)"""
 _FLAG_WORDS = r"token|password|passwd|pass|secret|api-?key|apikey|auth|credentials?|cookie"
 
-def _rule(needles: tuple[str, ...], pattern: str, *, lower: bool = False) -> tuple[tuple[str, ...], bool, Any]:
+def _rule(needles: tuple[str, ...], pattern: str, *, lower: bool = False) -> tuple[tuple[str, ...], bool, LazyPattern]:
     """One rule: run `pattern` only on a text holding one of `needles` (in its lower-case form with
     `lower`); its group `keep`, when it has one, stays in front of the mark."""
     return needles, lower, lazyre.compile(pattern, lazyre.ASCII)  # ASCII: a Unicode `\s` in a class costs a 64K map
@@ -122,7 +126,7 @@ _ANY_NEEDLE = lazyre.compile("|".join(sorted({re.escape(n.lower()) for needles, 
 _CREDENTIAL_KEY = lazyre.compile(rf"[A-Z0-9_]*(?:{_ENV_WORDS})[A-Z0-9_]*|(?i:[a-z0-9_-]*(?:{_ANY_CASE_WORDS}|authorization)[a-z0-9_-]*)")
 
 _user: tuple[str, ...] = ()
-_user_compiled: Any = None  # a `regex` pattern (the module is imported only when a user pattern runs)
+_user_compiled: regex.Pattern[str] | None = None  # (`regex` is imported only when a user pattern runs)
 #: The user's patterns taken out of force in this process because they ran past the timeout.
 _stalled: tuple[str, ...] = ()
 _report: Callable[[str], object] | None = None
@@ -264,7 +268,7 @@ def on_stall(report: Callable[[str], object] | None) -> None:
     _report = report
 
 
-def _user_pattern() -> Any:
+def _user_pattern() -> regex.Pattern[str]:
     global _user_compiled
     if _user_compiled is None:
         import regex
