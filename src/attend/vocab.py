@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     Conduit: TypeAlias = Literal["monitor", "doorbell", "hooks"]
     #: `attend.delivery.conduits`: which conduits may carry a session's lines.
     ConduitChoice: TypeAlias = Literal["auto", "monitor", "hooks"]
+    #: A session row's role (the store's `sessions` table): its `attend run` polls, is attached, or stopped.
+    SessionRole: TypeAlias = Literal["polling", "attached", "stopped"]
+    #: A live session's role (`attend sessions`): polling, attached, or served by its hooks alone.
+    LiveRole: TypeAlias = Literal["polling", "attached", "hooks"]
 
     #: A JSON value: what a poll's output, a crate's exported state and the store's JSON columns hold once
     #: read (`compiler.results.read_json`, `store.rows.json_column`). Narrow it (`isinstance`) before use.
@@ -51,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONDUITS", "CONDUIT_CHOICES", "FAILURE_STATES", "FIRE_OUTCOMES", "KINDS", "LANES", "OK", "PRIORITIES", "SCOPES",
-    "SENSOR_STATES", "STATE_SOURCES",
+    "SENSOR_STATES", "SESSION_ROLES", "STATE_SOURCES",
 ]
 
 #: The healthy state.
@@ -72,3 +76,4 @@ PRIORITIES: tuple[Priority, ...] = ("low", "medium", "high")
 FIRE_OUTCOMES: tuple[FireOutcome, ...] = ("fired", "flapping", "settled", "held", "queued")
 CONDUITS: tuple[Conduit, ...] = ("monitor", "doorbell", "hooks")
 CONDUIT_CHOICES: tuple[ConduitChoice, ...] = ("auto", "monitor", "hooks")
+SESSION_ROLES: tuple[SessionRole, ...] = ("polling", "attached", "stopped")

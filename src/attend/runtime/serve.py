@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import trio
 
@@ -56,6 +56,9 @@ from attend.runtime.sessions.runlock import holder_pid, open_lock, try_lock, wai
 from attend.runtime.sessions.upkeep import Reexec, Upkeep, found, keep_polling
 from attend.runtime.store import Store, StoreUnavailable, open_project_store
 from attend.text import printable, printable_path
+
+if TYPE_CHECKING:
+    from attend.vocab import SessionRole
 
 __all__ = ["HEARTBEAT", "JOURNAL_CHECK", "STALE_TEST_FIRE", "TAKEOVER_CHECK", "SessionPrinter", "StreamClosed", "serve_session"]
 
@@ -88,7 +91,7 @@ def _other_process(store: Store, mailbox: Mailbox, session: str, project_dir: Pa
     return owner.pid, "in this project" if here else f"in {printable_path(owner.project)}"
 
 
-def _claim_if_orphaned(store: Store, session: str, role: str) -> None:
+def _claim_if_orphaned(store: Store, session: str, role: SessionRole) -> None:
     """Take `session`'s row over when the process that held it is gone (stopped, or died): the row
     names a running process serving the session again."""
     record = store.session(session)
@@ -98,7 +101,7 @@ def _claim_if_orphaned(store: Store, session: str, role: str) -> None:
         store.set_session_role(session, role, pid=me)
 
 
-async def _heartbeat(store: Store, session: str, presence: Callable[[], object], role: Callable[[], str],
+async def _heartbeat(store: Store, session: str, presence: Callable[[], object], role: Callable[[], SessionRole],
                      others: Callable[[], object] = lambda: None) -> None:
     """Record every `HEARTBEAT` seconds that the session lives: its store row, and its peers presence; while
     this process polls, `others` too (the presence of the sessions its hooks alone serve: register.py).
@@ -195,7 +198,7 @@ async def serve_session(
                          "lines again, from where its hooks left off")
 
     follow_conduits(conduits(project_dir, env))
-    role = {"now": "attached"}
+    role: dict[str, SessionRole] = {"now": "attached"}
     host = (session.owner_pid, session.owner_start) if session.owner_pid and session.owner_start else None
     moving = False  # a re-exec: the same process goes on serving (another id, or a new version)
     stores = [store]

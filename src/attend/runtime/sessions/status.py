@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from attend.runtime.store import SessionRecord, Store
-    from attend.vocab import Conduit
+    from attend.vocab import Conduit, LiveRole
 
 __all__ = ["DOORBELL", "HOOKS", "MONITOR", "UNRESOLVED_PREFIX", "LiveSession", "ProjectSessions", "live_sessions",
            "project_sessions", "session_facts", "session_foci", "stopped_stream"]
@@ -68,7 +68,7 @@ class LiveSession:
 
     session: str
     pid: int | None
-    role: str
+    role: LiveRole
     since: float | None
     started: float | None
     conduit: Conduit = MONITOR
@@ -206,7 +206,7 @@ def live_sessions(records: Iterable[SessionRecord], *, lock_pid: int | None = No
         run = next((r for r in serving if r.session == current.session), serving[0] if serving else None)
         if run is not None:
             assert run.pid is not None  # a serving row's process is alive: it has one
-            role = "polling" if lock_pid is not None and run.pid == lock_pid else "attached"
+            role: LiveRole = "polling" if lock_pid is not None and run.pid == lock_pid else "attached"
             out.append(LiveSession(current.session, run.pid, role, run.role_since, current.started,
                                    HOOKS if conduits == HOOKS else MONITOR, current.claude_pid, current.transcript,
                                    claude_start=current.claude_start))

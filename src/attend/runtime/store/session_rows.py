@@ -33,10 +33,13 @@ from collections.abc import Sequence
 from attend.records import record
 from attend.runtime.store.journal import JournalEntry, JournalRows, entry_from_row, for_other_session
 from attend.runtime.store.rows import BadRow, decoded, integer, optional_number, text
+from attend.vocab import SESSION_ROLES
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
     from typing import Any
+
+    from attend.vocab import SessionRole
 
 __all__ = ["COLD_START", "MARK_BATCH", "WORTH_A_TURN", "SessionRecord", "SessionRows", "TurnBacklog"]
 
@@ -49,7 +52,7 @@ NOT_SHOWN = "(CASE WHEN json_valid(meta) THEN json_extract(meta, '$.shown') END)
 COLD_START = ":cold-start"
 
 #: The roles a session row holds.
-ROLES = ("polling", "attached", "stopped")
+ROLES = SESSION_ROLES
 
 #: The rows worth a turn (DESIGN.md, "Delivery"): a message, or a high or medium line. The partial indexes
 #: `journal_turn` and `journal_turn_unprinted` (tables.py) hold exactly these rows (the second only those no
@@ -68,7 +71,7 @@ class SessionRecord:
     printed_upto: int
     drained_upto: int
     pid: int | None
-    role: str
+    role: SessionRole
     role_since: float | None
     started: float | None
     heartbeat: float | None
@@ -115,7 +118,7 @@ class SessionRows(JournalRows):
             )
         return position
 
-    def set_session_role(self, session: str, role: str, *, pid: int | None, only_pid: int | None = None) -> bool:
+    def set_session_role(self, session: str, role: SessionRole, *, pid: int | None, only_pid: int | None = None) -> bool:
         """Record that `session` now polls, is attached, or stopped (`pid` None when stopped); False when left.
 
         With `only_pid`, only a row that process holds changes: a second process serving the same
@@ -497,9 +500,7 @@ class TurnBacklog:
 
 def session_from_row(row: sqlite3.Row) -> SessionRecord:
     """A session row as a record; `BadRow` when a column does not hold what attend wrote."""
-    role = text(row["role"], "role")
-    if role not in ROLES:
-        raise BadRow(f"role {role!r} is not one of {', '.join(ROLES)}")
+    role = _role(text(row["role"], "role"))
     return SessionRecord(
         session=text(row["session"], "session"),
         printed_upto=integer(row["printed_upto"], "printed_upto"),
@@ -514,3 +515,11 @@ def session_from_row(row: sqlite3.Row) -> SessionRecord:
         claude_seen=optional_number(row["claude_seen"], "claude_seen"),
         transcript=text(row["transcript"], "transcript", optional=True),
     )
+
+
+def _role(value: str) -> SessionRole:
+    """`value` as a session role; `BadRow` when it is none."""
+    for role in ROLES:
+        if value == role:
+            return role
+    raise BadRow(f"role {value!r} is not one of {', '.join(ROLES)}")
