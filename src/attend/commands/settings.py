@@ -221,9 +221,17 @@ def _set_sensor(args: SettingsArgs, key: Key, given: tuple[object, bool] | None 
     layer = target_layer(args.project_layer)
     files = SensorFiles.read(_paths(args), sensor.name)
     edit = plan_sensor_set(files, sensor, key, args.value, layer, given, as_yaml=getattr(args, "yaml", False))
-    apply_edit(files, layer, edit.text)
+    _note_refused(layer, apply_edit(files, layer, edit.text))
     shown = shown_value(key.path, edit.value)  # the report repeats no header's literal credential
     return _done(args, f"{key} = {render(shown)}  ({layer}: {edit.path})", key, layer, edit.path, "set", shown)
+
+
+def _note_refused(layer: str, after: MergedSensor | None) -> None:
+    """Say on stderr when the project file just written is still left out for trust: a tuning edit of a file
+    that already chooses what runs is written, but runs only once the project is trusted."""
+    for diagnostic in after.diagnostics if after is not None and layer == "project" else []:
+        if diagnostic.code == "project-refused":
+            print(f"note: {diagnostic.message}", file=sys.stderr)
 
 
 _UNSET_DONE = {
@@ -241,7 +249,7 @@ def _unset_sensor(args: SettingsArgs, key: Key) -> int:
         edit = plan_sensor_unset(files, sensor, key, layer)
     except NothingToUnset as nothing:
         return _nothing_to_do(args, nothing.message, key, layer, files.path(layer))
-    apply_edit(files, layer, edit.text)
+    _note_refused(layer, apply_edit(files, layer, edit.text))
     return _done(args, _UNSET_DONE[edit.change].format(key=key, layer=layer, path=edit.path), key, layer,
                  edit.path, edit.change)
 

@@ -7,9 +7,10 @@ compiler's `diagnose`). Only then is the file written, atomically. A refused cha
 
 Decision: an edit is refused when it adds an error the sensor did not have before. Errors that were
 already there (from another field or another layer) are reported, but do not block an edit, so a
-broken sensor can be repaired one key at a time. An edit to the project layer is refused when the
-resulting project file would be refused for trust (it chooses what runs and the project is not listed
-in `project_sensors`), instead of writing a file the daemon would then ignore.
+broken sensor can be repaired one key at a time. An edit to the project layer is refused when it adds or
+changes what the project file chooses to run (`kind`, `command…`, `mcp…`) and the project is not listed
+in `project_sensors`, instead of writing a file the daemon would then ignore; tuning a file that already
+chooses what runs is judged like any tuning edit (its trust standing is what it was).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from pathlib import Path
 
 from attend.errors import EXIT_REJECTED, EXIT_WRITE_FAILED, Diagnostic, Severity
 from attend.files import WriteFailed, remove_file, write_atomically
-from attend.settings.document import DocumentError, EditableDocument
+from attend.settings.document import DocumentError, EditableDocument, same_value
 from attend.settings.policy import SettingsRefusal
 from attend.spec.config import Config, load_config
-from attend.spec.layers import build_sensor, chooses_what_runs, trust_command
+from attend.spec.layers import RUN_CHOOSING, build_sensor, trust_command
 from attend.spec.loaded import LAYERS, LayerPaths, MergedSensor, SensorFile
 from attend.spec.loading import parse_yaml, read_sensor_file, read_source
 
@@ -176,8 +177,30 @@ def new_errors(before: MergedSensor | None, after: MergedSensor) -> list[Diagnos
     return [d for d in _errors(after) if (d.code, d.message) not in known]
 
 
-def _trust_refusal(files: SensorFiles, project_file: SensorFile) -> str | None:
-    chosen = chooses_what_runs(project_file)
+def _changed_run_choice(before: SensorFile | None, after: SensorFile) -> tuple[str, ...] | None:
+    """The first key path through which `after` chooses what runs differently from `before` (None: the
+    same choice, or none): what an edit would add that needs trust."""
+    old = (before.data or {}) if before is not None else {}
+    new = after.data or {}
+    for top in RUN_CHOOSING:
+        if top in new and not (top in old and same_value(old[top], new[top])):
+            value, was = new[top], old.get(top)
+            if isinstance(value, dict):
+                changed = [k for k in value if not (isinstance(was, dict) and k in was and same_value(was[k], value[k]))]
+                return (top, changed[0]) if changed else (top,)
+            return (top,)
+    return None
+
+
+def _trust_refusal(files: SensorFiles, before: SensorFile | None, after: SensorFile) -> str | None:
+    """Why writing `after` as the project file is refused for trust, or None.
+
+    Only what the write changes is judged: tuning a file that already chooses what runs (its `interval`,
+    a trigger) adds nothing that needs trust, and is written as any tuning field is (the daemon goes on
+    refusing that file until the project is trusted, as it did before). A write that adds or changes
+    `kind`, `command…` or `mcp…` of an untrusted project is refused.
+    """
+    chosen = _changed_run_choice(before, after)
     if files.trusted or chosen is None:
         return None
     return (
@@ -213,7 +236,7 @@ def check_edit(files: SensorFiles, layer: str, new_text: str | None, *, before: 
     replacement = None if new_text is None else sensor_file_from_text(files.name, layer, path, new_text)
     after = files.build({layer: replacement})
     if replacement is not None and layer == "project":
-        refusal = _trust_refusal(files, replacement)
+        refusal = _trust_refusal(files, files.files.get(layer), replacement)
         if refusal:
             raise SettingsRefusal(refusal, EXIT_REJECTED)
     if after is not None:

@@ -37,6 +37,7 @@ from attend.spec.schema import NAME_RE
 from attend.spec.validate import normalise, validate_sensor
 
 __all__ = [
+    "RUN_CHOOSING",
     "STANDALONE_LAYER",
     "build_sensor",
     "chooses_what_runs",
@@ -53,7 +54,7 @@ __all__ = [
 #: The layer name of a file checked outside any layer folder (`compile --check some/file.yaml`).
 STANDALONE_LAYER = "file"
 #: Top-level fields through which a file chooses what code runs.
-_RUN_CHOOSING = ("kind", "command", "mcp")
+RUN_CHOOSING = ("kind", "command", "mcp")
 
 
 def discover(folder: Path) -> list[Path]:
@@ -73,7 +74,7 @@ def _is_sensor_file(path: Path) -> bool:
 def chooses_what_runs(sensor_file: SensorFile) -> KeyPath | None:
     """The first key path through which a file chooses what code runs (`kind`, `command…`, `mcp…`), or None."""
     data = sensor_file.data or {}
-    for field in _RUN_CHOOSING:
+    for field in RUN_CHOOSING:
         if field in data:
             value = data[field]
             if isinstance(value, dict) and value:
