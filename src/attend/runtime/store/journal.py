@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Iterable, Sequence
 
 from attend.records import record
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from attend.runtime.store.poll_history import PollTrace
+    from attend.runtime.store.rows import StoredRow
     from attend.vocab import JSON
 
 __all__ = ["JournalEntry", "JournalRows", "entry_from_row", "for_other_session"]
@@ -331,10 +331,10 @@ class JournalRows(PendingRows):
                 for r in rows if isinstance(r["time"], float | int) and math.isfinite(r["time"])]
 
 
-def entry_from_row(row: sqlite3.Row) -> JournalEntry:
+def entry_from_row(row: StoredRow) -> JournalEntry:
     """A journal row as an entry; `BadRow` when a column does not hold what attend wrote."""
     return JournalEntry(
-        id=row["id"],
+        id=integer(row["id"], "id"),  # a rowid: always an integer
         time=number(row["time"], "time"),
         sensor=text(row["sensor"], "sensor"),
         trigger=text(row["trigger"], "trigger"),

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import enum
 import json
-import sqlite3
 from collections.abc import Sequence
 
 from attend.records import field, record
 from attend.runtime.store.poll_history import PollHistoryRows
-from attend.runtime.store.rows import decoded, json_column, number, text
+from attend.runtime.store.rows import decoded, integer, json_column, number, text
 from attend.runtime.store.sensor_memory import CrateStateRows
 from attend.runtime.store.sensor_status import SensorStatusRows
 from attend.runtime.store.shelves import ShelfRows
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from attend.runtime.store.poll_history import PollTrace
+    from attend.runtime.store.rows import StoredRow
     from attend.vocab import JSON
 
 __all__ = ["UNCHANGED", "Observation", "PendingRows", "Unchanged"]
@@ -152,7 +152,7 @@ class PendingRows(TriggerStateRows, SensorStatusRows, CrateStateRows, ShelfRows,
         return [r[0] for r in rows]
 
 
-def observation_from_row(row: sqlite3.Row) -> Observation:
+def observation_from_row(row: StoredRow) -> Observation:
     """A pending row as an observation; `BadRow` when a column does not hold what attend wrote."""
     return Observation(
         trigger=text(row["trigger"], "trigger"),
@@ -160,6 +160,6 @@ def observation_from_row(row: sqlite3.Row) -> Observation:
         description=text(row["description"], "description"),
         key=text(row["key"], "key", optional=True),
         meta=json_column(row, "meta", shape=dict),
-        id=row["id"],
+        id=integer(row["id"], "id"),  # a rowid: always an integer
         time=number(row["time"], "time"),
     )

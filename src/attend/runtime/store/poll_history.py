@@ -15,9 +15,9 @@ from attend.runtime.store.rows import BadRow, decoded, json_column
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    import sqlite3
     from typing import Any, TypedDict
 
+    from attend.runtime.store.rows import StoredRow
     from attend.vocab import JSON, FireOutcome
 
     class TraceOutcome(TypedDict, total=False):
@@ -155,7 +155,7 @@ class PollHistoryRows(StoreConnection):
                 self._db.executemany("UPDATE poll_history SET trace = ?, open = ? WHERE id = ?", updates)
 
 
-def trace_from_row(row: sqlite3.Row) -> PollTrace:
+def trace_from_row(row: StoredRow) -> PollTrace:
     """A `poll_history` row's trace; `BadRow` when it is not the JSON object attend wrote."""
     from typing import cast  # late: no hook reads a trace (typing stays unimported on the hooks' start-up)
 

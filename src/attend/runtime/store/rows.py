@@ -15,12 +15,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
-    from sqlite3 import Row
-    from typing import Any, Literal, TypeVar, overload
+    from typing import Any, Literal, Protocol, TypeVar, overload
 
     from attend.vocab import JSON
 
     T = TypeVar("T")
+
+    class StoredRow(Protocol):
+        """A stored row as its readers see it: each column, by name or index, an `object` the decoders here
+        narrow. A `sqlite3.Row` is one; sqlite3 types its columns `Any`, which enters no further than this."""
+
+        def __getitem__(self, key: str | int, /) -> object: ...
+
 
 __all__ = ["BadRow", "decoded", "integer", "json_column", "number", "optional_number", "text"]
 
@@ -29,7 +35,7 @@ class BadRow(ValueError):
     """A stored row that cannot be read back: the reason names the column."""
 
 
-def decoded(rows: Iterable[Row], decode: Callable[[Row], T]) -> Iterator[T]:
+def decoded(rows: Iterable[StoredRow], decode: Callable[[StoredRow], T]) -> Iterator[T]:
     """The rows `decode` reads, a row it refuses (`BadRow`) skipped."""
     for row in rows:
         try:
@@ -40,14 +46,14 @@ def decoded(rows: Iterable[Row], decode: Callable[[Row], T]) -> Iterator[T]:
 
 if TYPE_CHECKING:  # the three ways to call it, for type checkers
     @overload
-    def json_column(row: Row | Mapping[str, object], column: str) -> JSON: ...
+    def json_column(row: StoredRow | Mapping[str, object], column: str) -> JSON: ...
     @overload
-    def json_column(row: Row | Mapping[str, object], column: str, *, shape: type[dict[Any, Any]]) -> dict[str, Any]: ...
+    def json_column(row: StoredRow | Mapping[str, object], column: str, *, shape: type[dict[Any, Any]]) -> dict[str, Any]: ...
     @overload
-    def json_column(row: Row | Mapping[str, object], column: str, *, shape: type[list[Any]]) -> list[Any]: ...
+    def json_column(row: StoredRow | Mapping[str, object], column: str, *, shape: type[list[Any]]) -> list[Any]: ...
 
 
-def json_column(row: Row | Mapping[str, object], column: str, *, shape: type | None = None) -> Any:
+def json_column(row: StoredRow | Mapping[str, object], column: str, *, shape: type | None = None) -> Any:
     """The JSON value in `row[column]`, read with the poll results' rules (bounded depth and integers,
     no NaN), and of type `shape` when given."""
     from attend.compiler.results import MalformedResult, read_json

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from attend.records import field, record
 from attend.runtime.store.connection import StoreConnection
@@ -21,6 +20,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar
+
+    from attend.runtime.store.rows import StoredRow
 
     T = TypeVar("T")
 
@@ -134,7 +135,7 @@ class SensorStatusRows(StoreConnection):
                                  (self.scope, len(sensor) + 1, f"{sensor}@"))
 
 
-def status_from_row(row: sqlite3.Row, *, strict: bool = False) -> SensorStatus:
+def status_from_row(row: StoredRow, *, strict: bool = False) -> SensorStatus:
     """A status row. A column that does not hold what attend wrote reads as its default (the next poll
     writes it again), or, `strict`, raises `BadRow` (what `attend doctor` lists)."""
     def read(column: str, decode: Callable[[object, str], T], default: T) -> T:

@@ -27,7 +27,6 @@ each session has been shown is its own:
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Sequence
 
 from attend.records import record
@@ -39,6 +38,7 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any
 
+    from attend.runtime.store.rows import StoredRow
     from attend.vocab import SessionRole
 
 __all__ = ["COLD_START", "MARK_BATCH", "WORTH_A_TURN", "SessionRecord", "SessionRows", "TurnBacklog"]
@@ -498,7 +498,7 @@ class TurnBacklog:
     end: int
 
 
-def session_from_row(row: sqlite3.Row) -> SessionRecord:
+def session_from_row(row: StoredRow) -> SessionRecord:
     """A session row as a record; `BadRow` when a column does not hold what attend wrote."""
     role = _role(text(row["role"], "role"))
     return SessionRecord(

@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-u
 if TYPE_CHECKING:
     from typing import Any, TypedDict
 
+    from attend.runtime.store.rows import StoredRow
+
     class ShelfJSON(TypedDict):
         """A shelf's `--json` form (times as seconds since the epoch)."""
 
@@ -85,7 +87,7 @@ class ShelfRows(StoreConnection):
         return list(decoded(rows, shelf_from_row))
 
 
-def shelf_from_row(row: Any) -> Shelf:
+def shelf_from_row(row: StoredRow) -> Shelf:
     """A `shelves` row; `BadRow` when a column does not hold what attend wrote."""
     return Shelf(text(row["sensor"], "sensor"), text(row["trigger"], "trigger") or None,
                  number(row["until"], "until"), text(row["reason"], "reason"), number(row["since"], "since"))
