@@ -264,6 +264,7 @@ def compile_path_ir(path: ir.Path) -> Selector:
     missing = ops.MISSING
     kinds = [kind for kind, _ in stages]
     if kinds == ["fused"]:
+        # a fused stage holds child segments only (path_stages), which its tuple's type does not say
         return _fused(stages[0][1], from_nodes=False)  # type: ignore[arg-type]
     walk = _singular([_walk_step(s.selector) for s in stages[0][1]]) if kinds[0] == "walk" else None
 
@@ -290,6 +291,7 @@ def compile_path_ir(path: ir.Path) -> Selector:
         return select_all
 
     steps = tuple(
+        # a fused stage holds child segments only (path_stages), which its tuple's type does not say
         _fused(run, from_nodes=True) if kind == "fused" else _segment_step(run[0])  # type: ignore[arg-type]
         for kind, run in stages if kind != "walk"
     )
