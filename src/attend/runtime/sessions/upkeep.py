@@ -116,6 +116,8 @@ class Upkeep:
         self.lock = lock
         self.on_conduits = on_conduits
         self._config_seen: tuple[Any, ...] | None = None
+        #: The two config files (where they are depends only on the project and the environment: found once)
+        self._config_files: tuple[Path, Path] | None = None
         self.version = env.get("ATTEND_PLUGIN_VERSION")
         self.venv = env.get("ATTEND_PLUGIN_VENV")
         try:
@@ -184,10 +186,13 @@ class Upkeep:
         if self.on_conduits is None:
             return
         from attend.runtime.sessions.handover import conduits
-        from attend.spec import layer_paths
 
-        paths = layer_paths(self.project_dir, self.env)
-        seen = tuple(_file_version(p) for p in (paths.config_file, paths.project_config_file))
+        if self._config_files is None:
+            from attend.spec import layer_paths
+
+            paths = layer_paths(self.project_dir, self.env)
+            self._config_files = (paths.config_file, paths.project_config_file)
+        seen = tuple(_file_version(p) for p in self._config_files)
         if seen == self._config_seen:
             return
         self._config_seen = seen
