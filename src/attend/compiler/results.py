@@ -39,6 +39,7 @@ from attend.spec.yamltext import yaml_text
 
 TYPE_CHECKING = False  # typing stays unimported at run time (the hooks' start-up)
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from attend.vocab import JSON
@@ -191,29 +192,26 @@ def check_json(value: object) -> None:
             raise MalformedResult(f"the result is nested deeper than {MAX_DATA_DEPTH} levels")
         deeper: list[Any] = []
         for node in level:
+            children: Iterable[object]
             if isinstance(node, dict):
-                for key, child in node.items():
+                for key in node:
                     if key.__class__ is not str:
                         raise MalformedResult(f"a mapping key must be a string, not {type(key).__name__} "
                                               f"{yaml_text(key, 40)}")
-                    kind = child.__class__
-                    if kind is str:
-                        continue
-                    if kind is dict or kind is list or isinstance(child, (dict, list)):
-                        deeper.append(child)
-                    else:
-                        _scalar(child, False, True)
+                children = node.values()
             elif isinstance(node, list):
-                for child in node:
-                    kind = child.__class__
-                    if kind is str:
-                        continue
-                    if kind is dict or kind is list or isinstance(child, (dict, list)):
-                        deeper.append(child)
-                    else:
-                        _scalar(child, False, True)
+                children = node
             else:
                 _scalar(node, False, True)
+                continue
+            for child in children:
+                kind = child.__class__
+                if kind is str:
+                    continue
+                if kind is dict or kind is list or isinstance(child, (dict, list)):
+                    deeper.append(child)
+                else:
+                    _scalar(child, False, True)
         level = deeper
 
 
