@@ -338,3 +338,16 @@ def test_explain_shows_for_clear_where_and_flap_with_where_the_flap_came_from(ho
     plan = json.loads(home.attend("explain", "cpu/hot", "--json").stdout)["triggers"][0]["plan"]
     assert plan["noise"]["for"]["seconds"] == 120.0 and plan["noise"]["flap"]["window"] == 1800.0
     assert "pending" in plan["state"]["shape"]
+
+
+def test_a_fire_marked_as_progress_keeps_every_other_field() -> None:
+    import dataclasses
+
+    from attend.compiler.triggers import Fire
+
+    fire = Fire(trigger="moved", key="k", magnitude=2.0, description="d", item={"a": 1}, author="ann", note=None,
+                previous={"a": 0})
+    marked = fire.as_progress()
+    assert marked.progress and not fire.progress
+    assert {f.name: getattr(marked, f.name) for f in dataclasses.fields(Fire) if f.name != "progress"} == {
+        f.name: getattr(fire, f.name) for f in dataclasses.fields(Fire) if f.name != "progress"}

@@ -82,8 +82,8 @@ class Fire:
     def as_progress(self) -> Fire:
         """This fire marked as progress (`dataclasses.replace` without its generic field walk: a poll may mark
         thousands)."""
-        return Fire(self.trigger, self.key, self.magnitude, self.description, self.item, self.author, self.note,
-                    self.previous, True)
+        return Fire(trigger=self.trigger, key=self.key, magnitude=self.magnitude, description=self.description,
+                    item=self.item, author=self.author, note=self.note, previous=self.previous, progress=True)
 
 
 @dataclass(slots=True)
