@@ -163,9 +163,9 @@ class Watcher:
         self._ready.set()  # no plan yet: nothing to wait for
         self._logged: set[str] = set()
         self._failures: dict[tuple[tuple[Path, ...], bool], int] = {}
+        #: names woken once a plan that watches them is ready: a folder of theirs appeared or was replaced, or
+        #: they polled before their watch started (`wake_when_watched`)
         self._rewake: set[str] = set()
-        #: names woken once a plan that watches them is ready (`wake_when_watched`)
-        self._arming: set[str] = set()
 
     def signal(self, name: str) -> WakeSignal:
         """The signal of `name` (made on first use)."""
@@ -192,7 +192,7 @@ class Watcher:
             return
         if self._ready.is_set() and not self._changed.is_set() and self.plan.targets.get(name) == targets:
             return  # watched already
-        self._arming.add(name)
+        self._rewake.add(name)
 
     async def watching(self) -> None:
         """Return once every watcher of the current plan has started (or failed)."""
@@ -291,12 +291,11 @@ class Watcher:
 
     def _plan_ready(self, plan: WatchPlan, status: dict[tuple[Path, bool], str | None]) -> None:
         self._update_errors(plan, status)
-        for name in self._rewake:
+        woken = self._rewake & plan.targets.keys()
+        for name in woken:
             self.signal(name).set()
-        self._rewake.clear()
-        for name in self._arming & plan.targets.keys():
-            self.signal(name).set()
-        self._arming -= plan.targets.keys()
+        # a name this plan does not watch yet waits for the next one; a name no longer watched is dropped
+        self._rewake = (self._rewake - woken) & self._targets.keys()
         self._ready.set()
 
     def _update_errors(self, plan: WatchPlan, status: dict[tuple[Path, bool], str | None]) -> None:
