@@ -139,9 +139,9 @@ def _replace(match: re.Match[str]) -> str:
 
 def redact(text: str) -> str:
     """`text` with every credential the policy knows (and the user's patterns match) as `MARK`."""
-    if _ANY_NEEDLE.search(text.lower()) is None:
+    low: str | None = text.lower()  # the lower-case rules read it too, until a rule changes the text
+    if _ANY_NEEDLE.search(low) is None:
         return _user_redact(text) if _user else text
-    low = None
     for needles, lower, pattern in _RULES:
         if lower:
             if low is None:
