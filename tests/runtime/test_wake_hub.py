@@ -91,6 +91,7 @@ async def test_a_sensor_that_polled_before_its_watch_started_is_woken_once_it_ha
             await hub.watching()
         assert hub.signal("feed").is_set() and not hub.signal("nothing").is_set()
         hub.signal("feed").clear()
+        assert hub.signal("feed").woken_at is None  # a poll asked for, not a change seen: history says "woken" for none
         hub.wake_when_watched("feed")  # a sensor started again over the same paths: watched already
         hub.update("other", ["other.json"])  # so the next plan does not wake it
         with trio.fail_after(PATIENCE):

@@ -111,9 +111,10 @@ class WakeSignal:
         self._since: float | None = None
         self.woken_at: float | None = None
 
-    def set(self) -> None:
-        """Mark a change."""
-        if not self._event.is_set():
+    def set(self, *, seen: bool = True) -> None:
+        """Mark a change; `seen=False` asks for a poll without one having been seen (a watch that just started
+        may have missed one), which `woken_at` does not count."""
+        if seen and self._since is None:
             self._since = trio.current_time()
         self._event.set()
 
@@ -293,7 +294,7 @@ class Watcher:
         self._update_errors(plan, status)
         woken = self._rewake & plan.targets.keys()
         for name in woken:
-            self.signal(name).set()
+            self.signal(name).set(seen=False)  # what was seen, if anything, set the signal already
         # a name this plan does not watch yet waits for the next one; a name no longer watched is dropped
         self._rewake = (self._rewake - woken) & self._targets.keys()
         self._ready.set()
